@@ -1,0 +1,454 @@
+"""The run-folder contract: every file name, every metric column and the ``run.json`` schema.
+
+The trainer (write side) and the run store (read side) both import this module and nothing else
+to learn what a run folder holds, so the two can never drift apart. This module must not import
+torch, gymnasium or the trainer: the MCP server imports it and must start fast.
+
+Layout of ``runs/<run_id>/``::
+
+    run.json        identity and state (RunInfo), rewritten atomically on every change + heartbeat
+    config.yaml     the fully resolved config, written once at start
+    metrics.csv     one row per training iteration, columns fixed at start, append-only
+    run.log         human-readable log, warnings and tracebacks, append-only
+    checkpoints/    <name>.pt (torch) + <name>.json (CheckpointMeta, readable without torch)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+# ---------------------------------------------------------------------------------------------
+# File names
+# ---------------------------------------------------------------------------------------------
+RUN_JSON = "run.json"
+CONFIG_YAML = "config.yaml"
+METRICS_CSV = "metrics.csv"
+RUN_LOG = "run.log"
+CHECKPOINTS_DIR = "checkpoints"
+CHECKPOINT_SUFFIX = ".pt"
+CHECKPOINT_META_SUFFIX = ".json"
+BEST_CHECKPOINT = "best"
+LAST_CHECKPOINT = "last"
+
+RUNS_DIR_ENV = "GSOLVE_RUNS_DIR"
+DEFAULT_RUNS_DIR = "runs"
+
+# A running trainer rewrites run.json at least this often; a "running" run whose heartbeat is
+# older than HEARTBEAT_STALE_SECONDS (or whose pid is dead on this host) is reported as crashed.
+HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_STALE_SECONDS = 60.0
+
+RUN_ID_PATTERN = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}$")
+
+
+def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The runs folder: the explicit argument, else $GSOLVE_RUNS_DIR, else ./runs."""
+    if runs_dir is not None:
+        return Path(runs_dir)
+    return Path(os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable, unique id: creation time (UTC) then random hex, e.g. ``20261125-221900-3fa9``."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Metric vocabulary (metrics.csv columns). Documented in docs/metrics.md.
+# ---------------------------------------------------------------------------------------------
+class M:
+    """Metric column names. Import these; never spell a metric name as a string literal."""
+
+    ITERATION = "iteration"
+    ENV_STEPS = "env_steps"
+    WALL_SECONDS = "time/wall_seconds"
+    FPS = "time/fps"
+    ROLLOUT_SECONDS = "time/rollout_seconds"
+    UPDATE_SECONDS = "time/update_seconds"
+
+    EP_RETURN_MEAN = "rollout/ep_return_mean"
+    EP_RETURN_STD = "rollout/ep_return_std"
+    EP_LEN_MEAN = "rollout/ep_len_mean"
+    EPISODES = "rollout/episodes"
+
+    EVAL_RETURN_MEAN = "eval/return_mean"
+    EVAL_RETURN_STD = "eval/return_std"
+    EVAL_EP_LEN_MEAN = "eval/ep_len_mean"
+
+    POLICY_LOSS = "train/policy_loss"
+    VALUE_LOSS = "train/value_loss"
+    ENTROPY = "train/entropy"
+    GRAD_NORM = "train/grad_norm"
+    LEARNING_RATE = "train/learning_rate"
+    ENT_COEF = "train/ent_coef"
+    EXPLAINED_VARIANCE = "train/explained_variance"
+
+    APPROX_KL = "train/approx_kl"
+    CLIP_FRACTION = "train/clip_fraction"
+    CLIP_RANGE = "train/clip_range"
+    EPOCHS_COMPLETED = "train/epochs_completed"
+
+
+COMMON_COLUMNS: tuple[str, ...] = (
+    M.ITERATION,
+    M.ENV_STEPS,
+    M.WALL_SECONDS,
+    M.FPS,
+    M.ROLLOUT_SECONDS,
+    M.UPDATE_SECONDS,
+    M.EP_RETURN_MEAN,
+    M.EP_RETURN_STD,
+    M.EP_LEN_MEAN,
+    M.EPISODES,
+    M.EVAL_RETURN_MEAN,
+    M.EVAL_RETURN_STD,
+    M.EVAL_EP_LEN_MEAN,
+    M.POLICY_LOSS,
+    M.VALUE_LOSS,
+    M.ENTROPY,
+    M.GRAD_NORM,
+    M.LEARNING_RATE,
+    M.ENT_COEF,
+    M.EXPLAINED_VARIANCE,
+)
+PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
+    M.APPROX_KL,
+    M.CLIP_FRACTION,
+    M.CLIP_RANGE,
+    M.EPOCHS_COMPLETED,
+)
+
+METRIC_DESCRIPTIONS: dict[str, str] = {
+    M.ITERATION: "training iteration (one rollout + one update), from 1",
+    M.ENV_STEPS: "environment steps so far, every sub-environment step counted once; monotonic",
+    M.WALL_SECONDS: "seconds since the environments were created",
+    M.FPS: "environment steps per second over this iteration (rollout + update)",
+    M.ROLLOUT_SECONDS: "seconds spent collecting this iteration's rollout",
+    M.UPDATE_SECONDS: "seconds spent in this iteration's gradient update",
+    M.EP_RETURN_MEAN: "mean undiscounted return of training episodes finished recently (last 100); "
+    "empty until one finishes",
+    M.EP_RETURN_STD: "standard deviation of those training-episode returns",
+    M.EP_LEN_MEAN: "mean length of those training episodes",
+    M.EPISODES: "training episodes finished so far",
+    M.EVAL_RETURN_MEAN: "mean return of deterministic evaluation episodes of the current policy; "
+    "empty on iterations without an evaluation",
+    M.EVAL_RETURN_STD: "standard deviation of the evaluation returns",
+    M.EVAL_EP_LEN_MEAN: "mean evaluation episode length",
+    M.POLICY_LOSS: "policy (actor) loss, mean over the update's minibatches",
+    M.VALUE_LOSS: "value (critic) loss, mean over minibatches; empty for REINFORCE without a baseline",
+    M.ENTROPY: "mean policy entropy (nats) over the update's samples",
+    M.GRAD_NORM: "global gradient L2 norm before clipping, mean over minibatches",
+    M.LEARNING_RATE: "learning rate used in this update (after the schedule)",
+    M.ENT_COEF: "entropy coefficient used in this update (after the schedule)",
+    M.EXPLAINED_VARIANCE: "1 - Var(returns - values) / Var(returns) of the value function on this "
+    "rollout; 1 is perfect, <= 0 predicts nothing",
+    M.APPROX_KL: "approximate KL(old || new) of the policy update, (ratio - 1) - log ratio estimator "
+    "(http://joschu.net/blog/kl-approx.html), mean over the last epoch",
+    M.CLIP_FRACTION: "fraction of samples whose probability ratio was clipped",
+    M.CLIP_RANGE: "PPO clip range used in this update (after the schedule)",
+    M.EPOCHS_COMPLETED: "epochs run before target-KL early stopping (= n_epochs when not stopped)",
+}
+
+
+def columns_for(algo: str) -> tuple[str, ...]:
+    """The metrics.csv columns the trainer writes for an algorithm."""
+    return PPO_COLUMNS if algo == "ppo" else COMMON_COLUMNS
+
+
+# ---------------------------------------------------------------------------------------------
+# run.json
+# ---------------------------------------------------------------------------------------------
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    # Never written by the trainer: the reader reports a "running" run with a dead pid or a stale
+    # heartbeat as crashed.
+    CRASHED = "crashed"
+
+
+class StopReason(StrEnum):
+    SOLVED = "solved"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    USER_STOPPED = "user_stopped"
+    NON_FINITE_LOSS = "non_finite_loss"
+    ERROR = "error"
+
+
+class EvalRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    return_mean: float
+    return_std: float
+    episodes: int
+    env_steps: int
+    wall_seconds: float
+    iteration: int
+
+
+class SolvedAt(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    env_steps: int
+    wall_seconds: float = Field(description="seconds from environment creation to the solving evaluation")
+    iteration: int
+    eval_return_mean: float
+
+
+class Progress(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    env_steps: int = 0
+    iteration: int = 0
+    wall_seconds: float = 0.0
+
+
+class Failure(BaseModel):
+    """Where and why a run failed; structured so nothing needs to parse the log."""
+
+    model_config = ConfigDict(extra="ignore")
+    kind: str
+    message: str
+    env_steps: int | None = None
+    iteration: int | None = None
+
+
+class ActionSpaceInfo(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: str = Field(description="'discrete' or 'box'")
+    n: int | None = Field(default=None, description="number of actions (discrete)")
+    shape: list[int] | None = Field(default=None, description="action shape (box)")
+    low: list[float] | None = None
+    high: list[float] | None = None
+    max_entropy: float | None = Field(
+        default=None, description="log(n) for discrete spaces; None for continuous ones"
+    )
+
+
+class RunInfo(BaseModel):
+    """Contents of run.json. Readers ignore unknown keys so newer trainers stay readable."""
+
+    model_config = ConfigDict(extra="ignore")
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    config_id: str
+    env_id: str
+    variant: str
+    algo: str
+    seed: int
+    status: RunStatus = RunStatus.RUNNING
+    stop_reason: StopReason | None = None
+    failure: Failure | None = None
+    created_at: str
+    updated_at: str
+    finished_at: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    reward_threshold: float | None = None
+    max_env_steps: int
+    progress: Progress = Field(default_factory=Progress)
+    best_eval: EvalRecord | None = None
+    last_eval: EvalRecord | None = None
+    solved: bool = False
+    solved_at: SolvedAt | None = None
+    action_space: ActionSpaceInfo | None = None
+    observation_shape: list[int] | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    git_commit: str | None = None
+    parent_run_id: str | None = None
+    applied_changes: dict[str, Any] = Field(default_factory=dict)
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    metric_columns: list[str] = Field(default_factory=list)
+
+
+def utc_now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def parse_iso(ts: str) -> float:
+    """ISO-8601 timestamp to POSIX seconds."""
+    return datetime.fromisoformat(ts).timestamp()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a file so readers see the old or the new content, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_run_info(run_dir: Path, info: RunInfo) -> None:
+    atomic_write_text(run_dir / RUN_JSON, info.model_dump_json(indent=2))
+
+
+def read_run_info(run_dir: Path) -> RunInfo:
+    """Parse run.json. Raises FileNotFoundError, or ValueError for malformed content."""
+    text = (run_dir / RUN_JSON).read_text(encoding="utf-8")
+    try:
+        return RunInfo.model_validate(json.loads(text))
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise ValueError(f"{run_dir / RUN_JSON} is malformed: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics.csv: writer and reader side by side
+# ---------------------------------------------------------------------------------------------
+def format_value(value: float | int | None) -> str:
+    """Full precision; '' means "not measured this iteration"; nan/inf stay visible."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    f = float(value)
+    if math.isnan(f):
+        return "nan"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return repr(f)
+
+
+def parse_value(text: str) -> float | None:
+    """Inverse of format_value: '' -> None, else float (nan/inf included)."""
+    if text == "":
+        return None
+    return float(text)
+
+
+class MetricsWriter:
+    """Appends one row per iteration to metrics.csv and flushes it, never rewriting the file."""
+
+    def __init__(self, path: Path, columns: Iterable[str]):
+        self.path = path
+        self.columns = tuple(columns)
+        self._file = open(path, "a", encoding="utf-8", newline="")  # noqa: SIM115 - long-lived
+        if self._file.tell() == 0:
+            self._file.write(",".join(self.columns) + "\n")
+            self._file.flush()
+
+    def append(self, row: Mapping[str, float | int | None]) -> None:
+        unknown = set(row) - set(self.columns)
+        if unknown:
+            raise KeyError(f"metrics row has columns not declared at start: {sorted(unknown)}")
+        self._file.write(",".join(format_value(row.get(c)) for c in self.columns) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def parse_metrics_text(text: str) -> tuple[list[str], list[list[float | None]]]:
+    """Parse metrics.csv content. A torn last line (no trailing newline) is dropped.
+
+    Returns the header and the complete rows. Malformed rows raise ValueError naming the line.
+    """
+    if not text:
+        return [], []
+    complete = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
+    lines = complete.splitlines()
+    if not lines:
+        return [], []
+    header = next(csv.reader(io.StringIO(lines[0])))
+    rows: list[list[float | None]] = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        parts = line.split(",")
+        if len(parts) != len(header):
+            raise ValueError(f"metrics.csv line {lineno} has {len(parts)} fields, expected {len(header)}")
+        try:
+            rows.append([parse_value(p) for p in parts])
+        except ValueError as exc:
+            raise ValueError(f"metrics.csv line {lineno}: {exc}") from exc
+    return header, rows
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints/<name>.json
+# ---------------------------------------------------------------------------------------------
+class CheckpointMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str
+    file: str
+    env_steps: int
+    iteration: int
+    wall_seconds: float
+    eval_return_mean: float | None = None
+    created_at: str
+
+
+def write_checkpoint_meta(run_dir: Path, meta: CheckpointMeta) -> None:
+    atomic_write_text(run_dir / CHECKPOINTS_DIR / f"{meta.name}{CHECKPOINT_META_SUFFIX}", meta.model_dump_json(indent=2))
+
+
+def read_checkpoint_metas(run_dir: Path) -> list[CheckpointMeta]:
+    """All readable checkpoint metadata, ordered by env_steps. Unreadable ones are skipped."""
+    out: list[CheckpointMeta] = []
+    folder = run_dir / CHECKPOINTS_DIR
+    if not folder.is_dir():
+        return out
+    for p in folder.glob(f"*{CHECKPOINT_META_SUFFIX}"):
+        try:
+            out.append(CheckpointMeta.model_validate_json(p.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return sorted(out, key=lambda m: (m.env_steps, m.name))
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped by its parent) is not alive for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def effective_status(info: RunInfo, now: float | None = None, hostname: str | None = None) -> RunStatus:
+    """The status a reader should report: a 'running' run whose process is gone is 'crashed'."""
+    if info.status != RunStatus.RUNNING:
+        return info.status
+    now = time.time() if now is None else now
+    import socket
+
+    same_host = info.host is None or info.host == (hostname or socket.gethostname())
+    if same_host and info.pid is not None and not pid_alive(info.pid):
+        return RunStatus.CRASHED
+    try:
+        if now - parse_iso(info.updated_at) > HEARTBEAT_STALE_SECONDS:
+            return RunStatus.CRASHED
+    except ValueError:
+        pass
+    return RunStatus.RUNNING
