@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -365,17 +365,34 @@ class MetricsWriter:
         self._file.close()
 
 
-def parse_metrics_text(text: str) -> tuple[list[str], list[list[float | None]]]:
+class MetricsTable(NamedTuple):
+    """Parsed metrics.csv: the header and one list per row (None = not measured that iteration)."""
+
+    columns: list[str]
+    rows: list[list[float | None]]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, name: str) -> list[float | None]:
+        """One column's values; KeyError if the run does not have it."""
+        i = self.columns.index(name) if name in self.columns else -1
+        if i < 0:
+            raise KeyError(name)
+        return [r[i] for r in self.rows]
+
+
+def parse_metrics_text(text: str) -> MetricsTable:
     """Parse metrics.csv content. A torn last line (no trailing newline) is dropped.
 
     Returns the header and the complete rows. Malformed rows raise ValueError naming the line.
     """
     if not text:
-        return [], []
+        return MetricsTable([], [])
     complete = text if text.endswith("\n") else text[: text.rfind("\n") + 1]
     lines = complete.splitlines()
     if not lines:
-        return [], []
+        return MetricsTable([], [])
     header = next(csv.reader(io.StringIO(lines[0])))
     rows: list[list[float | None]] = []
     for lineno, line in enumerate(lines[1:], start=2):
@@ -386,7 +403,7 @@ def parse_metrics_text(text: str) -> tuple[list[str], list[list[float | None]]]:
             rows.append([parse_value(p) for p in parts])
         except ValueError as exc:
             raise ValueError(f"metrics.csv line {lineno}: {exc}") from exc
-    return header, rows
+    return MetricsTable(header, rows)
 
 
 # ---------------------------------------------------------------------------------------------
