@@ -104,3 +104,10 @@ def test_run_ids_sort_chronologically() -> None:
     b = rf.new_run_id(datetime(2026, 1, 2, tzinfo=UTC))
     assert a < b
     assert rf.RUN_ID_PATTERN.match(a)
+
+
+def test_every_metric_is_documented() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "metrics.md").read_text()
+    for column in rf.PPO_COLUMNS:
+        assert f"`{column}`" in doc, f"docs/metrics.md does not document {column}"
+        assert column in rf.METRIC_DESCRIPTIONS
