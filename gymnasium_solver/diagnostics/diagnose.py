@@ -1,0 +1,208 @@
+"""``diagnose``: a pure function from a run's RunInfo, resolved config and metrics to a Diagnosis."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.models import (
+    SEVERITY_RANK,
+    Diagnosis,
+    Finding,
+    ProgressSummary,
+    ReturnSummary,
+    Severity,
+    Trend,
+    Verdict,
+)
+from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt
+from gymnasium_solver.diagnostics.series import RunData, median, theil_sen
+from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
+
+
+def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None) -> Trend:
+    """Direction of the last half of a return curve from its Theil-Sen slope and 95% interval.
+
+    ``improving``/``declining`` need the interval to exclude zero AND the fitted change over the
+    window to be material (thresholds.TREND_MATERIAL_FRACTION of the threshold); else ``flat``.
+    """
+    n_min = int(T.TREND_MIN_POINTS.value)
+    if len(y) < n_min:
+        return Trend(metric=metric, direction="unknown", n_points=len(y),
+                     note=f"{len(y)} point(s); a trend needs at least {n_min}")
+    start = len(y) - max(n_min, len(y) // 2)
+    xs, ys = x[start:], y[start:]
+    fit = theil_sen(xs, ys)
+    base = Trend(metric=metric, direction="unknown", n_points=len(ys),
+                 env_steps_from=int(xs[0]), env_steps_to=int(xs[-1]))
+    if fit is None:
+        return base.model_copy(update={"note": "too few distinct env steps for a slope"})
+    slope, lo, hi = fit
+    span = float(xs[-1] - xs[0])
+    if threshold:
+        material = T.TREND_MATERIAL_FRACTION.value * abs(threshold)
+    else:
+        material = T.TREND_MATERIAL_FRACTION.value * max(float(np.ptp(y)), 1e-12)
+    change = slope * span
+    if lo > 0 and change > material:
+        direction = "improving"
+    elif hi < 0 and -change > material:
+        direction = "declining"
+    else:
+        direction = "flat"
+    per100k = 100_000.0
+    return base.model_copy(update={
+        "direction": direction,
+        "slope_per_100k_steps": round(slope * per100k, 4),
+        "slope_low": round(lo * per100k, 4),
+        "slope_high": round(hi * per100k, 4),
+        "note": f"Theil-Sen over the last {len(ys)} points; fitted change {fmt(change)} vs material {fmt(material)}",
+    })
+
+
+def _progress(info: RunInfo, data: RunData, running: bool) -> ProgressSummary:
+    steps = int(data.steps[-1]) if len(data) else info.progress.env_steps
+    steps = max(steps, info.progress.env_steps)
+    _, fps = data.finite(M.FPS)
+    fps_recent = median(fps[-10:]) if len(fps) else None
+    eta = None
+    if running and fps_recent and fps_recent > 0:
+        eta = round(max(info.max_env_steps - steps, 0) / fps_recent, 1)
+    return ProgressSummary(
+        env_steps=steps,
+        max_env_steps=info.max_env_steps,
+        fraction=round(steps / info.max_env_steps, 4) if info.max_env_steps else 0.0,
+        fps_recent=None if fps_recent is None else round(fps_recent, 1),
+        eta_seconds=eta,
+    )
+
+
+def _returns(info: RunInfo, ctx: Ctx) -> ReturnSummary:
+    thr = ctx.threshold
+    best = ctx.best_eval
+    best_steps = int(ctx.eval_x[int(np.argmax(ctx.eval_y))]) if len(ctx.eval_y) else None
+    if info.best_eval is not None and (best is None or info.best_eval.return_mean > best):
+        best, best_steps = info.best_eval.return_mean, info.best_eval.env_steps
+    gap = gap_pct = None
+    if thr is not None and best is not None:
+        gap = round(thr - best, 4)
+        gap_pct = round(100 * gap / abs(thr), 2) if thr else None
+    return ReturnSummary(
+        reward_threshold=thr,
+        solved=ctx.solved,
+        best_eval_return=best,
+        best_eval_env_steps=best_steps,
+        last_eval_return=float(ctx.eval_y[-1]) if len(ctx.eval_y) else None,
+        last_train_return=float(ctx.train_y[-1]) if len(ctx.train_y) else None,
+        gap_abs=gap,
+        gap_pct=gap_pct,
+    )
+
+
+def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """A run that solved and stayed solved is healthy: its side observations are only info.
+
+    Non-finite losses stay critical: a solved run that later produced nan is still broken.
+    """
+    if not ctx.solved or len(ctx.eval_y) == 0 or ctx.threshold is None:
+        return findings
+    if median(ctx.eval_y[-2:]) < T.NEAR_SOLVED_FRACTION.value * ctx.threshold:
+        return findings
+    out = []
+    for f in findings:
+        if f.id != "non_finite_loss" and f.severity != Severity.INFO:
+            f = f.model_copy(update={"severity": Severity.INFO})
+        out.append(f)
+    return out
+
+
+def _notes(ctx: Ctx, n_updates: int) -> list[str]:
+    notes = []
+    if ctx.status == RunStatus.RUNNING:
+        notes.append("The run is still running: the data is partial and findings may change.")
+    if ctx.status == RunStatus.CRASHED:
+        notes.append("The trainer process is gone without finishing (crashed): the data ends where it died.")
+    if n_updates < T.MIN_UPDATES.value:
+        notes.append(f"Only {n_updates} update(s) recorded; optimisation rules need at least "
+                     f"{int(T.MIN_UPDATES.value)}.")
+    missing = [c for c in PPO_COLUMNS if ctx.algo == "ppo" and not ctx.data.has(c)]
+    if ctx.algo != "ppo":
+        notes.append(f"{ctx.algo} writes no approx_kl/clip_fraction/epochs: the KL and clipping rules do not apply.")
+    elif missing:
+        notes.append(f"metrics.csv lacks {', '.join(missing)}: rules on them were skipped.")
+    if ctx.threshold is None:
+        notes.append("No reward threshold: solved/gap and plateau checks are not available.")
+    if len(ctx.eval_y) == 0:
+        notes.append("No evaluation yet: trends use the training return only.")
+    return notes
+
+
+def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Finding]) -> str:
+    if ctx.solved:
+        head = f"Solved: best eval {fmt(returns.best_eval_return)} >= {fmt(ctx.threshold)}"
+    elif returns.best_eval_return is not None and ctx.threshold is not None:
+        head = (f"Not solved ({d_status}): best eval {fmt(returns.best_eval_return)} of {fmt(ctx.threshold)} "
+                f"(gap {fmt(returns.gap_abs)}, {fmt(returns.gap_pct)}%)")
+    else:
+        head = f"Not solved ({d_status}): no evaluation yet"
+    top = next((f for f in findings if f.severity != Severity.INFO), None)
+    if top is None:
+        return head + "; no problems found."
+    fix = f"; try --set {top.suggested_changes[0].set_arg}" if top.suggested_changes else ""
+    return f"{head}; most likely: {top.title} [{top.id}]{fix}"
+
+
+def diagnose(
+    info: RunInfo,
+    config: Mapping[str, Any],
+    metrics: MetricsTable,
+    now: float | None = None,
+    status: RunStatus | None = None,
+) -> Diagnosis:
+    """Diagnose one run. Pure: reads only its arguments (``now`` for live-run status and ETA).
+
+    ``status`` is the effective status when the caller already knows it (the run store's crash
+    detection); otherwise it is derived from ``info`` with ``run_folder.effective_status``.
+    """
+    now = time.time() if now is None else now
+    status = status or effective_status(info, now=now)
+    data = RunData(metrics)
+    threshold = info.reward_threshold if info.reward_threshold is not None else config.get("reward_threshold")
+    ex, ey = data.finite(M.EVAL_RETURN_MEAN)
+    tx, ty = data.finite(M.EP_RETURN_MEAN)
+    solved = bool(info.solved) or (threshold is not None and len(ey) > 0 and float(np.max(ey)) >= float(threshold))
+    ctx = Ctx(
+        info=info, config=dict(config), data=data, status=status,
+        finished=status not in (RunStatus.RUNNING,),
+        threshold=None if threshold is None else float(threshold), solved=solved,
+        eval_x=ex, eval_y=ey, train_x=tx, train_y=ty,
+        eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold),
+        train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold),
+    )
+    findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
+    findings = _cap_if_solved(ctx, findings)
+    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity] > 0, f.score), reverse=True)
+    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
+    verdict = {0: Verdict.HEALTHY, 1: Verdict.WARNING, 2: Verdict.CRITICAL}[worst]
+    _, updates = data.finite(M.POLICY_LOSS)
+    returns = _returns(info, ctx)
+    return Diagnosis(
+        run_id=info.run_id,
+        config_id=info.config_id,
+        algo=ctx.algo,
+        status=str(status),
+        stop_reason=None if info.stop_reason is None else str(info.stop_reason),
+        partial=status == RunStatus.RUNNING,
+        verdict=verdict,
+        summary=_summary(str(status), ctx, returns, findings),
+        returns=returns,
+        progress=_progress(info, data, status == RunStatus.RUNNING),
+        eval_trend=ctx.eval_trend,
+        train_trend=ctx.train_trend,
+        findings=findings,
+        notes=_notes(ctx, len(updates)),
+    )

@@ -1,0 +1,160 @@
+"""Every threshold the diagnostic rules use, in one place, each with where it comes from.
+
+A threshold is a :class:`Threshold` (value, what it means, source). Sources are the literature
+and library defaults practitioners calibrate against, then checked on real runs of our own trainer
+(the planted-fault corpus in ``tests/fixtures/corpus``; measured values in ``docs/diagnostics.md``).
+Abbreviations used in ``source``:
+
+- PPO paper: Schulman et al. 2017, "Proximal Policy Optimization Algorithms", arXiv:1707.06347.
+- Spinning Up: OpenAI Spinning Up, PPO documentation (``target_kl`` 0.01-0.05).
+- SB3 docs: Stable-Baselines3 PPO documentation and ``common/utils.explained_variance``.
+- 37 details: Huang et al. 2022, "The 37 Implementation Details of Proximal Policy Optimization",
+  ICLR blog track (approx_kl with the (r-1)-log r estimator, clipfrac, early stopping).
+- What matters: Andrychowicz et al. 2021, "What Matters in On-Policy RL", ICLR.
+- Ours: measured on our corpus (healthy CartPole-v1 PPO runs, several seeds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str
+    value: float
+    meaning: str
+    source: str
+
+
+def _t(name: str, value: float, meaning: str, source: str) -> Threshold:
+    t = Threshold(name, value, meaning, source)
+    ALL[name] = t
+    return t
+
+
+ALL: dict[str, Threshold] = {}
+
+# --- windows -------------------------------------------------------------------------------
+MIN_UPDATES = _t(
+    "min_updates", 8, "fewer updates than this: optimisation rules are not evaluated (too little data)",
+    "Ours: the first updates of a healthy run are transient",
+)
+LATE_FRACTION = _t(
+    "late_fraction", 0.5, "'late' window = the last half of the updates (rules on sustained behaviour)",
+    "Ours",
+)
+
+# --- approximate KL (PPO) ------------------------------------------------------------------
+APPROX_KL_HIGH = _t(
+    "approx_kl_high", 0.05,
+    "median approx_kl per update above this is a policy moving too far per update",
+    "Spinning Up target_kl upper end 0.05; PPO paper adaptive-KL target 0.01; "
+    "Ours: healthy CartPole runs stay below ~0.02",
+)
+APPROX_KL_LOW = _t(
+    "approx_kl_low", 1e-4,
+    "median approx_kl below this over the run: the policy barely changes (nothing is learning)",
+    "PPO paper (target 0.01, 100x below is negligible movement); Ours: healthy runs 2e-3..2e-2",
+)
+CLIP_FRACTION_HIGH = _t(
+    "clip_fraction_high", 0.3,
+    "median clip fraction above this: most samples hit the clip, updates are too large",
+    "37 details (clipfrac ~0.1-0.2 in healthy Atari/MuJoCo runs); Ours: healthy runs < 0.2",
+)
+CLIP_FRACTION_LOW = _t(
+    "clip_fraction_low", 1e-3,
+    "median clip fraction below this together with tiny KL: updates too small to matter",
+    "37 details; Ours",
+)
+EPOCHS_CUT_FRACTION = _t(
+    "epochs_cut_fraction", 0.5,
+    "median epochs_completed / n_epochs below this: target-KL early stopping cuts most epochs",
+    "37 details (early stopping on approx_kl, implementation detail 'target_kl'); SB3 docs",
+)
+
+# --- value function ------------------------------------------------------------------------
+EXPLAINED_VARIANCE_LOW = _t(
+    "explained_variance_low", 0.2,
+    "late median explained variance below this: the value function predicts little of the returns",
+    "SB3 docs (ev = 0: as good as predicting zero, 1: perfect, < 0: worse); "
+    "Ours: healthy runs reach > 0.5 within the first third of the budget",
+)
+EXPLAINED_VARIANCE_COLLAPSE_FROM = _t(
+    "explained_variance_collapse_from", 0.7,
+    "explained variance peaked above this ...",
+    "Ours",
+)
+EXPLAINED_VARIANCE_COLLAPSE_TO = _t(
+    "explained_variance_collapse_to", 0.2,
+    "... and its late median fell below this: the value function collapsed",
+    "Ours",
+)
+VALUE_LOSS_GROWTH = _t(
+    "value_loss_growth", 100.0,
+    "late median value loss more than this many times the early median: value loss exploding",
+    "Ours (a learning value function's loss grows with the return scale, ~10-30x on CartPole)",
+)
+
+# --- gradients -----------------------------------------------------------------------------
+GRAD_NORM_GROWTH = _t(
+    "grad_norm_growth", 20.0,
+    "late median gradient norm more than this many times the early median: gradient explosion",
+    "Ours; max_grad_norm 0.5 is the SB3/37-details default clip, so raw norms far above it are "
+    "clipped every step",
+)
+
+# --- entropy -------------------------------------------------------------------------------
+ENTROPY_COLLAPSE = _t(
+    "entropy_collapse", 0.1,
+    "entropy below this fraction of the action space's maximum (log n) before the run is solved",
+    "What matters (entropy and exploration); Ours: solved CartPole runs end near 0.2-0.4 of log 2",
+)
+ENTROPY_NO_DECREASE = _t(
+    "entropy_no_decrease", 0.9,
+    "late entropy still above this fraction of the maximum (or of the initial entropy for Box): "
+    "the policy never committed",
+    "Ours: healthy runs fall below 0.7 of log 2 within the first half",
+)
+
+# --- returns -------------------------------------------------------------------------------
+TREND_MIN_POINTS = _t(
+    "trend_min_points", 5, "fewer points than this: the trend is 'unknown'", "Ours",
+)
+TREND_MATERIAL_FRACTION = _t(
+    "trend_material_fraction", 0.05,
+    "a trend counts only if the fitted change over its window exceeds this fraction of the "
+    "threshold (or of the return range when there is no threshold)",
+    "Ours: noise of eval returns on CartPole is ~5% of 475",
+)
+COLLAPSE_PEAK_FRACTION = _t(
+    "collapse_peak_fraction", 0.5,
+    "return collapse: the last evaluations fell below this fraction of the peak evaluation",
+    "Ours",
+)
+NEAR_SOLVED_FRACTION = _t(
+    "near_solved_fraction", 0.9,
+    "within this fraction of the threshold counts as close to solving (budget rule)",
+    "Ours",
+)
+EVAL_TRAIN_GAP_FRACTION = _t(
+    "eval_train_gap_fraction", 0.5,
+    "train return solved while the best eval is below this fraction of the threshold (and reverse)",
+    "Ours",
+)
+
+# --- throughput ----------------------------------------------------------------------------
+FPS_DROP = _t(
+    "fps_drop", 0.5,
+    "late median fps below this fraction of the early median: throughput dropped",
+    "Ours (fps of a healthy run varies by < 30% on a quiet machine)",
+)
+
+# --- suggestions ---------------------------------------------------------------------------
+LR_STEP = _t("lr_step", 10.0, "learning-rate suggestions move by this factor", "What matters (lr ~3e-4)")
+BUDGET_STEP = _t("budget_step", 3.0, "max_env_steps suggestions multiply the budget by this", "Ours")
+TARGET_KL_SUGGESTED = _t(
+    "target_kl_suggested", 0.03, "target_kl suggested when early stopping cuts most epochs",
+    "Spinning Up (0.01-0.05); 37 details",
+)
+VF_COEF_SUGGESTED = _t("vf_coef_suggested", 0.5, "vf_coef suggested for a starved value function", "SB3 docs default")
