@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import yaml
+from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import MetricsTable, RunInfo, RunStatus
@@ -144,7 +145,7 @@ class MetricsArrays(NamedTuple):
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
-    def index(self, name: str) -> int:
+    def col(self, name: str) -> int:
         return self.columns.index(name)
 
 
@@ -391,3 +392,695 @@ class RunStore:
             cache.chunks.append((values, missing))
             cache.arrays = None
             cache.table = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Queries shared by the CLI and the MCP server. Results are pydantic models, small by design.
+# ---------------------------------------------------------------------------------------------
+MAX_LIST_LIMIT = 200
+MAX_POINTS_PER_SERIES = 1000
+MAX_POINTS_TOTAL = 2000
+MAX_NON_FINITE_LISTED = 20
+MAX_LOG_LINES = 500
+MAX_LOG_LINE_CHARS = 400
+# The hyperparameters shown in summaries; config.yaml has every field (get_config / the resource).
+KEY_HYPERPARAMETERS = (
+    "n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
+    "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "hidden_sizes",
+    "normalize_observations", "episodes_per_update", "use_baseline", "seed",
+)  # fmt: skip
+DEFAULT_METRICS = (
+    rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY,
+    rf.M.APPROX_KL, rf.M.EXPLAINED_VARIANCE,
+)  # fmt: skip
+
+
+def check_limit(name: str, value: int, maximum: int, minimum: int = 1) -> int:
+    """Validate a count argument with a message that says the allowed range."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer between {minimum} and {maximum}, got {value!r}")
+    if value < minimum or value > maximum:
+        raise ValueError(f"{name} must be between {minimum} and {maximum}, got {value}")
+    return value
+
+
+def _round(x: float, digits: int = 6) -> float:
+    """Round to ``digits`` significant digits: enough to read a curve, a third of the tokens."""
+    return float(f"{x:.{digits}g}")
+
+
+def _non_finite_label(x: float) -> str:
+    return "nan" if np.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+class EvalSummary(BaseModel):
+    return_mean: float
+    return_std: float
+    env_steps: int
+    wall_seconds: float
+
+
+class RunSummary(BaseModel):
+    """One run in a listing. ``problem`` is set (and most fields empty) when run.json is unreadable."""
+
+    run_id: str
+    config_id: str | None = None
+    env_id: str | None = None
+    algo: str | None = None
+    status: str = Field(description="running, completed, failed, stopped, crashed (process gone), or unreadable")
+    stop_reason: str | None = None
+    created_at: str | None = None
+    env_steps: int = 0
+    max_env_steps: int | None = None
+    progress: float | None = Field(default=None, description="env_steps / max_env_steps, 0..1")
+    best_eval_return: float | None = None
+    final_eval_return: float | None = Field(default=None, description="return of the latest evaluation")
+    reward_threshold: float | None = None
+    solved: bool = False
+    solved_at_env_steps: int | None = None
+    solved_at_wall_seconds: float | None = None
+    problem: str | None = None
+
+
+def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
+    """A RunSummary for one run folder; a missing/malformed run.json becomes ``problem``, not an error."""
+    try:
+        info = store.info(run_dir)
+    except RunFileError as exc:
+        return RunSummary(run_id=run_dir.name, status="unreadable", problem=str(exc))
+    return RunSummary(
+        run_id=info.run_id,
+        config_id=info.config_id,
+        env_id=info.env_id,
+        algo=info.algo,
+        status=str(rf.effective_status(info)),
+        stop_reason=None if info.stop_reason is None else str(info.stop_reason),
+        created_at=info.created_at,
+        env_steps=info.progress.env_steps,
+        max_env_steps=info.max_env_steps,
+        progress=round(min(info.progress.env_steps / info.max_env_steps, 1.0), 4) if info.max_env_steps else None,
+        best_eval_return=None if info.best_eval is None else info.best_eval.return_mean,
+        final_eval_return=None if info.last_eval is None else info.last_eval.return_mean,
+        reward_threshold=info.reward_threshold,
+        solved=info.solved,
+        solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
+        solved_at_wall_seconds=None if info.solved_at is None else info.solved_at.wall_seconds,
+    )
+
+
+class RunList(BaseModel):
+    runs: list[RunSummary] = Field(description="newest first")
+    total_runs: int = Field(description="run folders in the runs folder, before filtering")
+    next_cursor: str | None = Field(
+        default=None, description="pass as cursor to get the next (older) page; None when this is the last page"
+    )
+    note: str = ""
+
+
+def _matches(s: RunSummary, env_id: str | None, algo: str | None, status: str | None, solved: bool | None) -> bool:
+    if env_id is not None and s.env_id != env_id:
+        return False
+    if algo is not None and s.algo != algo:
+        return False
+    if status is not None and s.status != status:
+        return False
+    return solved is None or s.solved == solved
+
+
+_STATUSES = [str(s) for s in RunStatus] + ["unreadable"]
+
+
+def list_runs(
+    store: RunStore,
+    env_id: str | None = None,
+    algo: str | None = None,
+    status: str | None = None,
+    solved: bool | None = None,
+    limit: int = 20,
+    cursor: str | None = None,
+) -> RunList:
+    """Runs newest first, filtered, one page of at most ``limit``; ``next_cursor`` continues."""
+    check_limit("limit", limit, MAX_LIST_LIMIT)
+    if status is not None and status not in _STATUSES:
+        raise ValueError(f"unknown status {status!r}; use one of {', '.join(_STATUSES)}")
+    ids = store.run_ids()
+    if cursor is not None:
+        cursor = _validate_ref(cursor)
+        if cursor not in ids:
+            raise RunNotFoundError(f"cursor {cursor!r} is not a run id; pass the next_cursor of a previous list_runs answer")
+    candidates = [i for i in reversed(ids) if cursor is None or i < cursor]
+    out: list[RunSummary] = []
+    next_cursor = None
+    for run_id in candidates:
+        s = summarize_run(store, store.runs_dir / run_id)
+        if not _matches(s, env_id, algo, status, solved):
+            continue
+        if len(out) == limit:
+            next_cursor = out[-1].run_id
+            break
+        out.append(s)
+    note = ""
+    if not out:
+        filters = {k: v for k, v in dict(env_id=env_id, algo=algo, status=status, solved=solved).items() if v is not None}
+        envs = sorted({s.env_id for s in (summarize_run(store, store.runs_dir / i) for i in ids[-200:]) if s.env_id})
+        note = (
+            f"no runs match {filters or 'the request'} in {store.runs_dir} ({len(ids)} runs in total"
+            + (f"; recent environments: {', '.join(envs)}" if envs else "")
+            + "). Start one with start_training or `gsolve train ENV:VARIANT`."
+        )
+    elif next_cursor:
+        note = f"showing {len(out)}; more runs match: call again with cursor={next_cursor!r}"
+    return RunList(runs=out, total_runs=len(ids), next_cursor=next_cursor, note=note)
+
+
+# -- metrics ----------------------------------------------------------------------------------
+def unknown_metric_error(name: str, available: list[str]) -> ValueError:
+    close = difflib.get_close_matches(name, available, n=3, cutoff=0.4)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ValueError(f"this run has no metric {name!r}{hint} Available: {', '.join(available)}")
+
+
+class NonFinitePoint(BaseModel):
+    env_steps: int
+    value: str = Field(description="'nan', 'inf' or '-inf'")
+
+
+class MetricSeries(BaseModel):
+    """One metric against env_steps. Only rows where it was measured; non-finite values listed apart."""
+
+    metric: str
+    description: str | None = None
+    env_steps: list[int] = Field(description="x values (environment steps)")
+    values: list[float] = Field(description="y values, rounded to 6 significant digits; finite only")
+    points_total: int = Field(description="measured points in the requested range, before downsampling")
+    downsampled: bool
+    first: float | None = None
+    last: float | None = None
+    min: float | None = None
+    min_at_env_steps: int | None = None
+    max: float | None = None
+    max_at_env_steps: int | None = None
+    non_finite_count: int = 0
+    non_finite: list[NonFinitePoint] = Field(default_factory=list, description="where the metric was nan/inf")
+
+
+class MetricsResult(BaseModel):
+    run_id: str
+    rows_total: int = Field(description="rows in metrics.csv")
+    env_steps_range: list[int] = Field(description="[first, last] env_steps of the rows considered")
+    series: list[MetricSeries]
+    available_metrics: list[str]
+    note: str = ""
+
+
+def downsample_indices(y: np.ndarray, max_points: int) -> np.ndarray:
+    """Indices of at most ~max_points points that keep the first, last, and each bucket's min and max."""
+    n = y.shape[0]
+    if n <= max_points:
+        return np.arange(n)
+    buckets = max(max_points // 2 - 1, 1)
+    k = n // buckets
+    body = y[: buckets * k].reshape(buckets, k)
+    base = np.arange(buckets) * k
+    picks = [base + np.argmin(body, axis=1), base + np.argmax(body, axis=1), np.array([0, n - 1])]
+    if buckets * k < n:
+        tail = y[buckets * k :]
+        picks.append(np.array([buckets * k + int(np.argmin(tail)), buckets * k + int(np.argmax(tail))]))
+    return np.unique(np.concatenate(picks))
+
+
+def _series(arrays: MetricsArrays, name: str, rows: np.ndarray, max_points: int) -> MetricSeries:
+    j = arrays.col(name)
+    x_all = arrays.values[rows, arrays.col(rf.M.ENV_STEPS)] if rf.M.ENV_STEPS in arrays.columns else rows.astype(float)
+    measured = ~arrays.missing[rows, j]
+    y = arrays.values[rows, j][measured]
+    x = x_all[measured]
+    finite = np.isfinite(y)
+    yf, xf = y[finite], x[finite]
+    idx = downsample_indices(yf, max_points)
+    bad = np.flatnonzero(~finite)
+    s = MetricSeries(
+        metric=name,
+        description=rf.METRIC_DESCRIPTIONS.get(name),
+        env_steps=[int(v) for v in xf[idx]],
+        values=[_round(float(v)) for v in yf[idx]],
+        points_total=int(y.shape[0]),
+        downsampled=len(idx) < yf.shape[0],
+        non_finite_count=int(bad.shape[0]),
+        non_finite=[NonFinitePoint(env_steps=int(x[i]), value=_non_finite_label(float(y[i]))) for i in bad[:MAX_NON_FINITE_LISTED]],
+    )
+    if yf.shape[0]:
+        imin, imax = int(np.argmin(yf)), int(np.argmax(yf))
+        s.first, s.last = float(yf[0]), float(yf[-1])
+        s.min, s.min_at_env_steps = float(yf[imin]), int(xf[imin])
+        s.max, s.max_at_env_steps = float(yf[imax]), int(xf[imax])
+    return s
+
+
+def query_metrics(
+    store: RunStore,
+    run_dir: Path,
+    metrics: list[str] | None = None,
+    start_env_steps: int | None = None,
+    end_env_steps: int | None = None,
+    max_points: int = 200,
+) -> MetricsResult:
+    """Selected metric series over an env-step range, each downsampled to at most ``max_points``.
+
+    Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
+    point; nan/inf values are counted and listed separately (JSON has no NaN).
+    """
+    check_limit("max_points", max_points, MAX_POINTS_PER_SERIES, minimum=10)
+    arrays = store.metric_arrays(run_dir)
+    available = [c for c in arrays.columns if c not in (rf.M.ENV_STEPS,)]
+    if metrics is None or len(metrics) == 0:
+        chosen = [m for m in DEFAULT_METRICS if m in arrays.columns]
+    else:
+        chosen = []
+        for m in metrics:
+            if m not in arrays.columns:
+                raise unknown_metric_error(m, available)
+            if m not in chosen:
+                chosen.append(m)
+    if start_env_steps is not None and end_env_steps is not None and start_env_steps > end_env_steps:
+        raise ValueError(f"start_env_steps ({start_env_steps}) is after end_env_steps ({end_env_steps})")
+    notes = []
+    budget = max(MAX_POINTS_TOTAL // max(len(chosen), 1), 10)
+    if budget < max_points:
+        notes.append(f"max_points lowered to {budget} per metric to keep the answer small; ask for fewer metrics for more")
+        max_points = budget
+    n = len(arrays)
+    rows = np.arange(n)
+    if n and rf.M.ENV_STEPS in arrays.columns:
+        steps = arrays.values[:, arrays.col(rf.M.ENV_STEPS)]
+        keep = np.ones(n, dtype=bool)
+        if start_env_steps is not None:
+            keep &= steps >= start_env_steps
+        if end_env_steps is not None:
+            keep &= steps <= end_env_steps
+        rows = np.flatnonzero(keep)
+    series = [_series(arrays, m, rows, max_points) for m in chosen]
+    if any(s.downsampled for s in series):
+        notes.append(
+            "series were downsampled (bucket min/max kept); narrow start_env_steps/end_env_steps or raise "
+            f"max_points (up to {MAX_POINTS_PER_SERIES}) for more detail"
+        )
+    if any(s.non_finite_count > MAX_NON_FINITE_LISTED for s in series):
+        notes.append(f"only the first {MAX_NON_FINITE_LISTED} non-finite points per metric are listed")
+    if n == 0:
+        notes.append("metrics.csv has no complete rows yet (the first iteration has not finished)")
+    elif rows.shape[0] == 0:
+        notes.append("no rows in the requested env-step range")
+    x = arrays.values[rows, arrays.col(rf.M.ENV_STEPS)] if rows.shape[0] and rf.M.ENV_STEPS in arrays.columns else None
+    return MetricsResult(
+        run_id=run_dir.name,
+        rows_total=n,
+        env_steps_range=[int(x[0]), int(x[-1])] if x is not None else [],
+        series=series,
+        available_metrics=available,
+        note="; ".join(notes),
+    )
+
+
+class MetricInfo(BaseModel):
+    name: str
+    description: str | None
+    measured_rows: int = Field(description="rows where the metric has a value")
+    last: float | str | None = Field(default=None, description="last measured value ('nan'/'inf' if non-finite)")
+
+
+class MetricList(BaseModel):
+    run_id: str
+    rows_total: int
+    metrics: list[MetricInfo]
+
+
+def available_metrics(store: RunStore, run_dir: Path) -> MetricList:
+    """Every column of the run's metrics.csv with its meaning, how often it was measured and its last value."""
+    arrays = store.metric_arrays(run_dir)
+    out = []
+    for j, name in enumerate(arrays.columns):
+        measured = np.flatnonzero(~arrays.missing[:, j])
+        last: float | str | None = None
+        if measured.shape[0]:
+            v = float(arrays.values[measured[-1], j])
+            last = v if np.isfinite(v) else _non_finite_label(v)
+        out.append(MetricInfo(name=name, description=rf.METRIC_DESCRIPTIONS.get(name), measured_rows=int(measured.shape[0]), last=last))
+    return MetricList(run_id=run_dir.name, rows_total=len(arrays), metrics=out)
+
+
+# -- run details --------------------------------------------------------------------------------
+class FileState(BaseModel):
+    name: str
+    present: bool
+    bytes: int | None = None
+    problem: str | None = None
+
+
+class RunDetails(BaseModel):
+    """Everything about one run that fits on a screen: summary, hyperparameters, failure, files."""
+
+    summary: RunSummary
+    variant: str | None = None
+    seed: int | None = None
+    finished_at: str | None = None
+    updated_at: str | None = None
+    wall_seconds: float | None = None
+    iteration: int | None = None
+    failure: dict[str, Any] | None = Field(default=None, description="structured failure (kind, message, where)")
+    best_eval: EvalSummary | None = None
+    final_eval: EvalSummary | None = None
+    hyperparameters: dict[str, Any] = Field(
+        default_factory=dict, description="key hyperparameters; get_config has every field"
+    )
+    overrides: dict[str, Any] = Field(default_factory=dict, description="--set overrides given at start")
+    parent_run_id: str | None = None
+    applied_changes: dict[str, Any] = Field(default_factory=dict)
+    action_space: dict[str, Any] | None = None
+    observation_shape: list[int] | None = None
+    metrics_rows: int | None = None
+    files: list[FileState]
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
+    if e is None:
+        return None
+    return EvalSummary(return_mean=e.return_mean, return_std=e.return_std, env_steps=e.env_steps, wall_seconds=e.wall_seconds)
+
+
+def run_details(store: RunStore, run_dir: Path) -> RunDetails:
+    """A RunDetails for one run. Unreadable files are reported in ``files``, never raised."""
+    files: list[FileState] = []
+    config: dict[str, Any] = {}
+    rows: int | None = None
+    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV, rf.RUN_LOG):
+        p = run_dir / name
+        st = FileState(name=name, present=p.is_file(), bytes=p.stat().st_size if p.is_file() else None)
+        try:
+            if name == rf.RUN_JSON:
+                store.info(run_dir)
+            elif name == rf.CONFIG_YAML:
+                config = store.config(run_dir)
+            elif name == rf.METRICS_CSV:
+                rows = len(store.metric_arrays(run_dir))
+        except RunFileError as exc:
+            st.problem = str(exc)
+        files.append(st)
+    summary = summarize_run(store, run_dir)
+    details = RunDetails(summary=summary, files=files, metrics_rows=rows,
+                         hyperparameters={k: config[k] for k in KEY_HYPERPARAMETERS if k in config})
+    if summary.problem:
+        return details
+    info = store.info(run_dir)
+    details.variant, details.seed = info.variant, info.seed
+    details.finished_at, details.updated_at = info.finished_at, info.updated_at
+    details.wall_seconds, details.iteration = info.progress.wall_seconds, info.progress.iteration
+    details.failure = None if info.failure is None else info.failure.model_dump()
+    details.best_eval, details.final_eval = _eval(info.best_eval), _eval(info.last_eval)
+    details.overrides, details.parent_run_id = info.overrides, info.parent_run_id
+    details.applied_changes = info.applied_changes
+    details.action_space = None if info.action_space is None else info.action_space.model_dump(exclude_none=True)
+    details.observation_shape, details.versions = info.observation_shape, info.versions
+    return details
+
+
+# -- training status ----------------------------------------------------------------------------
+class TrainingStatus(BaseModel):
+    run_id: str
+    status: str = Field(description="running, completed, failed, stopped or crashed (process gone)")
+    stop_reason: str | None = None
+    env_steps: int
+    max_env_steps: int
+    progress: float = Field(description="env_steps / max_env_steps, 0..1")
+    iteration: int
+    wall_seconds: float
+    fps: float | None = Field(default=None, description="env steps per second over the last iteration")
+    eta_seconds: float | None = Field(default=None, description="rough time to spend the budget at the current fps")
+    heartbeat_age_seconds: float | None = Field(default=None, description="seconds since run.json was last rewritten")
+    pid: int | None = None
+    best_eval_return: float | None = None
+    last_eval_return: float | None = None
+    reward_threshold: float | None = None
+    solved: bool = False
+    solved_at_env_steps: int | None = None
+    failure: str | None = None
+    finished: bool = Field(description="True once the run will not change any more")
+
+
+def training_status(store: RunStore, run_dir: Path) -> TrainingStatus:
+    """Live status of a run: progress, speed, ETA, latest evaluation, and crashed detection."""
+    info = store.info(run_dir)
+    status = rf.effective_status(info)
+    fps = None
+    try:
+        arrays = store.metric_arrays(run_dir)
+        if len(arrays) and rf.M.FPS in arrays.columns:
+            v = float(arrays.values[-1, arrays.col(rf.M.FPS)])
+            fps = v if np.isfinite(v) else None
+    except RunFileError:
+        pass
+    remaining = max(info.max_env_steps - info.progress.env_steps, 0)
+    import time
+
+    try:
+        age = round(time.time() - rf.parse_iso(info.updated_at), 1)
+    except ValueError:
+        age = None
+    return TrainingStatus(
+        run_id=info.run_id,
+        status=str(status),
+        stop_reason=None if info.stop_reason is None else str(info.stop_reason),
+        env_steps=info.progress.env_steps,
+        max_env_steps=info.max_env_steps,
+        progress=round(min(info.progress.env_steps / max(info.max_env_steps, 1), 1.0), 4),
+        iteration=info.progress.iteration,
+        wall_seconds=info.progress.wall_seconds,
+        fps=fps,
+        eta_seconds=round(remaining / fps, 1) if status == RunStatus.RUNNING and fps else None,
+        heartbeat_age_seconds=age,
+        pid=info.pid,
+        best_eval_return=None if info.best_eval is None else info.best_eval.return_mean,
+        last_eval_return=None if info.last_eval is None else info.last_eval.return_mean,
+        reward_threshold=info.reward_threshold,
+        solved=info.solved,
+        solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
+        failure=None if info.failure is None else f"{info.failure.kind}: {info.failure.message}"[:1000],
+        finished=status != RunStatus.RUNNING,
+    )
+
+
+# -- logs ---------------------------------------------------------------------------------------
+class LogTail(BaseModel):
+    run_id: str
+    lines: list[str] = Field(description="oldest first; long lines are cut at 400 characters")
+    matched_lines_scanned: int = Field(description="matching lines found in the scanned part of the log")
+    log_bytes: int
+    scanned_bytes: int = Field(description="bytes read from the end of run.log")
+    note: str = ""
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_LOG_SCAN_BYTES = 4 * 1024 * 1024
+
+
+def tail_log(run_dir: Path, limit: int = 50, level: str | None = None, contains: str | None = None) -> LogTail:
+    """The last ``limit`` lines of run.log, optionally only lines at ``level`` or above, or containing text.
+
+    Reads at most the last 4 MiB, so it is fast on any log size. Traceback lines count as ERROR.
+    """
+    check_limit("limit", limit, MAX_LOG_LINES)
+    min_rank = 0
+    if level is not None:
+        lvl = level.upper()
+        if lvl not in _LOG_LEVELS:
+            raise ValueError(f"unknown level {level!r}; use one of {', '.join(_LOG_LEVELS)}")
+        min_rank = _LOG_LEVELS.index(lvl)
+    path = run_dir / rf.RUN_LOG
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            start = max(size - _LOG_SCAN_BYTES, 0)
+            f.seek(start)
+            text = f.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise RunFileError(f"{path} is missing: this run has no log") from None
+    lines = text.splitlines()
+    if start > 0 and lines:
+        lines = lines[1:]  # the first line is probably cut in half
+
+    def rank(line: str) -> int:
+        for i in range(len(_LOG_LEVELS) - 1, -1, -1):
+            if _LOG_LEVELS[i] in line:
+                return i
+        return 3 if line.startswith(("Traceback", "  File ", "    ")) else 1
+
+    keep = [ln for ln in lines if (level is None or rank(ln) >= min_rank) and (contains is None or contains in ln)]
+    out = [ln if len(ln) <= MAX_LOG_LINE_CHARS else ln[:MAX_LOG_LINE_CHARS] + " [...]" for ln in keep[-limit:]]
+    note = ""
+    if len(keep) > limit:
+        note = f"{len(keep) - limit} earlier matching lines left out; raise limit (max {MAX_LOG_LINES}) or filter"
+    elif not keep:
+        note = "the log is empty" if not lines else "no line matches the filter"
+    if start > 0:
+        note += ("; " if note else "") + f"only the last {_LOG_SCAN_BYTES // (1024 * 1024)} MiB of the log were scanned"
+    return LogTail(run_id=run_dir.name, lines=out, matched_lines_scanned=len(keep), log_bytes=size,
+                   scanned_bytes=size - start, note=note)
+
+
+# -- checkpoints ---------------------------------------------------------------------------------
+class CheckpointInfo(BaseModel):
+    name: str
+    file: str
+    file_present: bool
+    bytes: int | None = None
+    env_steps: int
+    iteration: int
+    wall_seconds: float
+    eval_return_mean: float | None = None
+    created_at: str
+
+
+class CheckpointList(BaseModel):
+    run_id: str
+    checkpoints: list[CheckpointInfo] = Field(description="ordered by env_steps")
+    note: str = ""
+
+
+def list_checkpoints(run_dir: Path) -> CheckpointList:
+    """Checkpoint metadata of a run (readable without torch), with whether each weights file exists."""
+    out = []
+    for m in rf.read_checkpoint_metas(run_dir):
+        p = run_dir / rf.CHECKPOINTS_DIR / m.file
+        present = p.is_file() and _inside(run_dir, p)
+        out.append(CheckpointInfo(name=m.name, file=m.file, file_present=present,
+                                  bytes=p.stat().st_size if present else None, env_steps=m.env_steps,
+                                  iteration=m.iteration, wall_seconds=m.wall_seconds,
+                                  eval_return_mean=m.eval_return_mean, created_at=m.created_at))
+    note = ""
+    if not out:
+        note = ("no checkpoints yet: the trainer writes 'best' at the first evaluation that improves and "
+                "'last' when the run ends")
+    return CheckpointList(run_id=run_dir.name, checkpoints=out, note=note)
+
+
+# -- comparing runs ------------------------------------------------------------------------------
+MAX_COMPARE = 10
+
+
+class ComparedRun(BaseModel):
+    run_id: str
+    config_id: str | None
+    status: str
+    env_steps: int
+    wall_seconds: float | None
+    best_eval_return: float | None
+    final_eval_return: float | None
+    solved: bool
+    solved_at_env_steps: int | None
+    solved_at_wall_seconds: float | None
+    problem: str | None = None
+
+
+class ConfigDifference(BaseModel):
+    key: str
+    values: dict[str, Any] = Field(description="run_id -> value ('<missing>' if the run has no such key)")
+
+
+class Comparison(BaseModel):
+    runs: list[ComparedRun]
+    config_differences: list[ConfigDifference] = Field(description="only keys whose values differ")
+    identical_config_keys: int
+    first_to_threshold_env_steps: str | None = Field(
+        default=None, description="run_id that reached its reward threshold in the fewest env steps"
+    )
+    first_to_threshold_wall_time: str | None = Field(
+        default=None, description="run_id that reached its reward threshold in the least wall time"
+    )
+    best_eval_return: str | None = Field(default=None, description="run_id with the highest best eval return")
+    note: str = ""
+
+
+def compare_runs(store: RunStore, refs: list[str]) -> Comparison:
+    """Config differences and best/final results of 2..10 runs side by side, and who solved first."""
+    if not isinstance(refs, list) or not 2 <= len(refs) <= MAX_COMPARE:
+        raise ValueError(f"compare between 2 and {MAX_COMPARE} runs, got {len(refs) if isinstance(refs, list) else refs!r}")
+    dirs: list[Path] = []
+    for ref in refs:
+        d = store.resolve(ref)
+        if d not in dirs:
+            dirs.append(d)
+    if len(dirs) < 2:
+        raise ValueError(f"{refs} name the same run; pass at least two different runs")
+    runs: list[ComparedRun] = []
+    configs: dict[str, dict[str, Any]] = {}
+    notes = []
+    for d in dirs:
+        details = run_details(store, d)
+        s = details.summary
+        runs.append(ComparedRun(
+            run_id=s.run_id, config_id=s.config_id, status=s.status, env_steps=s.env_steps,
+            wall_seconds=details.wall_seconds, best_eval_return=s.best_eval_return,
+            final_eval_return=s.final_eval_return, solved=s.solved, solved_at_env_steps=s.solved_at_env_steps,
+            solved_at_wall_seconds=s.solved_at_wall_seconds, problem=s.problem,
+        ))
+        try:
+            configs[d.name] = store.config(d)
+        except RunFileError as exc:
+            notes.append(str(exc))
+    keys = sorted({k for c in configs.values() for k in c})
+    diffs = []
+    for k in keys:
+        vals = {rid: c.get(k, "<missing>") for rid, c in configs.items()}
+        if len({repr(v) for v in vals.values()}) > 1:
+            diffs.append(ConfigDifference(key=k, values=vals))
+    solved = [r for r in runs if r.solved and r.solved_at_env_steps is not None]
+    out = Comparison(runs=runs, config_differences=diffs, identical_config_keys=len(keys) - len(diffs))
+    if solved:
+        out.first_to_threshold_env_steps = min(solved, key=lambda r: r.solved_at_env_steps or 0).run_id
+        timed = [r for r in solved if r.solved_at_wall_seconds is not None]
+        if timed:
+            out.first_to_threshold_wall_time = min(timed, key=lambda r: r.solved_at_wall_seconds or 0.0).run_id
+    else:
+        notes.append("none of these runs reached its reward threshold")
+    scored = [r for r in runs if r.best_eval_return is not None]
+    if scored:
+        out.best_eval_return = max(scored, key=lambda r: r.best_eval_return or 0.0).run_id
+    envs = {r.config_id.split(":")[0] for r in runs if r.config_id}
+    if len(envs) > 1:
+        notes.append(f"these runs are on different environments ({', '.join(sorted(envs))}); returns are not comparable")
+    out.note = "; ".join(notes)
+    return out
+
+
+class BestRun(BaseModel):
+    env_id: str
+    best: RunSummary | None = Field(description="the fastest solved run (fewest env steps), else the highest best eval")
+    ranking: list[RunSummary] = Field(description="up to 5 runs, best first")
+    runs_considered: int
+    criterion: str
+    note: str = ""
+
+
+def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
+    """The best run for an environment: solved in the fewest env steps, else the highest best eval return."""
+    if not isinstance(env_id, str) or not env_id.strip():
+        raise ValueError("env_id must be a Gymnasium id such as 'CartPole-v1'")
+    summaries = [summarize_run(store, store.runs_dir / i) for i in store.run_ids()]
+    mine = [s for s in summaries if s.env_id == env_id and (algo is None or s.algo == algo)]
+    if not mine:
+        known = sorted({s.env_id for s in summaries if s.env_id})
+        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
+                       note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
+                            f"Environments with runs: {', '.join(known) or 'none'}.")
+    solved = sorted((s for s in mine if s.solved and s.solved_at_env_steps is not None),
+                    key=lambda s: (s.solved_at_env_steps or 0, s.solved_at_wall_seconds or 0.0))
+    if solved:
+        return BestRun(env_id=env_id, best=solved[0], ranking=solved[:5], runs_considered=len(mine),
+                       criterion="solved in the fewest env steps (ties: less wall time)")
+    scored = sorted((s for s in mine if s.best_eval_return is not None), key=lambda s: -(s.best_eval_return or 0.0))
+    return BestRun(env_id=env_id, best=scored[0] if scored else None, ranking=scored[:5], runs_considered=len(mine),
+                   criterion="no run solved it; highest best eval return",
+                   note="" if scored else "no run has finished an evaluation yet")
