@@ -1,0 +1,249 @@
+"""Pieces both algorithms share: the MLP actor-critic (Discrete or diagonal-Gaussian policy) and
+running observation normalisation.
+
+Distributions are written out by hand instead of using ``torch.distributions``: for the tiny
+networks we train, the distribution objects' argument validation and broadcasting cost more than
+the network itself, and rollout speed is a headline feature.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from gymnasium_solver.config import Config
+from gymnasium_solver.envs import SpaceSpec
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+class ActOutput(NamedTuple):
+    """One batched policy step. ``actions`` is what is stored and trained on (the unclipped
+    Gaussian sample); ``env_actions`` is what the environment receives (clipped to the Box)."""
+
+    actions: np.ndarray
+    env_actions: np.ndarray
+    log_probs: np.ndarray
+    values: np.ndarray
+
+
+class PolicyEval(NamedTuple):
+    """Differentiable quantities for stored (obs, action) pairs, used by the updates."""
+
+    log_probs: torch.Tensor
+    entropy: torch.Tensor
+    values: torch.Tensor | None
+
+
+def mlp(sizes: list[int], activation: str) -> nn.Sequential:
+    act: type[nn.Module] = nn.Tanh if activation == "tanh" else nn.ReLU
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [nn.Linear(a, b), act()]
+    return nn.Sequential(*layers)
+
+
+def _init_linear(layer: nn.Linear, gain: float) -> None:
+    # Orthogonal init with small policy-head gain, as in the PPO implementation details study
+    # (https://iclr-blog-track.github.io/2022/03/25/ppo-implementation-details/, detail 2).
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+
+
+class ActorCritic(nn.Module):
+    """MLP policy with an optional value head. Discrete: categorical over logits. Box: diagonal
+    Gaussian with a state-independent, learned log std."""
+
+    def __init__(self, spec: SpaceSpec, cfg: Config, with_critic: bool = True):
+        super().__init__()
+        self.spec = spec
+        self.discrete = spec.discrete
+        sizes = [spec.obs_dim, *cfg.hidden_sizes]
+        self.actor_body = mlp(sizes, cfg.activation)
+        self.critic_body: nn.Module | None = None
+        if with_critic and not cfg.shared_network:
+            self.critic_body = mlp(sizes, cfg.activation)
+        self.shared = cfg.shared_network
+        self.actor_head = nn.Linear(sizes[-1], spec.n_actions)
+        self.value_head = nn.Linear(sizes[-1], 1) if with_critic else None
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                _init_linear(module, math.sqrt(2.0))
+        _init_linear(self.actor_head, 0.01)
+        if self.value_head is not None:
+            _init_linear(self.value_head, 1.0)
+        self.log_std = None if spec.discrete else nn.Parameter(torch.full((spec.n_actions,), cfg.log_std_init))
+        if spec.action_low is not None and spec.action_high is not None:
+            self._low, self._high = spec.action_low, spec.action_high
+
+    @property
+    def has_critic(self) -> bool:
+        return self.value_head is not None
+
+    def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        hidden = self.actor_body(obs)
+        value = None
+        if self.value_head is not None:
+            critic_hidden = hidden if self.critic_body is None else self.critic_body(obs)
+            value = self.value_head(critic_hidden).squeeze(-1)
+        return self.actor_head(hidden), value
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """State values (zeros when the policy has no critic)."""
+        _, value = self._heads(obs)
+        return torch.zeros(obs.shape[0]) if value is None else value
+
+    def _log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.discrete:
+            logp_all = torch.log_softmax(out, dim=-1)
+            log_probs = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+            return log_probs, entropy
+        assert self.log_std is not None
+        z = (actions - out) / self.log_std.exp()
+        log_probs = (-0.5 * z.pow(2) - self.log_std - 0.5 * _LOG_2PI).sum(-1)
+        entropy = (0.5 + 0.5 * _LOG_2PI + self.log_std).sum().expand(out.shape[0])
+        return log_probs, entropy
+
+    @torch.inference_mode()
+    def act(self, obs: np.ndarray, deterministic: bool = False) -> ActOutput:
+        """Sample (or, deterministic, take the argmax / Gaussian mean of) actions for a batch."""
+        out, value = self._heads(torch.from_numpy(obs))
+        if self.discrete:
+            if deterministic:
+                actions = out.argmax(-1)
+            else:
+                actions = torch.multinomial(torch.softmax(out, -1), 1).squeeze(1)
+        else:
+            assert self.log_std is not None
+            actions = out if deterministic else out + self.log_std.exp() * torch.randn_like(out)
+        log_probs, _ = self._log_prob_entropy(out, actions)
+        actions_np = actions.numpy()
+        env_actions = actions_np if self.discrete else np.clip(actions_np, self._low, self._high)
+        values = np.zeros(obs.shape[0], np.float32) if value is None else value.numpy()
+        return ActOutput(actions_np, env_actions, log_probs.numpy(), values)
+
+    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
+        """Log-probs, entropies and values of stored actions, with gradients."""
+        out, value = self._heads(obs)
+        log_probs, entropy = self._log_prob_entropy(out, actions)
+        return PolicyEval(log_probs, entropy, value)
+
+    def all_finite(self) -> bool:
+        return all(bool(torch.isfinite(p).all()) for p in self.parameters())
+
+
+class ObsNormalizer:
+    """Running mean/std of observations (parallel-variance update, as SB3's RunningMeanStd);
+    ``enabled=False`` makes it a float32 pass-through. Its state is saved in checkpoints."""
+
+    CLIP = 10.0
+
+    def __init__(self, shape: tuple[int, ...], enabled: bool):
+        self.enabled = enabled
+        self.mean = np.zeros(shape, np.float64)
+        self.var = np.ones(shape, np.float64)
+        self.count = 1e-4
+
+    def update(self, batch: np.ndarray) -> None:
+        if not self.enabled:
+            return
+        b_mean, b_var, b_count = batch.mean(0), batch.var(0), batch.shape[0]
+        delta = b_mean - self.mean
+        total = self.count + b_count
+        self.mean = self.mean + delta * b_count / total
+        m2 = self.var * self.count + b_var * b_count + delta**2 * self.count * b_count / total
+        self.var = m2 / total
+        self.count = total
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if not self.enabled:
+            return obs.astype(np.float32, copy=False)
+        out = (obs - self.mean) / np.sqrt(self.var + 1e-8)
+        return np.clip(out, -self.CLIP, self.CLIP).astype(np.float32)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "mean": self.mean.tolist(), "var": self.var.tolist(), "count": self.count}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.enabled = bool(state["enabled"])
+        self.mean = np.asarray(state["mean"], np.float64)
+        self.var = np.asarray(state["var"], np.float64)
+        self.count = float(state["count"])
+
+
+def explained_variance(values: np.ndarray, returns: np.ndarray) -> float | None:
+    """1 - Var(returns - values) / Var(returns); None when the returns do not vary."""
+    var = float(np.var(returns))
+    if var == 0.0:
+        return None
+    return 1.0 - float(np.var(returns - values)) / var
+
+
+class UpdateStats(NamedTuple):
+    """What one update measured (None = not measured by this algorithm)."""
+
+    policy_loss: float
+    value_loss: float | None
+    entropy: float
+    grad_norm: float
+    learning_rate: float
+    ent_coef: float
+    explained_variance: float | None
+    approx_kl: float | None = None
+    clip_fraction: float | None = None
+    clip_range: float | None = None
+    epochs_completed: int | None = None
+
+
+class Batch(NamedTuple):
+    """The valid samples of a rollout, flattened, with their learning targets."""
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+    explained_variance: float | None
+
+
+class NonFiniteLossError(RuntimeError):
+    """A loss or gradient norm was NaN/inf; raised before the optimizer step so weights stay finite."""
+
+
+def check_finite(name: str, value: torch.Tensor) -> None:
+    if not bool(torch.isfinite(value).all()):
+        raise NonFiniteLossError(f"{name} is {value.item() if value.numel() == 1 else 'non-finite'}")
+
+
+def make_batch(
+    obs: np.ndarray,
+    actions: np.ndarray,
+    log_probs: np.ndarray,
+    values: np.ndarray,
+    advantages: np.ndarray,
+    returns: np.ndarray,
+    valid: np.ndarray,
+    with_critic: bool,
+) -> Batch:
+    """Select the valid ``[T, N]`` samples and turn them into flat tensors."""
+    ev = explained_variance(values[valid], returns[valid]) if with_critic else None
+    return Batch(
+        torch.from_numpy(obs[valid]),
+        torch.from_numpy(actions[valid]),
+        torch.from_numpy(log_probs[valid]),
+        torch.from_numpy(values[valid]),
+        torch.from_numpy(advantages[valid]),
+        torch.from_numpy(returns[valid]),
+        ev,
+    )
+
+
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    """Zero mean, unit std (population std, so a batch of one gives zeros rather than NaN)."""
+    return (x - x.mean()) / (x.std(correction=0) + 1e-8)

@@ -1,0 +1,104 @@
+"""Proximal Policy Optimization (Schulman et al. 2017, https://arxiv.org/abs/1707.06347).
+
+Clipped surrogate objective, GAE advantages normalised per minibatch, value loss with optional
+clipping, entropy bonus, global gradient-norm clipping, target-KL early stopping and linear
+schedules for the learning rate, clip range and entropy coefficient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from agents.common import ActorCritic, Batch, UpdateStats, check_finite, make_batch, normalize
+from gymnasium_solver.advantages import compute_gae, shift_values
+from gymnasium_solver.config import Config, schedule_start, schedule_value
+from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.rollout import Rollout, RolloutCollector
+
+
+class PPO:
+    algo = "ppo"
+
+    def __init__(self, cfg: Config, spec: SpaceSpec):
+        self.cfg = cfg
+        self.policy = ActorCritic(spec, cfg, with_critic=True)
+        # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8.
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5)
+
+    def collect(self, collector: RolloutCollector) -> Rollout:
+        return collector.collect_steps(self.policy, self.cfg.n_steps)
+
+    def targets(self, rollout: Rollout) -> Batch:
+        """GAE advantages and value targets for the rollout's valid steps."""
+        next_values = shift_values(rollout.values, rollout.last_values)
+        adv, ret = compute_gae(
+            rollout.rewards, rollout.values, next_values, rollout.terminated, rollout.truncated,
+            self.cfg.gamma, self.cfg.gae_lambda,
+        )
+        return make_batch(rollout.obs, rollout.actions, rollout.log_probs, rollout.values, adv, ret,
+                          rollout.valid, with_critic=True)
+
+    def update(self, batch: Batch, progress: float) -> UpdateStats:
+        """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
+        cfg = self.cfg
+        lr = schedule_value(cfg.learning_rate, progress)
+        clip = schedule_value(cfg.clip_range, progress)
+        ent_coef = schedule_value(cfg.ent_coef, progress)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        n = batch.obs.shape[0]
+        # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
+        n_minibatches = max(1, round(n / cfg.batch_size))
+        totals = np.zeros(5)  # policy loss, value loss, entropy, grad norm, clip fraction
+        steps, epochs_completed, stop = 0, 0, False
+        kls: list[float] = []
+        for _ in range(cfg.n_epochs):
+            kls = []
+            for idx in torch.randperm(n).tensor_split(n_minibatches):
+                ev = self.policy.evaluate(batch.obs[idx], batch.actions[idx])
+                log_ratio = ev.log_probs - batch.log_probs[idx]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    # Low-variance KL estimator, http://joschu.net/blog/kl-approx.html
+                    kl = float(((ratio - 1) - log_ratio).mean())
+                kls.append(kl)
+                if cfg.target_kl is not None and kl > 1.5 * cfg.target_kl:
+                    stop = True
+                    break
+                adv = batch.advantages[idx]
+                if cfg.normalize_advantages:
+                    adv = normalize(adv)
+                policy_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip, 1 + clip)).mean()
+                assert ev.values is not None
+                value_loss = self._value_loss(ev.values, batch.values[idx], batch.returns[idx])
+                entropy = ev.entropy.mean()
+                loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
+                check_finite("PPO loss", loss)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(
+                    self.policy.parameters(), cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
+                )
+                check_finite("gradient norm", grad_norm)
+                self.optimizer.step()
+                clipped = float(((ratio - 1).abs() > clip).float().mean())
+                totals += (policy_loss.item(), value_loss.item(), entropy.item(), float(grad_norm), clipped)
+                steps += 1
+            if stop:
+                break
+            epochs_completed += 1
+        means = totals / max(steps, 1)
+        return UpdateStats(
+            policy_loss=means[0], value_loss=means[1], entropy=means[2], grad_norm=means[3],
+            learning_rate=lr, ent_coef=ent_coef, explained_variance=batch.explained_variance,
+            approx_kl=float(np.mean(kls)) if kls else None, clip_fraction=means[4], clip_range=clip,
+            epochs_completed=epochs_completed,
+        )
+
+    def _value_loss(self, values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
+        if self.cfg.clip_range_vf is None:
+            return (values - returns).pow(2).mean()
+        c = self.cfg.clip_range_vf
+        clipped = old_values + (values - old_values).clamp(-c, c)
+        return torch.max((values - returns).pow(2), (clipped - returns).pow(2)).mean()

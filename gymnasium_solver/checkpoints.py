@@ -1,0 +1,91 @@
+"""Checkpoints: ``checkpoints/<name>.pt`` (torch, written atomically) plus the torch-free
+``<name>.json`` metadata from ``run_folder.write_checkpoint_meta``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+
+from agents.common import ActorCritic, ObsNormalizer
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import Config, config_from_yaml_text, config_to_yaml
+from gymnasium_solver.envs import SpaceSpec
+
+CHECKPOINT_FORMAT = 1
+
+
+class LoadedPolicy(NamedTuple):
+    policy: ActorCritic
+    normalizer: ObsNormalizer
+    config: Config
+    env_steps: int
+
+
+def checkpoint_path(run_dir: Path, name: str) -> Path:
+    return run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
+
+
+def save_checkpoint(
+    run_dir: Path,
+    name: str,
+    policy: ActorCritic,
+    normalizer: ObsNormalizer,
+    cfg: Config,
+    *,
+    env_steps: int,
+    iteration: int,
+    wall_seconds: float,
+    eval_return_mean: float | None,
+) -> None:
+    """Write the policy weights, observation-normalisation state and config, then the metadata.
+    Refuses non-finite weights: a checkpoint must always be loadable and usable."""
+    if not policy.all_finite():
+        raise ValueError(f"refusing to save checkpoint {name!r}: the policy has non-finite weights")
+    path = checkpoint_path(run_dir, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT,
+        "model": policy.state_dict(),
+        "normalizer": normalizer.state_dict(),
+        "config_yaml": config_to_yaml(cfg),
+        "env_steps": env_steps,
+        "iteration": iteration,
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    rf.write_checkpoint_meta(
+        run_dir,
+        rf.CheckpointMeta(
+            name=name, file=path.name, env_steps=env_steps, iteration=iteration,
+            wall_seconds=wall_seconds, eval_return_mean=eval_return_mean, created_at=rf.utc_now_iso(),
+        ),
+    )
+
+
+def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
+    """Rebuild the policy saved at ``path`` for an environment with spaces ``spec``.
+    Raises FileNotFoundError, or ValueError if the file is not a checkpoint of ours."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises many types for corrupt files
+        raise ValueError(f"{path} is not a readable checkpoint: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a gymnasium-solver checkpoint (format {CHECKPOINT_FORMAT})")
+    cfg = config_from_yaml_text(payload["config_yaml"], f"{path} (embedded config)")
+    policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
+    policy.load_state_dict(payload["model"])
+    normalizer = ObsNormalizer((spec.obs_dim,), enabled=False)
+    normalizer.load_state_dict(payload["normalizer"])
+    return LoadedPolicy(policy, normalizer, cfg, int(payload["env_steps"]))

@@ -1,0 +1,363 @@
+"""The training loop: ``train(cfg)`` runs PPO or REINFORCE and writes one run folder.
+
+``train`` reads as the algorithm; the bookkeeping (run folder, evaluation schedule, checkpoints,
+progress bar, failure handling) lives in ``_Session`` below it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, NamedTuple
+
+import torch
+
+from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
+from agents.ppo import PPO
+from agents.reinforce import Reinforce
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.checkpoints import save_checkpoint
+from gymnasium_solver.config import Config
+from gymnasium_solver.envs import action_space_info, make_vec_env, space_spec
+from gymnasium_solver.evaluation import EvalResult, evaluate
+from gymnasium_solver.rollout import RolloutCollector
+from gymnasium_solver.run_folder import M, RunStatus, StopReason
+from gymnasium_solver.run_writer import RunWriter
+
+# Evaluation episodes use seeds far from the training envs' so they never replay training starts.
+EVAL_SEED_OFFSET = 1_000_000
+
+
+class TrainResult(NamedTuple):
+    """How a run ended. ``solved_at`` holds the env steps and wall seconds of the solving eval."""
+
+    run_id: str
+    run_dir: Path
+    status: RunStatus
+    stop_reason: StopReason
+    solved: bool
+    solved_at: rf.SolvedAt | None
+    best_eval: rf.EvalRecord | None
+    last_eval: rf.EvalRecord | None
+    env_steps: int
+    wall_seconds: float
+
+
+def train(
+    cfg: Config,
+    runs_dir: Path | None = None,
+    *,
+    run_id: str | None = None,
+    show_progress: bool = False,
+    parent_run_id: str | None = None,
+    applied_changes: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> TrainResult:
+    """Train ``cfg`` until an evaluation reaches the reward threshold or the env-step budget is
+    spent; write everything to ``runs_dir/<run_id>/`` (see run_folder.py). Failures (non-finite
+    loss, exceptions) and SIGINT/SIGTERM end the run gracefully and are recorded in run.json; only
+    a bad run id / occupied run folder raises (ValueError) before anything is written."""
+    writer = RunWriter.create(
+        cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo),
+        parent_run_id=parent_run_id, applied_changes=applied_changes, overrides=overrides,
+    )
+    s = _Session(cfg, writer, show_progress)
+    with _stop_on_signals() as stop_requested:
+        try:
+            agent, collector = s.setup()  # environments (the wall clock starts here), agent
+            while True:
+                # 1. Collect a rollout with the current policy.
+                t0 = time.perf_counter()
+                rollout = agent.collect(collector)
+                t1 = time.perf_counter()
+                # 2. Compute advantages (GAE) or returns-to-go.
+                batch = agent.targets(rollout)
+                # 3. Update the policy (a non-finite loss raises before the optimizer step).
+                stats = s.guarded_update(batch)
+                t2 = time.perf_counter()
+                # 4. Maybe evaluate: on schedule, and always before the run ends.
+                out_of_budget = collector.env_steps >= cfg.max_env_steps
+                evaluation = s.maybe_evaluate(final=out_of_budget or stop_requested())
+                # 5. Log the iteration.
+                s.log_iteration(rollout.env_steps, t1 - t0, t2 - t1, stats, evaluation)
+                # 6. Maybe checkpoint (best follows the best evaluation; periodic if configured).
+                s.maybe_checkpoint(evaluation)
+                if s.solved:
+                    s.finish(RunStatus.COMPLETED, StopReason.SOLVED)
+                    break
+                if stop_requested():
+                    s.finish(RunStatus.STOPPED, StopReason.USER_STOPPED)
+                    break
+                if out_of_budget:
+                    s.finish(RunStatus.COMPLETED, StopReason.BUDGET_EXHAUSTED)
+                    break
+        except NonFiniteLossError as exc:
+            s.fail(StopReason.NON_FINITE_LOSS, "non_finite_loss", str(exc))
+        except Exception as exc:  # noqa: BLE001 - failures are data: recorded, not raised
+            s.fail(StopReason.ERROR, type(exc).__name__, str(exc) or type(exc).__name__, traceback.format_exc())
+        finally:
+            s.close()
+    return s.result()
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[Any]:
+    """SIGINT/SIGTERM set a flag the loop checks after each iteration (a graceful stop with a
+    final evaluation and checkpoint) instead of killing the process mid-write."""
+    flag = {"stop": False}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        flag["stop"] = True
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:
+        pass  # not the main thread: signals cannot be handled here; the caller owns them
+    try:
+        yield lambda: flag["stop"]
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+class _Parts(NamedTuple):
+    agent: PPO | Reinforce
+    collector: RolloutCollector
+
+
+class _Session:
+    """The state and bookkeeping of one training run."""
+
+    def __init__(self, cfg: Config, writer: RunWriter, show_progress: bool):
+        self.cfg, self.writer = cfg, writer
+        self.progress_bar = _ProgressBar(cfg.max_env_steps) if show_progress else None
+        self.t_start = time.perf_counter()
+        self.iteration = 0
+        self.solved = False
+        self.eval_count = 0
+        self.is_best = False
+        self.next_eval = cfg.eval_freq
+        self.next_checkpoint = cfg.checkpoint_freq or None
+        self.agent: PPO | Reinforce | None = None  # type: ignore[assignment]
+        self.collector: RolloutCollector = None  # type: ignore[assignment]
+        self.eval_env: Any = None
+        self.env: Any = None
+
+    # -- setup ---------------------------------------------------------------------------------
+    def setup(self) -> _Parts:
+        cfg, info = self.cfg, self.writer.info
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.t_start = time.perf_counter()
+        self.env = make_vec_env(cfg, cfg.n_envs)
+        spec = space_spec(self.env)
+        self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
+        self.agent = PPO(cfg, spec) if cfg.algo == "ppo" else Reinforce(cfg, spec)
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, cfg.seed)
+        self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
+        info.action_space = action_space_info(spec)
+        info.observation_shape = list(spec.observation_shape)
+        self.writer.write()
+        self.writer.log(
+            f"started {cfg.config_id} seed {cfg.seed}: {cfg.algo}, {cfg.n_envs} envs, budget "
+            f"{cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
+        )
+        return _Parts(self.agent, self.collector)
+
+    @property
+    def wall(self) -> float:
+        return time.perf_counter() - self.t_start
+
+    # -- update --------------------------------------------------------------------------------
+    def guarded_update(self, batch: Batch) -> UpdateStats:
+        """Update, keeping the pre-update weights so a non-finite loss leaves the last good ones."""
+        assert self.agent is not None
+        policy = self.agent.policy
+        good = {k: v.clone() for k, v in policy.state_dict().items()}
+        self.iteration += 1
+        try:
+            stats = self.agent.update(batch, self.collector.env_steps / self.cfg.max_env_steps)
+            if not policy.all_finite():
+                raise NonFiniteLossError("the update produced non-finite weights")
+        except NonFiniteLossError:
+            policy.load_state_dict(good)
+            raise
+        return stats
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def maybe_evaluate(self, final: bool) -> EvalResult | None:
+        steps = self.collector.env_steps
+        if steps < self.next_eval and not final:
+            return None
+        while self.next_eval <= steps:
+            self.next_eval += self.cfg.eval_freq
+        return self.evaluate_now()
+
+    def evaluate_now(self) -> EvalResult:
+        assert self.agent is not None
+        seed = self.cfg.seed + EVAL_SEED_OFFSET + self.eval_count * self.cfg.eval_episodes
+        self.eval_count += 1
+        result = evaluate(self.agent.policy, self.normalizer, self.eval_env, seed)
+        info, steps, wall = self.writer.info, self.collector.env_steps, self.wall
+        record = rf.EvalRecord(
+            return_mean=result.return_mean, return_std=result.return_std, episodes=result.episodes,
+            env_steps=steps, wall_seconds=wall, iteration=self.iteration,
+        )
+        self.is_best = info.best_eval is None or record.return_mean > info.best_eval.return_mean
+        info.last_eval = record
+        if self.is_best:
+            info.best_eval = record
+        threshold = self.cfg.reward_threshold
+        if threshold is not None and result.return_mean >= threshold and not self.solved:
+            self.solved = True
+            info.solved = True
+            info.solved_at = rf.SolvedAt(
+                env_steps=steps, wall_seconds=wall, iteration=self.iteration, eval_return_mean=result.return_mean
+            )
+        self._set_progress()
+        self.writer.write()
+        self.writer.log(
+            f"eval at {steps} env steps: {result.return_mean:.2f} +- {result.return_std:.2f} "
+            f"over {result.episodes} episodes" + (" (solved)" if self.solved else "")
+        )
+        return result
+
+    # -- logging -------------------------------------------------------------------------------
+    def _set_progress(self) -> None:
+        self.writer.info.progress = rf.Progress(
+            env_steps=self.collector.env_steps, iteration=self.iteration, wall_seconds=self.wall
+        )
+
+    def log_iteration(
+        self, steps: int, rollout_s: float, update_s: float, stats: UpdateStats, evaluation: EvalResult | None
+    ) -> None:
+        episodes = self.collector.summary()
+        fps = steps / max(rollout_s + update_s, 1e-9)
+        row: dict[str, float | int | None] = {
+            M.ITERATION: self.iteration, M.ENV_STEPS: self.collector.env_steps, M.WALL_SECONDS: self.wall,
+            M.FPS: fps, M.ROLLOUT_SECONDS: rollout_s, M.UPDATE_SECONDS: update_s,
+            M.EP_RETURN_MEAN: episodes.return_mean, M.EP_RETURN_STD: episodes.return_std,
+            M.EP_LEN_MEAN: episodes.len_mean, M.EPISODES: episodes.episodes,
+            M.POLICY_LOSS: stats.policy_loss, M.VALUE_LOSS: stats.value_loss, M.ENTROPY: stats.entropy,
+            M.GRAD_NORM: stats.grad_norm, M.LEARNING_RATE: stats.learning_rate, M.ENT_COEF: stats.ent_coef,
+            M.EXPLAINED_VARIANCE: stats.explained_variance,
+        }
+        if evaluation is not None:
+            row |= {M.EVAL_RETURN_MEAN: evaluation.return_mean, M.EVAL_RETURN_STD: evaluation.return_std,
+                    M.EVAL_EP_LEN_MEAN: evaluation.ep_len_mean}
+        if self.cfg.algo == "ppo":
+            row |= {M.APPROX_KL: stats.approx_kl, M.CLIP_FRACTION: stats.clip_fraction,
+                    M.CLIP_RANGE: stats.clip_range, M.EPOCHS_COMPLETED: stats.epochs_completed}
+        self.writer.metrics.append(row)
+        self._set_progress()
+        self.writer.heartbeat()
+        if self.progress_bar is not None:
+            last = self.writer.info.last_eval
+            self.progress_bar.update(self.collector.env_steps, self.wall, fps, episodes.return_mean,
+                                     None if last is None else last.return_mean)
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def save(self, name: str, eval_mean: float | None) -> None:
+        assert self.agent is not None
+        save_checkpoint(
+            self.writer.run_dir, name, self.agent.policy, self.normalizer, self.cfg,
+            env_steps=self.collector.env_steps, iteration=self.iteration, wall_seconds=self.wall,
+            eval_return_mean=eval_mean,
+        )
+
+    def maybe_checkpoint(self, evaluation: EvalResult | None) -> None:
+        if evaluation is not None and self.is_best:
+            self.save(rf.BEST_CHECKPOINT, evaluation.return_mean)
+        steps = self.collector.env_steps
+        if self.next_checkpoint is not None and steps >= self.next_checkpoint:
+            self.save(f"step_{steps}", evaluation.return_mean if evaluation else None)
+            while self.next_checkpoint <= steps:
+                self.next_checkpoint += self.cfg.checkpoint_freq
+
+    # -- endings -------------------------------------------------------------------------------
+    def finish(self, status: RunStatus, reason: StopReason, failure: rf.Failure | None = None) -> None:
+        last = self.writer.info.last_eval
+        self.save(rf.LAST_CHECKPOINT, None if last is None else last.return_mean)
+        self._set_progress()
+        self.writer.finish(status, reason, failure)
+        solved_at = self.writer.info.solved_at
+        detail = f" at {solved_at.env_steps} env steps, {solved_at.wall_seconds:.2f}s" if solved_at else ""
+        self.writer.log(f"finished: {status.value} ({reason.value}){detail}; {self.collector.env_steps} env steps")
+
+    def fail(self, reason: StopReason, kind: str, message: str, tb: str | None = None) -> None:
+        """Record a failure; keep the last good weights as the `last` checkpoint when possible."""
+        steps = self.collector.env_steps if self.collector is not None else 0
+        failure = rf.Failure(kind=kind, message=message, env_steps=steps, iteration=self.iteration)
+        self.writer.log(f"FAILED ({reason.value}) at {steps} env steps, iteration {self.iteration}: {message}")
+        if tb:
+            self.writer.log(tb.rstrip())
+        if self.agent is not None and self.agent.policy.all_finite():
+            try:
+                self.evaluate_now()
+                self.finish(RunStatus.FAILED, reason, failure)
+                return
+            except Exception:  # noqa: BLE001 - the run already failed; record that, not this
+                self.writer.log("could not evaluate/checkpoint after the failure:\n" + traceback.format_exc())
+        if self.collector is not None:
+            self._set_progress()
+        self.writer.finish(RunStatus.FAILED, reason, failure)
+
+    def close(self) -> None:
+        if self.progress_bar is not None:
+            self.progress_bar.close()
+        for env in (self.env, self.eval_env):
+            if env is not None:
+                env.close()
+        self.writer.close()
+
+    def result(self) -> TrainResult:
+        info = self.writer.info
+        return TrainResult(
+            run_id=info.run_id, run_dir=self.writer.run_dir, status=info.status,
+            stop_reason=info.stop_reason or StopReason.ERROR, solved=info.solved, solved_at=info.solved_at,
+            best_eval=info.best_eval, last_eval=info.last_eval, env_steps=info.progress.env_steps,
+            wall_seconds=info.progress.wall_seconds,
+        )
+
+
+class _ProgressBar:
+    """A one-line live progress bar on stderr, redrawn at most every 0.2 s."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self._last_draw = 0.0
+        self._drawn = False
+
+    def update(self, steps: int, wall: float, fps: float, recent: float | None, last_eval: float | None) -> None:
+        now = time.monotonic()
+        if now - self._last_draw < 0.2:
+            return
+        self._last_draw = now
+        frac = min(steps / self.total, 1.0)
+        width = 24
+        filled = int(frac * width)
+        avg_fps = steps / max(wall, 1e-9)
+        eta = (self.total - steps) / avg_fps if avg_fps > 0 else float("inf")
+        parts = [
+            f"[{'#' * filled}{'.' * (width - filled)}] {steps}/{self.total} steps",
+            f"{fps:,.0f} fps",
+            f"return {recent:.1f}" if recent is not None else "return -",
+            f"eval {last_eval:.1f}" if last_eval is not None else "eval -",
+            f"ETA {eta:.0f}s (budget)",
+        ]
+        sys.stderr.write("\r" + " | ".join(parts) + "\x1b[K")
+        sys.stderr.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
