@@ -20,7 +20,7 @@ from gymnasium_solver.diagnostics.models import (
     Verdict,
 )
 from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt
-from gymnasium_solver.diagnostics.series import RunData, median, theil_sen
+from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
 
 
@@ -159,12 +159,14 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
 def diagnose(
     info: RunInfo,
     config: Mapping[str, Any],
-    metrics: MetricsTable,
+    metrics: MetricsTable | MetricsArraysLike,
     now: float | None = None,
     status: RunStatus | None = None,
 ) -> Diagnosis:
     """Diagnose one run. Pure: reads only its arguments (``now`` for live-run status and ETA).
 
+    ``metrics`` is the parsed metrics.csv: a MetricsTable, or the run store's numpy
+    ``MetricsArrays`` (same content, no per-cell conversion; what the adapters pass).
     ``status`` is the effective status when the caller already knows it (the run store's crash
     detection); otherwise it is derived from ``info`` with ``run_folder.effective_status``.
     """

@@ -6,10 +6,23 @@ Kept apart from the rules so each rule reads as its condition. numpy only (no to
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 
 from gymnasium_solver.run_folder import M, MetricsTable
+
+
+class MetricsArraysLike(Protocol):
+    """run_store.MetricsArrays: metrics.csv as a float matrix plus a mask of empty cells."""
+
+    @property
+    def columns(self) -> list[str]: ...
+    @property
+    def values(self) -> np.ndarray: ...
+    @property
+    def missing(self) -> np.ndarray: ...
+
 
 # Theil-Sen slopes are O(n^2) in the number of points; longer series are binned to this many.
 MAX_TREND_POINTS = 200
@@ -22,14 +35,21 @@ class RunData:
     where it matters, for the loss and gradient columns, without a Python pass over every cell.
     """
 
-    def __init__(self, table: MetricsTable):
+    def __init__(self, table: MetricsTable | MetricsArraysLike):
         self.columns = list(table.columns)
         self._index = {c: i for i, c in enumerate(self.columns)}
-        self._rows = table.rows
-        if table.rows:
-            self.matrix = np.array(table.rows, dtype=float)
+        self._missing: np.ndarray | None = None
+        self._rows: list[list[float | None]] = []
+        if isinstance(table, MetricsTable):
+            self._rows = table.rows
+            if table.rows:
+                self.matrix = np.array(table.rows, dtype=float)
+            else:
+                self.matrix = np.empty((0, len(self.columns)), dtype=float)
         else:
-            self.matrix = np.empty((0, len(self.columns)), dtype=float)
+            # The run store's numpy form: no per-cell Python conversion at all.
+            self.matrix = np.asarray(table.values, dtype=float).reshape(-1, len(self.columns))
+            self._missing = np.asarray(table.missing, dtype=bool).reshape(self.matrix.shape)
         steps = self.raw(M.ENV_STEPS)
         if steps is None:
             steps = np.arange(1, len(self.matrix) + 1, dtype=float)
@@ -64,6 +84,8 @@ class RunData:
         if bad.size == 0:
             return bad
         # nan here may be a blank cell (None): keep only the ones measured as nan/inf.
+        if self._missing is not None:
+            return bad[~self._missing[bad, i]]
         return np.array([j for j in bad if self._rows[j][i] is not None], dtype=int)
 
 

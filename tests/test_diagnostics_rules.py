@@ -1,0 +1,323 @@
+"""Diagnostics on synthetic metrics: each rule fires on its condition and stays quiet on a healthy run.
+
+The curves are hand-built (not random) so every expected number is known; the planted-fault corpus
+of real runs (test_diagnostics_corpus.py) checks the same rules on our trainer's output.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gymnasium_solver.config import resolve_config
+from gymnasium_solver.diagnostics import Severity, Verdict, diagnose, trend
+from gymnasium_solver.diagnostics.rules import RULE_IDS, yaml_value
+from gymnasium_solver.diagnostics.series import RunData, theil_sen
+from gymnasium_solver.run_folder import (
+    PPO_COLUMNS,
+    ActionSpaceInfo,
+    EvalRecord,
+    M,
+    MetricsTable,
+    RunInfo,
+    RunStatus,
+    StopReason,
+    columns_for,
+)
+
+N = 60  # updates
+STEP = 512  # env steps per update
+THRESHOLD = 475.0
+NOW = 2_000_000_000.0
+
+BASE_CONFIG: dict[str, Any] = {
+    "env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": 0, "max_env_steps": N * STEP,
+    "reward_threshold": THRESHOLD, "n_envs": 16, "n_steps": 32, "n_epochs": 10, "batch_size": 256,
+    "learning_rate": {"start": 0.001, "end": 0.0}, "clip_range": {"start": 0.2, "end": 0.0},
+    "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5, "target_kl": None,
+}
+
+
+def healthy_series(n: int = N) -> dict[str, np.ndarray]:
+    """A PPO run that learns steadily and solves in the last third."""
+    t = np.linspace(0, 1, n)
+    ret = 20 + 480 * np.clip(t * 1.4, 0, 1)
+    return {
+        M.EP_RETURN_MEAN: ret,
+        M.EVAL_RETURN_MEAN: np.minimum(ret + 10, 500),
+        M.POLICY_LOSS: -0.01 * np.ones(n),
+        M.VALUE_LOSS: 10 + 20 * t,
+        M.ENTROPY: math.log(2) * (1 - 0.6 * t),
+        M.GRAD_NORM: 0.5 + 0.1 * t,
+        M.EXPLAINED_VARIANCE: np.clip(0.3 + 1.5 * t, 0, 0.95),
+        M.APPROX_KL: 0.008 * np.ones(n),
+        M.CLIP_FRACTION: 0.08 * np.ones(n),
+        M.CLIP_RANGE: 0.2 * (1 - t),
+        M.EPOCHS_COMPLETED: 10 * np.ones(n),
+        M.FPS: 5000 * np.ones(n),
+        M.LEARNING_RATE: 0.001 * (1 - t),
+        M.ENT_COEF: np.zeros(n),
+    }
+
+
+def make_table(series: dict[str, np.ndarray], algo: str = "ppo", eval_every: int = 4) -> MetricsTable:
+    cols = list(columns_for(algo))
+    n = len(next(iter(series.values())))
+    rows: list[list[float | None]] = []
+    for i in range(n):
+        row: list[float | None] = []
+        for c in cols:
+            if c == M.ITERATION:
+                row.append(float(i + 1))
+            elif c == M.ENV_STEPS:
+                row.append(float((i + 1) * STEP))
+            elif c in (M.EVAL_RETURN_MEAN, M.EVAL_RETURN_STD, M.EVAL_EP_LEN_MEAN) and (i + 1) % eval_every:
+                row.append(None)
+            elif c in series:
+                row.append(float(series[c][i]))
+            elif c == M.EVAL_RETURN_STD:
+                row.append(5.0)
+            else:
+                row.append(1.0)
+        rows.append(row)
+    return MetricsTable(cols, rows)
+
+
+def make_info(table: MetricsTable, config: dict[str, Any], **kw: Any) -> RunInfo:
+    ev = table.column(M.EVAL_RETURN_MEAN)
+    evals = [v for v in ev if v is not None and math.isfinite(v)]
+    best = max(evals) if evals else None
+    data: dict[str, Any] = dict(
+        run_id="20261125-000000-abcd", config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo",
+        algo=config["algo"], seed=0, status=RunStatus.COMPLETED, stop_reason=StopReason.BUDGET_EXHAUSTED,
+        created_at="2026-11-25T00:00:00+00:00", updated_at="2026-11-25T00:10:00+00:00",
+        reward_threshold=THRESHOLD, max_env_steps=config["max_env_steps"],
+        action_space=ActionSpaceInfo(kind="discrete", n=2, max_entropy=math.log(2)),
+        solved=best is not None and best >= THRESHOLD,
+        best_eval=None if best is None else EvalRecord(return_mean=best, return_std=1, episodes=10,
+                                                       env_steps=1, wall_seconds=1, iteration=1),
+    )
+    data["progress"] = {"env_steps": len(table) * STEP, "iteration": len(table)}
+    if data["solved"]:
+        data["stop_reason"] = StopReason.SOLVED
+    data.update(kw)
+    return RunInfo(**data)
+
+
+def run(series: dict[str, np.ndarray], config: dict[str, Any] | None = None, **info_kw: Any):  # type: ignore[no-untyped-def]
+    cfg = {**BASE_CONFIG, **(config or {})}
+    table = make_table(series, cfg["algo"])
+    return diagnose(make_info(table, cfg, **info_kw), cfg, table, now=NOW)
+
+
+def unsolved(series: dict[str, np.ndarray], peak: float = 150.0) -> dict[str, np.ndarray]:
+    """Same run, but the return creeps up to ``peak`` and stays flat (does not solve)."""
+    n = len(series[M.ENTROPY])
+    flat = np.minimum(20 + np.linspace(0, peak * 3, n), peak)
+    return {**series, M.EP_RETURN_MEAN: flat, M.EVAL_RETURN_MEAN: flat}
+
+
+def ids(d) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.id for f in d.findings]
+
+
+def test_healthy_solved_run_has_no_warnings() -> None:
+    d = run(healthy_series())
+    assert d.verdict == Verdict.HEALTHY, d.findings
+    assert d.returns.solved and d.returns.gap_abs is not None and d.returns.gap_abs <= 0
+    assert all(f.severity == Severity.INFO for f in d.findings)
+
+
+def test_approx_kl_high_suggests_lower_learning_rate() -> None:
+    s = unsolved(healthy_series())
+    s[M.APPROX_KL] = np.full(N, 0.2)
+    s[M.CLIP_FRACTION] = np.full(N, 0.45)
+    d = run(s)
+    assert ids(d)[:2] == ["approx_kl_high", "clip_fraction_high"]
+    top = d.findings[0].suggested_changes[0]
+    assert top.key == "learning_rate" and top.direction == "decrease"
+    assert top.suggested == {"start": 0.0001, "end": 0.0}
+    assert d.verdict == Verdict.WARNING
+
+
+def test_approx_kl_near_zero_suggests_higher_learning_rate() -> None:
+    s = unsolved(healthy_series())
+    s[M.APPROX_KL] = np.full(N, 2e-6)
+    s[M.CLIP_FRACTION] = np.zeros(N)
+    d = run(s, {"learning_rate": 1e-5})
+    assert ids(d)[0] == "approx_kl_near_zero"
+    top = d.findings[0].suggested_changes[0]
+    assert (top.key, top.current, top.suggested, top.set_arg) == ("learning_rate", 1e-5, 1e-4, "learning_rate=0.0001")
+
+
+def test_target_kl_cutting_epochs_suggests_larger_target_kl_not_learning_rate() -> None:
+    s = unsolved(healthy_series())
+    s[M.EPOCHS_COMPLETED] = np.ones(N)
+    s[M.APPROX_KL] = np.full(N, 5e-5)  # small because the updates stop early
+    s[M.CLIP_FRACTION] = np.zeros(N)
+    d = run(s, {"target_kl": 0.0005})
+    assert ids(d)[0] == "target_kl_stops_epochs"
+    assert "approx_kl_near_zero" not in ids(d)
+    top = d.findings[0].suggested_changes[0]
+    assert top.key == "target_kl" and top.suggested > 0.0005
+
+
+def test_entropy_bonus_that_drowns_the_reward() -> None:
+    s = unsolved(healthy_series(), peak=60)
+    s[M.ENTROPY] = np.full(N, 0.69)
+    d = run(s, {"ent_coef": 0.5})
+    assert ids(d)[0] == "entropy_bonus_dominates"
+    top = d.findings[0].suggested_changes[0]
+    assert top.key == "ent_coef" and top.direction == "decrease" and top.suggested < 0.5
+
+
+def test_entropy_collapse_before_solving_suggests_entropy_bonus() -> None:
+    s = unsolved(healthy_series())
+    s[M.ENTROPY] = np.concatenate([np.linspace(0.69, 0.02, N // 3), np.full(N - N // 3, 0.02)])
+    d = run(s)
+    f = next(f for f in d.findings if f.id == "entropy_collapse")
+    assert f.suggested_changes[0].key == "ent_coef" and f.suggested_changes[0].suggested == 0.01
+
+
+def test_starved_value_function_suggests_vf_coef() -> None:
+    s = unsolved(healthy_series())
+    s[M.EXPLAINED_VARIANCE] = np.full(N, -0.1)
+    d = run(s, {"vf_coef": 0.001})
+    assert ids(d)[0] == "explained_variance_low"
+    assert "negative" in d.findings[0].title
+    top = d.findings[0].suggested_changes[0]
+    assert (top.key, top.direction, top.suggested) == ("vf_coef", "increase", 0.5)
+
+
+def test_budget_spent_while_improving_suggests_more_steps() -> None:
+    s = healthy_series()
+    ramp = 20 + np.linspace(0, 300, N)
+    s[M.EP_RETURN_MEAN], s[M.EVAL_RETURN_MEAN] = ramp, ramp
+    d = run(s)
+    assert d.eval_trend.direction == "improving"
+    assert ids(d)[0] == "budget_exhausted_improving"
+    top = d.findings[0].suggested_changes[0]
+    assert (top.key, top.current, top.suggested) == ("max_env_steps", N * STEP, 3 * N * STEP)
+
+
+def test_plateau_is_flat_and_ranks_below_mechanisms() -> None:
+    d = run(unsolved(healthy_series(), peak=100))
+    assert d.eval_trend.direction == "flat"
+    assert ids(d) == ["return_plateau"]
+    assert d.findings[0].suggested_changes == []
+
+
+def test_return_collapse_after_peak() -> None:
+    s = healthy_series()
+    up = np.concatenate([np.linspace(20, 400, N // 2), np.full(N - N // 2, 60.0)])
+    s[M.EP_RETURN_MEAN], s[M.EVAL_RETURN_MEAN] = up, up
+    d = run(s)
+    f = next(f for f in d.findings if f.id == "return_collapse")
+    assert f.suggested_changes[0].key == "learning_rate" and f.suggested_changes[0].direction == "decrease"
+
+
+def test_non_finite_loss_is_critical_and_blank_cells_are_not_nan() -> None:
+    s = unsolved(healthy_series())
+    s[M.POLICY_LOSS] = s[M.POLICY_LOSS].copy()
+    s[M.POLICY_LOSS][-3:] = np.nan
+    d = run(s, {"max_grad_norm": None})
+    assert d.verdict == Verdict.CRITICAL and ids(d)[0] == "non_finite_loss"
+    assert [c.key for c in d.findings[0].suggested_changes] == ["max_grad_norm", "learning_rate"]
+    # Blank eval cells (None) must never count as non-finite.
+    assert "non_finite_loss" not in ids(run(healthy_series()))
+
+
+def test_grad_norm_explosion() -> None:
+    s = unsolved(healthy_series())
+    s[M.GRAD_NORM] = np.geomspace(0.5, 500, N)
+    d = run(s)
+    assert "grad_norm_explosion" in ids(d)
+
+
+def test_value_loss_explosion_and_throughput_drop() -> None:
+    s = unsolved(healthy_series())
+    s[M.VALUE_LOSS] = np.geomspace(1, 1e5, N)
+    s[M.FPS] = np.concatenate([np.full(N // 2, 5000.0), np.full(N - N // 2, 1000.0)])
+    d = run(s)
+    assert {"value_loss_exploding", "throughput_drop"} <= set(ids(d))
+    assert next(f for f in d.findings if f.id == "throughput_drop").severity == Severity.INFO
+
+
+def test_train_solved_eval_not() -> None:
+    s = healthy_series()
+    s[M.EP_RETURN_MEAN] = np.full(N, 490.0)
+    s[M.EVAL_RETURN_MEAN] = np.full(N, 100.0)
+    d = run(s)
+    assert "train_solved_eval_not" in ids(d)
+
+
+def test_reinforce_skips_kl_rules_and_says_so() -> None:
+    s = {k: v for k, v in unsolved(healthy_series()).items() if k not in PPO_COLUMNS[len(columns_for('reinforce')):]}
+    d = run(s, {"algo": "reinforce"})
+    assert any("reinforce writes no approx_kl" in n for n in d.notes)
+    assert not {"approx_kl_high", "approx_kl_near_zero", "target_kl_stops_epochs"} & set(ids(d))
+
+
+def test_live_run_is_partial_with_eta() -> None:
+    s = {k: v[:30] for k, v in healthy_series().items()}
+    cfg = {**BASE_CONFIG}
+    table = make_table(s)
+    info = make_info(table, cfg, status=RunStatus.RUNNING, stop_reason=None, pid=None,
+                     updated_at="2033-05-18T03:33:10+00:00")
+    d = diagnose(info, cfg, table, now=NOW)
+    assert d.partial and d.status == "running"
+    assert d.progress.eta_seconds == pytest.approx((N * STEP - 30 * STEP) / 5000, abs=0.05)
+    assert "budget_exhausted_improving" not in ids(d)
+    assert any("still running" in n for n in d.notes)
+
+
+def test_empty_metrics_gives_an_answer_not_an_error() -> None:
+    table = MetricsTable(list(PPO_COLUMNS), [])
+    d = diagnose(make_info(table, BASE_CONFIG), BASE_CONFIG, table, now=NOW)
+    assert d.eval_trend.direction == "unknown" and d.findings == []
+    assert any("Only 0 update" in n for n in d.notes)
+
+
+def test_store_arrays_and_table_give_the_same_diagnosis() -> None:
+    class Arrays:
+        def __init__(self, t: MetricsTable):
+            self.columns = t.columns
+            self.values = np.array(t.rows, dtype=float)
+            self.missing = np.array([[v is None for v in r] for r in t.rows])
+
+    s = unsolved(healthy_series())
+    s[M.POLICY_LOSS] = s[M.POLICY_LOSS].copy()
+    s[M.POLICY_LOSS][-1] = np.inf
+    table = make_table(s)
+    info = make_info(table, BASE_CONFIG)
+    a = diagnose(info, BASE_CONFIG, table, now=NOW)
+    b = diagnose(info, BASE_CONFIG, Arrays(table), now=NOW)
+    assert a == b and a.findings[0].id == "non_finite_loss"
+
+
+def test_theil_sen_matches_hand_computed_values() -> None:
+    x = np.array([0.0, 1, 2, 3, 4])
+    y = np.array([0.0, 1, 2, 3, 100])  # one outlier: least squares would say ~20, Theil-Sen says 1
+    slope, lo, hi = theil_sen(x, y)  # type: ignore[misc]
+    assert slope == 1.0 and lo <= 1.0 <= hi
+    assert trend("m", np.arange(10.0), np.full(10, 3.0), 10).direction == "flat"
+    assert trend("m", np.arange(3.0), np.arange(3.0), 10).direction == "unknown"
+    assert trend("m", np.arange(10.0) * 1000, -np.arange(10.0) * 10, 100).direction == "declining"
+
+
+def test_yaml_values_parse_back_as_numbers() -> None:
+    assert yaml_value(1e-05) == "1.0e-05" and yaml_value(2.0) == "2.0" and yaml_value(None) == "null"
+    cfg = resolve_config("CartPole-v1:ppo", [f"learning_rate={yaml_value(1e-05)}"])
+    assert cfg.learning_rate == 1e-05
+
+
+def test_rule_ids_are_unique() -> None:
+    assert len(RULE_IDS) == len(set(RULE_IDS))
+
+
+def test_run_data_distinguishes_blank_from_nan() -> None:
+    t = MetricsTable([M.ENV_STEPS, M.POLICY_LOSS], [[1.0, None], [2.0, float("nan")], [3.0, 1.0]])
+    assert RunData(t).non_finite_rows(M.POLICY_LOSS).tolist() == [1]
