@@ -1,0 +1,229 @@
+"""Start, stop and wait for training processes, without importing torch.
+
+``start_training`` validates the config, pre-creates the run folder with a placeholder run.json
+and starts ``gsolve train ... --run-id ID`` as a detached process (its own session, output
+appended to the run's run.log) so the run outlives the MCP server that started it.
+``stop_training`` and ``wait_for_training`` are async and only ever sleep with ``anyio.sleep``:
+a stop or a wait never blocks the server's event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import config as config_mod
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
+
+MAX_WAIT_SECONDS = 60.0
+MAX_STOP_TIMEOUT = 120.0
+_POLL_SECONDS = 0.25
+
+
+class StartResult(BaseModel):
+    run_id: str
+    config_id: str
+    pid: int
+    run_dir: str
+    max_env_steps: int
+    reward_threshold: float | None
+    overrides: dict[str, Any]
+    note: str = Field(description="what to call next")
+
+
+def _override_pairs(overrides: dict[str, Any]) -> list[str]:
+    # JSON is valid YAML, and the trainer parses --set values as YAML, so types survive the trip.
+    return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in overrides.items()]
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    # Without a wait() the exited child stays a zombie of this server until it exits.
+    threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
+
+
+def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None) -> StartResult:
+    """Validate ``ENV:VARIANT`` + overrides, create the run folder and start the trainer detached.
+
+    Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
+    """
+    overrides = dict(overrides or {})
+    pairs = _override_pairs(overrides)
+    cfg = config_mod.resolve_config(config_id, pairs)
+    runs_dir = Path(runs_dir).resolve()
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    run_id = rf.new_run_id()
+    while (runs_dir / run_id).exists():
+        run_id = rf.new_run_id()
+    run_dir = runs_dir / run_id
+    run_dir.mkdir()
+    now = rf.utc_now_iso()
+    placeholder = rf.RunInfo(
+        run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant=cfg.variant, algo=cfg.algo,
+        seed=cfg.seed, status=rf.RunStatus.RUNNING, created_at=now, updated_at=now, host=socket.gethostname(),
+        reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps, overrides=overrides,
+    )
+    rf.write_run_info(run_dir, placeholder)
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
+    for pair in pairs:
+        cmd += ["--set", pair]
+    cmd += ["--runs-dir", str(runs_dir), "--run-id", run_id, "--quiet"]
+    with open(run_dir / rf.RUN_LOG, "ab") as log:
+        log.write(f"[launcher] {rf.utc_now_iso()} starting: {' '.join(cmd)}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            close_fds=True,
+        )
+    _reap(proc)
+    # Record the pid unless the trainer already replaced the placeholder (it then wrote its own).
+    try:
+        current = rf.read_run_info(run_dir)
+        if current.pid is None and current.progress.env_steps == 0 and current.updated_at == now:
+            rf.write_run_info(run_dir, placeholder.model_copy(update={"pid": proc.pid}))
+    except (OSError, ValueError):
+        pass
+    return StartResult(
+        run_id=run_id, config_id=cfg.config_id, pid=proc.pid, run_dir=str(run_dir), max_env_steps=cfg.max_env_steps,
+        reward_threshold=cfg.reward_threshold, overrides=overrides,
+        note=f"training started in the background; call wait_for_training(run_id={run_id!r}) or "
+        f"get_training_status to follow it, stop_training to end it early",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+class StopResult(BaseModel):
+    run_id: str
+    status: str = Field(description="status after the stop")
+    stop_reason: str | None = None
+    forced: bool = Field(description="True if the trainer ignored SIGTERM and was killed with SIGKILL")
+    waited_seconds: float
+    message: str
+
+
+def _looks_like_trainer(pid: int) -> bool:
+    """Guard against pid reuse: only signal a process whose command line is one of our trainers."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return True  # no /proc (macOS): trust the pid from run.json
+    text = b" ".join(argv)
+    return b"train" in text and (b"gsolve" in text or b"gymnasium_solver" in text)
+
+
+def _kill_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)  # the trainer leads its own session: include its env workers
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _record_stop(run_dir: Path, store: RunStore, message: str) -> None:
+    info = store.info(run_dir)
+    failure = rf.Failure(kind="forced_stop", message=message, env_steps=info.progress.env_steps,
+                         iteration=info.progress.iteration)
+    now = rf.utc_now_iso()
+    rf.write_run_info(run_dir, info.model_copy(update={
+        "status": rf.RunStatus.STOPPED, "stop_reason": rf.StopReason.USER_STOPPED, "failure": failure,
+        "updated_at": now, "finished_at": now,
+    }))
+
+
+async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float = 20.0) -> StopResult:
+    """Stop a running training: SIGTERM (graceful: final eval + checkpoint), then SIGKILL after the timeout.
+
+    A forced stop is recorded in run.json (status stopped, failure kind 'forced_stop').
+    """
+    if not 1 <= timeout_seconds <= MAX_STOP_TIMEOUT:
+        raise ValueError(f"timeout_seconds must be between 1 and {MAX_STOP_TIMEOUT:g}, got {timeout_seconds}")
+    info = store.info(run_dir)
+    status = rf.effective_status(info)
+    if status != rf.RunStatus.RUNNING:
+        return StopResult(run_id=info.run_id, status=str(status), stop_reason=info.stop_reason, forced=False,
+                          waited_seconds=0.0, message=f"run is not running (status {status}); nothing to stop")
+    if info.pid is None:
+        raise ValueError(f"run {info.run_id} has no pid in run.json yet; try again in a second")
+    if info.host and info.host != socket.gethostname():
+        raise ValueError(f"run {info.run_id} runs on host {info.host!r}, not this one; stop it there")
+    pid = info.pid
+    if not _looks_like_trainer(pid):
+        raise ValueError(f"pid {pid} of run {info.run_id} is not a gsolve trainer any more; not signalling it")
+    start = time.monotonic()
+    _kill_group(pid, signal.SIGTERM)
+    forced = False
+    while rf.pid_alive(pid):
+        if time.monotonic() - start > timeout_seconds:
+            _kill_group(pid, signal.SIGKILL)
+            forced = True
+            while rf.pid_alive(pid) and time.monotonic() - start < timeout_seconds + 5:
+                await anyio.sleep(_POLL_SECONDS)
+            break
+        await anyio.sleep(_POLL_SECONDS)
+    waited = round(time.monotonic() - start, 2)
+    after = store.info(run_dir)
+    if after.status == rf.RunStatus.RUNNING:
+        # The trainer could not record its own stop (killed, or died on the signal).
+        why = (f"did not stop within {timeout_seconds:g}s of SIGTERM; killed with SIGKILL" if forced
+               else "exited on SIGTERM without recording its stop")
+        _record_stop(run_dir, store, why)
+        after = store.info(run_dir)
+    message = (f"stopped by force after {waited}s (trainer ignored SIGTERM)" if forced
+               else f"stopped gracefully in {waited}s")
+    return StopResult(run_id=after.run_id, status=str(rf.effective_status(after)),
+                      stop_reason=None if after.stop_reason is None else str(after.stop_reason), forced=forced,
+                      waited_seconds=waited, message=message)
+
+
+# ---------------------------------------------------------------------------------------------
+class WaitResult(BaseModel):
+    status: TrainingStatus
+    finished: bool
+    waited_seconds: float
+    note: str
+
+
+ProgressCallback = Callable[[float, float | None, str], Awaitable[None]]
+
+
+async def wait_for_training(
+    store: RunStore, run_dir: Path, timeout_seconds: float = 30.0, progress: ProgressCallback | None = None
+) -> WaitResult:
+    """Wait until the run finishes or ``timeout_seconds`` (<= 60) pass, reporting progress.
+
+    Returns the current status either way, so a caller can simply call again.
+    """
+    if not 0 <= timeout_seconds <= MAX_WAIT_SECONDS:
+        raise ValueError(f"timeout_seconds must be between 0 and {MAX_WAIT_SECONDS:g}, got {timeout_seconds}")
+    start = time.monotonic()
+    last_steps = -1
+    while True:
+        st = await anyio.to_thread.run_sync(training_status, store, run_dir)
+        if progress is not None and st.env_steps != last_steps:
+            last_steps = st.env_steps
+            await progress(float(st.env_steps), float(st.max_env_steps),
+                           f"{st.status}: {st.env_steps}/{st.max_env_steps} env steps"
+                           + (f", last eval {st.last_eval_return:.4g}" if st.last_eval_return is not None else ""))
+        waited = time.monotonic() - start
+        if st.finished or waited >= timeout_seconds:
+            break
+        await anyio.sleep(min(1.0, max(timeout_seconds - waited, 0.05)))
+    waited = round(time.monotonic() - start, 2)
+    note = (f"run finished: {st.status}" + (f" ({st.stop_reason})" if st.stop_reason else "") if st.finished
+            else f"still running after {waited}s; call wait_for_training again to keep waiting")
+    return WaitResult(status=st, finished=st.finished, waited_seconds=waited, note=note)
