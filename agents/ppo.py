@@ -31,12 +31,13 @@ class PPO:
 
     def targets(self, rollout: Rollout) -> Batch:
         """GAE advantages and value targets for the rollout's valid steps."""
-        next_values = shift_values(rollout.values, rollout.last_values)
+        scores = self.policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
+        next_values = shift_values(scores.values, scores.last_values)
         adv, ret = compute_gae(
-            rollout.rewards, rollout.values, next_values, rollout.terminated, rollout.truncated,
+            rollout.rewards, scores.values, next_values, rollout.terminated, rollout.truncated,
             self.cfg.gamma, self.cfg.gae_lambda,
         )
-        return make_batch(rollout.obs, rollout.actions, rollout.log_probs, rollout.values, adv, ret,
+        return make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret,
                           rollout.valid, with_critic=True)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:

@@ -35,15 +35,16 @@ class Reinforce:
     def targets(self, rollout: Rollout) -> Batch:
         """Returns-to-go of the complete episodes; advantages subtract the baseline when there is one.
         Truncated episodes bootstrap from the baseline's value of their final observation."""
+        scores = self.policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
         if self.cfg.use_baseline:
-            next_values = shift_values(rollout.values, rollout.last_values)
+            next_values = shift_values(scores.values, scores.last_values)
         else:
-            next_values = np.zeros_like(rollout.values)
+            next_values = np.zeros_like(scores.values)
         returns = compute_returns_to_go(
             rollout.rewards, rollout.terminated, rollout.truncated, next_values, self.cfg.gamma
         )
-        advantages = returns - rollout.values if self.cfg.use_baseline else returns
-        return make_batch(rollout.obs, rollout.actions, rollout.log_probs, rollout.values, advantages, returns,
+        advantages = returns - scores.values if self.cfg.use_baseline else returns
+        return make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, advantages, returns,
                           rollout.valid, with_critic=self.cfg.use_baseline)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:

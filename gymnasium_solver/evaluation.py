@@ -36,7 +36,7 @@ def evaluate(
     running = np.ones(n, bool)
     for _ in range(MAX_EVAL_STEPS):
         obs = normalizer(np.asarray(raw, np.float32).reshape(n, -1))
-        out = policy.act(obs, deterministic=True)
+        out = policy.act(obs, None, deterministic=True)
         raw, reward, term, trunc, _ = env.step(out.env_actions)
         returns += np.where(running, reward, 0.0)
         lengths += running

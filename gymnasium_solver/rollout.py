@@ -23,15 +23,13 @@ RECENT_EPISODES = 100
 class Rollout(NamedTuple):
     """One rollout, time-major ``[T, N, ...]``. ``valid`` marks steps to train on."""
 
-    obs: np.ndarray
+    obs: np.ndarray  # observations the policy acted on (normalised when configured)
     actions: np.ndarray
-    log_probs: np.ndarray
-    values: np.ndarray
     rewards: np.ndarray  # multiplied by reward_scale
     terminated: np.ndarray
     truncated: np.ndarray
     valid: np.ndarray
-    last_values: np.ndarray  # value of the observation after the last step, per sub-env
+    last_obs: np.ndarray  # observation after the last step, per sub-env (for bootstrapping)
     env_steps: int  # sub-environment steps taken by this rollout
 
 
@@ -57,6 +55,7 @@ class RolloutCollector:
         seed: int,
     ):
         self.env, self.spec, self.normalizer, self.reward_scale = env, spec, normalizer, reward_scale
+        self.rng = np.random.default_rng(seed)  # action sampling
         self.n = env.num_envs
         raw, _ = env.reset(seed=seed)
         self._raw_obs = self._flat(raw)
@@ -82,9 +81,9 @@ class RolloutCollector:
         self._ep_len[:] = 0
 
     def _step(self, policy: ActorCritic) -> tuple[np.ndarray, ...]:
-        """One vector step. Returns (obs, actions, log_probs, values, rewards, term, trunc, valid)."""
+        """One vector step. Returns (obs, actions, rewards, terminated, truncated, valid)."""
         obs = self.normalizer(self._raw_obs)
-        out = policy.act(obs)
+        out = policy.act(obs, self.rng)
         raw, reward, term, trunc, _ = self.env.step(out.env_actions)
         valid = ~self._prev_done
         reward = np.asarray(reward, np.float64)
@@ -104,18 +103,13 @@ class RolloutCollector:
         self.normalizer.update(self._raw_obs)
         self.env_steps += self.n
         scaled = (reward * self.reward_scale).astype(np.float32)
-        return obs, out.actions, out.log_probs, out.values, scaled, term, trunc, valid
-
-    def last_values(self, policy: ActorCritic) -> np.ndarray:
-        return policy.act(self.normalizer(self._raw_obs)).values
+        return obs, out.actions, scaled, term, trunc, valid
 
     def _alloc(self, steps: int) -> list[np.ndarray]:
         act_shape = (steps, self.n) if self.spec.discrete else (steps, self.n, self.spec.n_actions)
         return [
             np.zeros((steps, self.n, self.spec.obs_dim), np.float32),
             np.zeros(act_shape, np.int64 if self.spec.discrete else np.float32),
-            np.zeros((steps, self.n), np.float32),
-            np.zeros((steps, self.n), np.float32),
             np.zeros((steps, self.n), np.float32),
             np.zeros((steps, self.n), bool),
             np.zeros((steps, self.n), bool),
@@ -129,7 +123,7 @@ class RolloutCollector:
         for t in range(n_steps):
             for buf, value in zip(bufs, self._step(policy), strict=True):
                 buf[t] = value
-        return self._rollout(bufs, policy, start)
+        return self._rollout(bufs, start)
 
     def collect_episodes(self, policy: ActorCritic, n_episodes: int, max_steps: int) -> Rollout:
         """Step from fresh resets until ``n_episodes`` episodes have finished (or ``max_steps``
@@ -145,21 +139,20 @@ class RolloutCollector:
             step = self._step(policy)
             for buf, value in zip(bufs, step, strict=True):
                 buf[t] = value
-            finished += int(np.count_nonzero((step[5] | step[6]) & step[7]))
+            finished += int(np.count_nonzero((step[3] | step[4]) & step[5]))
             t += 1
         bufs = [b[:t] for b in bufs]
         # Steps after a sub-env's last episode end belong to an unfinished episode: not valid.
-        done = bufs[5] | bufs[6]
+        done = bufs[3] | bufs[4]
         ended_later = np.flip(np.logical_or.accumulate(np.flip(done, 0), 0), 0)
-        bufs[7] &= ended_later
-        return self._rollout(bufs, policy, start)
+        bufs[5] &= ended_later
+        return self._rollout(bufs, start)
 
-    def _rollout(self, bufs: list[np.ndarray], policy: ActorCritic, start_steps: int) -> Rollout:
-        obs, actions, log_probs, values, rewards, terminated, truncated, valid = bufs
+    def _rollout(self, bufs: list[np.ndarray], start_steps: int) -> Rollout:
+        obs, actions, rewards, terminated, truncated, valid = bufs
         return Rollout(
-            obs=obs, actions=actions, log_probs=log_probs, values=values, rewards=rewards,
-            terminated=terminated, truncated=truncated, valid=valid,
-            last_values=self.last_values(policy), env_steps=self.env_steps - start_steps,
+            obs=obs, actions=actions, rewards=rewards, terminated=terminated, truncated=truncated, valid=valid,
+            last_obs=self.normalizer(self._raw_obs), env_steps=self.env_steps - start_steps,
         )
 
     def summary(self) -> EpisodeSummary:
