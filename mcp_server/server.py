@@ -1,0 +1,438 @@
+"""The gymnasium-solver MCP server: every tool an assistant needs to find, inspect, compare,
+plot, start, watch and stop training runs.
+
+Each tool is a thin adapter over a plain function in ``gymnasium_solver.run_store`` /
+``launcher`` / ``plotting`` (tested directly and through ``mcp.Client``). Results are pydantic
+models: Claude Code shows the model only the structured content, so everything needed is in it,
+and every result is bounded (long series are downsampled, logs tailed) and says what it left out.
+
+Nothing here imports torch (or gymnasium at start): the server must start in well under a second.
+Logging goes to stderr only; stdout belongs to the stdio transport.
+"""
+
+import base64
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import config as config_mod
+from gymnasium_solver import launcher, plotting
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver import run_store as rs
+
+log = logging.getLogger("gymnasium_solver.mcp")
+
+SERVER_NAME = "gymnasium-solver"
+INSTRUCTIONS = (
+    "Inspect, compare, diagnose, start and stop reinforcement-learning training runs of gymnasium-solver. "
+    "Runs are referenced by run id, a unique prefix of one, or '@last' (the newest run). "
+    "Start a debugging session with diagnose_run, then get_run_info / get_run_metrics / get_run_logs "
+    "for evidence. Step counts are environment steps."
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+STARTS_PROCESS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+STOPS_PROCESS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+RunRef = Annotated[
+    str,
+    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run"),
+]
+MetricName = Annotated[
+    str, Field(description=f"metric column, e.g. {rf.M.EVAL_RETURN_MEAN!r}; list_available_metrics shows them all")
+]
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the library's actionable ValueErrors into tool errors the model sees verbatim."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except (ValueError, KeyError, FileNotFoundError, PermissionError) as exc:
+        msg = str(exc) if not isinstance(exc, KeyError) else f"unknown key {exc}"
+        raise ToolError(msg) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Result models that only the server needs
+# ---------------------------------------------------------------------------------------------
+class EnvironmentPreset(BaseModel):
+    env_id: str
+    description: str
+    variants: dict[str, str] = Field(description="variant name -> algorithm")
+    config_ids: list[str] = Field(description="ENV:VARIANT ids to pass to start_training / get_config")
+
+
+class EnvironmentList(BaseModel):
+    environments: list[EnvironmentPreset]
+    config_dir: str
+
+
+class VariantInfo(BaseModel):
+    variant: str
+    config_id: str
+    algo: str
+    settings: dict[str, Any] = Field(description="the variant's resolved key settings (get_config has all)")
+    problem: str | None = Field(default=None, description="set if this variant does not validate")
+
+
+class VariantList(BaseModel):
+    env_id: str
+    variants: list[VariantInfo]
+
+
+class ConfigResult(BaseModel):
+    source: str = Field(description="'preset' (ENV:VARIANT + overrides) or 'run' (the run's config.yaml)")
+    config_id: str | None
+    run_id: str | None = None
+    config: dict[str, Any]
+    descriptions: dict[str, str] = Field(description="what each config key means")
+
+
+_CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.Config.model_fields.items()}
+
+
+def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
+    return CallToolResult(
+        content=[
+            ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"),
+            TextContent(type="text", text=summary),
+        ],
+        structured_content=result.model_dump(mode="json"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+def create_server(runs_dir: Path | str | None = None) -> MCPServer:
+    """Build the server over the runs folder (None: $GSOLVE_RUNS_DIR, else ./runs)."""
+    store = rs.RunStore(runs_dir)
+    server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    _register_config_tools(server, store)
+    _register_run_tools(server, store)
+    _register_plot_tools(server, store)
+    _register_process_tools(server, store)
+    _register_resources(server, store)
+
+    # The diagnostics engineer's module adds diagnose_run and get_metric_alerts.
+    from mcp_server import diagnostic_tools
+
+    diagnostic_tools.register(server, store)
+    return server
+
+
+def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
+    @server.tool(annotations=READ_ONLY)
+    def list_environments() -> EnvironmentList:
+        """List the environments that have training presets, with their variants (ENV:VARIANT ids).
+
+        Use it to find what can be trained with start_training or inspected with get_config.
+        """
+        with user_errors():
+            out = []
+            for env_id in config_mod.list_env_files():
+                try:
+                    preset = config_mod.load_preset(env_id)
+                    variants = config_mod.list_variants(env_id)
+                except config_mod.ConfigError as exc:
+                    out.append(EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={},
+                                                 config_ids=[]))
+                    continue
+                out.append(EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
+                                             config_ids=[f"{env_id}:{v}" for v in variants]))
+            return EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
+
+    @server.tool(annotations=READ_ONLY)
+    def list_variants(env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")]) -> VariantList:
+        """List one environment's preset variants with their algorithm and key settings."""
+        with user_errors():
+            preset = config_mod.load_preset(env_id)
+            out = []
+            for name, algo in config_mod.list_variants(env_id).items():
+                cid = f"{preset.env_id}:{name}"
+                try:
+                    cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+                    settings = {k: cfg[k] for k in ("max_env_steps", "reward_threshold", *rs.KEY_HYPERPARAMETERS)
+                                if k in cfg}
+                    out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
+                except config_mod.ConfigError as exc:
+                    out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
+            return VariantList(env_id=preset.env_id, variants=out)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_config(
+        config_id: Annotated[str | None, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo'")] = None,
+        run_id: Annotated[str | None, Field(description="instead of config_id: a run whose config to show")] = None,
+        overrides: Annotated[
+            dict[str, Any] | None,
+            Field(description="with config_id: settings to change, e.g. {'learning_rate': 0.001}; validated"),
+        ] = None,
+    ) -> ConfigResult:
+        """Return a fully resolved, validated config: a preset (plus overrides, to check them before
+        start_training) or the exact config a run used. Every key with its meaning."""
+        with user_errors():
+            if (config_id is None) == (run_id is None):
+                raise ValueError("pass exactly one of config_id (e.g. 'CartPole-v1:ppo') or run_id")
+            if run_id is not None:
+                if overrides:
+                    raise ValueError("overrides apply to a preset (config_id), not to a finished run's config")
+                run_dir = store.resolve(run_id)
+                cfg = store.config(run_dir)
+                cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
+                return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
+                                    descriptions=_CONFIG_DESCRIPTIONS)
+            assert config_id is not None
+            pairs = launcher._override_pairs(overrides or {})
+            resolved = config_mod.resolve_config(config_id, pairs)
+            return ConfigResult(source="preset", config_id=resolved.config_id, config=resolved.model_dump(mode="json"),
+                                descriptions=_CONFIG_DESCRIPTIONS)
+
+
+
+def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
+    @server.tool(annotations=READ_ONLY)
+    def list_runs(
+        env_id: Annotated[str | None, Field(description="only runs of this environment, e.g. 'CartPole-v1'")] = None,
+        algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only runs of this algorithm")] = None,
+        status: Annotated[
+            Literal["running", "completed", "failed", "stopped", "crashed", "unreadable"] | None,
+            Field(description="only runs with this status; 'crashed' = marked running but the process is gone"),
+        ] = None,
+        solved: Annotated[bool | None, Field(description="only runs that did (true) / did not (false) solve")] = None,
+        limit: Annotated[int, Field(ge=1, le=rs.MAX_LIST_LIMIT, description="runs per page")] = 20,
+        cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
+    ) -> rs.RunList:
+        """List training runs, newest first, with status, progress, best/final eval return and whether
+        they solved the environment. Filter by environment, algorithm, status or solved; page with cursor."""
+        with user_errors():
+            return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_run_info(run_id: RunRef) -> rs.RunDetails:
+        """Everything about one run on one screen: status (crashed detection included), stop reason and
+        structured failure, progress, best and final evaluation, solved and when, key hyperparameters,
+        overrides, and which files are present or malformed."""
+        with user_errors():
+            return rs.run_details(store, store.resolve(run_id))
+
+    @server.tool(annotations=READ_ONLY)
+    def get_run_metrics(
+        run_id: RunRef,
+        metrics: Annotated[
+            list[str] | None,
+            Field(description="metric columns to return; default: eval and rollout return, losses, entropy, "
+                  "approx_kl, explained_variance. list_available_metrics shows all"),
+        ] = None,
+        start_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or after this env step")] = None,
+        end_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or before this env step")] = None,
+        max_points: Annotated[
+            int, Field(ge=10, le=rs.MAX_POINTS_PER_SERIES, description="points per metric after downsampling")
+        ] = 200,
+    ) -> rs.MetricsResult:
+        """Training curves of a run against env steps, each with first/last/min/max and where.
+
+        Long series are downsampled keeping each bucket's min and max, so spikes stay visible;
+        nan/inf values are counted and listed separately (with their env steps). Narrow the range
+        or raise max_points for detail; the note says what was cut."""
+        with user_errors():
+            return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
+
+    @server.tool(annotations=READ_ONLY)
+    def list_available_metrics(run_id: RunRef) -> rs.MetricList:
+        """The metric columns this run wrote, what each means, how many rows measured it and its last value."""
+        with user_errors():
+            return rs.available_metrics(store, store.resolve(run_id))
+
+    @server.tool(annotations=READ_ONLY)
+    def get_run_logs(
+        run_id: RunRef,
+        limit: Annotated[int, Field(ge=1, le=rs.MAX_LOG_LINES, description="lines from the end")] = 50,
+        level: Annotated[
+            Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None,
+            Field(description="only lines at this level or above (traceback lines count as ERROR)"),
+        ] = None,
+        contains: Annotated[str | None, Field(max_length=200, description="only lines containing this text")] = None,
+    ) -> rs.LogTail:
+        """The end of a run's run.log (warnings, errors, tracebacks, the launcher's command line),
+        optionally filtered by level or text. Bounded; the note says what was left out."""
+        with user_errors():
+            return rs.tail_log(store.resolve(run_id), limit, level, contains)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_training_status(run_id: RunRef) -> rs.TrainingStatus:
+        """Live status of a run: running/completed/failed/stopped/crashed, env steps and progress,
+        fps and ETA, heartbeat age, latest and best eval return, solved. Cheap; call it any time."""
+        with user_errors():
+            return rs.training_status(store, store.resolve(run_id))
+
+    @server.tool(annotations=READ_ONLY)
+    def list_checkpoints(run_id: RunRef) -> rs.CheckpointList:
+        """A run's saved checkpoints ('best', 'last', periodic) with env steps, eval return and whether
+        the weights file exists."""
+        with user_errors():
+            return rs.list_checkpoints(store.resolve(run_id))
+
+    @server.tool(annotations=READ_ONLY)
+    def compare_runs(
+        run_ids: Annotated[list[str], Field(min_length=2, max_length=rs.MAX_COMPARE, description="2 to 10 run refs")],
+    ) -> rs.Comparison:
+        """Compare runs side by side: config keys that differ, best and final eval return, status, and
+        which run reached its reward threshold first in env steps and in wall time."""
+        with user_errors():
+            return rs.compare_runs(store, run_ids)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_best_run(
+        env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")],
+        algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only this algorithm")] = None,
+    ) -> rs.BestRun:
+        """The best run for an environment (solved in the fewest env steps, else highest eval return)
+        and the top 5, to find a good baseline config."""
+        with user_errors():
+            return rs.best_run(store, env_id, algo)
+
+
+
+def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
+    @server.tool(annotations=READ_ONLY)
+    def plot_run_metric(
+        run_id: RunRef,
+        metric: MetricName = rf.M.EVAL_RETURN_MEAN,
+        start_env_steps: Annotated[int | None, Field(ge=0, description="plot from this env step")] = None,
+        end_env_steps: Annotated[int | None, Field(ge=0, description="plot up to this env step")] = None,
+    ) -> Annotated[CallToolResult, plotting.PlotResult]:
+        """A PNG plot of one metric of a run against env steps (reward threshold drawn for returns), with
+        a one-paragraph description of the curve: start, end, extremes, recent trend, non-finite values."""
+        with user_errors():
+            png, result = plotting.plot_run_metric(store, store.resolve(run_id), metric, start_env_steps, end_env_steps)
+        return _png_result(png, result, result.summary)
+
+    @server.tool(annotations=READ_ONLY)
+    def plot_compare_runs(
+        run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs")],
+        metric: MetricName = rf.M.EVAL_RETURN_MEAN,
+    ) -> Annotated[CallToolResult, plotting.PlotResult]:
+        """A PNG plot of one metric for several runs on shared axes, with a description of each curve
+        and which run peaked highest."""
+        with user_errors():
+            dirs: list[Path] = []
+            for ref in run_ids:
+                d = store.resolve(ref)
+                if d not in dirs:
+                    dirs.append(d)
+            png, result = plotting.plot_compare_runs(store, dirs, metric)
+        return _png_result(png, result, result.summary)
+
+
+
+def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
+    @server.tool(annotations=STARTS_PROCESS)
+    def start_training(
+        config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
+        overrides: Annotated[
+            dict[str, Any] | None,
+            Field(description="config keys to change, e.g. {'learning_rate': 0.0005, 'max_env_steps': 100000}; "
+                  "schedules as {'start': x, 'end': y}"),
+        ] = None,
+    ) -> launcher.StartResult:
+        """Start a training run in the background and return its run_id at once. The config is validated
+        first (a bad key or value is reported with what is allowed). The process is detached: it keeps
+        running if this server stops; its output goes to the run's log. Follow it with wait_for_training."""
+        with user_errors():
+            result = launcher.start_training(store.runs_dir, config_id, overrides)
+        log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
+        return result
+
+    @server.tool(annotations=STOPS_PROCESS)
+    async def stop_training(
+        run_id: RunRef,
+        timeout_seconds: Annotated[
+            float, Field(ge=1, le=launcher.MAX_STOP_TIMEOUT, description="grace period before SIGKILL")
+        ] = 20.0,
+    ) -> launcher.StopResult:
+        """Stop a running training: asks it to stop gracefully (final evaluation and checkpoint, status
+        'stopped', reason 'user_stopped'); if it has not exited after timeout_seconds it is killed and the
+        forced stop is recorded. A run that is not running is left alone."""
+        with user_errors():
+            return await launcher.stop_training(store, store.resolve(run_id), timeout_seconds)
+
+    @server.tool(annotations=READ_ONLY)
+    async def wait_for_training(
+        run_id: RunRef,
+        ctx: Context,
+        timeout_seconds: Annotated[
+            float, Field(ge=0, le=launcher.MAX_WAIT_SECONDS, description="wait at most this long (max 60)")
+        ] = 30.0,
+    ) -> launcher.WaitResult:
+        """Wait (at most timeout_seconds, max 60) for a run to finish, sending progress notifications;
+        returns the current status either way. If 'finished' is false, call it again to keep waiting."""
+
+        async def progress(done: float, total: float | None, message: str) -> None:
+            await ctx.report_progress(done, total, message)
+
+        with user_errors():
+            return await launcher.wait_for_training(store, store.resolve(run_id), timeout_seconds, progress)
+
+
+
+def _register_resources(server: MCPServer, store: rs.RunStore) -> None:
+    @server.resource("gsolve://runs/{run_id}/config", mime_type="application/yaml",
+                     description="the fully resolved config.yaml of a run")
+    def run_config_resource(run_id: str) -> str:
+        try:
+            run_dir = store.resolve(run_id)
+            store.config(run_dir)  # validates it parses
+            return (run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8")
+        except ValueError as exc:
+            raise ResourceError(str(exc)) from None
+
+    @server.resource("gsolve://runs/{run_id}/metrics", mime_type="application/json",
+                     description="a run's default metric curves, downsampled (get_run_metrics for more)")
+    def run_metrics_resource(run_id: str) -> str:
+        try:
+            return rs.query_metrics(store, store.resolve(run_id)).model_dump_json()
+        except ValueError as exc:
+            raise ResourceError(str(exc)) from None
+
+    @server.prompt(description="the step-by-step workflow for debugging one training run")
+    def debug_run(run_id: str = "@last") -> str:
+        return DEBUG_RUN_PROMPT.format(run_id=run_id)
+
+
+DEBUG_RUN_PROMPT = """Debug the gymnasium-solver training run {run_id}.
+
+1. Call diagnose_run(run_id="{run_id}") first: it returns the findings (with evidence) for the run.
+2. Call get_run_info for status, stop reason, structured failure, best/final evaluation, threshold
+   and key hyperparameters. If status is 'crashed' or 'failed', read get_run_logs(level="WARNING").
+3. Call get_run_metrics for the curves behind each finding (eval/return_mean, rollout/ep_return_mean,
+   train/approx_kl, train/clip_fraction, train/entropy, train/explained_variance, train/grad_norm);
+   plot_run_metric if a picture helps the user.
+4. Find a reference: get_best_run for the same environment, then compare_runs to see which config
+   keys differ and who reached the threshold first.
+5. Report: what happened (numbers, env steps), the most likely cause with its evidence, and concrete
+   config changes (key=value) ranked by expected impact. Offer start_training with those overrides.
+"""
+
+
+def main(transport: str = "stdio", port: int = 8765, runs_dir: Path | str | None = None) -> None:
+    """Run the server (``gsolve mcp``): stdio by default, or streamable HTTP on 127.0.0.1:port."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server = create_server(runs_dir)
+    log.info("gymnasium-solver MCP server over %s, runs folder %s", transport, rs.RunStore(runs_dir).runs_dir.resolve())
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "http":
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
