@@ -1,7 +1,170 @@
-"""Placeholder: subcommands are being written (see gymnasium_solver/cli.py)."""
+"""`gsolve train`, `gsolve eval`, `gsolve list-envs`, `gsolve config`: thin adapters over
+``training.train``, ``evaluation.evaluate`` and ``config.resolve_config``.
+
+torch is imported only inside ``train`` and ``eval`` (cli.py is imported by the MCP server)."""
+
+from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import (
+    ConfigError,
+    config_to_yaml,
+    list_env_files,
+    list_variants,
+    parse_overrides,
+    resolve_config,
+)
+
+MAX_EVAL_EPISODES = 1000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    p = sub.add_parser(
+        "train", help="train ENV:VARIANT until solved or out of budget",
+        description="Train a preset (see `gsolve list-envs`). Prints a live progress bar on stderr, "
+        "one summary line, and the run folder's path on the last line of stdout.",
+    )
+    p.add_argument("config_id", metavar="ENV:VARIANT", help="e.g. CartPole-v1:ppo")
+    _add_set(p)
+    p.add_argument("--seed", type=int, default=None, help="seed (overrides the preset's)")
+    p.add_argument("--runs-dir", default=None, help=f"where runs go (default ${rf.RUNS_DIR_ENV} or ./runs)")
+    p.add_argument("--run-id", default=None, help="use this run id (a launcher may have pre-created its folder)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="evaluate a saved policy deterministically",
+                       description="Run a run's saved policy (argmax / Gaussian mean) for N episodes in "
+                       "parallel and print the mean and std of the returns.")
+    p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
+    p.add_argument("--checkpoint", default=rf.BEST_CHECKPOINT,
+                   help="checkpoint name: best (default), last, or a periodic one such as step_20480")
+    p.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes (default 0)")
+    p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("list-envs", help="list environment presets, their variants and thresholds")
+    p.set_defaults(func=cmd_list_envs)
+
+    p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML")
+    p.add_argument("config_id", metavar="ENV:VARIANT", help="e.g. CartPole-v1:ppo")
+    _add_set(p)
+    p.set_defaults(func=cmd_config)
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable), e.g. --set learning_rate=0.001 "
+                   "--set clip_range.end=0.05")
+
+
+def _resolve(config_id: str, sets: list[str], seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+    overrides = parse_overrides(sets)
+    if seed is not None:
+        if seed < 0:
+            raise ConfigError(f"--seed must be >= 0, got {seed}")
+        overrides["seed"] = seed
+    return resolve_config(config_id, overrides), overrides
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    cfg, overrides = _resolve(args.config_id, args.sets, args.seed)
+    from gymnasium_solver.training import train  # torch: only now
+
+    result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
+                   show_progress=not args.quiet, overrides=overrides)
+    print(summary_line(cfg.config_id, cfg.reward_threshold, result))
+    print(result.run_dir)
+    sys.stdout.flush()
+    if result.status == rf.RunStatus.FAILED:
+        return 1
+    return 130 if result.status == rf.RunStatus.STOPPED else 0
+
+
+def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
+    """One line: solved or not, at which step, wall time, run folder."""
+    best = result.best_eval
+    best_s = f"best eval {best.return_mean:.1f}" if best else "no evaluation"
+    if result.solved_at is not None:
+        s = result.solved_at
+        return (f"solved {config_id}: eval {s.eval_return_mean:.1f} >= {threshold:g} at {s.env_steps} env steps "
+                f"after {s.wall_seconds:.2f} s; run folder {result.run_dir}")
+    what = {
+        rf.StopReason.BUDGET_EXHAUSTED: "budget exhausted",
+        rf.StopReason.USER_STOPPED: "stopped by user",
+        rf.StopReason.NON_FINITE_LOSS: "FAILED: non-finite loss",
+        rf.StopReason.ERROR: "FAILED: error (traceback in run.log)",
+    }.get(result.stop_reason, result.stop_reason.value)
+    goal = f" (threshold {threshold:g})" if threshold is not None else ""
+    return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
+            f"{best_s}{goal}; run folder {result.run_dir}")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    if not 1 <= args.episodes <= MAX_EVAL_EPISODES:
+        raise ValueError(f"--episodes must be between 1 and {MAX_EVAL_EPISODES}, got {args.episodes}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    from gymnasium_solver.run_store import resolve_run_dir
+
+    run_dir = resolve_run_dir(args.run, args.runs_dir)
+    ckpt_dir = run_dir / rf.CHECKPOINTS_DIR
+    path = ckpt_dir / f"{args.checkpoint}{rf.CHECKPOINT_SUFFIX}"
+    if not path.is_file():
+        have = sorted(p.stem for p in ckpt_dir.glob(f"*{rf.CHECKPOINT_SUFFIX}")) if ckpt_dir.is_dir() else []
+        raise ValueError(
+            f"run {run_dir.name} has no checkpoint {args.checkpoint!r}; "
+            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
+        )
+    result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
+    print(f"{run_dir.name} checkpoint {args.checkpoint} ({loaded.env_steps} env steps, {loaded.config.config_id}): "
+          f"return {result.return_mean:.2f} +- {result.return_std:.2f} over {result.episodes} episodes "
+          f"(min {min(result.returns):.2f}, max {max(result.returns):.2f}, mean length {result.ep_len_mean:.1f})")
+    return 0
+
+
+def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> tuple[Any, Any]:
+    """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
+    import torch
+
+    from gymnasium_solver.checkpoints import load_checkpoint
+    from gymnasium_solver.config import config_from_yaml_text
+    from gymnasium_solver.envs import make_vec_env, space_spec
+    from gymnasium_solver.evaluation import evaluate
+
+    payload_cfg = torch.load(path, map_location="cpu", weights_only=True)["config_yaml"]
+    cfg = config_from_yaml_text(payload_cfg, f"{path} (embedded config)")
+    env = make_vec_env(cfg, episodes)
+    try:
+        loaded = load_checkpoint(path, space_spec(env))
+        return evaluate(loaded.policy, loaded.normalizer, env, seed), loaded
+    finally:
+        env.close()
+
+
+def cmd_list_envs(args: argparse.Namespace) -> int:
+    files = list_env_files()
+    if not files:
+        raise ValueError("no presets found; presets live in config/environments/<EnvId>.yaml")
+    rows = [("CONFIG", "ALGO", "THRESHOLD", "BUDGET")]
+    for env_id in files:
+        for variant, algo in list_variants(env_id).items():
+            cfg = resolve_config(f"{env_id}:{variant}")
+            threshold = "-" if cfg.reward_threshold is None else f"{cfg.reward_threshold:g}"
+            rows.append((cfg.config_id, algo, threshold, str(cfg.max_env_steps)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print("\nTrain one with `gsolve train ENV:VARIANT`; see its settings with `gsolve config ENV:VARIANT`.")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    cfg, _ = _resolve(args.config_id, args.sets)
+    sys.stdout.write(config_to_yaml(cfg))
+    return 0
