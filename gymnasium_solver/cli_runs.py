@@ -1,7 +1,122 @@
-"""Placeholder: subcommands are being written (see gymnasium_solver/cli.py)."""
+"""`gsolve runs`, `gsolve show RUN` and `gsolve mcp`: thin adapters over run_store and mcp_server.
+
+Nothing here imports torch: listing runs and starting the MCP server must be instant.
+"""
+
+from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from gymnasium_solver import run_store as rs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    p = sub.add_parser("runs", help="list runs, newest first", description="List runs, newest first, with filters.")
+    p.add_argument("--env", dest="env_id", help="only this environment, e.g. CartPole-v1")
+    p.add_argument("--algo", choices=["ppo", "reinforce"], help="only this algorithm")
+    p.add_argument("--status", choices=["running", "completed", "failed", "stopped", "crashed", "unreadable"])
+    solved = p.add_mutually_exclusive_group()
+    solved.add_argument("--solved", dest="solved", action="store_const", const=True, help="only solved runs")
+    solved.add_argument("--unsolved", dest="solved", action="store_const", const=False, help="only unsolved runs")
+    p.add_argument("-n", "--limit", type=int, default=20, help=f"runs to show (1..{rs.MAX_LIST_LIMIT}, default 20)")
+    p.add_argument("--cursor", help="continue after this run id (printed at the end of a long listing)")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("show", help="a readable summary of one run", description="Show one run's summary.")
+    p.add_argument("run", help="run id, unique prefix, or @last")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "mcp", help="run the MCP server", description="Run the gymnasium-solver MCP server (stdio by default)."
+    )
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                   help="stdio (for Claude Code etc.) or streamable HTTP on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (with --transport http)")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_mcp)
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def _steps(n: int | None) -> str:
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.2f}M" if n >= 1_000_000 else (f"{n / 1e3:.1f}k" if n >= 1000 else str(n))
+
+
+def format_run_table(runs: list[rs.RunSummary]) -> str:
+    """The `gsolve runs` table: one line per run."""
+    header = ("RUN", "STATUS", "CONFIG", "STEPS", "BEST EVAL", "SOLVED")
+    rows = []
+    for r in runs:
+        solved = f"yes @ {_steps(r.solved_at_env_steps)}" if r.solved else "no"
+        status = r.status + (f" ({r.stop_reason})" if r.stop_reason and r.stop_reason != "solved" else "")
+        rows.append((r.run_id, status, r.config_id or "(run.json unreadable: gsolve show)", _steps(r.env_steps),
+                     _fmt(r.best_eval_return), solved))
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
+                     for line in (header, *rows))
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = rs.RunStore(args.runs_dir)
+    result = rs.list_runs(store, args.env_id, args.algo, args.status, args.solved, args.limit, args.cursor)
+    if result.runs:
+        print(format_run_table(result.runs))
+    if result.note:
+        print(result.note if not result.next_cursor else f"more runs: gsolve runs --cursor {result.next_cursor}")
+    return 0
+
+
+def format_details(d: rs.RunDetails) -> str:
+    """The `gsolve show` summary, readable in a terminal."""
+    s = d.summary
+    lines = [f"run {s.run_id}  {s.config_id or ''}"]
+    if s.problem:
+        lines.append(f"  problem: {s.problem}")
+    status = s.status + (f" ({s.stop_reason})" if s.stop_reason else "")
+    lines.append(f"  status      {status}")
+    lines.append(f"  progress    {_steps(s.env_steps)} / {_steps(s.max_env_steps)} env steps"
+                 + (f" ({s.progress:.0%})" if s.progress is not None else "")
+                 + (f", {d.wall_seconds:.0f}s" if d.wall_seconds else ""))
+    if d.best_eval:
+        lines.append(f"  best eval   {d.best_eval.return_mean:.4g} ± {d.best_eval.return_std:.3g} at "
+                     f"{_steps(d.best_eval.env_steps)}")
+    if d.final_eval:
+        lines.append(f"  final eval  {d.final_eval.return_mean:.4g} at {_steps(d.final_eval.env_steps)}")
+    threshold = f" (threshold {_fmt(s.reward_threshold)})" if s.reward_threshold is not None else ""
+    solved = (f"yes, at {_steps(s.solved_at_env_steps)} env steps, {s.solved_at_wall_seconds:.0f}s"
+              if s.solved and s.solved_at_wall_seconds is not None else ("yes" if s.solved else "no"))
+    lines.append(f"  solved      {solved}{threshold}")
+    if d.failure:
+        lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
+    if d.hyperparameters:
+        lines.append("  config      " + ", ".join(f"{k}={v}" for k, v in d.hyperparameters.items()))
+    if d.overrides:
+        lines.append("  overrides   " + ", ".join(f"{k}={v}" for k, v in d.overrides.items()))
+    for f in d.files:
+        if f.problem or not f.present:
+            lines.append(f"  file        {f.name}: {f.problem or 'missing'}")
+    lines.append(f"  metrics     {d.metrics_rows if d.metrics_rows is not None else '-'} rows; "
+                 f"next: gsolve diagnose {s.run_id}")
+    return "\n".join(lines)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = rs.RunStore(args.runs_dir)
+    print(format_details(rs.run_details(store, store.resolve(args.run))))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from mcp_server.server import main
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
+    main(transport=args.transport, port=args.port, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
+    return 0

@@ -54,7 +54,10 @@ def list_run_ids(runs_dir: Path | str | None = None) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     with entries:
-        names = [e.name for e in entries if not e.name.startswith(".") and e.is_dir()]
+        names = [
+            e.name for e in entries
+            if not e.name.startswith(".") and e.is_dir() and (not e.is_symlink() or _inside(root, Path(e.path)))
+        ]
     names.sort()
     return names
 
@@ -102,7 +105,9 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
     if ref.lower() == LAST_REF:
         if not ids:
             raise RunNotFoundError(f"@last: the runs folder {root} has no runs yet; start one with `gsolve train ENV:VARIANT`")
-        return _checked(root, ids[-1])
+        # Newest by id; folders not named like run ids (hand-made, renamed) only if nothing else.
+        real = [i for i in ids if rf.RUN_ID_PATTERN.match(i)]
+        return _checked(root, (real or ids)[-1])
     if ref.startswith("@"):
         raise RunNotFoundError(f"unknown run alias {ref!r}; the only alias is @last (the newest run)")
     if ref in ids:
@@ -397,12 +402,13 @@ class RunStore:
 # ---------------------------------------------------------------------------------------------
 # Queries shared by the CLI and the MCP server. Results are pydantic models, small by design.
 # ---------------------------------------------------------------------------------------------
-MAX_LIST_LIMIT = 200
+MAX_LIST_LIMIT = 100
 MAX_POINTS_PER_SERIES = 1000
 MAX_POINTS_TOTAL = 2000
 MAX_NON_FINITE_LISTED = 20
-MAX_LOG_LINES = 500
+MAX_LOG_LINES = 200
 MAX_LOG_LINE_CHARS = 400
+MAX_LOG_CHARS = 40_000  # ~10k tokens, whatever limit is asked
 # The hyperparameters shown in summaries; config.yaml has every field (get_config / the resource).
 KEY_HYPERPARAMETERS = (
     "n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
@@ -917,9 +923,12 @@ def tail_log(run_dir: Path, limit: int = 50, level: str | None = None, contains:
 
     keep = [ln for ln in lines if (level is None or rank(ln) >= min_rank) and (contains is None or contains in ln)]
     out = [ln if len(ln) <= MAX_LOG_LINE_CHARS else ln[:MAX_LOG_LINE_CHARS] + " [...]" for ln in keep[-limit:]]
+    while sum(len(ln) for ln in out) > MAX_LOG_CHARS:
+        out.pop(0)
     note = ""
-    if len(keep) > limit:
-        note = f"{len(keep) - limit} earlier matching lines left out; raise limit (max {MAX_LOG_LINES}) or filter"
+    if len(keep) > len(out):
+        note = (f"{len(keep) - len(out)} earlier matching lines left out (answers stay under {MAX_LOG_CHARS} "
+                f"characters); filter by level or contains to see specific lines")
     elif not keep:
         note = "the log is empty" if not lines else "no line matches the filter"
     if start > 0:
