@@ -1,0 +1,59 @@
+"""Shared fixtures: a runs folder with a few REAL short training runs, made once per session.
+
+The runs are made by the trainer itself (``gymnasium_solver.training.train``), so the read side
+and the MCP tools are tested against exactly what the trainer writes, not against hand-made
+files. They take a few seconds in total (tiny budgets, 4 envs).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+
+class RealRuns(NamedTuple):
+    runs_dir: Path
+    short: str  # CartPole-v1:ppo, budget exhausted, not solved
+    solved: str  # CartPole-v1:ppo with a low threshold: solved at an early evaluation
+    reinforce: str  # CartPole-v1:reinforce, budget exhausted
+
+
+SMALL = ["n_envs=4", "eval_freq=1024", "eval_episodes=2"]
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
+    from gymnasium_solver import config, training
+
+    runs_dir = tmp_path_factory.mktemp("runs")
+    short = training.train(
+        config.resolve_config("CartPole-v1:ppo", [*SMALL, "max_env_steps=2048", "batch_size=64"]), runs_dir
+    )
+    solved = training.train(
+        config.resolve_config(
+            "CartPole-v1:ppo", [*SMALL, "max_env_steps=20000", "batch_size=64", "reward_threshold=15"]
+        ),
+        runs_dir,
+    )
+    reinforce = training.train(
+        config.resolve_config("CartPole-v1:reinforce", [*SMALL, "max_env_steps=2048", "episodes_per_update=4"]),
+        runs_dir,
+    )
+    assert solved.solved and not short.solved, "fixture runs did not end as intended; check the trainer"
+    return RealRuns(runs_dir, short.run_id, solved.run_id, reinforce.run_id)
+
+
+@pytest.fixture()
+def scratch_runs(real_runs: RealRuns, tmp_path: Path) -> RealRuns:
+    """A private copy of the real runs, for tests that corrupt or add files."""
+    dst = tmp_path / "runs"
+    shutil.copytree(real_runs.runs_dir, dst, symlinks=True)
+    return real_runs._replace(runs_dir=dst)
