@@ -255,7 +255,7 @@ class NonFiniteLossError(RuntimeError):
 
 def check_finite(name: str, value: torch.Tensor) -> None:
     if not bool(torch.isfinite(value).all()):
-        raise NonFiniteLossError(f"{name} is {value.item() if value.numel() == 1 else 'non-finite'}")
+        raise NonFiniteLossError(f"non-finite {name} ({value.item() if value.numel() == 1 else 'nan/inf'})")
 
 
 def make_batch(

@@ -72,7 +72,7 @@ class Reinforce:
         check_finite("gradient norm", grad_norm)
         self.optimizer.step()
         return UpdateStats(
-            policy_loss=float(policy_loss), value_loss=None if value_loss is None else float(value_loss),
-            entropy=float(entropy), grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
+            policy_loss=policy_loss.item(), value_loss=None if value_loss is None else value_loss.item(),
+            entropy=entropy.item(), grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
             explained_variance=batch.explained_variance,
         )

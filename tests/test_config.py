@@ -1,0 +1,69 @@
+"""Config errors name the file/key, a close match and what would be right."""
+
+import pytest
+
+from gymnasium_solver import cli
+from gymnasium_solver.config import ConfigError, config_from_yaml_text, config_to_yaml, resolve_config
+
+
+def test_preset_resolves_with_spec_threshold():
+    cfg = resolve_config("CartPole-v1:ppo")
+    assert cfg.algo == "ppo" and cfg.env_id == "CartPole-v1"
+    assert cfg.reward_threshold == 475.0  # from the Gymnasium spec
+
+
+def test_unknown_key_names_close_match():
+    with pytest.raises(ConfigError, match="unknown key 'learning_rat'.*did you mean 'learning_rate'"):
+        resolve_config("CartPole-v1:ppo", ["learning_rat=0.1"])
+
+
+def test_wrong_type_names_key():
+    with pytest.raises(ConfigError, match="n_envs"):
+        resolve_config("CartPole-v1:ppo", ["n_envs=many"])
+
+
+def test_batch_larger_than_rollout_says_what_fits():
+    with pytest.raises(ConfigError, match=r"batch_size \(4096\) is larger than the rollout.*use batch_size <= 512"):
+        resolve_config("CartPole-v1:ppo", ["batch_size=4096", "n_envs=16", "n_steps=32"])
+
+
+def test_negative_learning_rate():
+    with pytest.raises(ConfigError, match="learning_rate must be >= 0"):
+        resolve_config("CartPole-v1:ppo", ["learning_rate=-0.1"])
+
+
+def test_bad_override_syntax():
+    with pytest.raises(ConfigError, match="must look like key=value"):
+        resolve_config("CartPole-v1:ppo", ["learning_rate"])
+
+
+def test_unknown_env_and_variant():
+    with pytest.raises(ConfigError, match="did you mean 'CartPole-v1'"):
+        resolve_config("CartPole-v2:ppo")
+    with pytest.raises(ConfigError, match="no variant 'pp'.*did you mean 'ppo'"):
+        resolve_config("CartPole-v1:pp")
+
+
+def test_schedule_override_keeps_other_end():
+    cfg = resolve_config("CartPole-v1:ppo", ["learning_rate.end=0.0001"])
+    assert cfg.learning_rate.start == 0.001 and cfg.learning_rate.end == 0.0001  # type: ignore[union-attr]
+
+
+def test_config_command_prints_round_trippable_yaml(capsys):
+    assert cli.main(["config", "CartPole-v1:reinforce", "--set", "seed=3"]) == 0
+    out = capsys.readouterr().out
+    cfg = config_from_yaml_text(out)
+    assert cfg == resolve_config("CartPole-v1:reinforce", ["seed=3"])
+    assert config_to_yaml(cfg) == out
+
+
+def test_cli_reports_config_error_without_traceback(capsys):
+    assert cli.main(["config", "CartPole-v1:ppo", "--set", "gama=0.9"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'gamma'" in err and "Traceback" not in err
+
+
+def test_list_envs_shows_variants_and_thresholds(capsys):
+    assert cli.main(["list-envs"]) == 0
+    out = capsys.readouterr().out
+    assert "CartPole-v1:ppo" in out and "CartPole-v1:reinforce" in out and "475" in out

@@ -1,0 +1,200 @@
+"""End-to-end runs of the trainer on tiny budgets: the run folder is complete and readable,
+runs are deterministic, and failures and signals end as data in run.json."""
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.common import ActorCritic, ObsNormalizer
+from gymnasium_solver import cli
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import build_config, config_from_yaml_text, resolve_config
+from gymnasium_solver.envs import make_vec_env, space_spec
+from gymnasium_solver.rollout import RolloutCollector
+from gymnasium_solver.training import train
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ["max_env_steps=1024", "eval_freq=512", "n_envs=4", "n_steps=64", "batch_size=128", "n_epochs=2"]
+UNSOLVABLE = "reward_threshold=1000000"
+
+
+def read_rows(run_dir: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((run_dir / rf.METRICS_CSV).read_text())))
+
+
+def test_smoke_run_writes_a_complete_readable_run_folder(tmp_path):
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE, "checkpoint_freq=512"])
+    result = train(cfg, tmp_path)
+    run_dir = result.run_dir
+    assert run_dir.parent == tmp_path
+    info = rf.read_run_info(run_dir)
+    assert info.status == rf.RunStatus.COMPLETED and info.stop_reason == rf.StopReason.BUDGET_EXHAUSTED
+    assert info.progress.env_steps == 1024 and info.progress.iteration == 4
+    assert info.metric_columns == list(rf.columns_for("ppo"))
+    assert info.action_space is not None and info.action_space.kind == "discrete"
+    assert info.action_space.max_entropy == pytest.approx(np.log(2))
+    assert info.observation_shape == [4] and info.pid == os.getpid() and info.finished_at
+    assert {"python", "torch", "gymnasium", "numpy"} <= set(info.versions)
+    assert info.best_eval is not None and info.last_eval is not None and not info.solved
+
+    table = rf.parse_metrics_text((run_dir / rf.METRICS_CSV).read_text())
+    assert tuple(table.columns) == rf.columns_for("ppo")
+    assert table.column(rf.M.ENV_STEPS) == [256, 512, 768, 1024]
+    # Eval columns only on evaluation iterations (every 512 steps; the last one is also final).
+    assert [v is not None for v in table.column(rf.M.EVAL_RETURN_MEAN)] == [False, True, False, True]
+    assert all(v is not None for v in table.column(rf.M.APPROX_KL))
+
+    assert config_from_yaml_text((run_dir / rf.CONFIG_YAML).read_text()) == cfg
+    metas = {m.name: m for m in rf.read_checkpoint_metas(run_dir)}
+    assert {"best", "last", "step_512", "step_1024"} <= set(metas)
+    for meta in metas.values():
+        assert (run_dir / rf.CHECKPOINTS_DIR / meta.file).is_file()
+    assert metas["last"].env_steps == 1024
+    log = (run_dir / rf.RUN_LOG).read_text()
+    assert "started CartPole-v1:ppo" in log and "finished: completed (budget_exhausted)" in log
+
+
+def test_reinforce_columns_and_baseline_metrics(tmp_path):
+    base = ["max_env_steps=300", "eval_freq=300", "episodes_per_update=4", "n_envs=4", UNSOLVABLE]
+    with_baseline = train(resolve_config("CartPole-v1:reinforce", [*base, "use_baseline=true"]), tmp_path)
+    without = train(resolve_config("CartPole-v1:reinforce", [*base, "use_baseline=false"]), tmp_path)
+    t1 = rf.parse_metrics_text((with_baseline.run_dir / rf.METRICS_CSV).read_text())
+    t2 = rf.parse_metrics_text((without.run_dir / rf.METRICS_CSV).read_text())
+    assert tuple(t1.columns) == tuple(t2.columns) == rf.columns_for("reinforce")
+    assert all(v is not None for v in t1.column(rf.M.VALUE_LOSS))
+    assert all(v is not None for v in t1.column(rf.M.EXPLAINED_VARIANCE))
+    assert all(v is None for v in t2.column(rf.M.VALUE_LOSS))
+    assert all(v is None for v in t2.column(rf.M.EXPLAINED_VARIANCE))
+    assert without.status == rf.RunStatus.COMPLETED and with_baseline.env_steps >= 300
+
+
+def test_box_actions_train_and_evaluate(tmp_path):
+    cfg = build_config({"env_id": "Pendulum-v1", "variant": "test", "algo": "ppo", "n_envs": 2, "n_steps": 64,
+                        "batch_size": 64, "n_epochs": 1, "max_env_steps": 256, "eval_freq": 256,
+                        "eval_episodes": 2, "normalize_observations": True})
+    result = train(cfg, tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert info.status == rf.RunStatus.COMPLETED, (result.run_dir / rf.RUN_LOG).read_text()
+    assert info.action_space is not None and info.action_space.kind == "box"
+    assert info.action_space.low == [-2.0] and info.action_space.max_entropy is None
+    assert info.last_eval is not None and info.last_eval.return_mean < 0  # Pendulum returns are negative
+
+
+def test_same_config_and_seed_give_identical_metrics(tmp_path):
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE, "seed=7"])
+    runs = [train(cfg, tmp_path / str(i)).run_dir for i in range(2)]
+    a, b = (read_rows(r) for r in runs)
+    strip = [{k: v for k, v in row.items() if not k.startswith("time/")} for row in a], \
+            [{k: v for k, v in row.items() if not k.startswith("time/")} for row in b]
+    assert strip[0] == strip[1] and len(a) == 4
+    other = read_rows(train(cfg.model_copy(update={"seed": 8}), tmp_path / "other").run_dir)
+    assert [r[rf.M.POLICY_LOSS] for r in other] != [r[rf.M.POLICY_LOSS] for r in a]
+
+
+def test_autoreset_step_is_masked_and_truncation_seen(tmp_path):
+    cfg = resolve_config("CartPole-v1:ppo", ["n_envs=3", "batch_size=32", "env_kwargs={max_episode_steps: 5}"])
+    env = make_vec_env(cfg, 3)
+    spec = space_spec(env)
+    collector = RolloutCollector(env, spec, ObsNormalizer((spec.obs_dim,), False), 1.0, seed=0)
+    torch.manual_seed(0)
+    rollout = collector.collect_steps(ActorCritic(spec, cfg), 12)
+    done = rollout.terminated | rollout.truncated
+    assert rollout.truncated.any()
+    # The step after every episode end is the reset step: not valid, reward 0.
+    assert not rollout.valid[1:][done[:-1]].any()
+    assert (rollout.rewards[1:][done[:-1]] == 0).all()
+    assert rollout.valid.sum() == rollout.valid.size - done[:-1].sum()
+    env.close()
+
+
+def test_non_finite_loss_fails_run_and_keeps_finite_last_checkpoint(tmp_path):
+    # Rewards of 1e38 overflow float32 returns to inf: the very first loss is non-finite.
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, "reward_scale=1e38"])
+    result = train(cfg, tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert info.status == rf.RunStatus.FAILED and info.stop_reason == rf.StopReason.NON_FINITE_LOSS
+    assert info.failure is not None and info.failure.env_steps == 256 and info.failure.iteration == 1
+    assert info.failure.message.startswith("non-finite PPO loss")
+    payload = torch.load(result.run_dir / "checkpoints" / "last.pt", weights_only=True)
+    assert all(torch.isfinite(t).all() for t in payload["model"].values())
+    assert "FAILED (non_finite_loss)" in (result.run_dir / rf.RUN_LOG).read_text()
+
+
+def test_exception_is_recorded_with_traceback(tmp_path, monkeypatch):
+    from agents import ppo
+
+    def broken(self, batch, progress):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(ppo.PPO, "update", broken)
+    result = train(resolve_config("CartPole-v1:ppo", SMALL), tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert info.status == rf.RunStatus.FAILED and info.stop_reason == rf.StopReason.ERROR
+    assert info.failure is not None and info.failure.message == "simulated bug"
+    assert "Traceback" in (result.run_dir / rf.RUN_LOG).read_text()
+
+
+def test_precreated_placeholder_is_accepted_and_used_runs_refused(tmp_path):
+    run_id = "20261125-000000-abcd"
+    placeholder = rf.RunInfo(run_id=run_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo",
+                             algo="ppo", seed=0, created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(),
+                             max_env_steps=1024)
+    (tmp_path / run_id).mkdir()
+    rf.write_run_info(tmp_path / run_id, placeholder)
+    (tmp_path / run_id / rf.RUN_LOG).write_text("launcher: starting\n")
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE])
+    result = train(cfg, tmp_path, run_id=run_id)
+    assert result.run_dir == tmp_path / run_id and result.status == rf.RunStatus.COMPLETED
+    assert (tmp_path / run_id / rf.RUN_LOG).read_text().startswith("launcher: starting\n")
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(cfg, tmp_path, run_id=run_id)
+    with pytest.raises(ValueError, match="invalid run id"):
+        train(cfg, tmp_path, run_id="../escape")
+
+
+def test_cli_train_prints_run_folder_last_and_eval_reads_it(tmp_path, capsys):
+    args = ["--runs-dir", str(tmp_path), "--quiet"]
+    assert cli.main(["train", "CartPole-v1:ppo", "--seed", "1", *args, *[x for s in SMALL for x in ("--set", s)]]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    run_dir = Path(lines[-1])
+    assert run_dir.parent == tmp_path and (run_dir / rf.RUN_JSON).is_file()
+    assert "env steps" in lines[-2] and str(run_dir) in lines[-2]
+    assert rf.read_run_info(run_dir).overrides["seed"] == 1
+    assert cli.main(["eval", "@last", "--runs-dir", str(tmp_path), "--episodes", "3", "--checkpoint", "last"]) == 0
+    assert "over 3 episodes" in capsys.readouterr().out
+    assert cli.main(["eval", "@last", "--runs-dir", str(tmp_path), "--checkpoint", "nope"]) == 2
+    assert "available: best, last" in capsys.readouterr().err
+
+
+def test_sigterm_stops_gracefully(tmp_path):
+    run_id = "20261125-000000-5157"
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "CartPole-v1:ppo", "--runs-dir", str(tmp_path),
+           "--run-id", run_id, "--quiet", "--set", "max_env_steps=100000000", "--set", UNSOLVABLE,
+           "--set", "eval_freq=4096"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics = tmp_path / run_id / rf.METRICS_CSV
+    deadline = time.monotonic() + 120
+    # Wait until training is under way (a metrics row exists), then ask it to stop.
+    while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "training never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    info = rf.read_run_info(tmp_path / run_id)
+    assert info.status == rf.RunStatus.STOPPED and info.stop_reason == rf.StopReason.USER_STOPPED
+    assert info.last_eval is not None  # a final evaluation
+    assert (tmp_path / run_id / "checkpoints" / "last.pt").is_file()
+    assert out.strip().splitlines()[-1] == str(tmp_path / run_id)
+    assert json.loads((tmp_path / run_id / rf.RUN_JSON).read_text())["finished_at"]
