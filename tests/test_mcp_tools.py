@@ -1,0 +1,268 @@
+"""Every MCP tool through a real in-process client (mcp.Client) against runs made by the trainer."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from mcp import Client
+
+from gymnasium_solver import run_folder as rf
+from mcp_server.server import create_server
+
+if TYPE_CHECKING:
+    from conftest import RealRuns
+
+pytestmark = pytest.mark.anyio
+
+RUN_TOOLS = {
+    "list_environments", "list_variants", "get_config", "list_runs", "get_run_info", "get_run_metrics",
+    "list_available_metrics", "get_run_logs", "get_training_status", "start_training", "stop_training",
+    "wait_for_training", "list_checkpoints", "compare_runs", "get_best_run", "plot_run_metric", "plot_compare_runs",
+}  # fmt: skip
+# Far below the 25,000-token limit: ~4 characters per token.
+MAX_RESULT_CHARS = 60_000
+
+
+@pytest.fixture()
+async def client(real_runs: RealRuns) -> AsyncIterator[Client]:
+    async with Client(create_server(real_runs.runs_dir)) as c:
+        yield c
+
+
+async def ok(client: Client, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    res = await client.call_tool(name, args or {})
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    assert not res.is_error, f"{name}({args}) failed: {text}"
+    assert res.structured_content is not None, f"{name} returned no structured content"
+    assert len(json.dumps(res.structured_content)) < MAX_RESULT_CHARS
+    return res.structured_content
+
+
+async def err(client: Client, name: str, args: dict[str, Any]) -> str:
+    res = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    assert res.is_error, f"{name}({args}) should have failed but returned {text[:300]}"
+    assert "Traceback" not in text
+    return text
+
+
+async def test_tools_exist_with_annotations(client: Client) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert RUN_TOOLS <= set(tools)
+    for name in RUN_TOOLS - {"start_training", "stop_training"}:
+        assert tools[name].annotations is not None and tools[name].annotations.read_only_hint is True, name
+    for name in ("start_training", "stop_training"):
+        assert tools[name].annotations is not None and tools[name].annotations.read_only_hint is False
+    assert tools["stop_training"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    for t in tools.values():
+        assert t.description and len(t.description) > 40, f"{t.name} needs a docstring for the model"
+
+
+async def test_environments_variants_and_config(client: Client) -> None:
+    envs = await ok(client, "list_environments")
+    cart = next(e for e in envs["environments"] if e["env_id"] == "CartPole-v1")
+    assert "CartPole-v1:ppo" in cart["config_ids"] and cart["variants"]["reinforce"] == "reinforce"
+    variants = await ok(client, "list_variants", {"env_id": "CartPole-v1"})
+    assert {v["variant"] for v in variants["variants"]} >= {"ppo", "reinforce"}
+    assert "did you mean 'CartPole-v1'" in await err(client, "list_variants", {"env_id": "CartPole-v2"})
+    cfg = await ok(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"n_envs": 8}})
+    assert cfg["config"]["n_envs"] == 8 and cfg["config"]["reward_threshold"] == 475.0 and cfg["descriptions"]["gamma"]
+    bad = await err(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"learning_rte": 0.1}})
+    assert "learning_rte" in bad and "learning_rate" in bad
+    assert "n_envs" in await err(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"n_envs": -2}})
+    assert "exactly one" in await err(client, "get_config", {})
+
+
+async def test_get_config_of_a_run(client: Client, real_runs: RealRuns) -> None:
+    cfg = await ok(client, "get_config", {"run_id": real_runs.short})
+    assert cfg["source"] == "run" and cfg["config"]["max_env_steps"] == 2048 and cfg["config"]["n_envs"] == 4
+
+
+async def test_list_runs_filters_and_paging(client: Client, real_runs: RealRuns) -> None:
+    everything = await ok(client, "list_runs", {})
+    ids = [r["run_id"] for r in everything["runs"]]
+    assert ids == sorted([real_runs.short, real_runs.solved, real_runs.reinforce], reverse=True)
+    solved = await ok(client, "list_runs", {"solved": True})
+    assert [r["run_id"] for r in solved["runs"]] == [real_runs.solved]
+    assert solved["runs"][0]["solved_at_env_steps"] > 0
+    reinforce = await ok(client, "list_runs", {"algo": "reinforce"})
+    assert [r["run_id"] for r in reinforce["runs"]] == [real_runs.reinforce]
+    page1 = await ok(client, "list_runs", {"limit": 2})
+    assert len(page1["runs"]) == 2 and page1["next_cursor"] == ids[1]
+    page2 = await ok(client, "list_runs", {"limit": 2, "cursor": page1["next_cursor"]})
+    assert [r["run_id"] for r in page2["runs"]] == ids[2:] and page2["next_cursor"] is None
+    none = await ok(client, "list_runs", {"env_id": "LunarLander-v3"})
+    assert none["runs"] == [] and "CartPole-v1" in none["note"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"limit": -1}, {"limit": 0}, {"limit": 10**9}, {"limit": "many"}, {"status": "exploded"}, {"cursor": "../x"}],
+)
+async def test_list_runs_bad_arguments(client: Client, args: dict[str, Any]) -> None:
+    await err(client, "list_runs", args)
+
+
+async def test_run_info_by_last_prefix_and_full_id(client: Client, real_runs: RealRuns) -> None:
+    info = await ok(client, "get_run_info", {"run_id": real_runs.solved})
+    s = info["summary"]
+    assert s["status"] == "completed" and s["stop_reason"] == "solved" and s["solved"] is True
+    assert info["hyperparameters"]["n_envs"] == 4 and info["best_eval"]["return_mean"] >= 15
+    assert all(f["present"] and f["problem"] is None for f in info["files"])
+    newest = max(real_runs.short, real_runs.solved, real_runs.reinforce)
+    assert (await ok(client, "get_run_info", {"run_id": "@last"}))["summary"]["run_id"] == newest
+    short = await ok(client, "get_run_info", {"run_id": real_runs.short[:-1]})
+    assert short["summary"]["stop_reason"] == "budget_exhausted" and short["summary"]["env_steps"] >= 2048
+
+
+@pytest.mark.parametrize("ref", ["../../etc", "/etc/passwd", "..", "runs/../x", "a\\b"])
+async def test_path_traversal_is_rejected(client: Client, ref: str) -> None:
+    text = await err(client, "get_run_info", {"run_id": ref})
+    assert "not a run id" in text
+
+
+async def test_unknown_run_lists_close_matches(client: Client, real_runs: RealRuns) -> None:
+    typo = real_runs.solved[:-1] + ("0" if real_runs.solved[-1] != "0" else "1")
+    text = await err(client, "get_run_info", {"run_id": typo})
+    assert real_runs.solved in text and "list_runs" in text
+
+
+async def test_wrong_types_are_reported(client: Client, real_runs: RealRuns) -> None:
+    assert "run_id" in await err(client, "get_run_info", {"run_id": ["@last"]})
+    assert "metrics" in await err(client, "get_run_metrics", {"run_id": "@last", "metrics": "eval/return_mean"})
+    assert "run_id" in await err(client, "get_run_info", {})
+
+
+async def test_metrics_default_range_and_downsampling(client: Client, real_runs: RealRuns) -> None:
+    res = await ok(client, "get_run_metrics", {"run_id": real_runs.short})
+    names = [s["metric"] for s in res["series"]]
+    assert names[0] == rf.M.EVAL_RETURN_MEAN and rf.M.APPROX_KL in names
+    rows = res["rows_total"]
+    ep = next(s for s in res["series"] if s["metric"] == rf.M.POLICY_LOSS)
+    assert ep["points_total"] == rows and len(ep["values"]) == rows and not ep["downsampled"]
+    small = await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.POLICY_LOSS],
+                                                 "max_points": 10})
+    s = small["series"][0]
+    assert len(s["values"]) <= 10 and s["downsampled"] and "downsampled" in small["note"]
+    assert s["max"] == pytest.approx(max(ep["values"]), rel=1e-5)
+    ranged = await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.ENV_STEPS],
+                                                  "start_env_steps": 1000, "end_env_steps": 1500})
+    assert all(1000 <= x <= 1500 for x in ranged["series"][0]["env_steps"])
+
+
+@pytest.mark.parametrize("args", [{"max_points": 5}, {"max_points": 10**7}, {"max_points": -3},
+                                  {"start_env_steps": -1}, {"start_env_steps": 900, "end_env_steps": 100}])
+async def test_metrics_bad_limits(client: Client, real_runs: RealRuns, args: dict[str, Any]) -> None:
+    await err(client, "get_run_metrics", {"run_id": real_runs.short, **args})
+
+
+async def test_unknown_metric_lists_close_matches(client: Client, real_runs: RealRuns) -> None:
+    text = await err(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": ["eval/retrun_mean"]})
+    assert "did you mean 'eval/return_mean'" in text
+    text = await err(client, "plot_run_metric", {"run_id": real_runs.short, "metric": "train/aprox_kl"})
+    assert "train/approx_kl" in text
+
+
+async def test_available_metrics_match_the_trainer_columns(client: Client, real_runs: RealRuns) -> None:
+    res = await ok(client, "list_available_metrics", {"run_id": real_runs.short})
+    assert [m["name"] for m in res["metrics"]] == list(rf.columns_for("ppo"))
+    rei = await ok(client, "list_available_metrics", {"run_id": real_runs.reinforce})
+    assert [m["name"] for m in rei["metrics"]] == list(rf.columns_for("reinforce"))
+    evals = next(m for m in res["metrics"] if m["name"] == rf.M.EVAL_RETURN_MEAN)
+    assert 0 < evals["measured_rows"] < res["rows_total"] and evals["description"]
+
+
+async def test_logs_status_checkpoints(client: Client, real_runs: RealRuns) -> None:
+    logs = await ok(client, "get_run_logs", {"run_id": real_runs.solved, "limit": 3})
+    assert 0 < len(logs["lines"]) <= 3
+    await err(client, "get_run_logs", {"run_id": real_runs.solved, "limit": 100_000})
+    await err(client, "get_run_logs", {"run_id": real_runs.solved, "level": "LOUD"})
+    st = await ok(client, "get_training_status", {"run_id": real_runs.solved})
+    assert st["status"] == "completed" and st["finished"] and st["solved"] and st["progress"] > 0
+    cps = await ok(client, "list_checkpoints", {"run_id": real_runs.solved})
+    names = {c["name"] for c in cps["checkpoints"]}
+    assert {"best", "last"} <= names and all(c["file_present"] for c in cps["checkpoints"])
+
+
+async def test_compare_and_best_run(client: Client, real_runs: RealRuns) -> None:
+    cmp = await ok(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.solved]})
+    keys = {d["key"] for d in cmp["config_differences"]}
+    assert {"max_env_steps", "reward_threshold"} <= keys
+    assert cmp["first_to_threshold_env_steps"] == real_runs.solved
+    assert cmp["first_to_threshold_wall_time"] == real_runs.solved
+    await err(client, "compare_runs", {"run_ids": [real_runs.short]})
+    await err(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.short]})
+    best = await ok(client, "get_best_run", {"env_id": "CartPole-v1"})
+    assert best["best"]["run_id"] == real_runs.solved and "fewest env steps" in best["criterion"]
+    missing = await ok(client, "get_best_run", {"env_id": "CartPole-v0"})
+    assert missing["best"] is None and "CartPole-v1" in missing["note"]
+
+
+async def test_plots_return_png_and_summary(client: Client, real_runs: RealRuns) -> None:
+    res = await client.call_tool("plot_run_metric", {"run_id": real_runs.solved})
+    assert not res.is_error
+    image = next(c for c in res.content if c.type == "image")
+    assert image.mime_type == "image/png" and base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert res.structured_content and "threshold" in res.structured_content["summary"]
+    res = await client.call_tool("plot_compare_runs", {"run_ids": [real_runs.short, real_runs.solved],
+                                                      "metric": rf.M.ENTROPY})
+    assert not res.is_error and res.structured_content
+    assert {c["run_id"] for c in res.structured_content["curves"]} == {real_runs.short, real_runs.solved}
+
+
+async def test_wait_and_stop_on_a_finished_run(client: Client, real_runs: RealRuns) -> None:
+    res = await ok(client, "wait_for_training", {"run_id": real_runs.short, "timeout_seconds": 5})
+    assert res["finished"] and res["waited_seconds"] < 5
+    stop = await ok(client, "stop_training", {"run_id": real_runs.short})
+    assert stop["forced"] is False and "not running" in stop["message"]
+    await err(client, "wait_for_training", {"run_id": real_runs.short, "timeout_seconds": 3600})
+
+
+async def test_start_training_validates_before_starting(client: Client, real_runs: RealRuns) -> None:
+    before = sorted(p.name for p in real_runs.runs_dir.iterdir())
+    text = await err(client, "start_training", {"config_id": "CartPole-v1:ppo", "overrides": {"clip_rnge": 0.1}})
+    assert "clip_range" in text
+    assert "CartPole-v1:ppo" in await err(client, "start_training", {"config_id": "CartPole-v1"})
+    assert "batch_size" in await err(client, "start_training", {"config_id": "CartPole-v1:ppo",
+                                                                "overrides": {"batch_size": 10**6}})
+    assert sorted(p.name for p in real_runs.runs_dir.iterdir()) == before  # nothing was created
+
+
+async def test_resources_and_prompt(client: Client, real_runs: RealRuns) -> None:
+    templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    assert {"gsolve://runs/{run_id}/config", "gsolve://runs/{run_id}/metrics"} <= templates
+    cfg = await client.read_resource(f"gsolve://runs/{real_runs.short}/config")
+    assert "max_env_steps: 2048" in cfg.contents[0].text  # type: ignore[union-attr]
+    met = await client.read_resource(f"gsolve://runs/{real_runs.short}/metrics")
+    assert json.loads(met.contents[0].text)["run_id"] == real_runs.short  # type: ignore[union-attr]
+    prompt = await client.get_prompt("debug_run", {"run_id": real_runs.short})
+    assert "diagnose_run" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
+async def test_malformed_files_are_reported_and_other_tools_keep_working(scratch_runs: RealRuns) -> None:
+    run_dir = scratch_runs.runs_dir / scratch_runs.short
+    with open(run_dir / rf.METRICS_CSV, "a") as f:
+        f.write("1,2,oops\n")
+    (run_dir / rf.CONFIG_YAML).write_text("[unclosed")
+    broken = scratch_runs.runs_dir / "20200101-000000-dead"
+    broken.mkdir()
+    (broken / rf.RUN_JSON).write_text("{")
+    async with Client(create_server(scratch_runs.runs_dir)) as c:
+        text = await err(c, "get_run_metrics", {"run_id": scratch_runs.short})
+        assert "metrics.csv is malformed" in text and "line" in text
+        assert "config.yaml is malformed" in await err(c, "get_config", {"run_id": scratch_runs.short})
+        info = await ok(c, "get_run_info", {"run_id": scratch_runs.short})
+        problems = {f["name"]: f["problem"] for f in info["files"]}
+        assert "malformed" in problems[rf.METRICS_CSV] and "malformed" in problems[rf.CONFIG_YAML]
+        assert info["summary"]["status"] == "completed"
+        assert (await ok(c, "get_training_status", {"run_id": scratch_runs.short}))["finished"]
+        assert (await ok(c, "get_run_logs", {"run_id": scratch_runs.short}))["lines"]
+        listed = {r["run_id"]: r for r in (await ok(c, "list_runs", {}))["runs"]}
+        assert listed["20200101-000000-dead"]["status"] == "unreadable"
+        assert "run.json" in listed["20200101-000000-dead"]["problem"]
+        shutil.rmtree(broken)
