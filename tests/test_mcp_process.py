@@ -1,0 +1,112 @@
+"""The server as a real process: `gsolve mcp` over stdio, no torch at start, and a full
+start -> wait -> status -> stop lifecycle on a real detached training process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from gymnasium_solver import run_folder as rf
+from mcp_server.server import create_server
+
+if TYPE_CHECKING:
+    from conftest import RealRuns
+
+pytestmark = pytest.mark.anyio
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_importing_and_creating_the_server_does_not_import_torch(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from mcp_server.server import create_server\n"
+        f"create_server({str(tmp_path)!r})\n"
+        "bad = sorted(m for m in ('torch', 'gymnasium', 'matplotlib', 'agents') if m in sys.modules)\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "", f"server start imported {out.stdout.strip()}"
+
+
+async def test_gsolve_mcp_over_stdio(real_runs: RealRuns) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gymnasium_solver.cli", "mcp", "--runs-dir", str(real_runs.runs_dir)],
+        cwd=str(REPO),
+    )
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"get_run_info", "start_training", "plot_run_metric"} <= names
+        res = await client.call_tool("get_run_info", {"run_id": real_runs.solved})
+        assert not res.is_error and res.structured_content
+        assert res.structured_content["summary"]["solved"] is True
+        bad = await client.call_tool("get_run_info", {"run_id": "../../etc"})
+        assert bad.is_error
+
+
+def _kill_if_alive(run_dir: Path) -> None:
+    try:
+        pid = rf.read_run_info(run_dir).pid
+    except (OSError, ValueError):
+        return
+    if pid and rf.pid_alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with Client(create_server(runs_dir)) as client:
+
+        async def call(name: str, args: dict[str, Any], **kw: Any) -> dict[str, Any]:
+            res = await client.call_tool(name, args, **kw)
+            assert not res.is_error, " ".join(getattr(c, "text", "") for c in res.content)
+            assert res.structured_content is not None
+            return res.structured_content
+
+        # A budget and threshold far beyond reach: the run is still going when we stop it (the
+        # graceful stop evaluates once more, and PPO can solve CartPole in seconds).
+        started = await call("start_training", {"config_id": "CartPole-v1:ppo",
+                                                "overrides": {"max_env_steps": 50_000_000, "n_envs": 4,
+                                                              "batch_size": 64, "eval_freq": 1_000_000,
+                                                              "reward_threshold": 1e9}})
+        run_id = started["run_id"]
+        run_dir = runs_dir / run_id
+        try:
+            assert started["max_env_steps"] == 50_000_000 and started["pid"] > 0
+            status = await call("get_training_status", {"run_id": run_id})
+            assert status["status"] == "running"  # the placeholder run.json is there at once
+            # Wait (bounded per call) until the trainer has done some iterations.
+            for _ in range(12):
+                waited = await call("wait_for_training", {"run_id": run_id, "timeout_seconds": 5},
+                                    progress_callback=on_progress)
+                assert not waited["finished"], f"run ended early: {waited}"
+                if waited["status"]["env_steps"] > 0:
+                    break
+            assert waited["status"]["env_steps"] > 0, "trainer made no progress in 60 s"
+            assert progress and progress[-1][1] == 50_000_000
+            status = await call("get_training_status", {"run_id": run_id})
+            assert status["status"] == "running" and status["pid"] == started["pid"]
+            stopped = await call("stop_training", {"run_id": run_id, "timeout_seconds": 30})
+            assert stopped["status"] == "stopped" and stopped["stop_reason"] == "user_stopped"
+            assert stopped["forced"] is False
+            final = await call("get_training_status", {"run_id": run_id})
+            assert final["finished"] and final["status"] == "stopped" and final["env_steps"] > 0
+            assert not rf.pid_alive(started["pid"])
+            log = (run_dir / rf.RUN_LOG).read_text()
+            assert "[launcher]" in log and f"--run-id {run_id}" in log
+            again = await call("stop_training", {"run_id": run_id})
+            assert "not running" in again["message"]
+        finally:
+            _kill_if_alive(run_dir)
