@@ -1,7 +1,203 @@
-"""Placeholder: subcommands are being written (see gymnasium_solver/cli.py)."""
+"""`gsolve diagnose RUN` and `gsolve retry RUN`: thin adapters over gymnasium_solver.diagnostics.
+
+``diagnose`` prints a readable report (``--json`` for machines). ``retry`` starts a new run of the
+same ENV:VARIANT with the parent's overrides plus the diagnosis' top suggested changes, records
+``parent_run_id`` and ``applied_changes`` in its run.json, and says how to compare the two.
+torch is imported only when ``retry`` actually trains.
+"""
+
+from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose
+from gymnasium_solver.diagnostics.models import Severity
+from gymnasium_solver.diagnostics.rules import yaml_value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    p = sub.add_parser(
+        "diagnose",
+        help="say why a run did not solve, with evidence and config changes that fix it",
+        description="Diagnose a run: verdict, gap to the reward threshold, return trends and findings "
+        "ranked by how likely they explain the outcome, each with a --set change that applies as printed.",
+    )
+    p.add_argument("run", help="run id, unique prefix of one, or @last")
+    p.add_argument("--json", action="store_true", help="print the Diagnosis as JSON")
+    p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_diagnose)
+
+    r = sub.add_parser(
+        "retry",
+        help="start a new run with the diagnosis' top suggested changes applied",
+        description="Start a new run of the same ENV:VARIANT with the parent's overrides plus the top N "
+        "suggested changes of its diagnosis (and any --set of yours, which win). The new run records "
+        "parent_run_id and applied_changes.",
+    )
+    r.add_argument("run", help="run id, unique prefix of one, or @last")
+    r.add_argument("--top", type=int, default=1, help="how many suggested changes to apply, most likely first (default 1)")
+    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra config override, applied after the suggested changes (repeatable)")
+    r.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    r.add_argument("--dry-run", action="store_true", help="print what would be run, do not train")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_retry)
+
+
+# ---------------------------------------------------------------------------------------------
+# plain functions (the CLI and tests call these)
+# ---------------------------------------------------------------------------------------------
+def diagnose_ref(ref: str, runs_dir: str | Path | None = None) -> Diagnosis:
+    """Diagnose run ``ref`` (id, prefix or @last) in ``runs_dir`` through the run store."""
+    from gymnasium_solver.run_store import RunStore
+
+    store = RunStore(runs_dir)
+    run_dir = store.resolve(ref)
+    return diagnose_in_store(store, run_dir)
+
+
+def diagnose_in_store(store: Any, run_dir: Path) -> Diagnosis:
+    """Diagnose one run folder with a RunStore (cached reads, numpy metrics)."""
+    return diagnose(store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir),
+                    status=store.status(run_dir))
+
+
+def top_changes(diagnosis: Diagnosis, n: int) -> list[SuggestedChange]:
+    """The first ``n`` suggested changes in ranking order, one per config key, warnings first."""
+    out: list[SuggestedChange] = []
+    seen: set[str] = set()
+    for finding in diagnosis.findings:
+        for c in finding.suggested_changes:
+            if c.key not in seen and len(out) < n:
+                out.append(c)
+                seen.add(c.key)
+    return out
+
+
+def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
+    """{'learning_rate': {'start': 0.1}} -> ['learning_rate.start=0.1'] (the --set form)."""
+    out: list[str] = []
+    for k, v in overrides.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v and k != "env_kwargs":
+            out.extend(flatten_overrides(v, key + "."))
+        else:
+            out.append(f"{key}={yaml_value(v)}")
+    return out
+
+
+def train_command(config_id: str, set_args: list[str]) -> str:
+    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args)])
+
+
+def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) -> str:
+    """The diagnosis as text for a person at a terminal."""
+    lines = [
+        f"Run {d.run_id}  {d.config_id} ({d.algo})  status: {d.status}"
+        + (f" ({d.stop_reason})" if d.stop_reason else "")
+        + ("  [live: data is partial]" if d.partial else ""),
+        f"Verdict: {d.verdict.upper()}",
+        d.summary,
+    ]
+    p = d.progress
+    prog = f"Progress: {p.env_steps:,}/{p.max_env_steps:,} env steps ({100 * p.fraction:.0f}%)"
+    if p.fps_recent:
+        prog += f", {p.fps_recent:,.0f} fps"
+    if p.eta_seconds is not None:
+        prog += f", ETA {p.eta_seconds:.0f}s"
+    lines.append(prog)
+    for t in (d.eval_trend, d.train_trend):
+        if t.direction == "unknown":
+            lines.append(f"Trend {t.metric}: unknown ({t.note})")
+        else:
+            lines.append(
+                f"Trend {t.metric}: {t.direction} (slope {t.slope_per_100k_steps:.3g}/100k steps, "
+                f"95% CI {t.slope_low:.3g}..{t.slope_high:.3g}, steps {t.env_steps_from:,}-{t.env_steps_to:,})"
+            )
+    if not d.findings:
+        lines.append("\nNo findings.")
+    else:
+        lines.append("\nFindings, most likely explanation first:")
+    base = flatten_overrides(parent_overrides or {})
+    for i, f in enumerate(d.findings, 1):
+        lines.append(f"{i}. [{f.severity}] {f.title}  ({f.id}, score {f.score:.2f})")
+        for e in f.evidence:
+            rng = f" steps {e.env_steps_from:,}-{e.env_steps_to:,}" if e.env_steps_from is not None else ""
+            lines.append(f"   evidence: {e.metric}{rng}: {e.observed}; healthy: {e.healthy}")
+        lines.append(f"   cause: {f.cause}")
+        for c in f.suggested_changes:
+            lines.append(f"   change: {c.key} {yaml_value(c.current)} -> {yaml_value(c.suggested)} ({c.why})")
+            keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]
+            lines.append(f"     {train_command(d.config_id, [*keep, c.set_arg])}")
+    if d.notes:
+        lines.append("\nNotes:")
+        lines.extend(f"- {n}" for n in d.notes)
+    if any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
+        lines.append(f"\nApply the top change in a new run: gsolve retry {d.run_id}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------------------------
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from gymnasium_solver.run_store import RunStore
+
+    store = RunStore(args.runs_dir)
+    run_dir = store.resolve(args.run)
+    d = diagnose_in_store(store, run_dir)
+    if args.json:
+        print(d.model_dump_json(indent=2))
+    else:
+        print(render_report(d, store.info(run_dir).overrides))
+    return 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    from gymnasium_solver.cli import CliError
+    from gymnasium_solver.config import parse_overrides, resolve_config
+    from gymnasium_solver.run_store import RunStore
+
+    if args.top < 1:
+        raise CliError(f"--top must be at least 1, got {args.top}")
+    store = RunStore(args.runs_dir)
+    run_dir = store.resolve(args.run)
+    info = store.info(run_dir)
+    d = diagnose_in_store(store, run_dir)
+    changes = top_changes(d, args.top)
+    extra = parse_overrides(args.overrides)
+    if not changes and not extra:
+        raise CliError(
+            f"the diagnosis of {info.run_id} suggests no config change (verdict {d.verdict}: {d.summary}); "
+            f"run `gsolve diagnose {info.run_id}` to see why, or retry with your own change: "
+            f"gsolve retry {info.run_id} --set key=value"
+        )
+    applied: dict[str, Any] = {c.key: c.suggested for c in changes}
+    applied.update(extra)
+    overrides = {**info.overrides, **applied}
+    cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
+    if d.partial:
+        print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)
+    print(f"Retrying {info.run_id} ({info.config_id}) with:")
+    for c in changes:
+        print(f"  {c.key}: {yaml_value(c.current)} -> {yaml_value(c.suggested)}  ({c.why})")
+    for k, v in extra.items():
+        print(f"  {k}: {yaml_value(v)}  (your --set)")
+    print(f"  equivalent: {train_command(info.config_id, flatten_overrides(overrides))}")
+    if args.dry_run:
+        return 0
+    from gymnasium_solver.training import train
+
+    result = train(cfg, store.runs_dir, show_progress=not args.quiet, parent_run_id=info.run_id,
+                   applied_changes=applied, overrides=overrides)
+    solved = "solved" if result.solved else "not solved"
+    best = f", best eval {result.best_eval.return_mean:.4g}" if result.best_eval else ""
+    print(f"New run {result.run_id}: {result.status} ({result.stop_reason}), {solved}{best}, "
+          f"{result.env_steps:,} env steps in {result.wall_seconds:.1f}s")
+    print(f"Compare: gsolve compare {info.run_id} {result.run_id}")
+    print(f"Diagnose it: gsolve diagnose {result.run_id}")
+    return 0

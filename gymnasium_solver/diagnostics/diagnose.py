@@ -24,11 +24,12 @@ from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, medi
 from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
 
 
-def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None) -> Trend:
+def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, horizon: float | None = None) -> Trend:
     """Direction of the last half of a return curve from its Theil-Sen slope and 95% interval.
 
-    ``improving``/``declining`` need the interval to exclude zero AND the fitted change over the
-    window to be material (thresholds.TREND_MATERIAL_FRACTION of the threshold); else ``flat``.
+    ``improving``/``declining`` need the interval to exclude zero AND the change the slope
+    projects over ``horizon`` env steps (the run's budget; at least the window) to be material:
+    thresholds.TREND_MATERIAL_FRACTION of the threshold. Otherwise ``flat``.
     """
     n_min = int(T.TREND_MIN_POINTS.value)
     if len(y) < n_min:
@@ -42,7 +43,7 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None) ->
     if fit is None:
         return base.model_copy(update={"note": "too few distinct env steps for a slope"})
     slope, lo, hi = fit
-    span = float(xs[-1] - xs[0])
+    span = max(float(xs[-1] - xs[0]), float(horizon or 0.0))
     if threshold:
         material = T.TREND_MATERIAL_FRACTION.value * abs(threshold)
     else:
@@ -60,7 +61,8 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None) ->
         "slope_per_100k_steps": round(slope * per100k, 4),
         "slope_low": round(lo * per100k, 4),
         "slope_high": round(hi * per100k, 4),
-        "note": f"Theil-Sen over the last {len(ys)} points; fitted change {fmt(change)} vs material {fmt(material)}",
+        "note": f"Theil-Sen over the last {len(ys)} points; projected change over {span:.0f} steps "
+        f"{fmt(change)} vs material {fmt(material)}",
     })
 
 
@@ -110,7 +112,7 @@ def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     """
     if not ctx.solved or len(ctx.eval_y) == 0 or ctx.threshold is None:
         return findings
-    if median(ctx.eval_y[-2:]) < T.NEAR_SOLVED_FRACTION.value * ctx.threshold:
+    if float(ctx.eval_y[-1]) < T.NEAR_SOLVED_FRACTION.value * ctx.threshold:
         return findings
     out = []
     for f in findings:
@@ -182,8 +184,8 @@ def diagnose(
         finished=status not in (RunStatus.RUNNING,),
         threshold=None if threshold is None else float(threshold), solved=solved,
         eval_x=ex, eval_y=ey, train_x=tx, train_y=ty,
-        eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold),
-        train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold),
+        eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold, info.max_env_steps),
+        train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold, info.max_env_steps),
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
     findings = _cap_if_solved(ctx, findings)

@@ -288,6 +288,14 @@ def _entropy_reference(ctx: Ctx) -> tuple[float, str] | None:
     return None
 
 
+def _late_entropy_fraction(ctx: Ctx) -> float | None:
+    ref = _entropy_reference(ctx)
+    w = late_window(ctx, M.ENTROPY)
+    if ref is None or w is None:
+        return None
+    return median(w[2]) / ref[0]
+
+
 def approx_kl_low(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.APPROX_KL)
     if w is None:
@@ -303,6 +311,11 @@ def approx_kl_low(ctx: Ctx) -> Finding | None:
     cx, cy = ctx.data.finite(M.CLIP_FRACTION)
     if len(cy) and median(cy) > T.CLIP_FRACTION_LOW.value * 10:
         return None
+    rel = _late_entropy_fraction(ctx)
+    if rel is not None and rel < T.ENTROPY_COLLAPSE.value:
+        return None  # a deterministic policy cannot move: entropy_collapse explains the tiny KL
+    if rel is not None and rel > T.ENTROPY_NO_DECREASE.value and start_value(ctx.config.get("ent_coef", 0.0)) > 0:
+        return None  # the entropy bonus pins the policy: entropy_bonus_dominates explains it
     evidence = [ev(M.APPROX_KL, x, f"median {fmt(med)} over {len(y)} updates", f"> {limit:g} ({T.APPROX_KL_LOW.source})")]
     if len(cy):
         evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"> {T.CLIP_FRACTION_LOW.value:g}"))
@@ -345,6 +358,9 @@ def explained_variance(ctx: Ctx) -> Finding | None:
     if w is None:
         return None
     x, y, late = w
+    cut = _epochs_cut(ctx)
+    if cut is not None and cut < T.EPOCHS_CUT_FRACTION.value:
+        return None  # early stopping also cuts the critic's epochs; target_kl_stops_epochs explains it
     lm = median(late)
     peak = float(np.max(np.convolve(y, np.ones(5) / 5, mode="valid"))) if len(y) >= 5 else float(np.max(y))
     collapsed = peak > T.EXPLAINED_VARIANCE_COLLAPSE_FROM.value and lm < T.EXPLAINED_VARIANCE_COLLAPSE_TO.value
@@ -364,6 +380,8 @@ def explained_variance(ctx: Ctx) -> Finding | None:
         return None
     vf_coef = ctx.config.get("vf_coef")
     starved = ctx.algo == "ppo" and vf_coef is not None and float(vf_coef) < T.VF_COEF_SUGGESTED.value / 5
+    if not starved and len(y) < T.EXPLAINED_VARIANCE_MIN_UPDATES.value:
+        return None
     changes = []
     if starved:
         changes.append(change("vf_coef", vf_coef, T.VF_COEF_SUGGESTED.value, "increase",
@@ -421,16 +439,46 @@ def entropy_collapse(ctx: Ctx) -> Finding | None:
     ent = ctx.config.get("ent_coef", 0.0)
     cur = start_value(ent)
     suggested = 0.01 if cur <= 0 else _round_sig(cur * 3)
+    evidence = [ev(M.ENTROPY, late_x(x), f"late median {fmt(median(late))} = {fmt(100 * rel)}% of {ref[1]} {fmt(ref[0])}",
+                   f">= {100 * T.ENTROPY_COLLAPSE.value:g}% until solved ({T.ENTROPY_COLLAPSE.source})")]
+    ent_change = change("ent_coef", ent, suggested, "increase", "an entropy bonus keeps the policy exploring")
+    spike = _spike_before_collapse(ctx)
+    if spike is not None:
+        evidence.extend(spike)
+        return Finding(
+            id="entropy_collapse",
+            severity=Severity.WARNING,
+            score=0.9,
+            title="Oversized early updates made the policy deterministic (entropy collapse)",
+            evidence=evidence,
+            cause="The learning rate is too high: the first updates moved the policy so far that it became "
+            "deterministic, and a deterministic policy gets no gradient to recover.",
+            suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "small updates keep the policy stochastic while it learns"),
+                               ent_change],
+        )
     return Finding(
         id="entropy_collapse",
         severity=Severity.WARNING,
         score=0.7,
         title="The policy became nearly deterministic before solving (entropy collapse)",
-        evidence=[ev(M.ENTROPY, late_x(x), f"late median {fmt(median(late))} = {fmt(100 * rel)}% of {ref[1]} {fmt(ref[0])}",
-                     f">= {100 * T.ENTROPY_COLLAPSE.value:g}% until solved ({T.ENTROPY_COLLAPSE.source})")],
+        evidence=evidence,
         cause="The policy stopped exploring and is stuck on what it knows.",
-        suggested_changes=[change("ent_coef", ent, suggested, "increase", "an entropy bonus keeps the policy exploring")],
+        suggested_changes=[ent_change],
     )
+
+
+def _spike_before_collapse(ctx: Ctx) -> list[Evidence] | None:
+    """Evidence of oversized updates in the first quarter of the run (KL or clip fraction spikes)."""
+    out = []
+    for name, limit in ((M.APPROX_KL, T.EARLY_SPIKE_KL.value), (M.CLIP_FRACTION, T.CLIP_FRACTION_HIGH.value)):
+        x, y = ctx.data.finite(name)
+        if not len(y):
+            continue
+        early_x, early = split(x)[0], split(y)[0]
+        peak = float(np.max(early))
+        if peak > limit:
+            out.append(ev(name, early_x, f"early max {fmt(peak)}", f"< {limit:g} ({T.EARLY_SPIKE_KL.source})"))
+    return out or None
 
 
 def entropy_no_decrease(ctx: Ctx) -> Finding | None:
@@ -481,6 +529,8 @@ def _material(ctx: Ctx, y: np.ndarray) -> float:
 def return_plateau(ctx: Ctx) -> Finding | None:
     if ctx.solved or ctx.threshold is None:
         return None
+    if "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction):
+        return None
     trend = ctx.eval_trend if ctx.eval_trend.direction != "unknown" else ctx.train_trend
     if trend.direction != "flat":
         return None
@@ -505,7 +555,8 @@ def return_collapse(ctx: Ctx) -> Finding | None:
         return None
     k = int(np.argmax(y))
     peak, base, last = float(y[k]), float(y[0]), median(y[-3:])
-    if k >= len(y) - 2 or peak - base <= _material(ctx, y):
+    min_gain = T.COLLAPSE_MIN_GAIN.value * abs(ctx.threshold) if ctx.threshold else _material(ctx, y)
+    if k >= len(y) - 2 or peak - base <= min_gain:
         return None
     drop = (peak - last) / (peak - base)
     if not drop > T.COLLAPSE_PEAK_FRACTION.value:
@@ -568,7 +619,10 @@ def train_eval_mismatch(ctx: Ctx) -> Finding | None:
             cause="The deterministic (argmax) evaluation policy behaves differently from the stochastic one "
             "that is trained, or evaluation uses different environment settings.",
         )
-    if ctx.solved and late_train < frac * thr:
+    rel = _late_entropy_fraction(ctx)
+    # The training return is a lagging mean over 100 episodes, so it trails any improving run;
+    # only a sampled policy that is still near-uniform makes the gap a finding.
+    if ctx.solved and late_train < frac * thr and rel is not None and rel > T.ENTROPY_NO_DECREASE.value:
         ent = ctx.config.get("ent_coef", 0.0)
         changes = []
         if start_value(ent) > 0:
@@ -578,8 +632,10 @@ def train_eval_mismatch(ctx: Ctx) -> Finding | None:
             severity=Severity.INFO,
             score=0.3,
             title="Evaluation solves it but the training (stochastic) policy does not",
-            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(frac * thr)}")],
-            cause="The greedy policy is good but the sampled one is still very random.",
+            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(frac * thr)}"),
+                      Evidence(metric=M.ENTROPY, observed=f"late entropy {fmt(100 * rel)}% of the maximum",
+                               healthy=f"< {100 * T.ENTROPY_NO_DECREASE.value:g}% once learning")],
+            cause="The greedy policy is good but the sampled one is still near-uniform.",
             suggested_changes=changes,
         )
     return None

@@ -1,0 +1,125 @@
+"""Score the diagnostics against a labelled corpus of run folders (tests/fixtures/corpus).
+
+Each corpus folder holds run.json, config.yaml, metrics.csv and labels.json (written by
+scripts/make_corpus.py). A planted-fault run that failed to solve counts as a *fault case*: the
+top finding must name the planted cause (its id is one of ``expected_rules``) and its first
+suggested change must move ``expected_key`` in ``expected_direction``. A planted-fault run that
+solved anyway is not a failure to explain; it only must not be called critical. Healthy runs must
+get no warning or critical finding.
+
+Per rule: a firing (at warning/critical severity) is a true positive on a fault case whose
+expected rules include it, a false positive on a healthy run; recall is over the fault cases whose
+expected rules include the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from gymnasium_solver.diagnostics.diagnose import diagnose
+from gymnasium_solver.diagnostics.models import Diagnosis, Severity
+from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
+
+
+class CaseResult(BaseModel):
+    case: str
+    kind: str  # "fault", "fault_solved_anyway" or "healthy"
+    expected_rules: list[str]
+    top_rule: str | None
+    top_change: str | None
+    cause_ok: bool | None = None
+    change_ok: bool | None = None
+    warnings: list[str]
+    verdict: str
+
+
+class RuleScore(BaseModel):
+    rule: str
+    fired: int
+    true_positives: int
+    false_positives_on_healthy: int
+    cases_with_this_cause: int
+    precision: float | None
+    recall: float | None
+
+
+class CorpusScore(BaseModel):
+    cases: list[CaseResult]
+    fault_cases: int
+    cause_accuracy: float
+    change_accuracy: float
+    healthy_runs: int
+    healthy_with_warning: int
+    solved_fault_runs: int
+    solved_fault_runs_critical: int
+    rules: list[RuleScore]
+
+
+def load_case(folder: Path) -> tuple[dict[str, Any], Diagnosis]:
+    """(labels, diagnosis) of one corpus folder."""
+    import yaml
+
+    labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+    info = read_run_info(folder)
+    config = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+    table = parse_metrics_text((folder / "metrics.csv").read_text(encoding="utf-8"))
+    return labels, diagnose(info, config, table)
+
+
+def score_corpus(root: Path) -> CorpusScore:
+    results: list[CaseResult] = []
+    for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
+        labels, d = load_case(folder)
+        loud = [f for f in d.findings if f.severity != Severity.INFO]
+        top = loud[0] if loud else None
+        change = top.suggested_changes[0] if top and top.suggested_changes else None
+        expected = list(labels["expected_rules"])
+        if not expected:
+            kind = "healthy"
+        elif d.returns.solved:
+            kind = "fault_solved_anyway"
+        else:
+            kind = "fault"
+        r = CaseResult(
+            case=labels["case"], kind=kind, expected_rules=expected,
+            top_rule=top.id if top else None,
+            top_change=f"{change.key} {change.direction}" if change else None,
+            warnings=[f.id for f in loud], verdict=str(d.verdict),
+        )
+        if kind == "fault":
+            r.cause_ok = top is not None and top.id in expected
+            r.change_ok = change is not None and (change.key, change.direction) == (
+                labels["expected_key"], labels["expected_direction"])
+        results.append(r)
+    faults = [r for r in results if r.kind == "fault"]
+    healthy = [r for r in results if r.kind == "healthy"]
+    solved_faults = [r for r in results if r.kind == "fault_solved_anyway"]
+    rules = sorted({w for r in results for w in r.warnings} | {e for r in faults for e in r.expected_rules})
+    scores = []
+    for rule in rules:
+        fired = [r for r in faults + healthy if rule in r.warnings]
+        tp = sum(1 for r in fired if rule in r.expected_rules)
+        fp_healthy = sum(1 for r in healthy if rule in r.warnings)
+        relevant = [r for r in faults if rule in r.expected_rules]
+        hit = sum(1 for r in relevant if rule in r.warnings)
+        scores.append(RuleScore(
+            rule=rule, fired=len(fired), true_positives=tp, false_positives_on_healthy=fp_healthy,
+            cases_with_this_cause=len(relevant),
+            precision=round(tp / len(fired), 3) if fired else None,
+            recall=round(hit / len(relevant), 3) if relevant else None,
+        ))
+    return CorpusScore(
+        cases=results,
+        fault_cases=len(faults),
+        cause_accuracy=round(sum(bool(r.cause_ok) for r in faults) / max(len(faults), 1), 3),
+        change_accuracy=round(sum(bool(r.change_ok) for r in faults) / max(len(faults), 1), 3),
+        healthy_runs=len(healthy),
+        healthy_with_warning=sum(1 for r in healthy if r.warnings),
+        solved_fault_runs=len(solved_faults),
+        solved_fault_runs_critical=sum(1 for r in solved_faults if r.verdict == "critical"),
+        rules=scores,
+    )
