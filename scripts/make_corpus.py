@@ -47,10 +47,20 @@ class Case:
     expected_direction: str | None = None
 
 
-def _seeds(name: str, seeds: range, **kw: object) -> list[Case]:
-    base = kw.pop("overrides")
+def _seeds(
+    name: str,
+    seeds: range,
+    *,
+    config_id: str,
+    overrides: tuple[str, ...],
+    cause: str,
+    expected_rules: tuple[str, ...] = (),
+    expected_key: str | None = None,
+    expected_direction: str | None = None,
+) -> list[Case]:
     return [
-        Case(name=f"{name}_s{s}", overrides=(*base, f"seed={s}"), **kw)  # type: ignore[arg-type]
+        Case(f"{name}_s{s}", config_id, (*overrides, f"seed={s}"), cause, expected_rules, expected_key,
+             expected_direction)
         for s in seeds
     ]
 
