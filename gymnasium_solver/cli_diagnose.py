@@ -198,6 +198,36 @@ def cmd_retry(args: argparse.Namespace) -> int:
     best = f", best eval {result.best_eval.return_mean:.4g}" if result.best_eval else ""
     print(f"New run {result.run_id}: {result.status} ({result.stop_reason}), {solved}{best}, "
           f"{result.env_steps:,} env steps in {result.wall_seconds:.1f}s")
-    print(f"Compare: gsolve compare {info.run_id} {result.run_id}")
-    print(f"Diagnose it: gsolve diagnose {result.run_id}")
+    print(render_comparison(store, info.run_id, result.run_id))
+    print(f"Diagnose the new run: gsolve diagnose {result.run_id}   "
+          f"(assistants: compare_runs / diagnose_run MCP tools)")
     return 0
+
+
+def render_comparison(store: Any, parent: str, child: str) -> str:
+    """Parent vs retry side by side (run_store.compare_runs): did the change help?"""
+    from gymnasium_solver.run_store import compare_runs
+
+    c = compare_runs(store, [parent, child])
+    lines = ["Parent vs retry:"]
+    for r in c.runs:
+        role = "parent" if r.run_id == parent else "retry "
+        at = f" at {r.solved_at_env_steps:,} env steps" if r.solved and r.solved_at_env_steps is not None else ""
+        best = "n/a" if r.best_eval_return is None else f"{r.best_eval_return:.4g}"
+        lines.append(f"  {role} {r.run_id}: {'solved' + at if r.solved else 'not solved'}, best eval {best}, "
+                     f"{r.env_steps:,} env steps")
+    lines.extend(f"  config {d.key}: " + ", ".join(f"{yaml_value(v)}" for v in d.values.values())
+                 for d in c.config_differences if d.key != "seed")
+    helped = next((r for r in c.runs if r.run_id == child), None)
+    before = next((r for r in c.runs if r.run_id == parent), None)
+    if helped and before:
+        if helped.solved and not before.solved:
+            verdict = "the change helped: the retry solved and the parent did not"
+        elif helped.solved and before.solved:
+            verdict = f"both solved; first to the threshold: {c.first_to_threshold_env_steps}"
+        elif (helped.best_eval_return or float('-inf')) > (before.best_eval_return or float('-inf')):
+            verdict = "not solved yet, but the best evaluation improved"
+        else:
+            verdict = "the change did not help on this seed; diagnose the retry for the next step"
+        lines.append(f"  -> {verdict}")
+    return "\n".join(lines)

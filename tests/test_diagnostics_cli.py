@@ -1,0 +1,76 @@
+"""`gsolve diagnose` and `gsolve retry` end to end, on corpus runs copied into a tmp runs folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import main
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+
+
+def copy_case(case: str, runs_dir: Path) -> str:
+    run_id = rf.read_run_info(CORPUS / case).run_id
+    dst = runs_dir / run_id
+    dst.mkdir(parents=True)
+    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV):
+        shutil.copy2(CORPUS / case / name, dst / name)
+    return run_id
+
+
+def test_diagnose_prints_a_readable_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = copy_case("target_kl_tiny_s0", tmp_path)
+    assert main(["diagnose", run_id[:17], "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Verdict: WARNING" in out
+    assert "1. [warning] Target-KL early stopping cuts most epochs" in out
+    assert "gsolve train CartPole-v1:ppo --set max_env_steps=60000 --set seed=0 --set target_kl=0.03" in out
+    assert f"gsolve retry {run_id}" in out
+
+
+def test_diagnose_json_is_the_diagnosis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = copy_case("healthy_s1", tmp_path)
+    assert main(["diagnose", "@last", "--json", "--runs-dir", str(tmp_path)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["run_id"] == run_id and d["verdict"] == "healthy" and d["returns"]["solved"] is True
+
+
+def test_unknown_run_is_one_actionable_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy_case("healthy_s1", tmp_path)
+    assert main(["diagnose", "nosuchrun", "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gsolve diagnose: error:") and "Traceback" not in err
+
+
+def test_retry_of_a_healthy_run_needs_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = copy_case("healthy_s1", tmp_path)
+    assert main(["retry", run_id, "--runs-dir", str(tmp_path)]) == 2
+    assert "suggests no config change" in capsys.readouterr().err
+    assert main(["retry", run_id, "--top", "0", "--runs-dir", str(tmp_path)]) == 2
+
+
+def test_retry_dry_run_keeps_parent_overrides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_id = copy_case("ent_high_s1", tmp_path)
+    assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "ent_coef: 10.0 -> 0.01" in out
+    assert "--set ent_coef=0.01" in out and "--set max_env_steps=60000" in out and "--set seed=1" in out
+    assert len(rf.RunInfo.model_fields) and sorted(p.name for p in tmp_path.iterdir()) == [run_id]  # nothing trained
+
+
+def test_retry_trains_a_child_that_records_its_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parent = copy_case("budget_small_s1", tmp_path)
+    assert main(["retry", parent, "--quiet", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    children = [p for p in tmp_path.iterdir() if p.name != parent]
+    assert len(children) == 1
+    child = rf.read_run_info(children[0])
+    assert child.parent_run_id == parent
+    assert child.applied_changes == {"max_env_steps": 36000}
+    assert child.overrides["max_env_steps"] == 36000 and child.overrides["seed"] == 1
+    assert "Parent vs retry:" in out and "config max_env_steps: 12000, 36000" in out
