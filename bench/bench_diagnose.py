@@ -1,0 +1,101 @@
+"""How long does diagnose_run take on a finished run of 100,000 metrics rows? (target: < 200 ms)
+
+Writes a synthetic finished PPO run folder (100k rows, every PPO column, eval every 10th row) to a
+temporary runs folder, then times, best of 5:
+
+- diagnose() alone on the run store's numpy arrays (what the MCP tool passes),
+- the diagnose_run MCP tool path with a warm store (cached parse: a repeated call),
+- the same with a cold store (metrics.csv parsed from scratch: the first call),
+- diagnose() on a MetricsTable (lists of floats), for reference.
+
+Usage: .venv/bin/python bench/bench_diagnose.py [rows]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.diagnostics import diagnose
+from gymnasium_solver.run_folder import M
+from gymnasium_solver.run_store import RunStore
+from mcp_server.diagnostic_tools import diagnose_in_store
+
+
+def make_run(runs_dir: Path, rows: int) -> str:
+    run_id = "20261125-000000-beef"
+    run_dir = runs_dir / run_id
+    run_dir.mkdir(parents=True)
+    cols = rf.columns_for("ppo")
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 1, rows)
+    series = {
+        M.ITERATION: np.arange(1, rows + 1), M.ENV_STEPS: np.arange(1, rows + 1) * 512,
+        M.EP_RETURN_MEAN: 20 + 300 * t + rng.normal(0, 5, rows),
+        M.EVAL_RETURN_MEAN: 20 + 300 * t + rng.normal(0, 20, rows),
+        M.ENTROPY: math.log(2) * (1 - 0.5 * t), M.APPROX_KL: 0.01 + rng.normal(0, 0.002, rows),
+        M.CLIP_FRACTION: 0.1 + rng.normal(0, 0.01, rows), M.EXPLAINED_VARIANCE: 0.9 + rng.normal(0, 0.02, rows),
+        M.EPOCHS_COMPLETED: np.full(rows, 10), M.FPS: 5000 + rng.normal(0, 100, rows),
+    }
+    lines = [",".join(cols)]
+    cells = [series.get(c, rng.random(rows)) for c in cols]
+    for i in range(rows):
+        row = []
+        for c, v in zip(cols, cells, strict=True):
+            if c.startswith("eval/") and i % 10:
+                row.append("")
+            else:
+                row.append(rf.format_value(int(v[i]) if c in (M.ITERATION, M.ENV_STEPS) else float(v[i])))
+        lines.append(",".join(row))
+    (run_dir / rf.METRICS_CSV).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / rf.CONFIG_YAML).write_text(
+        "env_id: CartPole-v1\nvariant: ppo\nalgo: ppo\nmax_env_steps: %d\nn_epochs: 10\nlearning_rate: 0.0003\n"
+        "ent_coef: 0.0\nvf_coef: 0.5\ntarget_kl: null\nmax_grad_norm: 0.5\n" % (rows * 512), encoding="utf-8")
+    now = rf.utc_now_iso()
+    rf.write_run_info(run_dir, rf.RunInfo(
+        run_id=run_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo", algo="ppo", seed=0,
+        status=rf.RunStatus.COMPLETED, stop_reason=rf.StopReason.BUDGET_EXHAUSTED, created_at=now, updated_at=now,
+        finished_at=now, reward_threshold=475.0, max_env_steps=rows * 512,
+        progress=rf.Progress(env_steps=rows * 512, iteration=rows),
+        action_space=rf.ActionSpaceInfo(kind="discrete", n=2, max_entropy=math.log(2)),
+    ))
+    return run_id
+
+
+def best_of(fn: Callable[[], object], n: int = 5) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times) * 1000
+
+
+def main() -> None:
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = Path(tmp)
+        run_id = make_run(runs, rows)
+        store = RunStore(runs)
+        run_dir = store.resolve(run_id)
+        info, cfg, arrays, table = store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir), store.metrics(run_dir)
+        pure = best_of(lambda: diagnose(info, cfg, arrays))
+        warm = best_of(lambda: diagnose_in_store(store, run_id))
+        cold = best_of(lambda: diagnose_in_store(RunStore(runs), run_id))
+        listy = best_of(lambda: diagnose(info, cfg, table))
+    print(f"rows: {rows:,}")
+    print(f"diagnose() on numpy arrays:            {pure:7.1f} ms")
+    print(f"diagnose_run tool path, warm store:    {warm:7.1f} ms")
+    print(f"diagnose_run tool path, cold store:    {cold:7.1f} ms  (includes parsing metrics.csv)")
+    print(f"diagnose() on a MetricsTable (lists):  {listy:7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
