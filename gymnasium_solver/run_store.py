@@ -128,12 +128,13 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics parsing (bulk, numpy)
+# Metrics parsing (bulk numpy, lazy per column)
 # ---------------------------------------------------------------------------------------------
-# Empty CSV fields ("not measured this iteration") are rewritten to this number before the bulk
-# numeric parse and turned back into a mask afterwards. No metric the trainer writes comes near it.
-_MISSING_SENTINEL = -7.31e307
-_SENTINEL_BYTES = b"-7.31e307"
+# A 1M-row metrics.csv is ~350 MB of text. Converting every cell costs seconds, so the store
+# indexes field boundaries once (a vectorised byte scan) and converts a column only when someone
+# asks for it; a grown file is indexed and converted only from where the last read stopped.
+_SCAN_CHUNK = 1 << 24
+_COMMA, _NEWLINE = 44, 10
 
 
 class MetricsArrays(NamedTuple):
@@ -154,19 +155,6 @@ class MetricsArrays(NamedTuple):
         return self.columns.index(name)
 
 
-def _fill_empty_fields(body: bytes) -> bytes:
-    if b",," in body:
-        # Two passes: replace() does not overlap matches, so ",,," needs a second look.
-        body = body.replace(b",,", b"," + _SENTINEL_BYTES + b",").replace(b",,", b"," + _SENTINEL_BYTES + b",")
-    if b",\n" in body:
-        body = body.replace(b",\n", b"," + _SENTINEL_BYTES + b"\n")
-    if b"\n," in body:
-        body = body.replace(b"\n,", b"\n" + _SENTINEL_BYTES + b",")
-    if body.startswith(b","):
-        body = _SENTINEL_BYTES + body
-    return body
-
-
 def _locate_bad_line(body: bytes, ncols: int, first_lineno: int) -> str:
     for offset, line in enumerate(body.decode("utf-8", errors="replace").splitlines()):
         parts = line.split(",")
@@ -181,32 +169,84 @@ def _locate_bad_line(body: bytes, ncols: int, first_lineno: int) -> str:
     return "rows could not be parsed as numbers"
 
 
+def index_fields(
+    body: bytes | bytearray, ncols: int, first_lineno: int = 2, lo: int = 0, hi: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Field boundaries of the complete CSV rows in ``body[lo:hi]``: ``(row_starts, ends)`` with
+    ``ends[i, j]`` the offset (in ``body``) of the comma/newline that ends field j of row i.
+    ValueError names the first malformed line."""
+    hi = len(body) if hi is None else hi
+    buf = np.frombuffer(body, dtype=np.uint8)[lo:hi]
+    seps, newlines = [], []
+    for o in range(0, buf.shape[0], _SCAN_CHUNK):  # chunks stay in cache: ~2x faster than one pass
+        b = buf[o : o + _SCAN_CHUNK]
+        pos = np.flatnonzero((b == _NEWLINE) | (b == _COMMA))
+        seps.append(pos + (o + lo))
+        newlines.append(pos[b[pos] == _NEWLINE] + (o + lo))
+    del buf, b  # release the buffer export so a bytearray body can grow again
+    ends_flat = np.concatenate(seps) if seps else np.empty(0, dtype=np.int64)
+    nl_pos = np.concatenate(newlines) if newlines else np.empty(0, dtype=np.int64)
+    rows = nl_pos.shape[0]
+    if ends_flat.shape[0] != rows * ncols or (rows and not np.array_equal(ends_flat[ncols - 1 :: ncols], nl_pos)):
+        raise ValueError(_locate_bad_line(bytes(body[lo:hi]), ncols, first_lineno))
+    ends = ends_flat.reshape(rows, ncols)
+    starts = np.empty(rows, dtype=np.int64)
+    if rows:
+        starts[0] = lo
+        starts[1:] = nl_pos[:-1] + 1
+    return starts, ends
+
+
+def convert_fields(body: bytes | bytearray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Convert the fields [starts, ends) of ``body`` to float64 in bulk: ``(values, missing)``.
+
+    Empty fields are missing (value NaN); 'nan'/'inf'/'-inf' parse as such. ValueError (with the
+    row index in ``.args[1]``) if a field is not a number.
+    """
+    lengths = ends - starts
+    n = lengths.shape[0]
+    missing = lengths == 0
+    if n == 0 or int(lengths.max()) == 0:
+        return np.full(n, np.nan), missing
+    width = int(lengths.max())
+    buf = np.frombuffer(body, dtype=np.uint8)
+    last = buf.shape[0] - 1
+    chars = np.zeros((n, width), dtype=np.uint8)  # NUL padding ends a fixed-width numpy string
+    pos = starts.copy()
+    for k in range(width):  # one 1-D gather per character position: no (rows, width) index array
+        np.minimum(pos, last, out=pos)
+        chars[:, k] = np.where(lengths > k, buf[pos], 0)
+        pos += 1
+    del buf
+    fields = chars.view(f"S{width}").ravel()
+    fields[missing] = b"nan"
+    try:
+        values = fields.astype(np.float64)
+    except ValueError:
+        for i, f in enumerate(fields.tolist()):
+            try:
+                float(f)
+            except ValueError:
+                raise ValueError(f"{f.decode('utf-8', errors='replace')!r} is not a number", i) from None
+        raise
+    return values, missing
+
+
 def parse_metrics_rows(body: bytes, ncols: int, first_lineno: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Parse complete CSV rows (every line ends in a newline) into ``(values, missing)`` arrays.
 
     Raises ValueError naming the first malformed line.
     """
-    if not body:
-        return np.empty((0, ncols)), np.empty((0, ncols), dtype=bool)
-    nrows = body.count(b"\n")
-    if body.count(b",") != nrows * (ncols - 1):
-        raise ValueError(_locate_bad_line(body, ncols, first_lineno))
-    filled = _fill_empty_fields(body).replace(b"\n", b",")
-    import warnings
-
-    with warnings.catch_warnings():
-        # fromstring warns (and stops) at text it cannot parse; we detect that by the count.
-        warnings.simplefilter("ignore", DeprecationWarning)
+    starts, ends = index_fields(body, ncols, first_lineno)
+    values = np.empty(ends.shape)
+    missing = np.empty(ends.shape, dtype=bool)
+    for j in range(ncols):
+        s = starts if j == 0 else ends[:, j - 1] + 1
         try:
-            flat = np.fromstring(filled.decode("ascii", errors="replace"), dtype=np.float64, sep=",")
-        except ValueError:
-            flat = np.empty(0)
-    if flat.size != nrows * ncols:
-        raise ValueError(_locate_bad_line(body, ncols, first_lineno))
-    values = flat.reshape(nrows, ncols)
-    missing = values == _MISSING_SENTINEL
-    if missing.any():
-        values[missing] = np.nan
+            values[:, j], missing[:, j] = convert_fields(body, s, ends[:, j])
+        except ValueError as exc:
+            row = exc.args[1] if len(exc.args) > 1 else 0
+            raise ValueError(f"line {first_lineno + row}: {exc.args[0]}") from None
     return values, missing
 
 
@@ -215,26 +255,60 @@ class _MetricsCache:
     ino: int
     size: int
     mtime_ns: int
-    offset: int  # bytes consumed (header + complete rows)
-    lines: int  # lines consumed, for error messages
+    offset: int  # bytes of the file consumed (header + complete rows)
     columns: list[str]
-    chunks: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    body: bytearray = field(default_factory=bytearray)  # the complete rows, as read
+    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    ends: np.ndarray | None = None
+    parsed: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     arrays: MetricsArrays | None = None
     table: MetricsTable | None = None
 
-    def consolidated(self) -> MetricsArrays:
+    @property
+    def rows(self) -> int:
+        return int(self.starts.shape[0])
+
+    def field_bounds(self, j: int, lo: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        assert self.ends is not None
+        s = self.starts[lo:] if j == 0 else self.ends[lo:, j - 1] + 1
+        return s, self.ends[lo:, j]
+
+    def column(self, j: int, path: Path) -> tuple[np.ndarray, np.ndarray]:
+        """Column j as (values, missing), converting only rows not converted before."""
+        have = self.parsed.get(j)
+        done = 0 if have is None else have[0].shape[0]
+        if done == self.rows and have is not None:
+            return have
+        s, e = self.field_bounds(j, done)
+        try:
+            v, m = convert_fields(self.body, s, e)
+        except ValueError as exc:
+            row = done + (exc.args[1] if len(exc.args) > 1 else 0)
+            raise RunFileError(f"{path} is malformed: line {row + 2}: {exc.args[0]}") from None
+        if have is not None:
+            v, m = np.concatenate([have[0], v]), np.concatenate([have[1], m])
+        self.parsed[j] = (v, m)
+        return v, m
+
+    def missing(self, j: int) -> np.ndarray:
+        """Which rows have column j empty, from field lengths alone (no conversion)."""
+        if self.ends is None:
+            return np.empty(0, dtype=bool)
+        s, e = self.field_bounds(j)
+        return bool_array(e == s)
+
+    def full(self, path: Path) -> MetricsArrays:
         if self.arrays is None:
-            if len(self.chunks) == 1:
-                values, missing = self.chunks[0]
-            elif self.chunks:
-                values = np.concatenate([c[0] for c in self.chunks])
-                missing = np.concatenate([c[1] for c in self.chunks])
-            else:
-                values = np.empty((0, len(self.columns)))
-                missing = np.empty((0, len(self.columns)), dtype=bool)
-            self.chunks = [(values, missing)]
+            n, c = self.rows, len(self.columns)
+            values, missing = np.empty((n, c)), np.empty((n, c), dtype=bool)
+            for j in range(c):
+                values[:, j], missing[:, j] = self.column(j, path)
             self.arrays = MetricsArrays(self.columns, values, missing)
         return self.arrays
+
+
+def bool_array(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=bool)
 
 
 @dataclass
@@ -323,20 +397,50 @@ class RunStore:
 
     # -- metrics.csv ------------------------------------------------------------------------
     def metric_arrays(self, run_dir: Path) -> MetricsArrays:
-        """metrics.csv as numpy arrays, cached; a grown file is read only from where we stopped.
-
-        A torn last line (a row still being written) is left for the next call. RunFileError if
-        the file is missing or malformed.
-        """
+        """metrics.csv as numpy arrays (every column), cached; a grown file is read only from where
+        we stopped. A torn last line (a row still being written) is left for the next call.
+        RunFileError if the file is missing or malformed."""
         with self._lock:
-            return self._read_metrics(run_dir).consolidated()
+            return self._read_metrics(run_dir).full(run_dir / rf.METRICS_CSV)
+
+    def metric_columns(self, run_dir: Path) -> list[str]:
+        """The metrics.csv header (cheap after the first read)."""
+        with self._lock:
+            return list(self._read_metrics(run_dir).columns)
+
+    def metric_column(self, run_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """One column as ``(values, missing)``; converts only this column. KeyError if absent."""
+        with self._lock:
+            cache = self._read_metrics(run_dir)
+            if name not in cache.columns:
+                raise KeyError(name)
+            return cache.column(cache.columns.index(name), run_dir / rf.METRICS_CSV)
+
+    def metric_missing(self, run_dir: Path, name: str) -> np.ndarray:
+        """Rows where column ``name`` is empty, without converting any number."""
+        with self._lock:
+            cache = self._read_metrics(run_dir)
+            return cache.missing(cache.columns.index(name))
+
+    def last_value(self, run_dir: Path, name: str) -> float | None:
+        """The last measured value of a column (None if never measured), converting one field."""
+        with self._lock:
+            cache = self._read_metrics(run_dir)
+            if name not in cache.columns:
+                return None
+            j = cache.columns.index(name)
+            rows = np.flatnonzero(~cache.missing(j))
+            if rows.shape[0] == 0:
+                return None
+            s, e = cache.field_bounds(j, int(rows[-1]))
+            return float(bytes(cache.body[int(s[0]) : int(e[0])]))
 
     def metrics(self, run_dir: Path) -> MetricsTable:
         """metrics.csv as a :class:`MetricsTable` (None = not measured), cached like metric_arrays."""
         with self._lock:
             cache = self._read_metrics(run_dir)
             if cache.table is None:
-                arrays = cache.consolidated()
+                arrays = cache.full(run_dir / rf.METRICS_CSV)
                 rows = arrays.values.tolist()
                 if arrays.missing.any():
                     for i, j in zip(*np.nonzero(arrays.missing), strict=True):
@@ -354,49 +458,62 @@ class RunStore:
             st = os.fstat(f.fileno())
             cache = self._metrics.get(run_dir)
             if cache is not None and cache.columns and cache.ino == st.st_ino and st.st_size >= cache.offset:
-                if st.st_size == cache.size and st.st_mtime_ns == cache.mtime_ns:
-                    return cache
-                f.seek(cache.offset)
-                self._consume(cache, f.read(), path)
-                cache.size, cache.mtime_ns = st.st_size, st.st_mtime_ns
+                if st.st_size != cache.size or st.st_mtime_ns != cache.mtime_ns:
+                    f.seek(cache.offset)
+                    self._append(cache, f.read(), path)
+                    cache.size, cache.mtime_ns = st.st_size, st.st_mtime_ns
                 return cache
-            data = f.read()
-        cache = self._parse_header(path, data, st)
-        self._consume(cache, data[cache.offset :], path)
+            # Read straight into the buffer the cache keeps: no copy of a file that may be 100s of MB.
+            body = bytearray(st.st_size)
+            body_len = f.readinto(body)
+            del body[body_len:]
+        cache = self._parse_header(path, body, st)
+        if cache.columns:
+            end = body.rfind(b"\n") + 1  # a torn last line is left for the next call
+            try:
+                cache.starts, ends = index_fields(body, len(cache.columns), 2, cache.offset, end)
+            except ValueError as exc:
+                raise RunFileError(f"{path} is malformed: {exc}") from None
+            cache.ends = ends
+            del body[end:]
+            cache.body, cache.offset = body, end
         self._metrics[run_dir] = cache
         return cache
 
     @staticmethod
-    def _parse_header(path: Path, data: bytes, st: os.stat_result) -> _MetricsCache:
+    def _parse_header(path: Path, data: bytes | bytearray, st: os.stat_result) -> _MetricsCache:
         end = data.find(b"\n")
         if end < 0:
             # Header not complete yet (run just started): no columns, read it again next time.
-            return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, 0, 0, [])
+            return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, 0, [])
         try:
-            columns = data[:end].decode("utf-8").strip().split(",")
+            columns = bytes(data[:end]).decode("utf-8").strip().split(",")
         except UnicodeDecodeError:
             raise RunFileError(f"{path} is malformed: its header is not UTF-8 text") from None
         if not columns or any(not c for c in columns):
-            raise RunFileError(f"{path} is malformed: empty column name in header {data[:end][:200]!r}")
-        return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, end + 1, 1, columns)
+            raise RunFileError(f"{path} is malformed: empty column name in header {bytes(data[:end][:200])!r}")
+        return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, end + 1, columns)
 
     @staticmethod
-    def _consume(cache: _MetricsCache, data: bytes, path: Path) -> None:
-        if not cache.columns:
-            return  # header still torn; the next call re-reads from the start
-        end = data.rfind(b"\n") + 1  # drop a torn last line; it is read once it is complete
+    def _append(cache: _MetricsCache, tail: bytes, path: Path) -> None:
+        """Index the complete rows appended since the last read (the body always ends at ``offset``)."""
+        end = tail.rfind(b"\n") + 1
         if end == 0:
             return
         try:
-            values, missing = parse_metrics_rows(data[:end], len(cache.columns), cache.lines + 1)
+            starts, ends = index_fields(tail, len(cache.columns), cache.rows + 2, 0, end)
         except ValueError as exc:
             raise RunFileError(f"{path} is malformed: {exc}") from None
+        base = len(cache.body)
+        cache.body.extend(memoryview(tail)[:end])
         cache.offset += end
-        cache.lines += values.shape[0]
-        if values.shape[0]:
-            cache.chunks.append((values, missing))
-            cache.arrays = None
-            cache.table = None
+        if cache.ends is None:
+            cache.starts, cache.ends = starts + base, ends + base
+        else:
+            cache.starts = np.concatenate([cache.starts, starts + base])
+            cache.ends = np.concatenate([cache.ends, ends + base])
+        cache.arrays = None
+        cache.table = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -615,11 +732,11 @@ def downsample_indices(y: np.ndarray, max_points: int) -> np.ndarray:
     return np.unique(np.concatenate(picks))
 
 
-def _series(arrays: MetricsArrays, name: str, rows: np.ndarray, max_points: int) -> MetricSeries:
-    j = arrays.col(name)
-    x_all = arrays.values[rows, arrays.col(rf.M.ENV_STEPS)] if rf.M.ENV_STEPS in arrays.columns else rows.astype(float)
-    measured = ~arrays.missing[rows, j]
-    y = arrays.values[rows, j][measured]
+def _series(store: RunStore, run_dir: Path, name: str, rows: np.ndarray, x_all: np.ndarray,
+            max_points: int) -> MetricSeries:
+    values, missing = store.metric_column(run_dir, name)
+    measured = ~missing[rows]
+    y = values[rows][measured]
     x = x_all[measured]
     finite = np.isfinite(y)
     yf, xf = y[finite], x[finite]
@@ -643,6 +760,18 @@ def _series(arrays: MetricsArrays, name: str, rows: np.ndarray, max_points: int)
     return s
 
 
+def _choose_metrics(columns: list[str], available: list[str], metrics: list[str] | None) -> list[str]:
+    if not metrics:
+        return [m for m in DEFAULT_METRICS if m in columns]
+    chosen: list[str] = []
+    for m in metrics:
+        if m not in columns:
+            raise unknown_metric_error(m, available)
+        if m not in chosen:
+            chosen.append(m)
+    return chosen
+
+
 def query_metrics(
     store: RunStore,
     run_dir: Path,
@@ -657,17 +786,11 @@ def query_metrics(
     point; nan/inf values are counted and listed separately (JSON has no NaN).
     """
     check_limit("max_points", max_points, MAX_POINTS_PER_SERIES, minimum=10)
-    arrays = store.metric_arrays(run_dir)
-    available = [c for c in arrays.columns if c not in (rf.M.ENV_STEPS,)]
-    if metrics is None or len(metrics) == 0:
-        chosen = [m for m in DEFAULT_METRICS if m in arrays.columns]
-    else:
-        chosen = []
-        for m in metrics:
-            if m not in arrays.columns:
-                raise unknown_metric_error(m, available)
-            if m not in chosen:
-                chosen.append(m)
+    columns = store.metric_columns(run_dir)
+    if not columns:
+        raise RunFileError(f"{run_dir / rf.METRICS_CSV} has no header yet: the run is just starting; try again shortly")
+    available = [c for c in columns if c not in (rf.M.ENV_STEPS,)]
+    chosen = _choose_metrics(columns, available, metrics)
     if start_env_steps is not None and end_env_steps is not None and start_env_steps > end_env_steps:
         raise ValueError(f"start_env_steps ({start_env_steps}) is after end_env_steps ({end_env_steps})")
     notes = []
@@ -675,17 +798,22 @@ def query_metrics(
     if budget < max_points:
         notes.append(f"max_points lowered to {budget} per metric to keep the answer small; ask for fewer metrics for more")
         max_points = budget
-    n = len(arrays)
+    # x axis: env_steps (the contract's step counter); a file without it falls back to row numbers.
+    if rf.M.ENV_STEPS in columns:
+        steps = store.metric_column(run_dir, rf.M.ENV_STEPS)[0]
+    else:
+        steps = np.arange(store.metric_missing(run_dir, columns[0]).shape[0], dtype=float)
+    n = steps.shape[0]
     rows = np.arange(n)
-    if n and rf.M.ENV_STEPS in arrays.columns:
-        steps = arrays.values[:, arrays.col(rf.M.ENV_STEPS)]
+    if n:
         keep = np.ones(n, dtype=bool)
         if start_env_steps is not None:
             keep &= steps >= start_env_steps
         if end_env_steps is not None:
             keep &= steps <= end_env_steps
         rows = np.flatnonzero(keep)
-    series = [_series(arrays, m, rows, max_points) for m in chosen]
+    x_all = steps[rows]
+    series = [_series(store, run_dir, m, rows, x_all, max_points) for m in chosen]
     if any(s.downsampled for s in series):
         notes.append(
             "series were downsampled (bucket min/max kept); narrow start_env_steps/end_env_steps or raise "
@@ -697,11 +825,10 @@ def query_metrics(
         notes.append("metrics.csv has no complete rows yet (the first iteration has not finished)")
     elif rows.shape[0] == 0:
         notes.append("no rows in the requested env-step range")
-    x = arrays.values[rows, arrays.col(rf.M.ENV_STEPS)] if rows.shape[0] and rf.M.ENV_STEPS in arrays.columns else None
     return MetricsResult(
         run_id=run_dir.name,
         rows_total=n,
-        env_steps_range=[int(x[0]), int(x[-1])] if x is not None else [],
+        env_steps_range=[int(x_all[0]), int(x_all[-1])] if x_all.shape[0] else [],
         series=series,
         available_metrics=available,
         note="; ".join(notes),
@@ -723,16 +850,16 @@ class MetricList(BaseModel):
 
 def available_metrics(store: RunStore, run_dir: Path) -> MetricList:
     """Every column of the run's metrics.csv with its meaning, how often it was measured and its last value."""
-    arrays = store.metric_arrays(run_dir)
     out = []
-    for j, name in enumerate(arrays.columns):
-        measured = np.flatnonzero(~arrays.missing[:, j])
-        last: float | str | None = None
-        if measured.shape[0]:
-            v = float(arrays.values[measured[-1], j])
-            last = v if np.isfinite(v) else _non_finite_label(v)
-        out.append(MetricInfo(name=name, description=rf.METRIC_DESCRIPTIONS.get(name), measured_rows=int(measured.shape[0]), last=last))
-    return MetricList(run_id=run_dir.name, rows_total=len(arrays), metrics=out)
+    rows = 0
+    for name in store.metric_columns(run_dir):
+        missing = store.metric_missing(run_dir, name)  # from field lengths: no number is converted
+        rows = int(missing.shape[0])
+        v = store.last_value(run_dir, name)
+        last: float | str | None = v if v is None or np.isfinite(v) else _non_finite_label(v)
+        out.append(MetricInfo(name=name, description=rf.METRIC_DESCRIPTIONS.get(name),
+                              measured_rows=int(rows - missing.sum()), last=last))
+    return MetricList(run_id=run_dir.name, rows_total=rows, metrics=out)
 
 
 # -- run details --------------------------------------------------------------------------------
@@ -789,7 +916,8 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
             elif name == rf.CONFIG_YAML:
                 config = store.config(run_dir)
             elif name == rf.METRICS_CSV:
-                rows = len(store.metric_arrays(run_dir))
+                columns = store.metric_columns(run_dir)
+                rows = int(store.metric_missing(run_dir, columns[0]).shape[0]) if columns else 0
         except RunFileError as exc:
             st.problem = str(exc)
         files.append(st)
@@ -840,10 +968,8 @@ def training_status(store: RunStore, run_dir: Path) -> TrainingStatus:
     status = rf.effective_status(info)
     fps = None
     try:
-        arrays = store.metric_arrays(run_dir)
-        if len(arrays) and rf.M.FPS in arrays.columns:
-            v = float(arrays.values[-1, arrays.col(rf.M.FPS)])
-            fps = v if np.isfinite(v) else None
+        v = store.last_value(run_dir, rf.M.FPS)
+        fps = v if v is not None and np.isfinite(v) else None
     except RunFileError:
         pass
     remaining = max(info.max_env_steps - info.progress.env_steps, 0)
