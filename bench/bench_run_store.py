@@ -1,0 +1,154 @@
+"""Benchmark the read side through the real MCP tools (in-process client) and the real server process.
+
+    .venv/bin/python bench/bench_run_store.py [--dir /tmp/gsolve-bench] [--rows 1000000] [--runs 10000]
+
+Builds (once; reused while it exists) a runs folder with one synthetic PPO run of ``--rows``
+metrics rows written exactly as the trainer writes them (full-precision floats, evaluation
+columns empty on most rows) and ``--runs`` small runs, then prints a table of timings against the
+targets of the run-store issue. Not a test: timings depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gymnasium_solver import run_folder as rf
+
+BIG_RUN = "20260101-000000-b1b1"
+ENVS = ("CartPole-v1", "LunarLander-v3", "Pendulum-v1")
+
+
+def _info(run_id: str, i: int, max_env_steps: int) -> rf.RunInfo:
+    env = ENVS[i % len(ENVS)]
+    solved = i % 7 == 0
+    ev = rf.EvalRecord(return_mean=float(i % 500), return_std=1.0, episodes=10, env_steps=max_env_steps,
+                       wall_seconds=60.0, iteration=100)
+    return rf.RunInfo(
+        run_id=run_id, config_id=f"{env}:ppo", env_id=env, variant="ppo", algo="ppo" if i % 3 else "reinforce",
+        seed=i, status=rf.RunStatus.COMPLETED, stop_reason=rf.StopReason.SOLVED if solved else rf.StopReason.BUDGET_EXHAUSTED,
+        created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T01:00:00+00:00", max_env_steps=max_env_steps,
+        reward_threshold=475.0, progress=rf.Progress(env_steps=max_env_steps, iteration=100, wall_seconds=60.0),
+        best_eval=ev, last_eval=ev, solved=solved,
+        solved_at=rf.SolvedAt(env_steps=max_env_steps // 2, wall_seconds=30.0, iteration=50, eval_return_mean=480.0)
+        if solved else None,
+    )
+
+
+def build(root: Path, rows: int, runs: int) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    big = root / BIG_RUN
+    marker = big / ".bench-rows"
+    if not (marker.exists() and marker.read_text() == str(rows)):
+        print(f"writing a {rows}-row metrics.csv (once) ...", file=sys.stderr)
+        big.mkdir(exist_ok=True)
+        rf.write_run_info(big, _info(BIG_RUN, 1, rows * 512))
+        (big / rf.CONFIG_YAML).write_text("env_id: CartPole-v1\nvariant: ppo\nalgo: ppo\n")
+        (big / rf.RUN_LOG).write_text("".join(f"iteration {i}: ok\n" for i in range(1000)))
+        cols = rf.PPO_COLUMNS
+        rng = np.random.default_rng(0)
+        w = rf.MetricsWriter(big / rf.METRICS_CSV, cols)
+        w._file.truncate(0)
+        w._file.write(",".join(cols) + "\n")
+        ev = {rf.M.EVAL_RETURN_MEAN, rf.M.EVAL_RETURN_STD, rf.M.EVAL_EP_LEN_MEAN}
+        for start in range(0, rows, 50_000):
+            block = rng.standard_normal((min(50_000, rows - start), len(cols)))
+            for k, vals in enumerate(block.tolist()):
+                i = start + k + 1
+                row: dict[str, float | int | None] = dict(zip(cols, vals, strict=True))
+                row[rf.M.ITERATION], row[rf.M.ENV_STEPS] = i, i * 512
+                if i % 10:
+                    for c in ev:
+                        row[c] = None
+                w.append(row)
+        w.close()
+        marker.write_text(str(rows))
+    existing = sum(1 for p in root.iterdir() if p.is_dir()) - 1
+    if existing < runs:
+        print(f"writing {runs - existing} small runs (once) ...", file=sys.stderr)
+        for i in range(existing, runs):
+            run_id = f"2025{(i // 86400) % 12 + 1:02d}{(i // 3600) % 28 + 1:02d}-{(i // 60) % 24:02d}{i % 60:02d}{i % 60:02d}-{i:04x}"
+            d = root / run_id
+            d.mkdir(exist_ok=True)
+            # Plain writes (no fsync): building the fixture is not what we measure.
+            (d / rf.RUN_JSON).write_text(_info(run_id, i, 100_000).model_dump_json())
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    t = time.perf_counter()
+    await fn()
+    return time.perf_counter() - t
+
+
+async def measure(root: Path) -> list[tuple[str, float, float]]:
+    from mcp import Client, StdioServerParameters
+
+    from mcp_server.server import create_server
+
+    rows: list[tuple[str, float, float]] = []
+
+    async def call(client: Client, name: str, args: dict[str, Any]) -> Any:
+        res = await client.call_tool(name, args)
+        assert not res.is_error, res.content
+        return res
+
+    one = {"run_id": BIG_RUN, "metrics": [rf.M.EVAL_RETURN_MEAN]}
+    default = {"run_id": BIG_RUN}
+    for label, args in (("1 metric", one), ("default 7 metrics", default)):
+        async with Client(create_server(root)) as c:  # a fresh server: nothing cached
+            cold = await timed(lambda a=args, c=c: call(c, "get_run_metrics", a))  # type: ignore[misc]
+            warm = statistics.median([await timed(lambda a=args, c=c: call(c, "get_run_metrics", a))  # type: ignore[misc]
+                                      for _ in range(5)])
+        rows.append((f"get_run_metrics cold, 1M rows, {label}", cold, 1.5))
+        rows.append((f"get_run_metrics repeated, 1M rows, {label}", warm, 0.05))
+    async with Client(create_server(root)) as c:
+        await call(c, "get_run_info", {"run_id": BIG_RUN})
+        rows.append(("get_run_info repeated (1M-row run)", statistics.median(
+            [await timed(lambda c=c: call(c, "get_run_info", {"run_id": BIG_RUN})) for _ in range(20)]), 0.02))  # type: ignore[misc]
+        first = await timed(lambda: call(c, "list_runs", {}))
+        rows.append(("list_runs, 10k runs, newest page, cold", first, 0.5))
+        scan_args = {"env_id": "Pendulum-v1", "solved": True, "limit": 100}
+        cold = await timed(lambda: call(c, "list_runs", scan_args))
+        warm = statistics.median([await timed(lambda: call(c, "list_runs", scan_args)) for _ in range(3)])
+        rows.append(("list_runs, 10k runs, filter scans all, cold", cold, 0.5))
+        rows.append(("list_runs, 10k runs, filter scans all, repeated", warm, 0.5))
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "gymnasium_solver.cli", "mcp", "--runs-dir", str(root)])
+    starts = []
+    for _ in range(3):
+        t = time.perf_counter()
+        async with Client(params) as c:
+            await call(c, "list_runs", {"limit": 1})
+            starts.append(time.perf_counter() - t)
+    rows.append(("server start (gsolve mcp, stdio) to first answer", statistics.median(starts), 1.0))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/gsolve-bench-runs"))
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=10_000)
+    args = ap.parse_args()
+    build(args.dir, args.rows, args.runs)
+    size = (args.dir / BIG_RUN / rf.METRICS_CSV).stat().st_size
+    results = asyncio.run(measure(args.dir))
+    print(f"runs folder {args.dir}: {args.runs} runs + one {args.rows}-row run (metrics.csv {size / 1e6:.0f} MB)")
+    print(f"| {'measurement':<52} | {'seconds':>8} | {'target':>7} | ok |")
+    print(f"|{'-' * 54}|{'-' * 10}|{'-' * 9}|----|")
+    for name, secs, target in results:
+        print(f"| {name:<52} | {secs:8.3f} | {target:7.2f} | {'yes' if secs <= target else 'NO'} |")
+    print(json.dumps({n: round(s, 4) for n, s, _ in results}), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
