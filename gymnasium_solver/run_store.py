@@ -666,8 +666,12 @@ def list_runs(
     if not out:
         filters = {k: v for k, v in dict(env_id=env_id, algo=algo, status=status, solved=solved).items() if v is not None}
         envs = sorted({s.env_id for s in (summarize_run(store, store.runs_dir / i) for i in ids[-200:]) if s.env_id})
+        where = store.runs_dir.resolve()
+        if not ids:
+            return RunList(runs=[], total_runs=0, note=f"the runs folder {where} has no runs yet; start one with "
+                           "start_training or `gsolve train ENV:VARIANT`")
         note = (
-            f"no runs match {filters or 'the request'} in {store.runs_dir} ({len(ids)} runs in total"
+            f"no runs match {filters or 'the request'} in {where} ({len(ids)} runs in total"
             + (f"; recent environments: {', '.join(envs)}" if envs else "")
             + "). Start one with start_training or `gsolve train ENV:VARIANT`."
         )

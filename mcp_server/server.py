@@ -11,12 +11,13 @@ Logging goes to stderr only; stdout belongs to the stdio transport.
 """
 
 import base64
+import inspect
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -29,6 +30,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 
 log = logging.getLogger("gymnasium_solver.mcp")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 SERVER_NAME = "gymnasium-solver"
 INSTRUCTIONS = (
@@ -104,6 +106,16 @@ class ConfigResult(BaseModel):
 _CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.Config.model_fields.items()}
 
 
+def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[_F], _F]:
+    """Register a tool with its docstring dedented (the description the model reads)."""
+
+    def decorator(fn: _F) -> _F:
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+        return server.tool(annotations=annotations)(fn)
+
+    return decorator
+
+
 def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
     return CallToolResult(
         content=[
@@ -133,7 +145,7 @@ def create_server(runs_dir: Path | str | None = None) -> MCPServer:
 
 
 def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def list_environments() -> EnvironmentList:
         """List the environments that have training presets, with their variants (ENV:VARIANT ids).
 
@@ -153,7 +165,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
                                              config_ids=[f"{env_id}:{v}" for v in variants]))
             return EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def list_variants(env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")]) -> VariantList:
         """List one environment's preset variants with their algorithm and key settings."""
         with user_errors():
@@ -170,7 +182,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
                     out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
             return VariantList(env_id=preset.env_id, variants=out)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_config(
         config_id: Annotated[str | None, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo'")] = None,
         run_id: Annotated[str | None, Field(description="instead of config_id: a run whose config to show")] = None,
@@ -201,7 +213,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
 
 
 def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def list_runs(
         env_id: Annotated[str | None, Field(description="only runs of this environment, e.g. 'CartPole-v1'")] = None,
         algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only runs of this algorithm")] = None,
@@ -218,7 +230,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_run_info(run_id: RunRef) -> rs.RunDetails:
         """Everything about one run on one screen: status (crashed detection included), stop reason and
         structured failure, progress, best and final evaluation, solved and when, key hyperparameters,
@@ -226,7 +238,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return rs.run_details(store, store.resolve(run_id))
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_run_metrics(
         run_id: RunRef,
         metrics: Annotated[
@@ -248,13 +260,13 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def list_available_metrics(run_id: RunRef) -> rs.MetricList:
         """The metric columns this run wrote, what each means, how many rows measured it and its last value."""
         with user_errors():
             return rs.available_metrics(store, store.resolve(run_id))
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_run_logs(
         run_id: RunRef,
         limit: Annotated[int, Field(ge=1, le=rs.MAX_LOG_LINES, description="lines from the end")] = 50,
@@ -269,21 +281,21 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return rs.tail_log(store.resolve(run_id), limit, level, contains)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_training_status(run_id: RunRef) -> rs.TrainingStatus:
         """Live status of a run: running/completed/failed/stopped/crashed, env steps and progress,
         fps and ETA, heartbeat age, latest and best eval return, solved. Cheap; call it any time."""
         with user_errors():
             return rs.training_status(store, store.resolve(run_id))
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def list_checkpoints(run_id: RunRef) -> rs.CheckpointList:
         """A run's saved checkpoints ('best', 'last', periodic) with env steps, eval return and whether
         the weights file exists."""
         with user_errors():
             return rs.list_checkpoints(store.resolve(run_id))
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def compare_runs(
         run_ids: Annotated[list[str], Field(min_length=2, max_length=rs.MAX_COMPARE, description="2 to 10 run refs")],
     ) -> rs.Comparison:
@@ -292,7 +304,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return rs.compare_runs(store, run_ids)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def get_best_run(
         env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")],
         algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only this algorithm")] = None,
@@ -305,7 +317,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
 
 
 def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def plot_run_metric(
         run_id: RunRef,
         metric: MetricName = rf.M.EVAL_RETURN_MEAN,
@@ -318,7 +330,7 @@ def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
             png, result = plotting.plot_run_metric(store, store.resolve(run_id), metric, start_env_steps, end_env_steps)
         return _png_result(png, result, result.summary)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     def plot_compare_runs(
         run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs")],
         metric: MetricName = rf.M.EVAL_RETURN_MEAN,
@@ -337,7 +349,7 @@ def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
 
 
 def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @server.tool(annotations=STARTS_PROCESS)
+    @_tool(server, STARTS_PROCESS)
     def start_training(
         config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
         overrides: Annotated[
@@ -354,7 +366,7 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
         return result
 
-    @server.tool(annotations=STOPS_PROCESS)
+    @_tool(server, STOPS_PROCESS)
     async def stop_training(
         run_id: RunRef,
         timeout_seconds: Annotated[
@@ -367,7 +379,7 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         with user_errors():
             return await launcher.stop_training(store, store.resolve(run_id), timeout_seconds)
 
-    @server.tool(annotations=READ_ONLY)
+    @_tool(server, READ_ONLY)
     async def wait_for_training(
         run_id: RunRef,
         ctx: Context,
