@@ -133,7 +133,9 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
                      f"{int(T.MIN_UPDATES.value)}.")
     missing = [c for c in PPO_COLUMNS if ctx.algo == "ppo" and not ctx.data.has(c)]
     if ctx.algo != "ppo":
-        notes.append(f"{ctx.algo} writes no approx_kl/clip_fraction/epochs: the KL and clipping rules do not apply.")
+        notes.append(f"{ctx.algo} writes no approx_kl/clip_fraction/epochs: the KL and clipping rules do not apply; "
+                     "the explained-variance rules are PPO-only (a REINFORCE baseline's explained variance is "
+                     "near 0 even on healthy runs).")
     elif missing:
         notes.append(f"metrics.csv lacks {', '.join(missing)}: rules on them were skipped.")
     if ctx.threshold is None:

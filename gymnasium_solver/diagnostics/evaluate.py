@@ -39,6 +39,9 @@ class CaseResult(BaseModel):
 
 class RuleScore(BaseModel):
     rule: str
+    top: int
+    top_correct: int
+    precision_top: float | None
     fired: int
     true_positives: int
     false_positives_on_healthy: int
@@ -106,8 +109,11 @@ def score_corpus(root: Path) -> CorpusScore:
         fp_healthy = sum(1 for r in healthy if rule in r.warnings)
         relevant = [r for r in faults if rule in r.expected_rules]
         hit = sum(1 for r in relevant if rule in r.warnings)
+        tops = [r for r in faults + healthy if r.top_rule == rule]
+        top_ok = sum(1 for r in tops if rule in r.expected_rules)
         scores.append(RuleScore(
-            rule=rule, fired=len(fired), true_positives=tp, false_positives_on_healthy=fp_healthy,
+            rule=rule, top=len(tops), top_correct=top_ok,
+            precision_top=round(top_ok / len(tops), 3) if tops else None, fired=len(fired), true_positives=tp, false_positives_on_healthy=fp_healthy,
             cases_with_this_cause=len(relevant),
             precision=round(tp / len(fired), 3) if fired else None,
             recall=round(hit / len(relevant), 3) if relevant else None,
@@ -123,3 +129,88 @@ def score_corpus(root: Path) -> CorpusScore:
         solved_fault_runs_critical=sum(1 for r in solved_faults if r.verdict == "critical"),
         rules=scores,
     )
+
+
+def healthy_observations(root: Path) -> dict[str, tuple[float, float]]:
+    """(min, max) over the healthy corpus runs of each quantity a threshold is compared with.
+
+    This is how the thresholds were checked against real runs of ours: each healthy value must sit
+    on the healthy side of its threshold with a margin (docs/diagnostics.md lists both).
+    """
+    import numpy as np
+    import yaml
+
+    from gymnasium_solver.diagnostics.series import RunData, median, split
+    from gymnasium_solver.run_folder import M
+
+    seen: dict[str, list[float]] = {}
+
+    def add(name: str, v: float) -> None:
+        if v == v:  # not nan
+            seen.setdefault(name, []).append(float(v))
+
+    for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
+        labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+        if not labels["healthy"]:
+            continue
+        info = read_run_info(folder)
+        cfg = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        data = RunData(parse_metrics_text((folder / "metrics.csv").read_text(encoding="utf-8")))
+        for name, key in ((M.APPROX_KL, "approx_kl median"), (M.CLIP_FRACTION, "clip_fraction median")):
+            _, y = data.finite(name)
+            if len(y):
+                add(key, median(y))
+                add(key.replace("median", "early max"), float(np.max(split(y)[0])))
+        _, y = data.finite(M.EPOCHS_COMPLETED)
+        if len(y) and cfg.get("n_epochs"):
+            add("epochs_completed / n_epochs median", median(y) / cfg["n_epochs"])
+        _, y = data.finite(M.ENTROPY)
+        if len(y) and info.action_space and info.action_space.max_entropy:
+            add("late entropy / max entropy", median(split(y)[1]) / info.action_space.max_entropy)
+        _, y = data.finite(M.EXPLAINED_VARIANCE)
+        if len(y) >= 40 and info.algo == "ppo":
+            add("late explained variance (PPO runs with >= 40 updates)", median(split(y)[1]))
+        for name, key in ((M.GRAD_NORM, "grad_norm late/early"), (M.VALUE_LOSS, "value_loss late/early"),
+                          (M.FPS, "fps late/early")):
+            _, y = data.finite(name)
+            if len(y) >= 8 and median(split(y)[0]) > 0:
+                add(key, median(split(y)[1]) / median(split(y)[0]))
+    return {k: (round(min(v), 4), round(max(v), 4)) for k, v in seen.items()}
+
+
+def markdown_report(root: Path) -> str:
+    """The corpus results as the markdown tables in docs/diagnostics.md."""
+    s = score_corpus(root)
+    out = [
+        f"- fault runs that failed (the cases the diagnosis must explain): {s.fault_cases}",
+        f"- top finding names the planted cause: {s.cause_accuracy:.1%}",
+        f"- top suggested change moves the right key in the right direction: {s.change_accuracy:.1%}",
+        f"- healthy solved runs with a warning or critical finding: {s.healthy_with_warning} of {s.healthy_runs}",
+        f"- planted-fault runs that solved anyway: {s.solved_fault_runs} (called critical: {s.solved_fault_runs_critical})",
+        "",
+        "| rule | ranked first | ...and the planted cause | precision (top) | fired at any rank | "
+        "...on a run with this cause | on healthy runs | precision (any rank) | runs with this cause | recall |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in s.rules:
+        pt = "n/a" if r.precision_top is None else f"{r.precision_top:.2f}"
+        p = "n/a" if r.precision is None else f"{r.precision:.2f}"
+        rc = "n/a (symptom)" if r.recall is None else f"{r.recall:.2f}"
+        out.append(f"| `{r.rule}` | {r.top} | {r.top_correct} | {pt} | {r.fired} | {r.true_positives} | "
+                   f"{r.false_positives_on_healthy} | {p} | {r.cases_with_this_cause} | {rc} |")
+    out += ["", "| case | outcome | top finding | top change | cause ok | change ok |", "|---|---|---|---|---|---|"]
+    for c in s.cases:
+        ok = "" if c.cause_ok is None else ("yes" if c.cause_ok else "NO")
+        ok2 = "" if c.change_ok is None else ("yes" if c.change_ok else "NO")
+        out.append(f"| {c.case} | {c.kind} | {c.top_rule or '-'} | {c.top_change or '-'} | {ok} | {ok2} |")
+    out += ["", "Healthy runs, observed range of what each threshold is compared with:", "",
+            "| quantity | min | max |", "|---|---|---|"]
+    for k, (lo, hi) in healthy_observations(root).items():
+        out.append(f"| {k} | {lo:g} | {hi:g} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(markdown_report(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("tests/fixtures/corpus")))

@@ -117,10 +117,15 @@ ENTROPY_COLLAPSE = _t(
     "What matters (entropy and exploration); Ours: solved CartPole runs end near 0.2-0.4 of log 2",
 )
 EARLY_SPIKE_KL = _t(
-    "early_spike_kl", 0.05,
-    "an entropy collapse is blamed on the learning rate when approx_kl exceeded this (or the clip "
-    "fraction exceeded clip_fraction_high) in the updates before the collapse",
-    "same sources as approx_kl_high; Ours: healthy runs' early max approx_kl < 0.03",
+    "early_spike_kl", 0.1,
+    "an entropy collapse is blamed on the learning rate when approx_kl exceeded this in the first "
+    "quarter of the updates (or the clip fraction exceeded early_spike_clip)",
+    "Ours: healthy runs' early max approx_kl 0.014-0.039; lr=0.05 runs 3-4",
+)
+EARLY_SPIKE_CLIP = _t(
+    "early_spike_clip", 0.5,
+    "see early_spike_kl: early max clip fraction above this is an oversized update",
+    "Ours: healthy runs' early max clip fraction 0.07-0.27; lr=0.05 runs ~0.69",
 )
 ENTROPY_NO_DECREASE = _t(
     "entropy_no_decrease", 0.9,
@@ -170,6 +175,16 @@ FPS_DROP = _t(
 
 # --- suggestions ---------------------------------------------------------------------------
 LR_STEP = _t("lr_step", 10.0, "learning-rate suggestions move by this factor", "What matters (lr ~3e-4)")
+LR_SANE_MAX = _t(
+    "lr_sane_max", 3e-3,
+    "a 'learning rate too high' suggestion never stays above this (10x the usual Adam 3e-4)",
+    "What matters (Adam lr ~3e-4 for PPO); SB3 PPO default 3e-4",
+)
+LR_SANE_MIN = _t(
+    "lr_sane_min", 1e-4,
+    "a 'learning rate too low' suggestion never stays below this",
+    "What matters; SB3 PPO default 3e-4",
+)
 BUDGET_STEP = _t("budget_step", 3.0, "max_env_steps suggestions multiply the budget by this", "Ours")
 TARGET_KL_SUGGESTED = _t(
     "target_kl_suggested", 0.03, "target_kl suggested when early stopping cuts most epochs",
