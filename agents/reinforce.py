@@ -27,7 +27,7 @@ class Reinforce:
     def __init__(self, cfg: Config, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=cfg.use_baseline)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate))
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), fused=True)
 
     def collect(self, collector: RolloutCollector) -> Rollout:
         return collector.collect_episodes(self.policy, self.cfg.episodes_per_update, MAX_ROLLOUT_STEPS)

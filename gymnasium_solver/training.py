@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 import torch
+import torch._dynamo  # noqa: F401 - see below
 
 from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
@@ -29,6 +30,10 @@ from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.run_writer import RunWriter
+
+# torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
+# built. Importing it here, with everything else, keeps that one-off import cost out of the run's
+# clock (which starts at environment creation) instead of charging it to the first iteration.
 
 # Evaluation episodes use seeds far from the training envs' so they never replay training starts.
 EVAL_SEED_OFFSET = 1_000_000
