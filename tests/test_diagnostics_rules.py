@@ -150,7 +150,7 @@ def test_approx_kl_near_zero_suggests_higher_learning_rate() -> None:
     d = run(s, {"learning_rate": 1e-5})
     assert ids(d)[0] == "approx_kl_near_zero"
     top = d.findings[0].suggested_changes[0]
-    assert (top.key, top.current, top.suggested, top.set_arg) == ("learning_rate", 1e-5, 1e-4, "learning_rate=0.0001")
+    assert (top.key, top.current, top.suggested, top.set_arg) == ("learning_rate", 1e-5, 3e-4, "learning_rate=0.0003")
 
 
 def test_target_kl_cutting_epochs_suggests_larger_target_kl_not_learning_rate() -> None:

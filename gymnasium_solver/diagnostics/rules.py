@@ -247,7 +247,7 @@ def approx_kl_high(ctx: Ctx) -> Finding | None:
         evidence=evidence,
         cause="The learning rate is too high for this problem: each update leaves the region where the "
         "rollout's advantages are valid, so progress is erratic or collapses.",
-        suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "an order of magnitude smaller keeps approx_kl near 0.01-0.02")],
+        suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02")],
     )
 
 
@@ -334,7 +334,7 @@ def approx_kl_low(ctx: Ctx) -> Finding | None:
         evidence=evidence,
         cause="The learning rate is too low: each update moves the policy by a negligible amount, so the "
         "budget runs out long before it learns.",
-        suggested_changes=[lr_change(ctx, T.LR_STEP.value, "an order of magnitude larger moves approx_kl toward 0.01")],
+        suggested_changes=[lr_change(ctx, T.LR_STEP.value, "larger steps (at least the usual 3e-4) move approx_kl toward 0.01")],
     )
 
 

@@ -181,8 +181,8 @@ LR_SANE_MAX = _t(
     "What matters (Adam lr ~3e-4 for PPO); SB3 PPO default 3e-4",
 )
 LR_SANE_MIN = _t(
-    "lr_sane_min", 1e-4,
-    "a 'learning rate too low' suggestion never stays below this",
+    "lr_sane_min", 3e-4,
+    "a 'learning rate too low' suggestion never stays below this (the usual Adam rate for PPO)",
     "What matters; SB3 PPO default 3e-4",
 )
 BUDGET_STEP = _t("budget_step", 3.0, "max_env_steps suggestions multiply the budget by this", "Ours")
