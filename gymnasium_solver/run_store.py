@@ -17,9 +17,10 @@ from __future__ import annotations
 import difflib
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import yaml
@@ -28,6 +29,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import MetricsTable, RunInfo, RunStatus
 
+_T = TypeVar("_T")
 LAST_REF = "@last"
 LIST_RUNS_HINT = "list runs with `gsolve runs` (or the list_runs MCP tool)"
 
@@ -263,6 +265,7 @@ class _MetricsCache:
     parsed: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     arrays: MetricsArrays | None = None
     table: MetricsTable | None = None
+    results: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # RunStore.memo
 
     @property
     def rows(self) -> int:
@@ -415,6 +418,22 @@ class RunStore:
             if name not in cache.columns:
                 raise KeyError(name)
             return cache.column(cache.columns.index(name), run_dir / rf.METRICS_CSV)
+
+    def metric_rows(self, run_dir: Path) -> int:
+        """Complete rows in metrics.csv (no conversion)."""
+        with self._lock:
+            return self._read_metrics(run_dir).rows
+
+    def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
+        """A result derived from this run's metrics.csv, recomputed only when the file changed."""
+        with self._lock:
+            cache = self._read_metrics(run_dir)
+            full_key = (cache.offset, *key)
+            if full_key not in cache.results:
+                if len(cache.results) >= 32:
+                    cache.results.pop(next(iter(cache.results)))
+                cache.results[full_key] = compute()
+            return cache.results[full_key]  # type: ignore[no-any-return]
 
     def metric_missing(self, run_dir: Path, name: str) -> np.ndarray:
         """Rows where column ``name`` is empty, without converting any number."""
@@ -787,6 +806,26 @@ def query_metrics(
     """Selected metric series over an env-step range, each downsampled to at most ``max_points``.
 
     Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
+    point; nan/inf values are counted and listed separately (JSON has no NaN). The answer is
+    memoised until metrics.csv changes.
+    """
+    key = ("query_metrics", tuple(metrics or ()), start_env_steps, end_env_steps, max_points)
+    result = store.memo(run_dir, key, lambda: _query_metrics(store, run_dir, metrics, start_env_steps,
+                                                             end_env_steps, max_points))
+    return result.model_copy(deep=True)
+
+
+def _query_metrics(
+    store: RunStore,
+    run_dir: Path,
+    metrics: list[str] | None,
+    start_env_steps: int | None,
+    end_env_steps: int | None,
+    max_points: int,
+) -> MetricsResult:
+    """Selected metric series over an env-step range, each downsampled to at most ``max_points``.
+
+    Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
     point; nan/inf values are counted and listed separately (JSON has no NaN).
     """
     check_limit("max_points", max_points, MAX_POINTS_PER_SERIES, minimum=10)
@@ -920,8 +959,7 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
             elif name == rf.CONFIG_YAML:
                 config = store.config(run_dir)
             elif name == rf.METRICS_CSV:
-                columns = store.metric_columns(run_dir)
-                rows = int(store.metric_missing(run_dir, columns[0]).shape[0]) if columns else 0
+                rows = store.metric_rows(run_dir)
         except RunFileError as exc:
             st.problem = str(exc)
         files.append(st)
