@@ -46,6 +46,21 @@ def compute_gae(
     ``A_t = delta_t + gamma * lambda * (1 - done_t) * A_{t+1}`` stops at every episode end.
     Returns ``Targets(advantages, returns = advantages + values)``.
     """
+    # Overflowing rewards (inf/nan) are let through silently: the update's finiteness check turns
+    # them into a structured non_finite_loss failure.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _gae(rewards, values, next_values, terminated, truncated, gamma, gae_lambda)
+
+
+def _gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    next_values: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    gamma: float,
+    gae_lambda: float,
+) -> Targets:
     not_terminated = 1.0 - terminated.astype(np.float32)
     not_done = 1.0 - np.logical_or(terminated, truncated).astype(np.float32)
     deltas = rewards + gamma * not_terminated * next_values - values
