@@ -224,10 +224,10 @@ def explained_variance(values: np.ndarray, returns: np.ndarray) -> float | None:
 class UpdateStats(NamedTuple):
     """What one update measured (None = not measured by this algorithm)."""
 
-    policy_loss: float
+    policy_loss: float | None
     value_loss: float | None
-    entropy: float
-    grad_norm: float
+    entropy: float | None
+    grad_norm: float | None
     learning_rate: float
     ent_coef: float
     explained_variance: float | None

@@ -7,7 +7,6 @@ schedules for the learning rate, clip range and entropy coefficient.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from agents.common import ActorCritic, Batch, UpdateStats, check_finite, make_batch, normalize
@@ -52,49 +51,53 @@ class PPO:
         n = batch.obs.shape[0]
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
         n_minibatches = max(1, round(n / cfg.batch_size))
-        totals = np.zeros(5)  # policy loss, value loss, entropy, grad norm, clip fraction
-        steps, epochs_completed, stop = 0, 0, False
-        kls: list[float] = []
-        for _ in range(cfg.n_epochs):
+        max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
+        # Per-minibatch stats stay tensors until the end: every .item() and tiny op costs
+        # microseconds that add up over thousands of minibatches.
+        stats: list[torch.Tensor] = []  # policy loss, value loss, entropy, grad norm, clip fraction
+        kls: list[torch.Tensor] = []
+        epochs_completed, stop = 0, False
+        for epoch in range(cfg.n_epochs):
+            # The KL is needed on every minibatch for early stopping, else only for the last epoch's metric.
+            measure_kl = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
             kls = []
             for idx in torch.randperm(n).tensor_split(n_minibatches):
                 ev = self.policy.evaluate(batch.obs[idx], batch.actions[idx])
                 log_ratio = ev.log_probs - batch.log_probs[idx]
                 ratio = log_ratio.exp()
-                with torch.no_grad():
-                    # Low-variance KL estimator, http://joschu.net/blog/kl-approx.html
-                    kl = float(((ratio - 1) - log_ratio).mean())
-                kls.append(kl)
-                if cfg.target_kl is not None and kl > 1.5 * cfg.target_kl:
-                    stop = True
-                    break
-                adv = batch.advantages[idx]
-                if cfg.normalize_advantages:
-                    adv = normalize(adv)
+                if measure_kl:
+                    with torch.no_grad():
+                        # Low-variance KL estimator, http://joschu.net/blog/kl-approx.html
+                        kls.append(((ratio - 1) - log_ratio).mean())
+                    if cfg.target_kl is not None and float(kls[-1]) > 1.5 * cfg.target_kl:
+                        stop = True
+                        break
+                adv = normalize(batch.advantages[idx]) if cfg.normalize_advantages else batch.advantages[idx]
                 policy_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip, 1 + clip)).mean()
                 assert ev.values is not None
                 value_loss = self._value_loss(ev.values, batch.values[idx], batch.returns[idx])
                 entropy = ev.entropy.mean()
                 loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
-                check_finite("PPO loss", loss)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(
-                    self.policy.parameters(), cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
-                )
-                check_finite("gradient norm", grad_norm)
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), max_norm)
+                # One check before the step covers both: a non-finite loss gives non-finite gradients.
+                if not torch.isfinite(loss.detach() + grad_norm):
+                    check_finite("PPO loss", loss.detach())
+                    check_finite("gradient norm", grad_norm)
                 self.optimizer.step()
-                clipped = float(((ratio - 1).abs() > clip).float().mean())
-                totals += (policy_loss.item(), value_loss.item(), entropy.item(), float(grad_norm), clipped)
-                steps += 1
+                with torch.no_grad():
+                    clip_fraction = ((ratio - 1).abs() > clip).float().mean()
+                    stats.append(torch.stack([policy_loss, value_loss, entropy, grad_norm, clip_fraction]))
             if stop:
                 break
             epochs_completed += 1
-        means = totals / max(steps, 1)
+        # No step at all (KL above target on the first minibatch): nothing was measured.
+        means: list[float | None] = torch.stack(stats).mean(0).tolist() if stats else [None] * 5
         return UpdateStats(
             policy_loss=means[0], value_loss=means[1], entropy=means[2], grad_norm=means[3],
             learning_rate=lr, ent_coef=ent_coef, explained_variance=batch.explained_variance,
-            approx_kl=float(np.mean(kls)) if kls else None, clip_fraction=means[4], clip_range=clip,
+            approx_kl=float(torch.stack(kls).mean()) if kls else None, clip_fraction=means[4], clip_range=clip,
             epochs_completed=epochs_completed,
         )
 
