@@ -6,6 +6,7 @@ torch is imported only inside ``train`` and ``eval`` (cli.py is imported by the 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     from gymnasium_solver.run_store import resolve_run_dir
 
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
+        raise ValueError(f"--checkpoint must be a checkpoint name such as best, last or step_20480, got {args.checkpoint!r}")
     run_dir = resolve_run_dir(args.run, args.runs_dir)
     ckpt_dir = run_dir / rf.CHECKPOINTS_DIR
     path = ckpt_dir / f"{args.checkpoint}{rf.CHECKPOINT_SUFFIX}"
