@@ -9,7 +9,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import (
@@ -131,7 +131,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> tuple[Any, Any]:
+class CheckpointEvaluation(NamedTuple):
+    result: Any  # evaluation.EvalResult (not imported here: it pulls in torch)
+    loaded: Any  # checkpoints.LoadedPolicy
+
+
+def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvaluation:
     """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
     import torch
 
@@ -145,7 +150,7 @@ def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> tuple[Any, Any]
     env = make_vec_env(cfg, episodes)
     try:
         loaded = load_checkpoint(path, space_spec(env))
-        return evaluate(loaded.policy, loaded.normalizer, env, seed), loaded
+        return CheckpointEvaluation(evaluate(loaded.policy, loaded.normalizer, env, seed), loaded)
     finally:
         env.close()
 

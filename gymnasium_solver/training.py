@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,7 +74,7 @@ def train(
         parent_run_id=parent_run_id, applied_changes=applied_changes, overrides=overrides,
     )
     s = _Session(cfg, writer, show_progress)
-    with _stop_on_signals() as stop_requested:
+    with _stop_on_signals() as stop_requested, _warnings_to(writer):
         try:
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
             while True:
@@ -131,6 +132,21 @@ def _stop_on_signals() -> Iterator[Any]:
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+
+
+@contextmanager
+def _warnings_to(writer: RunWriter) -> Iterator[None]:
+    """Python warnings raised while training go to run.log (as well as the usual stderr)."""
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+            writer.log(f"warning: {category.__name__}: {message} ({filename}:{lineno})")
+            previous(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 class _Parts(NamedTuple):

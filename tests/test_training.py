@@ -198,3 +198,20 @@ def test_sigterm_stops_gracefully(tmp_path):
     assert (tmp_path / run_id / "checkpoints" / "last.pt").is_file()
     assert out.strip().splitlines()[-1] == str(tmp_path / run_id)
     assert json.loads((tmp_path / run_id / rf.RUN_JSON).read_text())["finished_at"]
+
+
+def test_python_warnings_during_training_go_to_run_log(tmp_path, monkeypatch):
+    import warnings
+
+    from agents import ppo
+
+    original = ppo.PPO.update
+
+    def warn_then_update(self, batch, progress):
+        warnings.warn("simulated numerical trouble", RuntimeWarning, stacklevel=1)
+        return original(self, batch, progress)
+
+    monkeypatch.setattr(ppo.PPO, "update", warn_then_update)
+    result = train(resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE]), tmp_path)
+    assert result.status == rf.RunStatus.COMPLETED
+    assert "warning: RuntimeWarning: simulated numerical trouble" in (result.run_dir / rf.RUN_LOG).read_text()
