@@ -56,8 +56,8 @@ def make_run(runs_dir: Path, rows: int) -> str:
         lines.append(",".join(row))
     (run_dir / rf.METRICS_CSV).write_text("\n".join(lines) + "\n", encoding="utf-8")
     (run_dir / rf.CONFIG_YAML).write_text(
-        "env_id: CartPole-v1\nvariant: ppo\nalgo: ppo\nmax_env_steps: %d\nn_epochs: 10\nlearning_rate: 0.0003\n"
-        "ent_coef: 0.0\nvf_coef: 0.5\ntarget_kl: null\nmax_grad_norm: 0.5\n" % (rows * 512), encoding="utf-8")
+        f"env_id: CartPole-v1\nvariant: ppo\nalgo: ppo\nmax_env_steps: {rows * 512}\nn_epochs: 10\n"
+        "learning_rate: 0.0003\nent_coef: 0.0\nvf_coef: 0.5\ntarget_kl: null\nmax_grad_norm: 0.5\n", encoding="utf-8")
     now = rf.utc_now_iso()
     rf.write_run_info(run_dir, rf.RunInfo(
         run_id=run_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo", algo="ppo", seed=0,
