@@ -321,3 +321,27 @@ def test_rule_ids_are_unique() -> None:
 def test_run_data_distinguishes_blank_from_nan() -> None:
     t = MetricsTable([M.ENV_STEPS, M.POLICY_LOSS], [[1.0, None], [2.0, float("nan")], [3.0, 1.0]])
     assert RunData(t).non_finite_rows(M.POLICY_LOSS).tolist() == [1]
+
+
+def test_trainer_error_and_crash_are_critical_findings() -> None:
+    from gymnasium_solver.run_folder import Failure
+
+    s = unsolved(healthy_series())
+    d = run(s, status=RunStatus.FAILED, stop_reason=StopReason.ERROR,
+            failure=Failure(kind="RuntimeError", message="env exploded", env_steps=1024, iteration=2))
+    assert d.verdict == Verdict.CRITICAL and ids(d)[0] == "run_error"
+    assert "RuntimeError: env exploded" in d.findings[0].evidence[0].observed
+    table = make_table(s)
+    stale = make_info(table, BASE_CONFIG, status=RunStatus.RUNNING, stop_reason=None, pid=None,
+                      updated_at="2026-11-25T00:00:00+00:00")
+    c = diagnose(stale, BASE_CONFIG, table, now=NOW)
+    assert c.status == "crashed" and not c.partial and ids(c)[0] == "run_crashed"
+
+
+def test_read_side_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, gymnasium_solver.diagnostics, gymnasium_solver.cli_diagnose, mcp_server.diagnostic_tools; "
+            "sys.exit('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

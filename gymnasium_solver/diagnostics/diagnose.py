@@ -116,7 +116,7 @@ def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         return findings
     out = []
     for f in findings:
-        if f.id != "non_finite_loss" and f.severity != Severity.INFO:
+        if f.id not in ("non_finite_loss", "run_error", "run_crashed") and f.severity != Severity.INFO:
             f = f.model_copy(update={"severity": Severity.INFO})
         out.append(f)
     return out

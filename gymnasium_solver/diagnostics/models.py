@@ -47,7 +47,7 @@ class Trend(BaseModel):
 class Evidence(BaseModel):
     """One observation behind a finding: a metric over an env-step range against its healthy range."""
 
-    metric: str
+    metric: str = Field(description="a metrics.csv column, or 'run.json:<field>' for run state")
     env_steps_from: int | None = None
     env_steps_to: int | None = None
     observed: str = Field(description="what was measured, e.g. 'median 0.31 over 24 updates'")

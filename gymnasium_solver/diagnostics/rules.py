@@ -670,7 +670,41 @@ def throughput_drop(ctx: Ctx) -> Finding | None:
     )
 
 
+def run_failed(ctx: Ctx) -> Finding | None:
+    """The run did not end by itself: the trainer raised, or its process died (crashed)."""
+    if ctx.status == RunStatus.CRASHED:
+        p = ctx.info.progress
+        return Finding(
+            id="run_crashed",
+            severity=Severity.CRITICAL,
+            score=0.98,
+            title="The trainer process died without finishing (crashed)",
+            evidence=[Evidence(metric="run.json:status", env_steps_from=p.env_steps, env_steps_to=p.env_steps,
+                               observed=f"status 'running' but the process is gone or silent since {ctx.info.updated_at}; "
+                               f"last progress {p.env_steps} env steps",
+                               healthy="a finished run records completed/failed/stopped")],
+            cause="The process was killed (out of memory, SIGKILL, machine restart) before it could record why; "
+            "the metrics end where it died. Not a config problem unless it keeps happening at the same step.",
+        )
+    if ctx.info.stop_reason != StopReason.ERROR:
+        return None
+    f = ctx.info.failure
+    return Finding(
+        id="run_error",
+        severity=Severity.CRITICAL,
+        score=0.99,
+        title="The trainer stopped on an error",
+        evidence=[Evidence(metric="run.json:failure", env_steps_from=f.env_steps if f else None,
+                           env_steps_to=f.env_steps if f else None,
+                           observed=f"{f.kind}: {f.message}" if f else "stop_reason 'error' without a failure record",
+                           healthy="no failure")],
+        cause="An exception in the trainer or the environment, not a learning problem; run.log has the "
+        "traceback (get_run_logs with level=WARNING).",
+    )
+
+
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
+    run_failed,
     non_finite,
     grad_norm_explosion,
     approx_kl_high,
@@ -690,6 +724,8 @@ RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
 
 # Every id a rule can produce, for docs and tests.
 RULE_IDS: tuple[str, ...] = (
+    "run_crashed",
+    "run_error",
     "non_finite_loss",
     "grad_norm_explosion",
     "approx_kl_high",
