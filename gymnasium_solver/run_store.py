@@ -15,7 +15,9 @@ Parsing is cached by file identity (inode, size, mtime): repeated calls do not r
 from __future__ import annotations
 
 import difflib
+import io
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,13 +132,15 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics parsing (bulk numpy, lazy per column)
+# Metrics parsing (C-level tokenising, lazy per column)
 # ---------------------------------------------------------------------------------------------
-# A 1M-row metrics.csv is ~350 MB of text. Converting every cell costs seconds, so the store
-# indexes field boundaries once (a vectorised byte scan) and converts a column only when someone
-# asks for it; a grown file is indexed and converted only from where the last read stopped.
-_SCAN_CHUNK = 1 << 24
-_COMMA, _NEWLINE = 44, 10
+# A 1M-row metrics.csv is ~400 MB of text and converting every cell costs seconds, so the store
+# converts a column only when someone asks for it. np.loadtxt tokenises in C; reading fields as
+# fixed-width byte strings (not floats) keeps empty fields ("not measured") legal, and only the
+# non-empty ones are then converted. A grown file is converted only from where the last read
+# stopped (one chunk per read).
+_FIELD_DTYPE = "S32"  # repr(float) is at most 24 characters, an int64 at most 20
+_COLUMNS_PER_PASS = 8  # bounds the temporary (rows x columns x 32 bytes) string table
 
 
 class MetricsArrays(NamedTuple):
@@ -171,65 +175,80 @@ def _locate_bad_line(body: bytes, ncols: int, first_lineno: int) -> str:
     return "rows could not be parsed as numbers"
 
 
-def index_fields(
-    body: bytes | bytearray, ncols: int, first_lineno: int = 2, lo: int = 0, hi: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Field boundaries of the complete CSV rows in ``body[lo:hi]``: ``(row_starts, ends)`` with
-    ``ends[i, j]`` the offset (in ``body``) of the comma/newline that ends field j of row i.
-    ValueError names the first malformed line."""
-    hi = len(body) if hi is None else hi
-    buf = np.frombuffer(body, dtype=np.uint8)[lo:hi]
-    seps, newlines = [], []
-    for o in range(0, buf.shape[0], _SCAN_CHUNK):  # chunks stay in cache: ~2x faster than one pass
-        b = buf[o : o + _SCAN_CHUNK]
-        pos = np.flatnonzero((b == _NEWLINE) | (b == _COMMA))
-        seps.append(pos + (o + lo))
-        newlines.append(pos[b[pos] == _NEWLINE] + (o + lo))
-    del buf, b  # release the buffer export so a bytearray body can grow again
-    ends_flat = np.concatenate(seps) if seps else np.empty(0, dtype=np.int64)
-    nl_pos = np.concatenate(newlines) if newlines else np.empty(0, dtype=np.int64)
-    rows = nl_pos.shape[0]
-    if ends_flat.shape[0] != rows * ncols or (rows and not np.array_equal(ends_flat[ncols - 1 :: ncols], nl_pos)):
-        raise ValueError(_locate_bad_line(bytes(body[lo:hi]), ncols, first_lineno))
-    ends = ends_flat.reshape(rows, ncols)
-    starts = np.empty(rows, dtype=np.int64)
-    if rows:
-        starts[0] = lo
-        starts[1:] = nl_pos[:-1] + 1
-    return starts, ends
+def check_rows(body: bytes, ncols: int, first_lineno: int = 2, start: int = 0, end: int | None = None) -> int:
+    """Number of complete rows in ``body[start:end]`` (which ends with a newline); ValueError naming
+    the first line with the wrong number of fields."""
+    end = len(body) if end is None else end
+    rows = body.count(b"\n", start, end)
+    if body.count(b",", start, end) != rows * (ncols - 1):
+        raise ValueError(_locate_bad_line(body[start:end], ncols, first_lineno))
+    return rows
 
 
-def convert_fields(body: bytes | bytearray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Convert the fields [starts, ends) of ``body`` to float64 in bulk: ``(values, missing)``.
+_EMPTY_FIELD_ERROR = re.compile(r"could not convert string '' to float64 at row \d+, column (\d+)")
 
-    Empty fields are missing (value NaN); 'nan'/'inf'/'-inf' parse as such. ValueError (with the
-    row index in ``.args[1]``) if a field is not a number.
+
+def _loadtxt(body: bytes, start: int, rows: int, usecols: list[int], sparse: set[int]) -> np.ndarray:
+    """One C-level pass over the rows: float64 for dense columns, byte strings for ``sparse`` ones."""
+    source = io.BytesIO(body)  # shares the bytes: no copy of a file that may be 100s of MB
+    source.seek(start)
+    dtype = np.dtype([(f"c{j}", _FIELD_DTYPE if j in sparse else np.float64) for j in usecols])
+    return np.loadtxt(source, delimiter=",", usecols=usecols, dtype=dtype, ndmin=1, comments=None, max_rows=rows)
+
+
+def load_columns(
+    body: bytes, rows: int, usecols: list[int], first_lineno: int = 2, start: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Convert columns ``usecols`` of the ``rows`` complete rows from ``body[start:]``: one
+    ``(values, missing)`` per column.
+
+    Empty fields are missing (value NaN); 'nan'/'inf'/'-inf' parse as such. ValueError naming the
+    line of a field that is not a number.
     """
-    lengths = ends - starts
-    n = lengths.shape[0]
-    missing = lengths == 0
-    if n == 0 or int(lengths.max()) == 0:
-        return np.full(n, np.nan), missing
-    width = int(lengths.max())
-    buf = np.frombuffer(body, dtype=np.uint8)
-    last = buf.shape[0] - 1
-    chars = np.zeros((n, width), dtype=np.uint8)  # NUL padding ends a fixed-width numpy string
-    pos = starts.copy()
-    for k in range(width):  # one 1-D gather per character position: no (rows, width) index array
-        np.minimum(pos, last, out=pos)
-        chars[:, k] = np.where(lengths > k, buf[pos], 0)
-        pos += 1
-    del buf
-    fields = chars.view(f"S{width}").ravel()
-    fields[missing] = b"nan"
+    cols = list(dict.fromkeys(usecols))
+    if rows == 0:
+        return [(np.empty(0), np.empty(0, dtype=bool)) for _ in usecols]
+    # Columns are parsed as float64 in C. loadtxt stops at the first empty field and names its
+    # column, which is then read as byte strings instead (empty = not measured). Empty fields sit
+    # in the first rows (rollout/* before an episode ends) or recur (eval/*), so a failed attempt
+    # stops early and costs little.
+    sparse: set[int] = set()
+    while True:
+        try:
+            table = _loadtxt(body, start, rows, cols, sparse)
+            break
+        except ValueError as exc:
+            m = _EMPTY_FIELD_ERROR.search(str(exc))
+            col = int(m.group(1)) - 1 if m else -1
+            if col not in cols or col in sparse:
+                if sparse == set(cols):
+                    raise
+                sparse = set(cols)  # not an empty field: the string path names the bad line
+            else:
+                sparse.add(col)
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for j in cols:
+        column = table[f"c{j}"]
+        if j in sparse:
+            out[j] = _convert_present(column, rows, first_lineno)
+        else:
+            out[j] = (np.ascontiguousarray(column), np.zeros(rows, dtype=bool))
+    return [out[j] for j in usecols]
+
+
+def _convert_present(fields: np.ndarray, rows: int, first_lineno: int) -> tuple[np.ndarray, np.ndarray]:
+    missing = fields == b""
+    values = np.full(rows, np.nan)
+    present = np.flatnonzero(~missing)
     try:
-        values = fields.astype(np.float64)
+        values[present] = fields[present].astype(np.float64)
     except ValueError:
-        for i, f in enumerate(fields.tolist()):
+        for i in present.tolist():
             try:
-                float(f)
+                float(fields[i])
             except ValueError:
-                raise ValueError(f"{f.decode('utf-8', errors='replace')!r} is not a number", i) from None
+                text = fields[i].decode("utf-8", errors="replace")
+                raise ValueError(f"line {first_lineno + i}: {text!r} is not a number") from None
         raise
     return values, missing
 
@@ -239,17 +258,23 @@ def parse_metrics_rows(body: bytes, ncols: int, first_lineno: int = 2) -> tuple[
 
     Raises ValueError naming the first malformed line.
     """
-    starts, ends = index_fields(body, ncols, first_lineno)
-    values = np.empty(ends.shape)
-    missing = np.empty(ends.shape, dtype=bool)
-    for j in range(ncols):
-        s = starts if j == 0 else ends[:, j - 1] + 1
-        try:
-            values[:, j], missing[:, j] = convert_fields(body, s, ends[:, j])
-        except ValueError as exc:
-            row = exc.args[1] if len(exc.args) > 1 else 0
-            raise ValueError(f"line {first_lineno + row}: {exc.args[0]}") from None
+    rows = check_rows(body, ncols, first_lineno)
+    values = np.empty((rows, ncols))
+    missing = np.empty((rows, ncols), dtype=bool)
+    for lo in range(0, ncols, _COLUMNS_PER_PASS):
+        cols = list(range(lo, min(lo + _COLUMNS_PER_PASS, ncols)))
+        for j, (v, m) in zip(cols, load_columns(body, rows, cols, first_lineno), strict=True):
+            values[:, j], missing[:, j] = v, m
     return values, missing
+
+
+@dataclass
+class _Chunk:
+    body: bytes  # body[start:end] are complete rows, each ending in a newline
+    start: int
+    end: int
+    rows: int
+    first_lineno: int
 
 
 @dataclass
@@ -259,59 +284,82 @@ class _MetricsCache:
     mtime_ns: int
     offset: int  # bytes of the file consumed (header + complete rows)
     columns: list[str]
-    body: bytearray = field(default_factory=bytearray)  # the complete rows, as read
-    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    ends: np.ndarray | None = None
-    parsed: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    chunks: list[_Chunk] = field(default_factory=list)
+    rows: int = 0
+    # per column: rows converted so far (always whole chunks), and the converted arrays
+    converted: dict[int, tuple[int, np.ndarray, np.ndarray]] = field(default_factory=dict)
     arrays: MetricsArrays | None = None
     table: MetricsTable | None = None
     results: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # RunStore.memo
 
-    @property
-    def rows(self) -> int:
-        return int(self.starts.shape[0])
+    def add_chunk(self, body: bytes, start: int, end: int, path: Path) -> None:
+        try:
+            rows = check_rows(body, len(self.columns), self.rows + 2, start, end)
+        except ValueError as exc:
+            raise RunFileError(f"{path} is malformed: {exc}") from None
+        if rows:
+            self.chunks.append(_Chunk(body, start, end, rows, self.rows + 2))
+            self.rows += rows
+            self.arrays = None
+            self.table = None
 
-    def field_bounds(self, j: int, lo: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        assert self.ends is not None
-        s = self.starts[lo:] if j == 0 else self.ends[lo:, j - 1] + 1
-        return s, self.ends[lo:, j]
+    def ensure(self, js: list[int], path: Path) -> None:
+        """Convert the rows of columns ``js`` not converted yet, several columns per pass."""
+        start = 0
+        for chunk in self.chunks:
+            need = [j for j in dict.fromkeys(js) if self.converted.get(j, (0,))[0] <= start]
+            for lo in range(0, len(need), _COLUMNS_PER_PASS):
+                batch = need[lo : lo + _COLUMNS_PER_PASS]
+                try:
+                    parts = load_columns(chunk.body, chunk.rows, batch, chunk.first_lineno, chunk.start)
+                except ValueError as exc:
+                    raise RunFileError(f"{path} is malformed: {exc}") from None
+                for j, (v, m) in zip(batch, parts, strict=True):
+                    have = self.converted.get(j)
+                    if have is None:
+                        self.converted[j] = (chunk.rows, v, m)
+                    else:
+                        self.converted[j] = (have[0] + chunk.rows, np.concatenate([have[1], v]),
+                                             np.concatenate([have[2], m]))
+            start += chunk.rows
 
     def column(self, j: int, path: Path) -> tuple[np.ndarray, np.ndarray]:
         """Column j as (values, missing), converting only rows not converted before."""
-        have = self.parsed.get(j)
-        done = 0 if have is None else have[0].shape[0]
-        if done == self.rows and have is not None:
-            return have
-        s, e = self.field_bounds(j, done)
-        try:
-            v, m = convert_fields(self.body, s, e)
-        except ValueError as exc:
-            row = done + (exc.args[1] if len(exc.args) > 1 else 0)
-            raise RunFileError(f"{path} is malformed: line {row + 2}: {exc.args[0]}") from None
-        if have is not None:
-            v, m = np.concatenate([have[0], v]), np.concatenate([have[1], m])
-        self.parsed[j] = (v, m)
+        self.ensure([j], path)
+        if j not in self.converted:
+            return np.empty(0), np.empty(0, dtype=bool)
+        _, v, m = self.converted[j]
         return v, m
-
-    def missing(self, j: int) -> np.ndarray:
-        """Which rows have column j empty, from field lengths alone (no conversion)."""
-        if self.ends is None:
-            return np.empty(0, dtype=bool)
-        s, e = self.field_bounds(j)
-        return bool_array(e == s)
 
     def full(self, path: Path) -> MetricsArrays:
         if self.arrays is None:
             n, c = self.rows, len(self.columns)
             values, missing = np.empty((n, c)), np.empty((n, c), dtype=bool)
+            self.ensure(list(range(c)), path)
             for j in range(c):
                 values[:, j], missing[:, j] = self.column(j, path)
             self.arrays = MetricsArrays(self.columns, values, missing)
         return self.arrays
 
-
-def bool_array(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=bool)
+    def last_value(self, j: int, path: Path) -> float | None:
+        """Last measured value of column j, reading the last rows' text before converting a column."""
+        if not self.chunks:
+            return None
+        last = self.chunks[-1]
+        lo = max(last.start, last.end - 65536)
+        tail = last.body[lo : last.end].split(b"\n")[:-1]
+        if lo > last.start:
+            tail = tail[1:]  # the first line was cut by the window
+        for line in reversed(tail):
+            parts = line.split(b",")
+            if len(parts) == len(self.columns) and parts[j]:
+                try:
+                    return float(parts[j])
+                except ValueError:
+                    break
+        values, missing = self.column(j, path)
+        present = np.flatnonzero(~missing)
+        return float(values[present[-1]]) if present.shape[0] else None
 
 
 @dataclass
@@ -411,6 +459,11 @@ class RunStore:
         with self._lock:
             return list(self._read_metrics(run_dir).columns)
 
+    def metric_rows(self, run_dir: Path) -> int:
+        """Complete rows in metrics.csv (no conversion)."""
+        with self._lock:
+            return self._read_metrics(run_dir).rows
+
     def metric_column(self, run_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
         """One column as ``(values, missing)``; converts only this column. KeyError if absent."""
         with self._lock:
@@ -419,10 +472,23 @@ class RunStore:
                 raise KeyError(name)
             return cache.column(cache.columns.index(name), run_dir / rf.METRICS_CSV)
 
-    def metric_rows(self, run_dir: Path) -> int:
-        """Complete rows in metrics.csv (no conversion)."""
+    def prefetch_columns(self, run_dir: Path, names: list[str]) -> None:
+        """Convert several columns in one pass over the file (faster than one by one)."""
         with self._lock:
-            return self._read_metrics(run_dir).rows
+            cache = self._read_metrics(run_dir)
+            cache.ensure([cache.columns.index(n) for n in names if n in cache.columns], run_dir / rf.METRICS_CSV)
+
+    def metric_missing(self, run_dir: Path, name: str) -> np.ndarray:
+        """Rows where column ``name`` is empty ("not measured")."""
+        return self.metric_column(run_dir, name)[1]
+
+    def last_value(self, run_dir: Path, name: str) -> float | None:
+        """The last measured value of a column (None if never measured)."""
+        with self._lock:
+            cache = self._read_metrics(run_dir)
+            if name not in cache.columns:
+                return None
+            return cache.last_value(cache.columns.index(name), run_dir / rf.METRICS_CSV)
 
     def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
         """A result derived from this run's metrics.csv, recomputed only when the file changed."""
@@ -434,25 +500,6 @@ class RunStore:
                     cache.results.pop(next(iter(cache.results)))
                 cache.results[full_key] = compute()
             return cache.results[full_key]  # type: ignore[no-any-return]
-
-    def metric_missing(self, run_dir: Path, name: str) -> np.ndarray:
-        """Rows where column ``name`` is empty, without converting any number."""
-        with self._lock:
-            cache = self._read_metrics(run_dir)
-            return cache.missing(cache.columns.index(name))
-
-    def last_value(self, run_dir: Path, name: str) -> float | None:
-        """The last measured value of a column (None if never measured), converting one field."""
-        with self._lock:
-            cache = self._read_metrics(run_dir)
-            if name not in cache.columns:
-                return None
-            j = cache.columns.index(name)
-            rows = np.flatnonzero(~cache.missing(j))
-            if rows.shape[0] == 0:
-                return None
-            s, e = cache.field_bounds(j, int(rows[-1]))
-            return float(bytes(cache.body[int(s[0]) : int(e[0])]))
 
     def metrics(self, run_dir: Path) -> MetricsTable:
         """metrics.csv as a :class:`MetricsTable` (None = not measured), cached like metric_arrays."""
@@ -479,60 +526,35 @@ class RunStore:
             if cache is not None and cache.columns and cache.ino == st.st_ino and st.st_size >= cache.offset:
                 if st.st_size != cache.size or st.st_mtime_ns != cache.mtime_ns:
                     f.seek(cache.offset)
-                    self._append(cache, f.read(), path)
+                    tail = f.read()
+                    end = tail.rfind(b"\n") + 1  # a torn last line is left for the next call
+                    if end:
+                        cache.add_chunk(tail, 0, end, path)
+                        cache.offset += end
                     cache.size, cache.mtime_ns = st.st_size, st.st_mtime_ns
                 return cache
-            # Read straight into the buffer the cache keeps: no copy of a file that may be 100s of MB.
-            body = bytearray(st.st_size)
-            body_len = f.readinto(body)
-            del body[body_len:]
-        cache = self._parse_header(path, body, st)
+            data = f.read()
+        cache = self._parse_header(path, data, st)
         if cache.columns:
-            end = body.rfind(b"\n") + 1  # a torn last line is left for the next call
-            try:
-                cache.starts, ends = index_fields(body, len(cache.columns), 2, cache.offset, end)
-            except ValueError as exc:
-                raise RunFileError(f"{path} is malformed: {exc}") from None
-            cache.ends = ends
-            del body[end:]
-            cache.body, cache.offset = body, end
+            end = data.rfind(b"\n") + 1
+            cache.add_chunk(data, cache.offset, end, path)
+            cache.offset = end
         self._metrics[run_dir] = cache
         return cache
 
     @staticmethod
-    def _parse_header(path: Path, data: bytes | bytearray, st: os.stat_result) -> _MetricsCache:
+    def _parse_header(path: Path, data: bytes, st: os.stat_result) -> _MetricsCache:
         end = data.find(b"\n")
         if end < 0:
             # Header not complete yet (run just started): no columns, read it again next time.
             return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, 0, [])
         try:
-            columns = bytes(data[:end]).decode("utf-8").strip().split(",")
+            columns = data[:end].decode("utf-8").strip().split(",")
         except UnicodeDecodeError:
             raise RunFileError(f"{path} is malformed: its header is not UTF-8 text") from None
         if not columns or any(not c for c in columns):
-            raise RunFileError(f"{path} is malformed: empty column name in header {bytes(data[:end][:200])!r}")
+            raise RunFileError(f"{path} is malformed: empty column name in header {data[:end][:200]!r}")
         return _MetricsCache(st.st_ino, st.st_size, st.st_mtime_ns, end + 1, columns)
-
-    @staticmethod
-    def _append(cache: _MetricsCache, tail: bytes, path: Path) -> None:
-        """Index the complete rows appended since the last read (the body always ends at ``offset``)."""
-        end = tail.rfind(b"\n") + 1
-        if end == 0:
-            return
-        try:
-            starts, ends = index_fields(tail, len(cache.columns), cache.rows + 2, 0, end)
-        except ValueError as exc:
-            raise RunFileError(f"{path} is malformed: {exc}") from None
-        base = len(cache.body)
-        cache.body.extend(memoryview(tail)[:end])
-        cache.offset += end
-        if cache.ends is None:
-            cache.starts, cache.ends = starts + base, ends + base
-        else:
-            cache.starts = np.concatenate([cache.starts, starts + base])
-            cache.ends = np.concatenate([cache.ends, ends + base])
-        cache.arrays = None
-        cache.table = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -842,6 +864,7 @@ def _query_metrics(
         notes.append(f"max_points lowered to {budget} per metric to keep the answer small; ask for fewer metrics for more")
         max_points = budget
     # x axis: env_steps (the contract's step counter); a file without it falls back to row numbers.
+    store.prefetch_columns(run_dir, [rf.M.ENV_STEPS, *chosen])  # one pass over the file for all
     if rf.M.ENV_STEPS in columns:
         steps = store.metric_column(run_dir, rf.M.ENV_STEPS)[0]
     else:
@@ -895,6 +918,7 @@ def available_metrics(store: RunStore, run_dir: Path) -> MetricList:
     """Every column of the run's metrics.csv with its meaning, how often it was measured and its last value."""
     out = []
     rows = 0
+    store.prefetch_columns(run_dir, store.metric_columns(run_dir))
     for name in store.metric_columns(run_dir):
         missing = store.metric_missing(run_dir, name)  # from field lengths: no number is converted
         rows = int(missing.shape[0])

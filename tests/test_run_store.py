@@ -147,3 +147,17 @@ def test_query_metrics_reports_non_finite_values_apart(tmp_path: Path) -> None:
     assert s.max == 5000.0 and s.max_at_env_steps == 50_000 and "downsampled" in res.note
     with pytest.raises(ValueError, match="did you mean 'train/policy_loss'"):
         rs.query_metrics(rs.RunStore(tmp_path), tmp_path, ["train/policy_los"])
+
+
+def test_last_value_and_available_metrics(tmp_path: Path) -> None:
+    rows: list[dict[str, float | int | None]] = [
+        {"iteration": i, rf.M.ENV_STEPS: i * 10, rf.M.EVAL_RETURN_MEAN: 7.5 if i == 3 else None,
+         rf.M.POLICY_LOSS: float("inf") if i == 5 else 0.25}
+        for i in range(1, 6)
+    ]
+    write_rows(tmp_path / rf.METRICS_CSV, COLS, rows)
+    store = rs.RunStore(tmp_path)
+    assert store.last_value(tmp_path, rf.M.EVAL_RETURN_MEAN) == 7.5
+    assert store.last_value(tmp_path, rf.M.ENV_STEPS) == 50
+    listed = {m.name: m for m in rs.available_metrics(store, tmp_path).metrics}
+    assert listed[rf.M.EVAL_RETURN_MEAN].measured_rows == 1 and listed[rf.M.POLICY_LOSS].last == "inf"
