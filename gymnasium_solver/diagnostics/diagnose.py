@@ -126,6 +126,9 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
     notes = []
     if ctx.status == RunStatus.RUNNING:
         notes.append("The run is still running: the data is partial and findings may change.")
+    if ctx.too_early:
+        notes.append(f"Early in a live run (< {100 * T.LIVE_MIN_PROGRESS.value:g}% of the budget): plateau, "
+                     "entropy-never-decreasing, KL-near-zero and low-explained-variance checks start later.")
     if ctx.status == RunStatus.CRASHED:
         notes.append("The trainer process is gone without finishing (crashed): the data ends where it died.")
     if n_updates < T.MIN_UPDATES.value:

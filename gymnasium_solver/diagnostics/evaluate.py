@@ -178,6 +178,40 @@ def healthy_observations(root: Path) -> dict[str, tuple[float, float]]:
     return {k: (round(min(v), 4), round(max(v), 4)) for k, v in seen.items()}
 
 
+def live_replay(root: Path, every: int = 5) -> tuple[int, dict[str, int]]:
+    """Replay each healthy run as a live run cut every ``every`` updates, up to (not including)
+    its solving evaluation: (snapshots, warning/critical findings per rule id).
+
+    This measures false alarms a user would see while watching a healthy run train.
+    """
+    import yaml
+
+    from gymnasium_solver.run_folder import M, MetricsTable, RunStatus
+
+    snapshots, fired = 0, {}
+    for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
+        if not json.loads((folder / "labels.json").read_text(encoding="utf-8"))["healthy"]:
+            continue
+        info = read_run_info(folder)
+        cfg = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        table = parse_metrics_text((folder / "metrics.csv").read_text(encoding="utf-8"))
+        ei, si = table.columns.index(M.EVAL_RETURN_MEAN), table.columns.index(M.ENV_STEPS)
+        threshold = info.reward_threshold if info.reward_threshold is not None else float("inf")
+        for cut in range(every, len(table), every):
+            rows = table.rows[:cut]
+            if any(r[ei] is not None and r[ei] >= threshold for r in rows):
+                break
+            progress = info.progress.model_copy(update={"env_steps": int(rows[-1][si] or 0)})
+            live = info.model_copy(update={"status": RunStatus.RUNNING, "stop_reason": None, "solved": False,
+                                           "solved_at": None, "best_eval": None, "progress": progress})
+            d = diagnose(live, cfg, MetricsTable(table.columns, rows), status=RunStatus.RUNNING)
+            snapshots += 1
+            for f in d.findings:
+                if f.severity != Severity.INFO:
+                    fired[f.id] = fired.get(f.id, 0) + 1
+    return snapshots, fired
+
+
 def markdown_report(root: Path) -> str:
     """The corpus results as the markdown tables in docs/diagnostics.md."""
     s = score_corpus(root)
@@ -203,6 +237,9 @@ def markdown_report(root: Path) -> str:
         ok = "" if c.cause_ok is None else ("yes" if c.cause_ok else "NO")
         ok2 = "" if c.change_ok is None else ("yes" if c.change_ok else "NO")
         out.append(f"| {c.case} | {c.kind} | {c.top_rule or '-'} | {c.top_change or '-'} | {ok} | {ok2} |")
+    snaps, fired = live_replay(root)
+    out += ["", f"Healthy runs replayed as live runs (cut every 5 updates until they solved): {snaps} snapshots; "
+            "snapshots with each warning: " + (", ".join(f"`{k}` {v}" for k, v in sorted(fired.items())) or "none")]
     out += ["", "Healthy runs, observed range of what each threshold is compared with:", "",
             "| quantity | min | max |", "|---|---|---|"]
     for k, (lo, hi) in healthy_observations(root).items():

@@ -44,6 +44,14 @@ class Ctx:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def too_early(self) -> bool:
+        """A live run too early in its budget to be judged on 'has not learned yet' rules."""
+        if self.status != RunStatus.RUNNING or not self.info.max_env_steps:
+            return False
+        steps = int(self.data.steps[-1]) if len(self.data) else self.info.progress.env_steps
+        return steps / self.info.max_env_steps < T.LIVE_MIN_PROGRESS.value
+
+    @property
     def algo(self) -> str:
         return str(self.config.get("algo") or self.info.algo)
 
@@ -305,7 +313,7 @@ def _late_entropy_fraction(ctx: Ctx) -> float | None:
 
 def approx_kl_low(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.APPROX_KL)
-    if w is None:
+    if w is None or ctx.too_early:
         return None
     x, y, _ = w
     med = median(y)
@@ -372,7 +380,8 @@ def explained_variance(ctx: Ctx) -> Finding | None:
         return None  # early stopping also cuts the critic's epochs; target_kl_stops_epochs explains it
     lm = median(late)
     peak = float(np.max(np.convolve(y, np.ones(5) / 5, mode="valid"))) if len(y) >= 5 else float(np.max(y))
-    collapsed = peak > T.EXPLAINED_VARIANCE_COLLAPSE_FROM.value and lm < T.EXPLAINED_VARIANCE_COLLAPSE_TO.value
+    collapsed = (peak > T.EXPLAINED_VARIANCE_COLLAPSE_FROM.value and lm < T.EXPLAINED_VARIANCE_COLLAPSE_TO.value
+                 and len(y) >= T.EXPLAINED_VARIANCE_MIN_UPDATES.value)
     if collapsed:
         return Finding(
             id="explained_variance_collapse",
@@ -385,7 +394,7 @@ def explained_variance(ctx: Ctx) -> Finding | None:
             "jumped when the policy improved).",
             suggested_changes=[lr_change(ctx, 1 / 3, "smaller updates keep the critic stable")],
         )
-    if not lm < T.EXPLAINED_VARIANCE_LOW.value:
+    if not lm < T.EXPLAINED_VARIANCE_LOW.value or ctx.too_early:
         return None
     vf_coef = ctx.config.get("vf_coef")
     starved = ctx.algo == "ppo" and vf_coef is not None and float(vf_coef) < T.VF_COEF_SUGGESTED.value / 5
@@ -491,15 +500,15 @@ def _spike_before_collapse(ctx: Ctx) -> list[Evidence] | None:
 
 
 def entropy_no_decrease(ctx: Ctx) -> Finding | None:
-    if ctx.solved:
+    if ctx.solved or ctx.too_early:
         return None
     ref = _entropy_reference(ctx)
     w = late_window(ctx, M.ENTROPY)
     if ref is None or w is None:
         return None
-    x, _, late = w
+    x, y, late = w
     rel = median(late) / ref[0]
-    if not rel > T.ENTROPY_NO_DECREASE.value:
+    if not rel > T.ENTROPY_NO_DECREASE.value or len(y) < T.ENTROPY_MIN_UPDATES.value:
         return None
     ent = ctx.config.get("ent_coef", 0.0)
     cur = start_value(ent)
@@ -536,7 +545,7 @@ def _material(ctx: Ctx, y: np.ndarray) -> float:
 
 
 def return_plateau(ctx: Ctx) -> Finding | None:
-    if ctx.solved or ctx.threshold is None:
+    if ctx.solved or ctx.threshold is None or ctx.too_early:
         return None
     if "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction):
         return None
@@ -562,8 +571,9 @@ def return_collapse(ctx: Ctx) -> Finding | None:
     y, x = ctx.eval_y, ctx.eval_x
     if len(y) < T.TREND_MIN_POINTS.value:
         return None
-    k = int(np.argmax(y))
-    peak, base, last = float(y[k]), float(y[0]), median(y[-3:])
+    smooth = np.array([median(y[max(0, i - 1): i + 2]) for i in range(len(y))])
+    k = int(np.argmax(smooth))
+    peak, base, last = float(smooth[k]), float(y[0]), median(y[-3:])
     min_gain = T.COLLAPSE_MIN_GAIN.value * abs(ctx.threshold) if ctx.threshold else _material(ctx, y)
     if k >= len(y) - 2 or peak - base <= min_gain:
         return None

@@ -127,6 +127,12 @@ EARLY_SPIKE_CLIP = _t(
     "see early_spike_kl: early max clip fraction above this is an oversized update",
     "Ours: healthy runs' early max clip fraction 0.07-0.27; lr=0.05 runs ~0.69",
 )
+ENTROPY_MIN_UPDATES = _t(
+    "entropy_min_updates", 20,
+    "'entropy never decreases' needs this many updates: the first updates of a healthy run move "
+    "the entropy little",
+    "Ours: budget-limited runs replayed live (10 updates) still had > 90% of log 2",
+)
 ENTROPY_NO_DECREASE = _t(
     "entropy_no_decrease", 0.9,
     "late entropy still above this fraction of the maximum (or of the initial entropy for Box): "
@@ -151,8 +157,8 @@ COLLAPSE_PEAK_FRACTION = _t(
 )
 COLLAPSE_MIN_GAIN = _t(
     "collapse_min_gain", 0.2,
-    "return collapse needs the peak to have gained this fraction of the threshold over the first "
-    "evaluation (smaller swings are evaluation noise)",
+    "return collapse needs the peak (of the 3-evaluation rolling median, so one lucky evaluation is "
+    "not a peak) to have gained this fraction of the threshold over the first evaluation",
     "Ours: deterministic CartPole evaluations of an untrained policy swing by ~100",
 )
 NEAR_SOLVED_FRACTION = _t(
@@ -164,6 +170,14 @@ EVAL_TRAIN_GAP_FRACTION = _t(
     "eval_train_gap_fraction", 0.5,
     "train return solved while the best eval is below this fraction of the threshold (and reverse)",
     "Ours",
+)
+
+LIVE_MIN_PROGRESS = _t(
+    "live_min_progress", 0.2,
+    "a live run below this fraction of its budget is not judged on 'has not learned yet' rules "
+    "(plateau, entropy never decreasing, KL near zero, explained variance low)",
+    "Ours: replaying healthy corpus runs as live runs, these rules fired in the first ~5-10% of "
+    "the budget (REINFORCE entropy falls slowly) and never later",
 )
 
 # --- throughput ----------------------------------------------------------------------------
