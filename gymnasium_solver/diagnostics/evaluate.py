@@ -188,7 +188,7 @@ def live_replay(root: Path, every: int = 5) -> tuple[int, dict[str, int]]:
 
     from gymnasium_solver.run_folder import M, MetricsTable, RunStatus
 
-    snapshots, fired = 0, {}
+    snapshots, fired = 0, dict[str, int]()
     for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
         if not json.loads((folder / "labels.json").read_text(encoding="utf-8"))["healthy"]:
             continue
@@ -199,7 +199,7 @@ def live_replay(root: Path, every: int = 5) -> tuple[int, dict[str, int]]:
         threshold = info.reward_threshold if info.reward_threshold is not None else float("inf")
         for cut in range(every, len(table), every):
             rows = table.rows[:cut]
-            if any(r[ei] is not None and r[ei] >= threshold for r in rows):
+            if any((v := r[ei]) is not None and v >= threshold for r in rows):
                 break
             progress = info.progress.model_copy(update={"env_steps": int(rows[-1][si] or 0)})
             live = info.model_copy(update={"status": RunStatus.RUNNING, "stop_reason": None, "solved": False,
