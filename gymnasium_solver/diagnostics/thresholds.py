@@ -50,17 +50,18 @@ APPROX_KL_HIGH = _t(
     "approx_kl_high", 0.05,
     "median approx_kl per update above this is a policy moving too far per update",
     "Spinning Up target_kl upper end 0.05; PPO paper adaptive-KL target 0.01; "
-    "Ours: healthy CartPole runs stay below ~0.02",
+    "Ours: healthy runs' median 0.003-0.005",
 )
 APPROX_KL_LOW = _t(
     "approx_kl_low", 1e-4,
     "median approx_kl below this over the run: the policy barely changes (nothing is learning)",
-    "PPO paper (target 0.01, 100x below is negligible movement); Ours: healthy runs 2e-3..2e-2",
+    "PPO paper (target 0.01, 100x below is negligible movement); Ours: healthy medians 0.003-0.005, "
+    "lr=1e-5 runs ~1e-6",
 )
 CLIP_FRACTION_HIGH = _t(
     "clip_fraction_high", 0.3,
     "median clip fraction above this: most samples hit the clip, updates are too large",
-    "37 details (clipfrac ~0.1-0.2 in healthy Atari/MuJoCo runs); Ours: healthy runs < 0.2",
+    "37 details (clipfrac ~0.1-0.2 in healthy Atari/MuJoCo runs); Ours: healthy medians 0.03-0.07",
 )
 CLIP_FRACTION_LOW = _t(
     "clip_fraction_low", 1e-3,
@@ -78,7 +79,7 @@ EXPLAINED_VARIANCE_LOW = _t(
     "explained_variance_low", 0.2,
     "late median explained variance below this: the value function predicts little of the returns",
     "SB3 docs (ev = 0: as good as predicting zero, 1: perfect, < 0: worse); "
-    "Ours: healthy runs reach > 0.5 within the first third of the budget",
+    "Ours: healthy PPO runs with >= 40 updates: late median 0.87-0.998",
 )
 EXPLAINED_VARIANCE_MIN_UPDATES = _t(
     "explained_variance_min_updates", 40,
@@ -99,22 +100,22 @@ EXPLAINED_VARIANCE_COLLAPSE_TO = _t(
 VALUE_LOSS_GROWTH = _t(
     "value_loss_growth", 100.0,
     "late median value loss more than this many times the early median: value loss exploding",
-    "Ours (a learning value function's loss grows with the return scale, ~10-30x on CartPole)",
+    "Ours: healthy runs 0.03-7.4x (the loss follows the return scale)",
 )
 
 # --- gradients -----------------------------------------------------------------------------
 GRAD_NORM_GROWTH = _t(
     "grad_norm_growth", 20.0,
     "late median gradient norm more than this many times the early median: gradient explosion",
-    "Ours; max_grad_norm 0.5 is the SB3/37-details default clip, so raw norms far above it are "
-    "clipped every step",
+    "Ours: healthy runs 0.4-9x; max_grad_norm 0.5 is the SB3/37-details default clip",
 )
 
 # --- entropy -------------------------------------------------------------------------------
 ENTROPY_COLLAPSE = _t(
     "entropy_collapse", 0.1,
     "entropy below this fraction of the action space's maximum (log n) before the run is solved",
-    "What matters (entropy and exploration); Ours: solved CartPole runs end near 0.2-0.4 of log 2",
+    "What matters (entropy and exploration); Ours: healthy runs' late entropy 62-83% of log 2, "
+    "lr>=0.05 runs ~0%",
 )
 EARLY_SPIKE_KL = _t(
     "early_spike_kl", 0.1,
@@ -137,7 +138,7 @@ ENTROPY_NO_DECREASE = _t(
     "entropy_no_decrease", 0.9,
     "late entropy still above this fraction of the maximum (or of the initial entropy for Box): "
     "the policy never committed",
-    "Ours: healthy runs fall below 0.7 of log 2 within the first half",
+    "Ours: healthy runs' late entropy 62-83% of log 2 (REINFORCE highest); ent_coef=10 runs > 99%",
 )
 
 # --- returns -------------------------------------------------------------------------------
@@ -184,7 +185,7 @@ LIVE_MIN_PROGRESS = _t(
 FPS_DROP = _t(
     "fps_drop", 0.5,
     "late median fps below this fraction of the early median: throughput dropped",
-    "Ours (fps of a healthy run varies by < 30% on a quiet machine)",
+    "Ours: healthy runs 0.54-1.3x on this shared 2-core machine; info severity only",
 )
 
 # --- suggestions ---------------------------------------------------------------------------
