@@ -110,3 +110,38 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
             assert "not running" in again["message"]
         finally:
             _kill_if_alive(run_dir)
+
+
+async def test_stop_is_forced_when_the_trainer_ignores_sigterm(real_runs: RealRuns, tmp_path: Path) -> None:
+    """A trainer stuck in a blocking call would ignore SIGTERM: the stop must still end it, without
+    blocking the server, and record that it was forced."""
+    runs_dir = tmp_path / "runs"
+    run_dir = runs_dir / real_runs.short
+    import shutil
+
+    shutil.copytree(real_runs.runs_dir / real_runs.short, run_dir)
+    # Looks like a trainer to the pid-reuse guard (its argv names gymnasium_solver and train).
+    stubborn = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+         "print('ready', flush=True); time.sleep(120)", "gymnasium_solver", "train"],
+        stdout=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        assert stubborn.stdout is not None and stubborn.stdout.readline().strip() == b"ready"
+        info = rf.read_run_info(run_dir)
+        now = rf.utc_now_iso()
+        rf.write_run_info(run_dir, info.model_copy(update={
+            "status": rf.RunStatus.RUNNING, "stop_reason": None, "pid": stubborn.pid, "updated_at": now,
+            "finished_at": None}))
+        async with Client(create_server(runs_dir)) as client:
+            res = await client.call_tool("stop_training", {"run_id": real_runs.short, "timeout_seconds": 1})
+            assert not res.is_error and res.structured_content
+            assert res.structured_content["forced"] is True and res.structured_content["status"] == "stopped"
+        stubborn.wait(timeout=10)
+        after = rf.read_run_info(run_dir)
+        assert after.status == rf.RunStatus.STOPPED and after.stop_reason == rf.StopReason.USER_STOPPED
+        assert after.failure is not None and after.failure.kind == "forced_stop"
+    finally:
+        if stubborn.poll() is None:
+            stubborn.kill()
+        stubborn.wait()

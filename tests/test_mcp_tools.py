@@ -266,3 +266,20 @@ async def test_malformed_files_are_reported_and_other_tools_keep_working(scratch
         assert listed["20200101-000000-dead"]["status"] == "unreadable"
         assert "run.json" in listed["20200101-000000-dead"]["problem"]
         shutil.rmtree(broken)
+
+
+async def test_a_running_run_whose_process_is_gone_is_reported_crashed(scratch_runs: RealRuns) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # reaped: this pid is gone
+    run_dir = scratch_runs.runs_dir / scratch_runs.short
+    info = rf.read_run_info(run_dir)
+    rf.write_run_info(run_dir, info.model_copy(update={"status": rf.RunStatus.RUNNING, "pid": dead.pid,
+                                                       "updated_at": rf.utc_now_iso()}))
+    async with Client(create_server(scratch_runs.runs_dir)) as c:
+        st = await ok(c, "get_training_status", {"run_id": scratch_runs.short})
+        assert st["status"] == "crashed" and st["finished"]
+        crashed = await ok(c, "list_runs", {"status": "crashed"})
+        assert [r["run_id"] for r in crashed["runs"]] == [scratch_runs.short]
