@@ -140,6 +140,9 @@ def test_approx_kl_high_suggests_lower_learning_rate() -> None:
     top = d.findings[0].suggested_changes[0]
     assert top.key == "learning_rate" and top.direction == "decrease"
     assert top.suggested == {"start": 0.0001, "end": 0.0}
+    assert top.set_arg == "learning_rate={start: 0.0001, end: 0.0}"
+    lr = resolve_config("CartPole-v1:ppo", [top.set_arg]).learning_rate
+    assert lr.start == 0.0001 and lr.end == 0.0  # type: ignore[union-attr]
     assert d.verdict == Verdict.WARNING
 
 
