@@ -348,3 +348,11 @@ def test_read_side_does_not_import_torch() -> None:
     code = ("import sys, gymnasium_solver.diagnostics, gymnasium_solver.cli_diagnose, mcp_server.diagnostic_tools; "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_rolling_median3_matches_numpy() -> None:
+    from gymnasium_solver.diagnostics.rules import rolling_median3
+
+    y = np.array([5.0, 1.0, 9.0, 3.0, 3.0, 8.0, 0.0])
+    want = [3.0] + [float(np.median(y[i - 1 : i + 2])) for i in range(1, len(y) - 1)] + [4.0]
+    assert rolling_median3(y).tolist() == want

@@ -567,11 +567,20 @@ def return_plateau(ctx: Ctx) -> Finding | None:
     )
 
 
+def rolling_median3(y: np.ndarray) -> np.ndarray:
+    """Median of each point and its neighbours (vectorised: evals can number in the thousands)."""
+    if len(y) < 3:
+        return y.copy()
+    a, b, c = y[:-2], y[1:-1], y[2:]
+    mid = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+    return np.concatenate([[(y[0] + y[1]) / 2], mid, [(y[-2] + y[-1]) / 2]])
+
+
 def return_collapse(ctx: Ctx) -> Finding | None:
     y, x = ctx.eval_y, ctx.eval_x
     if len(y) < T.TREND_MIN_POINTS.value:
         return None
-    smooth = np.array([median(y[max(0, i - 1): i + 2]) for i in range(len(y))])
+    smooth = rolling_median3(y)
     k = int(np.argmax(smooth))
     peak, base, last = float(smooth[k]), float(y[0]), median(y[-3:])
     min_gain = T.COLLAPSE_MIN_GAIN.value * abs(ctx.threshold) if ctx.threshold else _material(ctx, y)
