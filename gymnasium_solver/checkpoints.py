@@ -29,31 +29,45 @@ def checkpoint_path(run_dir: Path, name: str) -> Path:
     return run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
 
 
-def save_checkpoint(
-    run_dir: Path,
-    name: str,
+class CheckpointState(NamedTuple):
+    """A copy of everything a checkpoint holds, taken at one moment of training."""
+
+    model: dict[str, torch.Tensor]
+    normalizer: dict[str, Any]
+    env_steps: int
+    iteration: int
+    wall_seconds: float
+    eval_return_mean: float | None
+
+
+def snapshot(
     policy: ActorCritic,
     normalizer: ObsNormalizer,
-    cfg: Config,
     *,
     env_steps: int,
     iteration: int,
     wall_seconds: float,
     eval_return_mean: float | None,
-) -> None:
-    """Write the policy weights, observation-normalisation state and config, then the metadata.
+) -> CheckpointState:
+    """Copy the policy's weights and normalisation state now (training may continue meanwhile)."""
+    model = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    return CheckpointState(model, normalizer.state_dict(), env_steps, iteration, wall_seconds, eval_return_mean)
+
+
+def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Config) -> None:
+    """Write ``checkpoints/<name>.pt`` atomically, then its metadata ``<name>.json``.
     Refuses non-finite weights: a checkpoint must always be loadable and usable."""
-    if not policy.all_finite():
+    if not all(bool(torch.isfinite(t).all()) for t in state.model.values()):
         raise ValueError(f"refusing to save checkpoint {name!r}: the policy has non-finite weights")
     path = checkpoint_path(run_dir, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT,
-        "model": policy.state_dict(),
-        "normalizer": normalizer.state_dict(),
+        "model": state.model,
+        "normalizer": state.normalizer,
         "config_yaml": config_to_yaml(cfg),
-        "env_steps": env_steps,
-        "iteration": iteration,
+        "env_steps": state.env_steps,
+        "iteration": state.iteration,
     }
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
@@ -66,8 +80,8 @@ def save_checkpoint(
     rf.write_checkpoint_meta(
         run_dir,
         rf.CheckpointMeta(
-            name=name, file=path.name, env_steps=env_steps, iteration=iteration,
-            wall_seconds=wall_seconds, eval_return_mean=eval_return_mean, created_at=rf.utc_now_iso(),
+            name=name, file=path.name, env_steps=state.env_steps, iteration=state.iteration,
+            wall_seconds=state.wall_seconds, eval_return_mean=state.eval_return_mean, created_at=rf.utc_now_iso(),
         ),
     )
 

@@ -8,7 +8,6 @@ import platform
 import re
 import socket
 import subprocess
-import sys
 import time
 from importlib import metadata
 from pathlib import Path
@@ -92,7 +91,7 @@ class RunWriter:
         self._log = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - long-lived
         (run_dir / rf.CONFIG_YAML).write_text(config_to_yaml(cfg), encoding="utf-8")
         self.metrics = rf.MetricsWriter(run_dir / rf.METRICS_CSV, info.metric_columns)
-        self.write()
+        self.write(durable=True)
 
     @classmethod
     def create(
@@ -117,10 +116,11 @@ class RunWriter:
         )
         return cls(run_dir, info, cfg)
 
-    def write(self) -> None:
-        """Rewrite run.json now (atomically)."""
+    def write(self, durable: bool = False) -> None:
+        """Rewrite run.json now, atomically. Mid-run updates skip the fsync (readers still never
+        see a torn file); the first and the final write are durable."""
         self.info.updated_at = rf.utc_now_iso()
-        rf.write_run_info(self.run_dir, self.info)
+        rf.write_run_info(self.run_dir, self.info, durable=durable)
         self._last_write = time.monotonic()
 
     def heartbeat(self) -> None:
@@ -137,12 +137,8 @@ class RunWriter:
         self.info.stop_reason = reason
         self.info.failure = failure
         self.info.finished_at = rf.utc_now_iso()
-        self.write()
+        self.write(durable=True)
 
     def close(self) -> None:
         self.metrics.close()
         self._log.close()
-
-
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()

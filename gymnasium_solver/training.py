@@ -24,7 +24,7 @@ from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.checkpoints import save_checkpoint
+from gymnasium_solver.checkpoints import CheckpointState, save_checkpoint, snapshot
 from gymnasium_solver.config import Config
 from gymnasium_solver.envs import action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
@@ -106,7 +106,14 @@ def train(
         except NonFiniteLossError as exc:
             s.fail(StopReason.NON_FINITE_LOSS, "non_finite_loss", str(exc))
         except Exception as exc:  # noqa: BLE001 - failures are data: recorded, not raised
-            s.fail(StopReason.ERROR, type(exc).__name__, str(exc) or type(exc).__name__, traceback.format_exc())
+            message = str(exc) or type(exc).__name__
+            if stop_requested():
+                # A stop signal sent to the whole process group also ends async env workers,
+                # which surfaces here as an env error: it is still the user's stop.
+                s.fail(StopReason.USER_STOPPED, type(exc).__name__, message, traceback.format_exc(),
+                       status=RunStatus.STOPPED)
+            else:
+                s.fail(StopReason.ERROR, type(exc).__name__, message, traceback.format_exc())
         finally:
             s.close()
     return s.result()
@@ -165,6 +172,8 @@ class _Session:
         self.solved = False
         self.eval_count = 0
         self.is_best = False
+        self.pending_best: CheckpointState | None = None
+        self.best_written_at = 0.0
         self.next_eval = cfg.eval_freq
         self.next_checkpoint = cfg.checkpoint_freq or None
         self.agent: PPO | Reinforce | None = None  # type: ignore[assignment]
@@ -286,50 +295,67 @@ class _Session:
                                      None if last is None else last.return_mean)
 
     # -- checkpoints ---------------------------------------------------------------------------
-    def save(self, name: str, eval_mean: float | None) -> None:
+    def _snapshot(self, eval_mean: float | None) -> CheckpointState:
         assert self.agent is not None
-        save_checkpoint(
-            self.writer.run_dir, name, self.agent.policy, self.normalizer, self.cfg,
-            env_steps=self.collector.env_steps, iteration=self.iteration, wall_seconds=self.wall,
-            eval_return_mean=eval_mean,
-        )
+        return snapshot(self.agent.policy, self.normalizer, env_steps=self.collector.env_steps,
+                        iteration=self.iteration, wall_seconds=self.wall, eval_return_mean=eval_mean)
 
     def maybe_checkpoint(self, evaluation: EvalResult | None) -> None:
+        """`best` is copied in memory at every better evaluation and written at most every
+        HEARTBEAT_SECONDS / 2 and when the run ends (a write costs ~15 ms on this machine, and a fast
+        run improves at nearly every evaluation); periodic checkpoints are written at once."""
         if evaluation is not None and self.is_best:
-            self.save(rf.BEST_CHECKPOINT, evaluation.return_mean)
+            self.pending_best = self._snapshot(evaluation.return_mean)
+        if self.pending_best is not None and time.monotonic() - self.best_written_at >= rf.HEARTBEAT_SECONDS / 2:
+            self.flush_best()
         steps = self.collector.env_steps
         if self.next_checkpoint is not None and steps >= self.next_checkpoint:
-            self.save(f"step_{steps}", evaluation.return_mean if evaluation else None)
+            save_checkpoint(self.writer.run_dir, f"step_{steps}",
+                            self._snapshot(evaluation.return_mean if evaluation else None), self.cfg)
             while self.next_checkpoint <= steps:
                 self.next_checkpoint += self.cfg.checkpoint_freq
 
+    def flush_best(self) -> None:
+        if self.pending_best is not None:
+            save_checkpoint(self.writer.run_dir, rf.BEST_CHECKPOINT, self.pending_best, self.cfg)
+            self.pending_best = None
+        self.best_written_at = time.monotonic()
+
     # -- endings -------------------------------------------------------------------------------
     def finish(self, status: RunStatus, reason: StopReason, failure: rf.Failure | None = None) -> None:
+        """Write `best` and `last`, then the final run.json."""
+        self.flush_best()
         last = self.writer.info.last_eval
-        self.save(rf.LAST_CHECKPOINT, None if last is None else last.return_mean)
+        save_checkpoint(self.writer.run_dir, rf.LAST_CHECKPOINT,
+                        self._snapshot(None if last is None else last.return_mean), self.cfg)
         self._set_progress()
         self.writer.finish(status, reason, failure)
         solved_at = self.writer.info.solved_at
         detail = f" at {solved_at.env_steps} env steps, {solved_at.wall_seconds:.2f}s" if solved_at else ""
         self.writer.log(f"finished: {status.value} ({reason.value}){detail}; {self.collector.env_steps} env steps")
 
-    def fail(self, reason: StopReason, kind: str, message: str, tb: str | None = None) -> None:
-        """Record a failure; keep the last good weights as the `last` checkpoint when possible."""
+    def fail(self, reason: StopReason, kind: str, message: str, tb: str | None = None,
+             status: RunStatus = RunStatus.FAILED) -> None:
+        """Record a failure; evaluate and keep the last good weights as `last` when possible."""
         steps = self.collector.env_steps if self.collector is not None else 0
         failure = rf.Failure(kind=kind, message=message, env_steps=steps, iteration=self.iteration)
-        self.writer.log(f"FAILED ({reason.value}) at {steps} env steps, iteration {self.iteration}: {message}")
+        self.writer.log(f"{status.value.upper()} ({reason.value}) at {steps} env steps, "
+                        f"iteration {self.iteration}: {message}")
         if tb:
             self.writer.log(tb.rstrip())
         if self.agent is not None and self.agent.policy.all_finite():
             try:
                 self.evaluate_now()
-                self.finish(RunStatus.FAILED, reason, failure)
-                return
             except Exception:  # noqa: BLE001 - the run already failed; record that, not this
-                self.writer.log("could not evaluate/checkpoint after the failure:\n" + traceback.format_exc())
+                self.writer.log("could not evaluate after the failure:\n" + traceback.format_exc())
+            try:
+                self.finish(status, reason, failure)
+                return
+            except Exception:  # noqa: BLE001
+                self.writer.log("could not write checkpoints after the failure:\n" + traceback.format_exc())
         if self.collector is not None:
             self._set_progress()
-        self.writer.finish(RunStatus.FAILED, reason, failure)
+        self.writer.finish(status, reason, failure)
 
     def close(self) -> None:
         if self.progress_bar is not None:
