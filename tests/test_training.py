@@ -90,14 +90,19 @@ def test_box_actions_train_and_evaluate(tmp_path):
     assert info.last_eval is not None and info.last_eval.return_mean < 0  # Pendulum returns are negative
 
 
-def test_same_config_and_seed_give_identical_metrics(tmp_path):
-    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE, "seed=7"])
-    runs = [train(cfg, tmp_path / str(i)).run_dir for i in range(2)]
-    a, b = (read_rows(r) for r in runs)
-    strip = [{k: v for k, v in row.items() if not k.startswith("time/")} for row in a], \
-            [{k: v for k, v in row.items() if not k.startswith("time/")} for row in b]
-    assert strip[0] == strip[1] and len(a) == 4
-    other = read_rows(train(cfg.model_copy(update={"seed": 8}), tmp_path / "other").run_dir)
+@pytest.mark.parametrize("config_id,sets", [
+    ("CartPole-v1:ppo", SMALL),
+    ("CartPole-v1:reinforce", ["max_env_steps=600", "eval_freq=300", "n_envs=4", "episodes_per_update=4"]),
+])
+def test_same_config_and_seed_give_identical_metrics(tmp_path, config_id, sets):
+    cfg = resolve_config(config_id, [*sets, UNSOLVABLE, "seed=7"])
+
+    def untimed_rows(run_dir):
+        return [{k: v for k, v in row.items() if not k.startswith("time/")} for row in read_rows(run_dir)]
+
+    a, b = (untimed_rows(train(cfg, tmp_path / str(i)).run_dir) for i in range(2))
+    assert a == b and len(a) >= 2
+    other = untimed_rows(train(cfg.model_copy(update={"seed": 8}), tmp_path / "other").run_dir)
     assert [r[rf.M.POLICY_LOSS] for r in other] != [r[rf.M.POLICY_LOSS] for r in a]
 
 
