@@ -573,6 +573,9 @@ KEY_HYPERPARAMETERS = (
     "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "hidden_sizes",
     "normalize_observations", "episodes_per_update", "use_baseline", "seed",
 )  # fmt: skip
+# Keys that mean nothing for the other algorithm are left out of its summary.
+_PPO_ONLY = {"n_steps", "batch_size", "n_epochs", "gae_lambda", "clip_range", "vf_coef", "target_kl"}
+_REINFORCE_ONLY = {"episodes_per_update", "use_baseline"}
 DEFAULT_METRICS = (
     rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY,
     rf.M.APPROX_KL, rf.M.EXPLAINED_VARIANCE,
@@ -872,7 +875,7 @@ def _query_metrics(
     n = steps.shape[0]
     rows = np.arange(n)
     if n:
-        keep = np.ones(n, dtype=bool)
+        keep = np.isfinite(steps)  # a row without a usable step count cannot be placed on the x axis
         if start_env_steps is not None:
             keep &= steps >= start_env_steps
         if end_env_steps is not None:
@@ -988,8 +991,9 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
             st.problem = str(exc)
         files.append(st)
     summary = summarize_run(store, run_dir)
+    skip = _REINFORCE_ONLY if config.get("algo") == "ppo" else _PPO_ONLY if config.get("algo") == "reinforce" else set()
     details = RunDetails(summary=summary, files=files, metrics_rows=rows,
-                         hyperparameters={k: config[k] for k in KEY_HYPERPARAMETERS if k in config})
+                         hyperparameters={k: config[k] for k in KEY_HYPERPARAMETERS if k in config and k not in skip})
     if summary.problem:
         return details
     info = store.info(run_dir)

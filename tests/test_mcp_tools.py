@@ -6,6 +6,7 @@ import base64
 import json
 import shutil
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -283,3 +284,31 @@ async def test_a_running_run_whose_process_is_gone_is_reported_crashed(scratch_r
         assert st["status"] == "crashed" and st["finished"]
         crashed = await ok(c, "list_runs", {"status": "crashed"})
         assert [r["run_id"] for r in crashed["runs"]] == [scratch_runs.short]
+
+
+async def test_answers_stay_small_on_a_big_run(tmp_path: Path) -> None:
+    """A long run with every metric asked for, non-finite values everywhere and huge log lines
+    still answers far below 25,000 tokens, and says what it cut."""
+    run_dir = tmp_path / "20261125-000000-beef"
+    run_dir.mkdir()
+    now = rf.utc_now_iso()
+    rf.write_run_info(run_dir, rf.RunInfo(run_id=run_dir.name, config_id="CartPole-v1:ppo", env_id="CartPole-v1",
+                                          variant="ppo", algo="ppo", seed=0, status=rf.RunStatus.COMPLETED,
+                                          created_at=now, updated_at=now, max_env_steps=10**8))
+    w = rf.MetricsWriter(run_dir / rf.METRICS_CSV, rf.PPO_COLUMNS)
+    for i in range(1, 20_001):
+        row: dict[str, float | int | None] = {c: (float("nan") if i % 97 == 0 else i * 1.000001) for c in rf.PPO_COLUMNS}
+        row[rf.M.ITERATION], row[rf.M.ENV_STEPS] = i, i * 64
+        w.append(row)
+    w.close()
+    (run_dir / rf.RUN_LOG).write_text("WARNING " + "x" * 100_000 + "\n" + "INFO ok\n" * 5000)
+    async with Client(create_server(tmp_path)) as c:
+        res = await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": list(rf.PPO_COLUMNS[2:]),
+                                              "max_points": 1000})
+        assert "lowered" in res["note"] and all(s["non_finite_count"] > 200 for s in res["series"])
+        assert all(len(s["non_finite"]) <= 20 for s in res["series"])
+        await ok(c, "list_available_metrics", {"run_id": "@last"})
+        logs = await ok(c, "get_run_logs", {"run_id": "@last", "limit": 200})
+        assert "left out" in logs["note"] or len(logs["lines"]) == 200
+        warn = await ok(c, "get_run_logs", {"run_id": "@last", "level": "WARNING"})
+        assert len(warn["lines"][0]) < 500
