@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose
+from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Severity
 from gymnasium_solver.diagnostics.rules import yaml_value
 
@@ -56,14 +56,7 @@ def diagnose_ref(ref: str, runs_dir: str | Path | None = None) -> Diagnosis:
     from gymnasium_solver.run_store import RunStore
 
     store = RunStore(runs_dir)
-    run_dir = store.resolve(ref)
-    return diagnose_in_store(store, run_dir)
-
-
-def diagnose_in_store(store: Any, run_dir: Path) -> Diagnosis:
-    """Diagnose one run folder with a RunStore (cached reads, numpy metrics)."""
-    return diagnose(store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir),
-                    status=store.status(run_dir))
+    return diagnose_run_dir(store, store.resolve(ref))
 
 
 def top_changes(diagnosis: Diagnosis, n: int) -> list[SuggestedChange]:
@@ -149,7 +142,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     store = RunStore(args.runs_dir)
     run_dir = store.resolve(args.run)
-    d = diagnose_in_store(store, run_dir)
+    d = diagnose_run_dir(store, run_dir)
     if args.json:
         print(d.model_dump_json(indent=2))
     else:
@@ -167,7 +160,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
     run_dir = store.resolve(args.run)
     info = store.info(run_dir)
-    d = diagnose_in_store(store, run_dir)
+    d = diagnose_run_dir(store, run_dir)
     changes = top_changes(d, args.top)
     extra = parse_overrides(args.overrides)
     if not changes and not extra:

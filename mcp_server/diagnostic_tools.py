@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from gymnasium_solver.diagnostics import Diagnosis, diagnose
+from gymnasium_solver.diagnostics import Diagnosis, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import SEVERITY_RANK, Finding, Severity
 from gymnasium_solver.run_store import RunStore
 
@@ -54,9 +54,7 @@ def _user_errors() -> Iterator[None]:
 
 def diagnose_in_store(store: RunStore, ref: str) -> Diagnosis:
     """Diagnose run ``ref`` through the store's cached reads (numpy metrics, crash-aware status)."""
-    run_dir = store.resolve(ref)
-    return diagnose(store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir),
-                    status=store.status(run_dir))
+    return diagnose_run_dir(store, store.resolve(ref))
 
 
 def metric_alerts(store: RunStore, ref: str, min_severity: Severity = Severity.WARNING) -> MetricAlerts:

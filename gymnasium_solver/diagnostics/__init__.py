@@ -4,7 +4,7 @@ Pure functions over the run folder's contents (no torch, no trainer): :func:`dia
 run's RunInfo, resolved config and MetricsTable and returns a :class:`Diagnosis`.
 """
 
-from gymnasium_solver.diagnostics.diagnose import diagnose, trend
+from gymnasium_solver.diagnostics.diagnose import diagnose, diagnose_run_dir, trend
 from gymnasium_solver.diagnostics.models import (
     Diagnosis,
     Evidence,
@@ -24,5 +24,6 @@ __all__ = [
     "Trend",
     "Verdict",
     "diagnose",
+    "diagnose_run_dir",
     "trend",
 ]

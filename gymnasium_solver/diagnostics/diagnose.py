@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from gymnasium_solver.diagnostics.models import (
 from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
+
+if TYPE_CHECKING:
+    from gymnasium_solver.run_store import RunStore
 
 
 def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, horizon: float | None = None) -> Trend:
@@ -215,3 +219,12 @@ def diagnose(
         findings=findings,
         notes=_notes(ctx, len(updates)),
     )
+
+
+def diagnose_run_dir(store: RunStore, run_dir: Path) -> Diagnosis:
+    """Diagnose one run folder through the run store: cached reads, numpy metrics, crash-aware status.
+
+    The CLI and the MCP tools call this; resolve a reference first with ``store.resolve(ref)``.
+    """
+    return diagnose(store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir),
+                    status=store.status(run_dir))
