@@ -89,7 +89,8 @@ def train(
                 t2 = time.perf_counter()
                 # 4. Maybe evaluate: on schedule, and always before the run ends.
                 out_of_budget = collector.env_steps >= cfg.max_env_steps
-                evaluation = s.maybe_evaluate(final=out_of_budget or stop_requested())
+                stopping = stop_requested()  # read once: a stop always gets its final evaluation
+                evaluation = s.maybe_evaluate(final=out_of_budget or stopping)
                 # 5. Log the iteration.
                 s.log_iteration(rollout.env_steps, t1 - t0, t2 - t1, stats, evaluation)
                 # 6. Maybe checkpoint (best follows the best evaluation; periodic if configured).
@@ -97,7 +98,7 @@ def train(
                 if s.solved:
                     s.finish(RunStatus.COMPLETED, StopReason.SOLVED)
                     break
-                if stop_requested():
+                if stopping:
                     s.finish(RunStatus.STOPPED, StopReason.USER_STOPPED)
                     break
                 if out_of_budget:
