@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+
+if TYPE_CHECKING:
+    from conftest import RealRuns
 
 
 def make_dirs(root: Path, *names: str) -> None:
@@ -161,3 +165,18 @@ def test_last_value_and_available_metrics(tmp_path: Path) -> None:
     assert store.last_value(tmp_path, rf.M.ENV_STEPS) == 50
     listed = {m.name: m for m in rs.available_metrics(store, tmp_path).metrics}
     assert listed[rf.M.EVAL_RETURN_MEAN].measured_rows == 1 and listed[rf.M.POLICY_LOSS].last == "inf"
+
+
+def test_gsolve_runs_and_show(real_runs: RealRuns, capsys: pytest.CaptureFixture[str]) -> None:
+    from gymnasium_solver import cli
+
+    assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--solved"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["RUN", "STATUS"] and len(out) == 2 and out[1].startswith(real_runs.solved)
+    assert cli.main(["show", real_runs.short, "--runs-dir", str(real_runs.runs_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "completed (budget_exhausted)" in shown and "threshold 475" in shown
+    assert cli.main(["show", "../etc", "--runs-dir", str(real_runs.runs_dir)]) == 2
+    assert "not a run id" in capsys.readouterr().err
+    assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--limit", "0"]) == 2
+    assert "limit must be between 1 and 100" in capsys.readouterr().err
