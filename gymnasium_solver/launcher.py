@@ -165,7 +165,12 @@ async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float =
     if not _looks_like_trainer(pid):
         raise ValueError(f"pid {pid} of run {info.run_id} is not a gsolve trainer any more; not signalling it")
     start = time.monotonic()
-    _kill_group(pid, signal.SIGTERM)
+    # SIGTERM to the trainer only: its async env workers must live until it has finished its
+    # final evaluation and checkpoint; SIGKILL (below) takes the whole process group.
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
     forced = False
     while rf.pid_alive(pid):
         if time.monotonic() - start > timeout_seconds:
