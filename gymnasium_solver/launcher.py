@@ -9,7 +9,6 @@ a stop or a wait never blocks the server's event loop.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
@@ -44,9 +44,16 @@ class StartResult(BaseModel):
     note: str = Field(description="what to call next")
 
 
+def _yaml_value(v: Any) -> str:
+    # The trainer parses --set values as YAML; PyYAML's own dump round-trips types exactly
+    # (json.dumps would write 1e-05, which YAML 1.1 reads back as a string).
+    if isinstance(v, str):
+        return v
+    return yaml.safe_dump(v, default_flow_style=True, width=1 << 30).removesuffix("\n...\n").strip()
+
+
 def _override_pairs(overrides: dict[str, Any]) -> list[str]:
-    # JSON is valid YAML, and the trainer parses --set values as YAML, so types survive the trip.
-    return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in overrides.items()]
+    return [f"{k}={_yaml_value(v)}" for k, v in overrides.items()]
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> None:

@@ -312,3 +312,14 @@ async def test_answers_stay_small_on_a_big_run(tmp_path: Path) -> None:
         assert "left out" in logs["note"] or len(logs["lines"]) == 200
         warn = await ok(c, "get_run_logs", {"run_id": "@last", "level": "WARNING"})
         assert len(warn["lines"][0]) < 500
+
+
+async def test_override_types_survive_the_command_line(client: Client) -> None:
+    """start_training passes overrides to `gsolve train --set`; they must parse back to the same types."""
+    from gymnasium_solver import config, launcher
+
+    overrides = {"learning_rate": 1e-5, "clip_range": {"start": 1e-5, "end": 0.0}, "target_kl": None,
+                 "hidden_sizes": [32, 32], "normalize_observations": True, "activation": "relu"}
+    assert config.parse_overrides(launcher._override_pairs(overrides)) == overrides
+    cfg = await ok(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": overrides})
+    assert cfg["config"]["learning_rate"] == 1e-5 and cfg["config"]["hidden_sizes"] == [32, 32]
