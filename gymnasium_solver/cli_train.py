@@ -99,8 +99,10 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
         rf.StopReason.BUDGET_EXHAUSTED: "budget exhausted",
         rf.StopReason.USER_STOPPED: "stopped by user",
         rf.StopReason.NON_FINITE_LOSS: "FAILED: non-finite loss",
-        rf.StopReason.ERROR: "FAILED: error (traceback in run.log)",
+        rf.StopReason.ERROR: "FAILED: error, traceback in run.log",
     }.get(result.stop_reason, result.stop_reason.value)
+    if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
+        what += f" ({result.failure.message})"
     goal = f" (threshold {threshold:g})" if threshold is not None else ""
     return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
             f"{best_s}{goal}; run folder {result.run_dir}")

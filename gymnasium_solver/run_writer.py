@@ -61,7 +61,10 @@ def prepare_run_dir(runs_dir: Path, run_id: str | None) -> tuple[str, Path]:
     run_dir = runs_dir / run_id
     if run_dir.exists():
         _check_placeholder(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the run folder {run_dir}: {exc.strerror}; choose another --runs-dir") from exc
     return run_id, run_dir
 
 

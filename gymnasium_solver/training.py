@@ -53,6 +53,7 @@ class TrainResult(NamedTuple):
     last_eval: rf.EvalRecord | None
     env_steps: int
     wall_seconds: float
+    failure: rf.Failure | None = None
 
 
 def train(
@@ -372,7 +373,7 @@ class _Session:
             run_id=info.run_id, run_dir=self.writer.run_dir, status=info.status,
             stop_reason=info.stop_reason or StopReason.ERROR, solved=info.solved, solved_at=info.solved_at,
             best_eval=info.best_eval, last_eval=info.last_eval, env_steps=info.progress.env_steps,
-            wall_seconds=info.progress.wall_seconds,
+            wall_seconds=info.progress.wall_seconds, failure=info.failure,
         )
 
 
