@@ -9,6 +9,7 @@ the network itself, and rollout speed is a headline feature.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -73,7 +74,6 @@ class ActorCritic(nn.Module):
         self.critic_body: nn.Module | None = None
         if with_critic and not cfg.shared_network:
             self.critic_body = mlp(sizes, cfg.activation)
-        self.shared = cfg.shared_network
         self.actor_head = nn.Linear(sizes[-1], spec.n_actions)
         self.value_head = nn.Linear(sizes[-1], 1) if with_critic else None
         for module in self.modules():
@@ -91,6 +91,11 @@ class ActorCritic(nn.Module):
     @property
     def has_critic(self) -> bool:
         return self.value_head is not None
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        # The numpy views used by act() must follow the parameters if assign=True replaces them.
+        self._np_cache = None
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         hidden = self.actor_body(obs)
