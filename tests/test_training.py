@@ -221,3 +221,35 @@ def test_python_warnings_during_training_go_to_run_log(tmp_path, monkeypatch):
         result = train(resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE]), tmp_path)
     assert result.status == rf.RunStatus.COMPLETED
     assert "warning: RuntimeWarning: simulated numerical trouble" in (result.run_dir / rf.RUN_LOG).read_text()
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_numpy_actor_matches_torch_policy(env_id):
+    cfg = build_config({"env_id": env_id, "variant": "t", "algo": "ppo", "n_envs": 1, "n_steps": 64,
+                        "batch_size": 64, "hidden_sizes": [16, 8], "activation": "relu"})
+    env = make_vec_env(cfg, 1)
+    spec = space_spec(env)
+    env.close()
+    torch.manual_seed(0)
+    policy = ActorCritic(spec, cfg)
+    with torch.no_grad():
+        for p in policy.parameters():
+            p.add_(torch.randn_like(p))  # move away from the near-uniform init
+    obs = np.random.default_rng(0).normal(size=(5000, spec.obs_dim)).astype(np.float32)
+    with torch.no_grad():
+        out, _ = policy._heads(torch.from_numpy(obs))
+    greedy = policy.act(obs, None, deterministic=True).actions
+    rng = np.random.default_rng(1)
+    if spec.discrete:
+        np.testing.assert_array_equal(greedy, out.argmax(-1).numpy())
+        # Sampling follows softmax(logits): compare frequencies with mean probabilities.
+        sampled = np.concatenate([policy.act(obs, rng).actions for _ in range(4)])
+        freq = np.bincount(sampled, minlength=spec.n_actions) / sampled.size
+        np.testing.assert_allclose(freq, torch.softmax(out, -1).mean(0).numpy(), atol=0.01)
+    else:
+        np.testing.assert_allclose(greedy, out.numpy(), rtol=1e-5, atol=1e-5)
+        sample = policy.act(obs, rng)
+        assert policy.log_std is not None
+        std = float(policy.log_std.detach().exp()[0])
+        assert np.std(sample.actions - out.numpy()) == pytest.approx(std, rel=0.05)
+        assert (np.abs(sample.env_actions) <= 2.0).all() and (np.abs(sample.actions) > 2.0).any()
