@@ -116,7 +116,7 @@ async def measure(root: Path) -> list[tuple[str, float, float]]:
             [await timed(lambda c=c: call(c, "get_run_info", {"run_id": BIG_RUN})) for _ in range(20)]), 0.02))  # type: ignore[misc]
         first = await timed(lambda: call(c, "list_runs", {}))
         rows.append(("list_runs, 10k runs, newest page, cold", first, 0.5))
-        scan_args = {"env_id": "Pendulum-v1", "solved": True, "limit": 100}
+        scan_args = {"env_id": "Pendulum-v1", "solved": True, "limit": 50}
         cold = await timed(lambda: call(c, "list_runs", scan_args))
         warm = statistics.median([await timed(lambda: call(c, "list_runs", scan_args)) for _ in range(3)])
         rows.append(("list_runs, 10k runs, filter scans all, cold", cold, 0.5))

@@ -560,7 +560,7 @@ class RunStore:
 # ---------------------------------------------------------------------------------------------
 # Queries shared by the CLI and the MCP server. Results are pydantic models, small by design.
 # ---------------------------------------------------------------------------------------------
-MAX_LIST_LIMIT = 100
+MAX_LIST_LIMIT = 50  # ~500 characters per run: a full page stays near 6k tokens
 MAX_POINTS_PER_SERIES = 1000
 MAX_POINTS_TOTAL = 2000
 MAX_NON_FINITE_LISTED = 20
@@ -1000,7 +1000,10 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.variant, details.seed = info.variant, info.seed
     details.finished_at, details.updated_at = info.finished_at, info.updated_at
     details.wall_seconds, details.iteration = info.progress.wall_seconds, info.progress.iteration
-    details.failure = None if info.failure is None else info.failure.model_dump()
+    if info.failure is not None:
+        details.failure = info.failure.model_dump()
+        if len(info.failure.message) > 2000:  # a traceback can be long; get_run_logs has it all
+            details.failure["message"] = info.failure.message[:2000] + " [...] (see get_run_logs)"
     details.best_eval, details.final_eval = _eval(info.best_eval), _eval(info.last_eval)
     details.overrides, details.parent_run_id = info.overrides, info.parent_run_id
     details.applied_changes = info.applied_changes

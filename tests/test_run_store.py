@@ -179,4 +179,4 @@ def test_gsolve_runs_and_show(real_runs: RealRuns, capsys: pytest.CaptureFixture
     assert cli.main(["show", "../etc", "--runs-dir", str(real_runs.runs_dir)]) == 2
     assert "not a run id" in capsys.readouterr().err
     assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--limit", "0"]) == 2
-    assert "limit must be between 1 and 100" in capsys.readouterr().err
+    assert "limit must be between 1 and 50" in capsys.readouterr().err
