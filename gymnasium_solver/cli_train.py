@@ -6,6 +6,7 @@ torch is imported only inside ``train`` and ``eval`` (cli.py is imported by the 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -79,9 +80,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
                    show_progress=not args.quiet, overrides=overrides)
-    print(summary_line(cfg.config_id, cfg.reward_threshold, result))
-    print(result.run_dir)
-    sys.stdout.flush()
+    try:
+        print(summary_line(cfg.config_id, cfg.reward_threshold, result))
+        print(result.run_dir)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `gsolve train ... | head -1`: the run is complete and recorded; don't end in a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if result.status == rf.RunStatus.FAILED:
         return 1
     return 130 if result.status == rf.RunStatus.STOPPED else 0
