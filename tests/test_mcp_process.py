@@ -85,6 +85,8 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
         run_dir = runs_dir / run_id
         try:
             assert started["max_env_steps"] == 50_000_000 and started["pid"] > 0
+            # Detached: its own session (so it outlives this server), not our process group.
+            assert os.getsid(started["pid"]) == started["pid"] != os.getsid(0)
             status = await call("get_training_status", {"run_id": run_id})
             assert status["status"] == "running"  # the placeholder run.json is there at once
             # Wait (bounded per call) until the trainer has done some iterations.
