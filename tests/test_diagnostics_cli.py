@@ -24,12 +24,12 @@ def copy_case(case: str, runs_dir: Path) -> str:
 
 
 def test_diagnose_prints_a_readable_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_id = copy_case("target_kl_tiny_s0", tmp_path)
+    run_id = copy_case("target_kl_tiny_s1", tmp_path)
     assert main(["diagnose", run_id[:17], "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Verdict: WARNING" in out
     assert "1. [warning] Target-KL early stopping cuts most epochs" in out
-    assert "gsolve train CartPole-v1:ppo --set max_env_steps=60000 --set seed=0 --set target_kl=0.03" in out
+    assert "gsolve train CartPole-v1:ppo --set max_env_steps=60000 --set seed=1 --set target_kl=0.03" in out
     assert f"gsolve retry {run_id}" in out
 
 
@@ -71,6 +71,6 @@ def test_retry_trains_a_child_that_records_its_parent(tmp_path: Path, capsys: py
     assert len(children) == 1
     child = rf.read_run_info(children[0])
     assert child.parent_run_id == parent
-    assert child.applied_changes == {"max_env_steps": 36000}
-    assert child.overrides["max_env_steps"] == 36000 and child.overrides["seed"] == 1
-    assert "Parent vs retry:" in out and "config max_env_steps: 12000, 36000" in out
+    assert child.applied_changes == {"max_env_steps": 18000}
+    assert child.overrides["max_env_steps"] == 18000 and child.overrides["seed"] == 1
+    assert "Parent vs retry:" in out and "config max_env_steps: 6000, 18000" in out

@@ -33,7 +33,7 @@ def copy_case(case: str, runs_dir: Path) -> str:
 @pytest.fixture()
 def runs(tmp_path: Path) -> dict[str, Any]:
     d = tmp_path / "runs"
-    return {"dir": d, "lr_high": copy_case("lr_high_s1", d), "healthy": copy_case("healthy_s0", d),
+    return {"dir": d, "lr_high": copy_case("lr_high_s0", d), "healthy": copy_case("healthy_s0", d),
             "vf": copy_case("vf_starved_s0", d)}
 
 

@@ -50,18 +50,18 @@ APPROX_KL_HIGH = _t(
     "approx_kl_high", 0.05,
     "median approx_kl per update above this is a policy moving too far per update",
     "Spinning Up target_kl upper end 0.05; PPO paper adaptive-KL target 0.01; "
-    "Ours: healthy runs' median 0.003-0.005",
+    "Ours: healthy runs' median 0.003-0.019",
 )
 APPROX_KL_LOW = _t(
     "approx_kl_low", 1e-4,
     "median approx_kl below this over the run: the policy barely changes (nothing is learning)",
-    "PPO paper (target 0.01, 100x below is negligible movement); Ours: healthy medians 0.003-0.005, "
+    "PPO paper (target 0.01, 100x below is negligible movement); Ours: healthy medians 0.003-0.019, "
     "lr=1e-5 runs ~1e-6",
 )
 CLIP_FRACTION_HIGH = _t(
     "clip_fraction_high", 0.3,
     "median clip fraction above this: most samples hit the clip, updates are too large",
-    "37 details (clipfrac ~0.1-0.2 in healthy Atari/MuJoCo runs); Ours: healthy medians 0.03-0.07",
+    "37 details (clipfrac ~0.1-0.2 in healthy Atari/MuJoCo runs); Ours: healthy medians 0.03-0.17",
 )
 CLIP_FRACTION_LOW = _t(
     "clip_fraction_low", 1e-3,
@@ -100,33 +100,33 @@ EXPLAINED_VARIANCE_COLLAPSE_TO = _t(
 VALUE_LOSS_GROWTH = _t(
     "value_loss_growth", 100.0,
     "late median value loss more than this many times the early median: value loss exploding",
-    "Ours: healthy runs 0.03-7.4x (the loss follows the return scale)",
+    "Ours: healthy runs 0.03-10x (the loss follows the return scale)",
 )
 
 # --- gradients -----------------------------------------------------------------------------
 GRAD_NORM_GROWTH = _t(
     "grad_norm_growth", 20.0,
     "late median gradient norm more than this many times the early median: gradient explosion",
-    "Ours: healthy runs 0.4-9x; max_grad_norm 0.5 is the SB3/37-details default clip",
+    "Ours: healthy runs 0.4-10x; max_grad_norm 0.5 is the SB3/37-details default clip",
 )
 
 # --- entropy -------------------------------------------------------------------------------
 ENTROPY_COLLAPSE = _t(
     "entropy_collapse", 0.1,
     "entropy below this fraction of the action space's maximum (log n) before the run is solved",
-    "What matters (entropy and exploration); Ours: healthy runs' late entropy 62-83% of log 2, "
+    "What matters (entropy and exploration); Ours: healthy runs' late entropy 43-83% of log 2, "
     "lr>=0.05 runs ~0%",
 )
 EARLY_SPIKE_KL = _t(
-    "early_spike_kl", 0.1,
+    "early_spike_kl", 0.5,
     "an entropy collapse is blamed on the learning rate when approx_kl exceeded this in the first "
     "quarter of the updates (or the clip fraction exceeded early_spike_clip)",
-    "Ours: healthy runs' early max approx_kl 0.014-0.039; lr=0.05 runs 3-4",
+    "Ours: healthy runs' early max approx_kl 0.014-0.15; learning_rate >= 0.05 runs 2-14",
 )
 EARLY_SPIKE_CLIP = _t(
-    "early_spike_clip", 0.5,
+    "early_spike_clip", 0.6,
     "see early_spike_kl: early max clip fraction above this is an oversized update",
-    "Ours: healthy runs' early max clip fraction 0.07-0.27; lr=0.05 runs ~0.69",
+    "Ours: healthy runs' early max clip fraction 0.10-0.46; learning_rate >= 0.05 runs 0.69-0.93",
 )
 ENTROPY_MIN_UPDATES = _t(
     "entropy_min_updates", 20,
@@ -138,7 +138,7 @@ ENTROPY_NO_DECREASE = _t(
     "entropy_no_decrease", 0.9,
     "late entropy still above this fraction of the maximum (or of the initial entropy for Box): "
     "the policy never committed",
-    "Ours: healthy runs' late entropy 62-83% of log 2 (REINFORCE highest); ent_coef=10 runs > 99%",
+    "Ours: healthy runs' late entropy 43-83% of log 2 (REINFORCE highest); ent_coef=10 runs > 99%",
 )
 
 # --- returns -------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ LIVE_MIN_PROGRESS = _t(
 FPS_DROP = _t(
     "fps_drop", 0.5,
     "late median fps below this fraction of the early median: throughput dropped",
-    "Ours: healthy runs 0.54-1.3x on this shared 2-core machine; info severity only",
+    "Ours: healthy runs 0.54-2.9x on this shared 2-core machine; info severity only",
 )
 
 # --- suggestions ---------------------------------------------------------------------------
