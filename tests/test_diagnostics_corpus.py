@@ -81,3 +81,30 @@ def test_healthy_runs_watched_live_rarely_warn() -> None:
     assert snapshots >= 30
     assert sum(fired.values()) <= 0.1 * snapshots, fired
     assert not {"non_finite_loss", "run_error", "run_crashed", "approx_kl_high", "entropy_collapse"} & set(fired)
+
+
+@pytest.mark.parametrize("case", ["healthy_s0", "lr_high_s0", "healthy_reinforce_s0"])
+def test_damaged_or_partial_metrics_still_get_an_answer(case: str) -> None:
+    """Older trainers, missing columns, blank step counts, one row: an answer, never an exception."""
+    import random
+
+    import yaml
+
+    from gymnasium_solver.diagnostics import diagnose
+    from gymnasium_solver.run_folder import M, MetricsTable, parse_metrics_text, read_run_info
+
+    folder = CORPUS / case
+    info = read_run_info(folder)
+    cfg = yaml.safe_load((folder / "config.yaml").read_text())
+    t = parse_metrics_text((folder / "metrics.csv").read_text())
+    rng = random.Random(0)
+    tables = [MetricsTable(t.columns, [[None] * len(t.columns) for _ in t.rows]), MetricsTable(t.columns, t.rows[:1])]
+    for _ in range(5):
+        keep = [i for i in range(len(t.columns)) if rng.random() < 0.5]
+        tables.append(MetricsTable([t.columns[i] for i in keep], [[r[i] for i in keep] for r in t.rows]))
+    for table in tables:
+        for config in (cfg, {}):
+            diagnose(info, config, table).model_dump_json()
+    loss = t.columns.index(M.POLICY_LOSS)
+    rows = [[float("nan") if j == loss else v for j, v in enumerate(r)] for r in t.rows]
+    assert diagnose(info, cfg, MetricsTable(t.columns, rows)).findings[0].id == "non_finite_loss"

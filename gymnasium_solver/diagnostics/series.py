@@ -53,6 +53,11 @@ class RunData:
         steps = self.raw(M.ENV_STEPS)
         if steps is None:
             steps = np.arange(1, len(self.matrix) + 1, dtype=float)
+        elif not np.all(np.isfinite(steps)):
+            # A blank/garbled step count (older or damaged file): carry the last good one forward.
+            steps = np.where(np.isfinite(steps), steps, -np.inf)
+            steps = np.maximum.accumulate(steps)
+            steps[~np.isfinite(steps)] = 0.0
         self.steps = steps
 
     def __len__(self) -> int:
