@@ -102,8 +102,9 @@ def test_damaged_or_partial_metrics_still_get_an_answer(case: str) -> None:
     for _ in range(5):
         keep = [i for i in range(len(t.columns)) if rng.random() < 0.5]
         tables.append(MetricsTable([t.columns[i] for i in keep], [[r[i] for i in keep] for r in t.rows]))
+    empty: dict[str, object] = {}
     for table in tables:
-        for config in (cfg, {}):
+        for config in (cfg, empty):
             diagnose(info, config, table).model_dump_json()
     loss = t.columns.index(M.POLICY_LOSS)
     rows = [[float("nan") if j == loss else v for j, v in enumerate(r)] for r in t.rows]
