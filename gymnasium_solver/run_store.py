@@ -196,8 +196,47 @@ def _loadtxt(body: bytes, start: int, rows: int, usecols: list[int], sparse: set
     return np.loadtxt(source, delimiter=",", usecols=usecols, dtype=dtype, ndmin=1, comments=None, max_rows=rows)
 
 
+def _load_columns_arrow(
+    body: bytes, rows: int, cols: list[int], start: int, end: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]] | None:
+    """Columns ``cols`` of the ``rows`` rows in ``body[start:end]`` via pyarrow's multi-threaded
+    CSV reader (about 5x faster than np.loadtxt on a 1M-row file), or None when pyarrow cannot
+    parse them: the numpy path then runs and names the offending line."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency; numpy still works
+        return None
+    ncols = body.count(b",", start, body.find(b"\n", start)) + 1
+    names = [f"c{j}" for j in range(ncols)]
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(memoryview(body)[start:end]),  # no copy of a file that may be 100s of MB
+            # 4 MB blocks: the default 1 MB blocks are ~2x slower on an in-memory buffer.
+            read_options=pcsv.ReadOptions(column_names=names, block_size=4 << 20),
+            # Only an empty field is "not measured"; 'nan' is a measured NaN, which arrow's
+            # default null values would swallow.
+            convert_options=pcsv.ConvertOptions(
+                include_columns=[names[j] for j in cols],
+                column_types={names[j]: pa.float64() for j in cols},
+                null_values=[""],
+            ),
+        )
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    if table.num_rows != rows:
+        return None
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for j in cols:
+        column = table.column(names[j]).combine_chunks()
+        values = np.ascontiguousarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+        missing = np.ascontiguousarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        out[j] = (values, missing)
+    return out
+
+
 def load_columns(
-    body: bytes, rows: int, usecols: list[int], first_lineno: int = 2, start: int = 0
+    body: bytes, rows: int, usecols: list[int], first_lineno: int = 2, start: int = 0, end: int | None = None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Convert columns ``usecols`` of the ``rows`` complete rows from ``body[start:]``: one
     ``(values, missing)`` per column.
@@ -208,6 +247,9 @@ def load_columns(
     cols = list(dict.fromkeys(usecols))
     if rows == 0:
         return [(np.empty(0), np.empty(0, dtype=bool)) for _ in usecols]
+    fast = _load_columns_arrow(body, rows, cols, start, len(body) if end is None else end)
+    if fast is not None:
+        return [fast[j] for j in usecols]
     # Columns are parsed as float64 in C. loadtxt stops at the first empty field and names its
     # column, which is then read as byte strings instead (empty = not measured). Empty fields sit
     # in the first rows (rollout/* before an episode ends) or recur (eval/*), so a failed attempt
@@ -311,7 +353,7 @@ class _MetricsCache:
             for lo in range(0, len(need), _COLUMNS_PER_PASS):
                 batch = need[lo : lo + _COLUMNS_PER_PASS]
                 try:
-                    parts = load_columns(chunk.body, chunk.rows, batch, chunk.first_lineno, chunk.start)
+                    parts = load_columns(chunk.body, chunk.rows, batch, chunk.first_lineno, chunk.start, chunk.end)
                 except ValueError as exc:
                     raise RunFileError(f"{path} is malformed: {exc}") from None
                 for j, (v, m) in zip(batch, parts, strict=True):
