@@ -356,3 +356,11 @@ def test_rolling_median3_matches_numpy() -> None:
     y = np.array([5.0, 1.0, 9.0, 3.0, 3.0, 8.0, 0.0])
     want = [3.0] + [float(np.median(y[i - 1 : i + 2])) for i in range(1, len(y) - 1)] + [4.0]
     assert rolling_median3(y).tolist() == want
+
+
+def test_fraction_of_a_negative_threshold_is_below_it() -> None:
+    from gymnasium_solver.diagnostics.rules import fraction_of
+
+    assert fraction_of(475.0, 0.9) == pytest.approx(427.5)
+    assert fraction_of(-100.0, 0.9) == pytest.approx(-110.0)
+    assert fraction_of(-200.0, 0.5) == pytest.approx(-300.0)

@@ -20,7 +20,7 @@ from gymnasium_solver.diagnostics.models import (
     Trend,
     Verdict,
 )
-from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt
+from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt, fraction_of
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
 
@@ -116,7 +116,7 @@ def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     """
     if not ctx.solved or len(ctx.eval_y) == 0 or ctx.threshold is None:
         return findings
-    if float(ctx.eval_y[-1]) < T.NEAR_SOLVED_FRACTION.value * ctx.threshold:
+    if float(ctx.eval_y[-1]) < fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value):
         return findings
     out = []
     for f in findings:

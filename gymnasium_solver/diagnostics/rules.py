@@ -63,6 +63,12 @@ class Ctx:
 # ---------------------------------------------------------------------------------------------
 # formatting and suggestions
 # ---------------------------------------------------------------------------------------------
+def fraction_of(threshold: float, fraction: float) -> float:
+    """The return that is ``fraction`` of the way to ``threshold``, for positive and negative
+    thresholds alike: 0.9 of 475 is 427.5, 0.9 of -100 is -110 (returns below it are worse)."""
+    return threshold - (1.0 - fraction) * abs(threshold)
+
+
 def fmt(v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
@@ -583,6 +589,9 @@ def return_collapse(ctx: Ctx) -> Finding | None:
     smooth = rolling_median3(y)
     k = int(np.argmax(smooth))
     peak, base, last = float(smooth[k]), float(y[0]), median(y[-3:])
+    _, kl = ctx.data.finite(M.APPROX_KL)
+    if len(kl) and median(kl) < T.APPROX_KL_LOW.value:
+        return None  # the policy barely moved: a drop in evaluation is noise, not a collapse
     min_gain = T.COLLAPSE_MIN_GAIN.value * abs(ctx.threshold) if ctx.threshold else _material(ctx, y)
     if k >= len(y) - 2 or peak - base <= min_gain:
         return None
@@ -610,11 +619,28 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
         return None
     improving = "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction)
     near = (ctx.threshold is not None and ctx.best_eval is not None
-            and ctx.best_eval >= T.NEAR_SOLVED_FRACTION.value * ctx.threshold)
+            and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
+    budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
+    _, updates = ctx.data.finite(M.POLICY_LOSS)
+    if not (improving or near) and 0 < len(updates) < T.MIN_UPDATES.value:
+        # Too few updates to see any trend: the budget itself is the problem.
+        return Finding(
+            id="budget_exhausted_improving",
+            severity=Severity.WARNING,
+            score=0.75,
+            title="The budget allowed too few updates to learn anything",
+            evidence=[Evidence(metric=M.POLICY_LOSS, env_steps_from=0, env_steps_to=ctx.info.progress.env_steps,
+                               observed=f"{len(updates)} update(s) in a {budget}-step budget; best eval "
+                               f"{fmt(ctx.best_eval)} of {fmt(ctx.threshold)}",
+                               healthy=f">= {int(T.MIN_UPDATES.value)} updates before judging a config")],
+            cause="max_env_steps is too small for this config's rollout size: the run stopped before learning "
+            "could show.",
+            suggested_changes=[change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
+                                      f"{T.BUDGET_STEP.value:g}x the budget")],
+        )
     if not (improving or near):
         return None
     trend = ctx.eval_trend if ctx.eval_trend.direction == "improving" else ctx.train_trend
-    budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
     return Finding(
         id="budget_exhausted_improving",
         severity=Severity.WARNING,
@@ -635,8 +661,9 @@ def train_eval_mismatch(ctx: Ctx) -> Finding | None:
     if ctx.threshold is None or len(ctx.train_y) < T.TREND_MIN_POINTS.value or ctx.best_eval is None:
         return None
     late_train = median(split(ctx.train_y)[1])
-    thr, frac = ctx.threshold, T.EVAL_TRAIN_GAP_FRACTION.value
-    if late_train >= thr and not ctx.solved and ctx.best_eval < frac * thr:
+    thr = ctx.threshold
+    far = fraction_of(thr, T.EVAL_TRAIN_GAP_FRACTION.value)
+    if late_train >= thr and not ctx.solved and ctx.best_eval < far:
         return Finding(
             id="train_solved_eval_not",
             severity=Severity.WARNING,
@@ -650,7 +677,7 @@ def train_eval_mismatch(ctx: Ctx) -> Finding | None:
     rel = _late_entropy_fraction(ctx)
     # The training return is a lagging mean over 100 episodes, so it trails any improving run;
     # only a sampled policy that is still near-uniform makes the gap a finding.
-    if ctx.solved and late_train < frac * thr and rel is not None and rel > T.ENTROPY_NO_DECREASE.value:
+    if ctx.solved and late_train < far and rel is not None and rel > T.ENTROPY_NO_DECREASE.value:
         ent = ctx.config.get("ent_coef", 0.0)
         changes = []
         if start_value(ent) > 0:
@@ -660,7 +687,7 @@ def train_eval_mismatch(ctx: Ctx) -> Finding | None:
             severity=Severity.INFO,
             score=0.3,
             title="Evaluation solves it but the training (stochastic) policy does not",
-            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(frac * thr)}"),
+            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(far)}"),
                       Evidence(metric=M.ENTROPY, observed=f"late entropy {fmt(100 * rel)}% of the maximum",
                                healthy=f"< {100 * T.ENTROPY_NO_DECREASE.value:g}% once learning")],
             cause="The greedy policy is good but the sampled one is still near-uniform.",

@@ -135,10 +135,12 @@ ENTROPY_MIN_UPDATES = _t(
     "Ours: budget-limited runs replayed live (10 updates) still had > 90% of log 2",
 )
 ENTROPY_NO_DECREASE = _t(
-    "entropy_no_decrease", 0.9,
+    "entropy_no_decrease", 0.975,
     "late entropy still above this fraction of the maximum (or of the initial entropy for Box): "
     "the policy never committed",
-    "Ours: healthy runs' late entropy 43-83% of log 2 (REINFORCE highest); ent_coef=10 runs > 99%",
+    "Ours: healthy CartPole runs' late entropy 43-83% of log 2, healthy Acrobot runs up to 96.8% "
+    "of log 3 (they solve within ~11 updates; entropy_min_updates guards them); ent_coef=10 and "
+    "lr=1e-5 runs 98.4-100%",
 )
 
 # --- returns -------------------------------------------------------------------------------
@@ -164,7 +166,8 @@ COLLAPSE_MIN_GAIN = _t(
 )
 NEAR_SOLVED_FRACTION = _t(
     "near_solved_fraction", 0.9,
-    "within this fraction of the threshold counts as close to solving (budget rule)",
+    "within this fraction of the threshold counts as close to solving (budget rule); for a negative "
+    "threshold T the bar is T - 0.1|T| (e.g. -110 for -100)",
     "Ours",
 )
 EVAL_TRAIN_GAP_FRACTION = _t(
