@@ -165,11 +165,15 @@ def healthy_observations(root: Path) -> dict[str, tuple[float, float]]:
         if len(y) and cfg.get("n_epochs"):
             add("epochs_completed / n_epochs median", median(y) / cfg["n_epochs"])
         _, y = data.finite(M.ENTROPY)
-        if len(y) and info.action_space and info.action_space.max_entropy:
-            add("late entropy / max entropy", median(split(y)[1]) / info.action_space.max_entropy)
+        if len(y) >= 3:
+            space = info.action_space
+            ref = space.max_entropy if space and space.max_entropy else median(y[:3])
+            add("late entropy / reference (all runs)", median(split(y)[1]) / ref)
+            if len(y) >= 20:
+                add("late entropy / reference (runs with >= 20 updates)", median(split(y)[1]) / ref)
         _, y = data.finite(M.EXPLAINED_VARIANCE)
-        if len(y) >= 40 and info.algo == "ppo":
-            add("late explained variance (PPO runs with >= 40 updates)", median(split(y)[1]))
+        if len(y) >= 20 and info.algo == "ppo":
+            add("late explained variance (PPO runs with >= 20 updates)", median(split(y)[1]))
         for name, key in ((M.GRAD_NORM, "grad_norm late/early"), (M.VALUE_LOSS, "value_loss late/early"),
                           (M.FPS, "fps late/early")):
             _, y = data.finite(name)
