@@ -3,7 +3,7 @@
 Subcommands are registered by three modules so that heavy imports (torch) happen only in the
 commands that need them:
 - cli_train.py     train, eval, list-envs, config
-- cli_runs.py      runs, show, mcp
+- cli_runs.py      runs, show, compare, mcp
 - cli_diagnose.py  diagnose, retry
 """
 
@@ -36,13 +36,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `gsolve ... | head` closed our stdout: not an error worth a traceback.
+        _silence_stdout()
+        return 0
     except (CliError, ValueError, FileNotFoundError) as exc:
         # ConfigError, RunNotFoundError etc. are ValueErrors whose message says what to do.
         print(f"gsolve {args.command}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -29,6 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_show)
 
+    p = sub.add_parser("compare", help="compare runs side by side",
+                       description="Compare 2-10 runs: results side by side, config differences, who solved first.")
+    p.add_argument("runs", nargs="+", help="run ids, unique prefixes or @last")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_compare)
+
     p = sub.add_parser(
         "mcp", help="run the MCP server", description="Run the gymnasium-solver MCP server (stdio by default)."
     )
@@ -119,4 +125,32 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
     main(transport=args.transport, port=args.port, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
+    return 0
+
+
+def format_comparison(c: rs.Comparison) -> str:
+    """The `gsolve compare` report: one line per run, then the config keys that differ."""
+    lines = []
+    for r in c.runs:
+        solved = (f"solved at {_steps(r.solved_at_env_steps)} env steps, {r.solved_at_wall_seconds:.1f}s"
+                  if r.solved and r.solved_at_wall_seconds is not None else "not solved")
+        lines.append(f"{r.run_id}  {r.config_id or '?'}  {r.status}  best eval {_fmt(r.best_eval_return)}  "
+                     f"final eval {_fmt(r.final_eval_return)}  {_steps(r.env_steps)} env steps  {solved}")
+    if c.config_differences:
+        lines.append("config differences:")
+        lines.extend(f"  {d.key}: " + "  ".join(f"{rid}={v}" for rid, v in d.values.items())
+                     for d in c.config_differences)
+    else:
+        lines.append("configs are identical")
+    if c.first_to_threshold_env_steps:
+        lines.append(f"first to the threshold: {c.first_to_threshold_env_steps} (env steps), "
+                     f"{c.first_to_threshold_wall_time} (wall time)")
+    if c.note:
+        lines.append(c.note)
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    store = rs.RunStore(args.runs_dir)
+    print(format_comparison(rs.compare_runs(store, list(args.runs))))
     return 0

@@ -1,0 +1,39 @@
+"""The `gsolve` command line as a user meets it: real commands on real runs, errors as one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from gymnasium_solver.cli import main
+
+
+def test_compare_shows_results_config_differences_and_who_solved_first(real_runs, capsys) -> None:
+    code = main(["compare", real_runs.short, real_runs.solved, "--runs-dir", str(real_runs.runs_dir)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert real_runs.short in out and real_runs.solved in out
+    assert "config differences:" in out
+    assert "max_env_steps:" in out and "reward_threshold:" in out
+    assert f"first to the threshold: {real_runs.solved}" in out
+
+
+def test_compare_with_an_unknown_run_is_one_actionable_line(real_runs, capsys) -> None:
+    code = main(["compare", real_runs.short, "nope", "--runs-dir", str(real_runs.runs_dir)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "nope" in err and "gsolve runs" in err
+    assert "Traceback" not in err
+
+
+def test_a_closed_stdout_pipe_is_not_a_traceback(real_runs) -> None:
+    # `gsolve show RUN | head -0` style: the reader is gone before we write anything.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gymnasium_solver.cli", "show", real_runs.solved, "--runs-dir", str(real_runs.runs_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
