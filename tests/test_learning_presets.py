@@ -82,7 +82,7 @@ def test_ppo_solves_pendulum(tmp_path: Path) -> None:
     cfg = resolve_config("Pendulum-v1:ppo", ["seed=1"])
     result = train(cfg, tmp_path)
     solved_at = _assert_solved(result, -200.0)
-    assert solved_at.env_steps <= 200_000  # measured: 106,496 for this seed
+    assert solved_at.env_steps <= 250_000  # measured: 106,496 for this seed; slowest of 12 seeds 172,032
     # The solving policy also does well from 100 fresh starts, not just on the 50 it was judged
     # on (measured: -212.8). A policy that never holds the pendulum upright scores about -550.
     best = result.run_dir / rf.CHECKPOINTS_DIR / f"{rf.BEST_CHECKPOINT}{rf.CHECKPOINT_SUFFIX}"
@@ -95,4 +95,4 @@ def test_ppo_solves_pendulum(tmp_path: Path) -> None:
 def test_ppo_solves_acrobot(tmp_path: Path) -> None:
     cfg = resolve_config("Acrobot-v1:ppo", ["seed=0"])
     solved_at = _assert_solved(train(cfg, tmp_path), -100.0)
-    assert solved_at.env_steps <= 150_000
+    assert solved_at.env_steps <= 150_000  # measured: 36,864 for this seed; slowest of 10 seeds 61,440
