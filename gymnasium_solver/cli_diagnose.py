@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     r.add_argument("run", help="run id, unique prefix of one, or @last")
     r.add_argument("--top", type=int, default=1, help="how many suggested changes to apply, most likely first (default 1)")
-    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    r.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="extra config override, applied after the suggested changes (repeatable)")
     r.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     r.add_argument("--dry-run", action="store_true", help="print what would be run, do not train")

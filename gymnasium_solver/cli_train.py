@@ -60,9 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _add_set(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (repeatable), e.g. --set learning_rate=0.001 "
-                   "--set clip_range.end=0.05")
+    p.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override config keys, e.g. --set learning_rate=0.001 clip_range.end=0.05 "
+                   "(repeatable; put ENV:VARIANT before --set)")
 
 
 def _resolve(config_id: str, sets: list[str], seed: int | None = None) -> tuple[Any, dict[str, Any]]:
