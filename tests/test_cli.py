@@ -40,9 +40,9 @@ def test_a_closed_stdout_pipe_is_not_a_traceback(real_runs) -> None:
 
 
 def test_set_takes_several_pairs_at_once_and_bad_keys_name_a_close_match(capsys) -> None:
-    assert main(["config", "CartPole-v1:ppo", "--set", "n_envs=4", "gamma=0.9", "--set", "seed=7"]) == 0
+    assert main(["config", "CartPole-v1:ppo", "--set", "n_envs=8", "gamma=0.9", "--set", "seed=7"]) == 0
     out = capsys.readouterr().out
-    assert "n_envs: 4" in out and "gamma: 0.9" in out and "seed: 7" in out
+    assert "n_envs: 8" in out and "gamma: 0.9" in out and "seed: 7" in out
     assert main(["config", "CartPole-v1:ppo", "--set", "n_envs=4", "gama=0.9"]) == 2
     err = capsys.readouterr().err
     assert "'gama'" in err and "did you mean 'gamma'" in err and "Traceback" not in err
