@@ -311,12 +311,22 @@ def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict
     return out
 
 
+_SCHEDULE_KEYS = ("learning_rate", "clip_range", "ent_coef")
+
+
 def _format_validation_error(exc: ValidationError, where: str) -> str:
-    lines = []
+    lines: list[str] = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-after", "float", "Schedule")))
-        msg = err["msg"].removeprefix("Value error, ")
+        parts = [str(p) for p in err["loc"] if not str(p).startswith(("function-after", "float", "Schedule"))]
+        loc = ".".join(parts)
         got = err.get("input")
+        if parts and parts[0] in _SCHEDULE_KEYS and len(parts) == 1:
+            # The float-or-Schedule union reports one error per branch; say it once, plainly.
+            line = f"{loc}: must be a number or a schedule {{start: x, end: y}} (got {got!r})"
+            if line not in lines:
+                lines.append(line)
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
         got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
         lines.append(f"{loc or 'config'}: {msg}{got_s}")
     return f"{where}: invalid config: " + "; ".join(lines)

@@ -46,3 +46,10 @@ def test_set_takes_several_pairs_at_once_and_bad_keys_name_a_close_match(capsys)
     assert main(["config", "CartPole-v1:ppo", "--set", "n_envs=4", "gama=0.9"]) == 2
     err = capsys.readouterr().err
     assert "'gama'" in err and "did you mean 'gamma'" in err and "Traceback" not in err
+
+
+def test_a_bad_schedule_value_is_one_plain_message(capsys) -> None:
+    assert main(["config", "CartPole-v1:ppo", "--set", "learning_rate=abc"]) == 2
+    err = capsys.readouterr().err
+    assert "learning_rate: must be a number or a schedule {start: x, end: y} (got 'abc')" in err
+    assert "instance of Schedule" not in err
