@@ -46,30 +46,18 @@ def compute_gae(
     ``A_t = delta_t + gamma * lambda * (1 - done_t) * A_{t+1}`` stops at every episode end.
     Returns ``Targets(advantages, returns = advantages + values)``.
     """
+    not_terminated = 1.0 - terminated.astype(np.float32)
+    not_done = 1.0 - np.logical_or(terminated, truncated).astype(np.float32)
+    advantages = np.zeros_like(values, dtype=np.float32)
+    running = np.zeros(values.shape[1], dtype=np.float32)
     # Overflowing rewards (inf/nan) are let through silently: the update's finiteness check turns
     # them into a structured non_finite_loss failure.
     with np.errstate(over="ignore", invalid="ignore"):
-        return _gae(rewards, values, next_values, terminated, truncated, gamma, gae_lambda)
-
-
-def _gae(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    next_values: np.ndarray,
-    terminated: np.ndarray,
-    truncated: np.ndarray,
-    gamma: float,
-    gae_lambda: float,
-) -> Targets:
-    not_terminated = 1.0 - terminated.astype(np.float32)
-    not_done = 1.0 - np.logical_or(terminated, truncated).astype(np.float32)
-    deltas = rewards + gamma * not_terminated * next_values - values
-    advantages = np.zeros_like(values, dtype=np.float32)
-    running = np.zeros(values.shape[1], dtype=np.float32)
-    for t in range(values.shape[0] - 1, -1, -1):
-        running = deltas[t] + gamma * gae_lambda * not_done[t] * running
-        advantages[t] = running
-    return Targets(advantages, advantages + values)
+        deltas = rewards + gamma * not_terminated * next_values - values
+        for t in range(values.shape[0] - 1, -1, -1):
+            running = deltas[t] + gamma * gae_lambda * not_done[t] * running
+            advantages[t] = running
+        return Targets(advantages, advantages + values)
 
 
 def compute_returns_to_go(
