@@ -45,6 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_mcp)
 
 
+def _yaml(value: object) -> str:
+    """A config value as `--set` accepts it, e.g. {start: 0.004, end: 0.0}, null, [64, 64]."""
+    import yaml
+
+    return str(yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=1000)).strip().removesuffix("\n...").strip()
+
+
 def _fmt(x: float | None, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
@@ -102,7 +109,7 @@ def format_details(d: rs.RunDetails) -> str:
     if d.failure:
         lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
     if d.hyperparameters:
-        lines.append("  config      " + ", ".join(f"{k}={v}" for k, v in d.hyperparameters.items()))
+        lines.append("  config      " + ", ".join(f"{k}={_yaml(v)}" for k, v in d.hyperparameters.items()))
     if d.overrides:
         lines.append("  overrides   " + ", ".join(f"{k}={v}" for k, v in d.overrides.items()))
     for f in d.files:
@@ -138,7 +145,7 @@ def format_comparison(c: rs.Comparison) -> str:
                      f"final eval {_fmt(r.final_eval_return)}  {_steps(r.env_steps)} env steps  {solved}")
     if c.config_differences:
         lines.append("config differences:")
-        lines.extend(f"  {d.key}: " + "  ".join(f"{rid}={v}" for rid, v in d.values.items())
+        lines.extend(f"  {d.key}: " + "  ".join(f"{rid}={_yaml(v)}" for rid, v in d.values.items())
                      for d in c.config_differences)
     else:
         lines.append("configs are identical")
