@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from corpus_util import copy_case
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli import main
-
-CORPUS = Path(__file__).parent / "fixtures" / "corpus"
-
-
-def copy_case(case: str, runs_dir: Path) -> str:
-    run_id = rf.read_run_info(CORPUS / case).run_id
-    dst = runs_dir / run_id
-    dst.mkdir(parents=True)
-    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV):
-        shutil.copy2(CORPUS / case / name, dst / name)
-    return run_id
 
 
 def test_diagnose_prints_a_readable_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus_util import copy_case
 from mcp import Client
 
 from gymnasium_solver import run_folder as rf
@@ -16,18 +16,8 @@ from mcp_server.server import create_server
 
 pytestmark = pytest.mark.anyio
 
-CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 # "typically under 2,000 tokens" at ~4 characters per token.
 MAX_DIAGNOSIS_CHARS = 8_000
-
-
-def copy_case(case: str, runs_dir: Path) -> str:
-    run_id = rf.read_run_info(CORPUS / case).run_id
-    dst = runs_dir / run_id
-    dst.mkdir(parents=True)
-    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV):
-        shutil.copy2(CORPUS / case / name, dst / name)
-    return run_id
 
 
 @pytest.fixture()
