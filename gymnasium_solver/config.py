@@ -400,3 +400,47 @@ def list_variants(env_id: str) -> dict[str, str]:
         data = _resolve_variant_dict(preset, name)
         out[name] = str(data.get("algo", "?"))
     return out
+
+
+# Keys that never count as a difference from the preset: identity, and the seed (any seed of a
+# preset is the preset).
+_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed"})
+
+
+def preset_config(config_id: str) -> Config | None:
+    """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
+    such preset (a run from a user's own preset folder or from another machine)."""
+    try:
+        return resolve_config(config_id)
+    except ConfigError:
+        return None
+
+
+def preset_differences(config: Mapping[str, Any], preset: Config) -> dict[str, tuple[Any, Any]]:
+    """Every config key whose value differs from the preset's: ``{key: (run value, preset value)}``.
+
+    ``config`` is a run's resolved config as read from config.yaml (a plain mapping); values are
+    compared as YAML would write them, so ``{start: 0.004, end: 0.0}`` equals the preset's schedule.
+    Keys the run's config lacks (written by an older trainer) are not differences.
+    """
+    ref = preset.model_dump(mode="json")
+    out: dict[str, tuple[Any, Any]] = {}
+    for key, preset_value in ref.items():
+        if key in _NOT_A_DEVIATION or key not in config:
+            continue
+        value = config[key]
+        if not _same_value(value, preset_value):
+            out[key] = (value, preset_value)
+    return out
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return bool(a == b)

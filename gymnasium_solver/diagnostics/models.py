@@ -77,6 +77,45 @@ class Finding(BaseModel):
     suggested_changes: list[SuggestedChange] = Field(default_factory=list)
 
 
+class Deviation(BaseModel):
+    """One config key that differs from the preset the run came from, sized in the terms that matter."""
+
+    key: str
+    value: Any = Field(description="the run's value")
+    preset: Any = Field(description="the preset's value")
+    size: str = Field(description="the difference in the terms that matter, e.g. '67x the preset's 0.0003' "
+                      "or 'horizon 2 steps vs the preset's 50 (episodes last ~500)'")
+    ratio: float | None = Field(default=None, description="run / preset for numbers (start values for schedules)")
+    explains: list[str] = Field(default_factory=list,
+                                description="ids of findings whose mechanism this difference is consistent with")
+    revert: SuggestedChange = Field(description="the change back to the preset value")
+
+
+class ReferenceBand(BaseModel):
+    """One metric of this run next to the band of solved runs of the same environment and algorithm."""
+
+    metric: str
+    env_steps_from: int
+    env_steps_to: int
+    observed: float = Field(description="this run's median over the window")
+    band_low: float = Field(description="lowest solved run's median over the same window")
+    band_high: float = Field(description="highest solved run's median over the same window")
+    ratio: float | None = Field(default=None, description="observed / the band's middle (median of the runs' medians)")
+    position: Literal["below", "inside", "above"]
+
+
+class References(BaseModel):
+    """What the run was held against: its preset and the solved runs of the same environment."""
+
+    preset: str | None = Field(default=None, description="the preset ENV:VARIANT, when this machine has it")
+    deviations: list[Deviation] = Field(default_factory=list, description="every key that differs from the preset")
+    solved_runs: list[str] = Field(default_factory=list, description="run ids of the solved references used")
+    solved_source: str = Field(default="", description="where the solved references come from")
+    steps_to_solve: list[int] | None = Field(
+        default=None, description="[min, max] env steps to solve of the solved references")
+    bands: list[ReferenceBand] = Field(default_factory=list)
+
+
 class ReturnSummary(BaseModel):
     """Where the run stands against its reward threshold."""
 
@@ -114,4 +153,7 @@ class Diagnosis(BaseModel):
     eval_trend: Trend
     train_trend: Trend
     findings: list[Finding]
+    references: References = Field(default_factory=References)
+    next_step: str | None = Field(
+        default=None, description="when no finding explains an unsolved run: the experiment that would")
     notes: list[str] = Field(default_factory=list, description="what could not be checked, and why")
