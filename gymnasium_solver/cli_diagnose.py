@@ -16,7 +16,7 @@ from typing import Any
 
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.diagnostics.rules import yaml_value
+from gymnasium_solver.diagnostics.suggest import yaml_value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -14,8 +14,9 @@ import pytest
 
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.diagnostics import Severity, Verdict, diagnose, trend
-from gymnasium_solver.diagnostics.rules import RULE_IDS, yaml_value
+from gymnasium_solver.diagnostics.rules import RULE_IDS
 from gymnasium_solver.diagnostics.series import RunData, theil_sen
+from gymnasium_solver.diagnostics.suggest import yaml_value
 from gymnasium_solver.run_folder import (
     PPO_COLUMNS,
     ActionSpaceInfo,
@@ -351,7 +352,7 @@ def test_read_side_does_not_import_torch() -> None:
 
 
 def test_rolling_median3_matches_numpy() -> None:
-    from gymnasium_solver.diagnostics.rules import rolling_median3
+    from gymnasium_solver.diagnostics.context import rolling_median3
 
     y = np.array([5.0, 1.0, 9.0, 3.0, 3.0, 8.0, 0.0])
     want = [3.0] + [float(np.median(y[i - 1 : i + 2])) for i in range(1, len(y) - 1)] + [4.0]
@@ -359,7 +360,7 @@ def test_rolling_median3_matches_numpy() -> None:
 
 
 def test_fraction_of_a_negative_threshold_is_below_it() -> None:
-    from gymnasium_solver.diagnostics.rules import fraction_of
+    from gymnasium_solver.diagnostics.context import fraction_of
 
     assert fraction_of(475.0, 0.9) == pytest.approx(427.5)
     assert fraction_of(-100.0, 0.9) == pytest.approx(-110.0)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.context import Ctx, fraction_of
 from gymnasium_solver.diagnostics.models import (
     SEVERITY_RANK,
     Diagnosis,
@@ -20,8 +21,9 @@ from gymnasium_solver.diagnostics.models import (
     Trend,
     Verdict,
 )
-from gymnasium_solver.diagnostics.rules import RULES, Ctx, fmt, fraction_of
+from gymnasium_solver.diagnostics.rules import RULES
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
+from gymnasium_solver.diagnostics.suggest import fmt
 from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
 
 if TYPE_CHECKING:

@@ -1,0 +1,133 @@
+"""What every rule looks at (``Ctx``, computed once by diagnose()) and the window helpers they share."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.models import Evidence, Trend
+from gymnasium_solver.diagnostics.series import RunData, median, split
+from gymnasium_solver.run_folder import M, RunInfo, RunStatus
+
+LOSS_COLUMNS = (M.POLICY_LOSS, M.VALUE_LOSS, M.ENTROPY, M.GRAD_NORM, M.APPROX_KL)
+
+
+@dataclass
+class Ctx:
+    """Everything a rule may look at, computed once by diagnose()."""
+
+    info: RunInfo
+    config: dict[str, Any]
+    data: RunData
+    status: RunStatus
+    finished: bool
+    threshold: float | None
+    solved: bool
+    eval_x: np.ndarray
+    eval_y: np.ndarray
+    train_x: np.ndarray
+    train_y: np.ndarray
+    eval_trend: Trend
+    train_trend: Trend
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def too_early(self) -> bool:
+        """A live run too early in its budget to be judged on 'has not learned yet' rules."""
+        if self.status != RunStatus.RUNNING or not self.info.max_env_steps:
+            return False
+        steps = int(self.data.steps[-1]) if len(self.data) else self.info.progress.env_steps
+        return steps / self.info.max_env_steps < T.LIVE_MIN_PROGRESS.value
+
+    @property
+    def algo(self) -> str:
+        return str(self.config.get("algo") or self.info.algo)
+
+    @property
+    def best_eval(self) -> float | None:
+        return float(np.max(self.eval_y)) if len(self.eval_y) else None
+
+
+def fraction_of(threshold: float, fraction: float) -> float:
+    """The return that is ``fraction`` of the way to ``threshold``, for positive and negative
+    thresholds alike: 0.9 of 475 is 427.5, 0.9 of -100 is -110 (returns below it are worse)."""
+    return threshold - (1.0 - fraction) * abs(threshold)
+
+
+def window(x: np.ndarray) -> tuple[int | None, int | None]:
+    return (int(x[0]), int(x[-1])) if len(x) else (None, None)
+
+
+def ev(metric: str, x: np.ndarray, observed: str, healthy: str) -> Evidence:
+    lo, hi = window(x)
+    return Evidence(metric=metric, env_steps_from=lo, env_steps_to=hi, observed=observed, healthy=healthy)
+
+
+def strength(ratio: float, decades: float = 1.0) -> float:
+    """0..1: how far past its threshold a value is, in decades (log10 of the ratio)."""
+    if not math.isfinite(ratio) or ratio <= 1:
+        return 0.0
+    return min(1.0, math.log10(ratio) / decades)
+
+
+def late_window(ctx: Ctx, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(all steps, all values, late values) of a metric with enough updates, else None."""
+    x, y = ctx.data.finite(name)
+    if len(y) < T.MIN_UPDATES.value:
+        return None
+    _, late = split(y, T.LATE_FRACTION.value)
+    return x, y, late
+
+
+def late_x(x: np.ndarray) -> np.ndarray:
+    return split(x, T.LATE_FRACTION.value)[1]
+
+
+def epochs_cut(ctx: Ctx) -> float | None:
+    """Median fraction of n_epochs completed, or None when it cannot be measured."""
+    n_epochs = ctx.config.get("n_epochs")
+    _, y = ctx.data.finite(M.EPOCHS_COMPLETED)
+    if not n_epochs or len(y) < T.MIN_UPDATES.value:
+        return None
+    return median(y) / float(n_epochs)
+
+
+def entropy_reference(ctx: Ctx) -> tuple[float, str] | None:
+    """The entropy a uniform policy would have: log(n) for Discrete, else the initial entropy."""
+    space = ctx.info.action_space
+    if space is not None and space.max_entropy:
+        return float(space.max_entropy), "the action space's maximum log(n)"
+    _, y = ctx.data.finite(M.ENTROPY)
+    if len(y) >= 3:
+        ref = median(y[:3])
+        if ref > 0:
+            return ref, "the initial entropy"
+    return None
+
+
+def late_entropy_fraction(ctx: Ctx) -> float | None:
+    ref = entropy_reference(ctx)
+    w = late_window(ctx, M.ENTROPY)
+    if ref is None or w is None:
+        return None
+    return median(w[2]) / ref[0]
+
+
+def material(ctx: Ctx, y: np.ndarray) -> float:
+    if ctx.threshold is not None and ctx.threshold != 0:
+        return T.TREND_MATERIAL_FRACTION.value * abs(ctx.threshold)
+    span = float(np.max(y) - np.min(y)) if len(y) else 0.0
+    return T.TREND_MATERIAL_FRACTION.value * span
+
+
+def rolling_median3(y: np.ndarray) -> np.ndarray:
+    """Median of each point and its neighbours (vectorised: evals can number in the thousands)."""
+    if len(y) < 3:
+        return y.copy()
+    a, b, c = y[:-2], y[1:-1], y[2:]
+    mid = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+    return np.concatenate([[(y[0] + y[1]) / 2], mid, [(y[-2] + y[-1]) / 2]])

@@ -1,0 +1,160 @@
+"""Rules on the size of each update: gradient norm, approximate KL, clip fraction, target-KL stops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.context import (
+    Ctx,
+    epochs_cut,
+    ev,
+    late_entropy_fraction,
+    late_window,
+    late_x,
+    strength,
+)
+from gymnasium_solver.diagnostics.models import Finding, Severity
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.series import median, split
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.run_folder import M
+
+
+@rule("grad_norm_explosion")
+def grad_norm_explosion(ctx: Ctx) -> Finding | None:
+    w = late_window(ctx, M.GRAD_NORM)
+    if w is None:
+        return None
+    x, y, late = w
+    early = split(y)[0]
+    e, lm = median(early), median(late)
+    limit = T.GRAD_NORM_GROWTH.value
+    if not (e > 0 and lm > limit * e and lm > 1.0):
+        return None
+    clip = ctx.config.get("max_grad_norm")
+    changes = []
+    if clip is None:
+        changes.append(change("max_grad_norm", None, 0.5, "enable", "clip the global gradient norm (SB3 default 0.5)"))
+    changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps stop the runaway"))
+    return Finding(
+        id="grad_norm_explosion",
+        severity=Severity.CRITICAL if clip is None else Severity.WARNING,
+        score=0.85 + 0.1 * strength(lm / (limit * e)),
+        title="Gradient norm exploded",
+        evidence=[
+            ev(M.GRAD_NORM, late_x(x), f"late median {fmt(lm)} vs early median {fmt(e)} ({fmt(lm / e)}x)",
+               f"< {limit:g}x the early median ({T.GRAD_NORM_GROWTH.source})")
+        ],
+        cause="The optimisation is diverging: each update makes the next gradient larger.",
+        suggested_changes=changes,
+    )
+
+
+@rule("approx_kl_high")
+def approx_kl_high(ctx: Ctx) -> Finding | None:
+    w = late_window(ctx, M.APPROX_KL)
+    if w is None:
+        return None
+    x, y, _ = w
+    med = median(y)
+    limit = T.APPROX_KL_HIGH.value
+    if not med > limit:
+        return None
+    evidence = [ev(M.APPROX_KL, x, f"median {fmt(med)} over {len(y)} updates (max {fmt(float(np.max(y)))})",
+                   f"< {limit:g} ({T.APPROX_KL_HIGH.source})")]
+    cx, cy = ctx.data.finite(M.CLIP_FRACTION)
+    if len(cy):
+        evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"< {T.CLIP_FRACTION_HIGH.value:g}"))
+    return Finding(
+        id="approx_kl_high",
+        severity=Severity.WARNING,
+        score=0.8 + 0.15 * strength(med / limit),
+        title="Policy moves too far per update (approximate KL sustained too high)",
+        evidence=evidence,
+        cause="The learning rate is too high for this problem: each update leaves the region where the "
+        "rollout's advantages are valid, so progress is erratic or collapses.",
+        suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02")],
+    )
+
+
+@rule("clip_fraction_high")
+def clip_fraction_high(ctx: Ctx) -> Finding | None:
+    w = late_window(ctx, M.CLIP_FRACTION)
+    if w is None:
+        return None
+    x, y, _ = w
+    med = median(y)
+    limit = T.CLIP_FRACTION_HIGH.value
+    if not med > limit:
+        return None
+    return Finding(
+        id="clip_fraction_high",
+        severity=Severity.WARNING,
+        score=0.75 + 0.1 * min(1.0, (med - limit) / (1 - limit)),
+        title="Most samples hit the PPO clip",
+        evidence=[ev(M.CLIP_FRACTION, x, f"median {fmt(med)} over {len(y)} updates",
+                     f"< {limit:g} ({T.CLIP_FRACTION_HIGH.source})")],
+        cause="Updates are larger than the clip range allows, so most of each update's gradient is discarded; "
+        "usually a learning rate (or number of epochs) too high.",
+        suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "smaller updates stay inside the clip range")],
+    )
+
+
+@rule("approx_kl_near_zero")
+def approx_kl_low(ctx: Ctx) -> Finding | None:
+    w = late_window(ctx, M.APPROX_KL)
+    if w is None or ctx.too_early:
+        return None
+    x, y, _ = w
+    med = median(y)
+    limit = T.APPROX_KL_LOW.value
+    if not med < limit:
+        return None
+    cut = epochs_cut(ctx)
+    if cut is not None and cut < T.EPOCHS_CUT_FRACTION.value:
+        return None  # early stopping keeps the KL small; target_kl_stops_epochs explains it
+    cx, cy = ctx.data.finite(M.CLIP_FRACTION)
+    if len(cy) and median(cy) > T.CLIP_FRACTION_LOW.value * 10:
+        return None
+    rel = late_entropy_fraction(ctx)
+    if rel is not None and rel < T.ENTROPY_COLLAPSE.value:
+        return None  # a deterministic policy cannot move: entropy_collapse explains the tiny KL
+    if rel is not None and rel > T.ENTROPY_NO_DECREASE.value and start_value(ctx.config.get("ent_coef", 0.0)) > 0:
+        return None  # the entropy bonus pins the policy: entropy_bonus_dominates explains it
+    evidence = [ev(M.APPROX_KL, x, f"median {fmt(med)} over {len(y)} updates", f"> {limit:g} ({T.APPROX_KL_LOW.source})")]
+    if len(cy):
+        evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"> {T.CLIP_FRACTION_LOW.value:g}"))
+    return Finding(
+        id="approx_kl_near_zero",
+        severity=Severity.WARNING,
+        score=0.8 + 0.15 * strength(limit / max(med, 1e-12), 2.0),
+        title="The policy barely changes between updates (approximate KL near zero)",
+        evidence=evidence,
+        cause="The learning rate is too low: each update moves the policy by a negligible amount, so the "
+        "budget runs out long before it learns.",
+        suggested_changes=[lr_change(ctx, T.LR_STEP.value, "larger steps (at least the usual 3e-4) move approx_kl toward 0.01")],
+    )
+
+
+@rule("target_kl_stops_epochs")
+def target_kl_stops_epochs(ctx: Ctx) -> Finding | None:
+    target = ctx.config.get("target_kl")
+    cut = epochs_cut(ctx)
+    if target is None or cut is None or not cut < T.EPOCHS_CUT_FRACTION.value:
+        return None
+    x, y = ctx.data.finite(M.EPOCHS_COMPLETED)
+    suggested = max(T.TARGET_KL_SUGGESTED.value, float(target) * 3)
+    return Finding(
+        id="target_kl_stops_epochs",
+        severity=Severity.WARNING,
+        score=0.9 + 0.05 * (1 - cut),
+        title="Target-KL early stopping cuts most epochs of every update",
+        evidence=[ev(M.EPOCHS_COMPLETED, x, f"median {fmt(median(y))} of n_epochs={ctx.config.get('n_epochs')} "
+                     f"({fmt(100 * cut)}%) with target_kl={fmt(float(target))}",
+                     f">= {100 * T.EPOCHS_CUT_FRACTION.value:g}% of n_epochs ({T.EPOCHS_CUT_FRACTION.source})")],
+        cause="target_kl is so small that updates stop after a fraction of an epoch; the policy learns far "
+        "more slowly than the learning rate suggests.",
+        suggested_changes=[change("target_kl", target, round_sig(suggested), "increase",
+                                  "target_kl is usually 0.01-0.05 (Spinning Up; the 37 implementation details study)")],
+    )

@@ -1,0 +1,184 @@
+"""Rules on the return curves: plateau, collapse, budget, train/eval mismatch, throughput."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.context import (
+    Ctx,
+    ev,
+    fraction_of,
+    late_entropy_fraction,
+    late_window,
+    late_x,
+    material,
+    rolling_median3,
+)
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.series import median, split
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
+from gymnasium_solver.run_folder import M, StopReason
+
+
+@rule("return_plateau")
+def return_plateau(ctx: Ctx) -> Finding | None:
+    if ctx.solved or ctx.threshold is None or ctx.too_early:
+        return None
+    if "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction):
+        return None
+    trend = ctx.eval_trend if ctx.eval_trend.direction != "unknown" else ctx.train_trend
+    if trend.direction != "flat":
+        return None
+    best = ctx.best_eval
+    return Finding(
+        id="return_plateau",
+        severity=Severity.WARNING,
+        score=0.35,
+        title="Return has plateaued below the threshold",
+        evidence=[Evidence(metric=trend.metric, env_steps_from=trend.env_steps_from, env_steps_to=trend.env_steps_to,
+                           observed=f"flat: slope {fmt(trend.slope_per_100k_steps)} per 100k steps "
+                           f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}), best eval {fmt(best)}",
+                           healthy=f"rising toward {fmt(ctx.threshold)}")],
+        cause="Learning has stalled; more steps of the same config are unlikely to solve it. Look at the "
+        "other findings for the mechanism.",
+    )
+
+
+@rule("return_collapse")
+def return_collapse(ctx: Ctx) -> Finding | None:
+    y, x = ctx.eval_y, ctx.eval_x
+    if len(y) < T.TREND_MIN_POINTS.value:
+        return None
+    smooth = rolling_median3(y)
+    k = int(np.argmax(smooth))
+    peak, base, last = float(smooth[k]), float(y[0]), median(y[-3:])
+    _, kl = ctx.data.finite(M.APPROX_KL)
+    if len(kl) and median(kl) < T.APPROX_KL_LOW.value:
+        return None  # the policy barely moved: a drop in evaluation is noise, not a collapse
+    min_gain = T.COLLAPSE_MIN_GAIN.value * abs(ctx.threshold) if ctx.threshold else material(ctx, y)
+    if k >= len(y) - 2 or peak - base <= min_gain:
+        return None
+    drop = (peak - last) / (peak - base)
+    if not drop > T.COLLAPSE_PEAK_FRACTION.value:
+        return None
+    return Finding(
+        id="return_collapse",
+        severity=Severity.WARNING,
+        score=0.6,
+        title="Evaluation return collapsed after a peak",
+        evidence=[ev(M.EVAL_RETURN_MEAN, x[k:], f"peak {fmt(peak)} at step {int(x[k])}, last evaluations {fmt(last)} "
+                     f"({fmt(100 * drop)}% of the gain lost)",
+                     f"keeps > {100 * (1 - T.COLLAPSE_PEAK_FRACTION.value):g}% of its gain ({T.COLLAPSE_PEAK_FRACTION.source})")],
+        cause="Late updates destroyed a good policy (steps too large once the policy is sharp).",
+        suggested_changes=[lr_change(ctx, 1 / 3, "smaller late updates keep the good policy (or decay it to 0)")],
+    )
+
+
+@rule("budget_exhausted_improving")
+def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
+    if ctx.solved or not ctx.finished:
+        return None
+    spent = ctx.info.stop_reason == StopReason.BUDGET_EXHAUSTED or ctx.info.progress.env_steps >= ctx.info.max_env_steps
+    if not spent:
+        return None
+    improving = "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction)
+    near = (ctx.threshold is not None and ctx.best_eval is not None
+            and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
+    budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
+    _, updates = ctx.data.finite(M.POLICY_LOSS)
+    if not (improving or near) and 0 < len(updates) < T.MIN_UPDATES.value:
+        # Too few updates to see any trend: the budget itself is the problem.
+        return Finding(
+            id="budget_exhausted_improving",
+            severity=Severity.WARNING,
+            score=0.75,
+            title="The budget allowed too few updates to learn anything",
+            evidence=[Evidence(metric=M.POLICY_LOSS, env_steps_from=0, env_steps_to=ctx.info.progress.env_steps,
+                               observed=f"{len(updates)} update(s) in a {budget}-step budget; best eval "
+                               f"{fmt(ctx.best_eval)} of {fmt(ctx.threshold)}",
+                               healthy=f">= {int(T.MIN_UPDATES.value)} updates before judging a config")],
+            cause="max_env_steps is too small for this config's rollout size: the run stopped before learning "
+            "could show.",
+            suggested_changes=[change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
+                                      f"{T.BUDGET_STEP.value:g}x the budget")],
+        )
+    if not (improving or near):
+        return None
+    trend = ctx.eval_trend if ctx.eval_trend.direction == "improving" else ctx.train_trend
+    return Finding(
+        id="budget_exhausted_improving",
+        severity=Severity.WARNING,
+        score=0.75,
+        title="The budget ran out while the return was still improving",
+        evidence=[Evidence(metric=trend.metric, env_steps_from=trend.env_steps_from, env_steps_to=trend.env_steps_to,
+                           observed=f"{trend.direction}: slope {fmt(trend.slope_per_100k_steps)} per 100k steps "
+                           f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); best eval {fmt(ctx.best_eval)} "
+                           f"of {fmt(ctx.threshold)} at the end of a {budget}-step budget",
+                           healthy="flat near the threshold when the budget ends")],
+        cause="max_env_steps is too small for this config: the run was still learning when it stopped.",
+        suggested_changes=[change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
+                                  f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")],
+    )
+
+
+@rule("train_solved_eval_not", "eval_solved_train_not")
+def train_eval_mismatch(ctx: Ctx) -> Finding | None:
+    if ctx.threshold is None or len(ctx.train_y) < T.TREND_MIN_POINTS.value or ctx.best_eval is None:
+        return None
+    late_train = median(split(ctx.train_y)[1])
+    thr = ctx.threshold
+    far = fraction_of(thr, T.EVAL_TRAIN_GAP_FRACTION.value)
+    if late_train >= thr and not ctx.solved and ctx.best_eval < far:
+        return Finding(
+            id="train_solved_eval_not",
+            severity=Severity.WARNING,
+            score=0.5,
+            title="Training return reaches the threshold but evaluation does not",
+            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(thr)}"),
+                      ev(M.EVAL_RETURN_MEAN, ctx.eval_x, f"best {fmt(ctx.best_eval)}", f">= {fmt(thr)}")],
+            cause="The deterministic (argmax) evaluation policy behaves differently from the stochastic one "
+            "that is trained, or evaluation uses different environment settings.",
+        )
+    rel = late_entropy_fraction(ctx)
+    # The training return is a lagging mean over 100 episodes, so it trails any improving run;
+    # only a sampled policy that is still near-uniform makes the gap a finding.
+    if ctx.solved and late_train < far and rel is not None and rel > T.ENTROPY_NO_DECREASE.value:
+        ent = ctx.config.get("ent_coef", 0.0)
+        changes = []
+        if start_value(ent) > 0:
+            changes.append(change("ent_coef", ent, 0.0, "decrease", "less randomness in the behaviour policy"))
+        return Finding(
+            id="eval_solved_train_not",
+            severity=Severity.INFO,
+            score=0.3,
+            title="Evaluation solves it but the training (stochastic) policy does not",
+            evidence=[ev(M.EP_RETURN_MEAN, late_x(ctx.train_x), f"late median {fmt(late_train)}", f">= {fmt(far)}"),
+                      Evidence(metric=M.ENTROPY, observed=f"late entropy {fmt(100 * rel)}% of the maximum",
+                               healthy=f"< {100 * T.ENTROPY_NO_DECREASE.value:g}% once learning")],
+            cause="The greedy policy is good but the sampled one is still near-uniform.",
+            suggested_changes=changes,
+        )
+    return None
+
+
+@rule("throughput_drop")
+def throughput_drop(ctx: Ctx) -> Finding | None:
+    w = late_window(ctx, M.FPS)
+    if w is None:
+        return None
+    x, y, late = w
+    e, lm = median(split(y)[0]), median(late)
+    if not (e > 0 and lm < T.FPS_DROP.value * e):
+        return None
+    return Finding(
+        id="throughput_drop",
+        severity=Severity.INFO,
+        score=0.15,
+        title="Throughput dropped during the run",
+        evidence=[ev(M.FPS, late_x(x), f"late median {fmt(lm)} fps vs early {fmt(e)} fps",
+                     f">= {100 * T.FPS_DROP.value:g}% of early ({T.FPS_DROP.source})")],
+        cause="Other processes competing for the CPU, or episodes/evaluations that got slower; not a learning "
+        "problem by itself.",
+    )

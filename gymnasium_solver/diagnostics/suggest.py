@@ -1,0 +1,83 @@
+"""Suggested changes: values written as ``--set`` reads them, and the arithmetic that sizes them."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.models import SuggestedChange
+
+if TYPE_CHECKING:
+    from gymnasium_solver.diagnostics.context import Ctx
+
+
+def fmt(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:.3g}"
+
+
+def yaml_number(v: float) -> str:
+    """A number as YAML reads it back as a float (PyYAML needs a dot: '1e-05' would be a string)."""
+    s = f"{v:.6g}"
+    if "e" in s and "." not in s.split("e")[0]:
+        m, e = s.split("e")
+        s = f"{m}.0e{e}"
+    elif "e" not in s and "." not in s and s not in ("inf", "-inf", "nan"):
+        s += ".0"
+    return s
+
+
+def yaml_value(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return yaml_number(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {yaml_value(x)}" for k, x in v.items()) + "}"
+    return str(v)
+
+
+def change(key: str, current: Any, suggested: Any, direction: str, why: str) -> SuggestedChange:
+    return SuggestedChange(
+        key=key,
+        current=current,
+        suggested=suggested,
+        direction=direction,  # type: ignore[arg-type]
+        why=why,
+        set_arg=f"{key}={yaml_value(suggested)}",
+    )
+
+
+def round_sig(v: float) -> float:
+    return float(f"{v:.3g}")
+
+
+def scaled(value: Any, factor: float) -> Any:
+    """Scale a constant or a {start, end} schedule, keeping its shape."""
+    if isinstance(value, dict) and "start" in value:
+        return {"start": round_sig(float(value["start"]) * factor), "end": round_sig(float(value["end"]) * factor)}
+    return round_sig(float(value) * factor)
+
+
+def start_value(value: Any) -> float:
+    if isinstance(value, dict):
+        return float(value.get("start", 0.0))
+    return float(value)
+
+
+def lr_change(ctx: Ctx, factor: float, why: str) -> SuggestedChange:
+    """Scale the learning rate (constant or schedule) by ``factor``; a full order-of-magnitude step
+    also lands at least inside the sane range, so one retry can fix a rate that is off by 100x."""
+    current = ctx.config.get("learning_rate", 3e-4)
+    start = start_value(current)
+    if start > 0 and factor <= 1 / T.LR_STEP.value:
+        factor = min(factor, T.LR_SANE_MAX.value / start)
+    elif start > 0 and factor >= T.LR_STEP.value:
+        factor = max(factor, T.LR_SANE_MIN.value / start)
+    return change("learning_rate", current, scaled(current, factor), "increase" if factor > 1 else "decrease", why)
