@@ -175,6 +175,12 @@ class ActorCritic(nn.Module):
         log_probs, entropy = self._log_prob_entropy(out, actions)
         return PolicyEval(log_probs, entropy, value)
 
+    def action_std(self) -> float | None:
+        """Mean of exp(log_std) over the action dimensions (Box); None for a Discrete policy."""
+        if self.log_std is None:
+            return None
+        return float(self.log_std.detach().exp().mean())
+
     def all_finite(self) -> bool:
         return all(bool(torch.isfinite(p).all()) for p in self.parameters())
 
@@ -240,6 +246,7 @@ class UpdateStats(NamedTuple):
     clip_fraction: float | None = None
     clip_range: float | None = None
     epochs_completed: int | None = None
+    action_std: float | None = None
 
 
 class Batch(NamedTuple):

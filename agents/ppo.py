@@ -98,7 +98,7 @@ class PPO:
             policy_loss=means[0], value_loss=means[1], entropy=means[2], grad_norm=means[3],
             learning_rate=lr, ent_coef=ent_coef, explained_variance=batch.explained_variance,
             approx_kl=float(torch.stack(kls).mean()) if kls else None, clip_fraction=means[4], clip_range=clip,
-            epochs_completed=epochs_completed,
+            epochs_completed=epochs_completed, action_std=self.policy.action_std(),
         )
 
     def _value_loss(self, values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:

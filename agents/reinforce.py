@@ -74,5 +74,5 @@ class Reinforce:
         return UpdateStats(
             policy_loss=policy_loss.item(), value_loss=None if value_loss is None else value_loss.item(),
             entropy=entropy.item(), grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
-            explained_variance=batch.explained_variance,
+            explained_variance=batch.explained_variance, action_std=self.policy.action_std(),
         )

@@ -100,6 +100,7 @@ class M:
     LEARNING_RATE = "train/learning_rate"
     ENT_COEF = "train/ent_coef"
     EXPLAINED_VARIANCE = "train/explained_variance"
+    ACTION_STD = "train/action_std"
 
     APPROX_KL = "train/approx_kl"
     CLIP_FRACTION = "train/clip_fraction"
@@ -128,6 +129,7 @@ COMMON_COLUMNS: tuple[str, ...] = (
     M.LEARNING_RATE,
     M.ENT_COEF,
     M.EXPLAINED_VARIANCE,
+    M.ACTION_STD,
 )
 PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
     M.APPROX_KL,
@@ -160,6 +162,9 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
     M.ENT_COEF: "entropy coefficient used in this update (after the schedule)",
     M.EXPLAINED_VARIANCE: "1 - Var(returns - values) / Var(returns) of the value function on this "
     "rollout; 1 is perfect, <= 0 predicts nothing",
+    M.ACTION_STD: "Box actions: the Gaussian policy's standard deviation exp(log_std), mean over action "
+    "dimensions, after this update (the first row shows about the initial std); compare it with the "
+    "action range's half-width (run.json action_space.high - low, halved); empty for Discrete actions",
     M.APPROX_KL: "approximate KL(old || new) of the policy update, (ratio - 1) - log ratio estimator "
     "(http://joschu.net/blog/kl-approx.html), mean over the last epoch",
     M.CLIP_FRACTION: "fraction of samples whose probability ratio was clipped",
@@ -272,6 +277,7 @@ class RunInfo(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     git_commit: str | None = None
     parent_run_id: str | None = None
+    experiment_id: str | None = Field(default=None, description="the fix experiment / sweep this run is a trial of")
     applied_changes: dict[str, Any] = Field(default_factory=dict)
     overrides: dict[str, Any] = Field(default_factory=dict)
     metric_columns: list[str] = Field(default_factory=list)

@@ -63,6 +63,7 @@ def train(
     run_id: str | None = None,
     show_progress: bool = False,
     parent_run_id: str | None = None,
+    experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> TrainResult:
@@ -72,7 +73,8 @@ def train(
     a bad run id / occupied run folder raises (ValueError) before anything is written."""
     writer = RunWriter.create(
         cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo),
-        parent_run_id=parent_run_id, applied_changes=applied_changes, overrides=overrides,
+        parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
+        overrides=overrides,
     )
     s = _Session(cfg, writer, show_progress)
     with _stop_on_signals() as stop_requested, _warnings_to(writer):
@@ -280,7 +282,7 @@ class _Session:
             M.EP_LEN_MEAN: episodes.len_mean, M.EPISODES: episodes.episodes,
             M.POLICY_LOSS: stats.policy_loss, M.VALUE_LOSS: stats.value_loss, M.ENTROPY: stats.entropy,
             M.GRAD_NORM: stats.grad_norm, M.LEARNING_RATE: stats.learning_rate, M.ENT_COEF: stats.ent_coef,
-            M.EXPLAINED_VARIANCE: stats.explained_variance,
+            M.EXPLAINED_VARIANCE: stats.explained_variance, M.ACTION_STD: stats.action_std,
         }
         if evaluation is not None:
             row |= {M.EVAL_RETURN_MEAN: evaluation.return_mean, M.EVAL_RETURN_STD: evaluation.return_std,

@@ -90,6 +90,26 @@ def test_box_actions_train_and_evaluate(tmp_path):
     assert info.last_eval is not None and info.last_eval.return_mean < 0  # Pendulum returns are negative
 
 
+@pytest.mark.parametrize("algo,sets", [
+    ("ppo", {"n_steps": 64, "batch_size": 64, "n_epochs": 1, "log_std_init": -0.5}),
+    ("reinforce", {"episodes_per_update": 2, "log_std_init": -0.5}),
+])
+def test_action_std_is_written_for_box_actions_and_empty_for_discrete(tmp_path, algo, sets):
+    cfg = build_config({"env_id": "Pendulum-v1", "variant": "test", "algo": algo, "n_envs": 2,
+                        "max_env_steps": 800, "eval_freq": 800, "eval_episodes": 2, **sets})
+    table = rf.parse_metrics_text((train(cfg, tmp_path).run_dir / rf.METRICS_CSV).read_text())
+    stds = table.column(rf.M.ACTION_STD)
+    assert len(stds) >= 2 and all(v is not None and np.isfinite(v) and v > 0 for v in stds)
+    # One small update away from the initial std exp(-0.5).
+    assert stds[0] == pytest.approx(np.exp(-0.5), rel=0.05)
+
+    discrete = train(resolve_config(f"CartPole-v1:{algo}", ["max_env_steps=512", "eval_freq=512",
+                                                            UNSOLVABLE]), tmp_path)
+    table = rf.parse_metrics_text((discrete.run_dir / rf.METRICS_CSV).read_text())
+    assert rf.M.ACTION_STD in table.columns
+    assert all(v is None for v in table.column(rf.M.ACTION_STD))
+
+
 @pytest.mark.parametrize("config_id,sets", [
     ("CartPole-v1:ppo", SMALL),
     ("CartPole-v1:reinforce", ["max_env_steps=600", "eval_freq=300", "n_envs=4", "episodes_per_update=4"]),
