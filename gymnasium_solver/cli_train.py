@@ -6,6 +6,7 @@ torch is imported only inside ``train`` and ``eval`` (cli.py is imported by the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -37,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", default=None, help=f"where runs go (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.add_argument("--run-id", default=None, help="use this run id (a launcher may have pre-created its folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    # Set by launchers (gsolve fix's trial runner): provenance recorded in run.json.
+    p.add_argument("--parent-run-id", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--experiment-id", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--applied-changes", default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="evaluate a saved policy deterministically",
@@ -76,10 +81,12 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None) -> tuple[
 
 def cmd_train(args: argparse.Namespace) -> int:
     cfg, overrides = _resolve(args.config_id, args.sets, args.seed)
+    applied = _applied_changes(args.applied_changes)
     from gymnasium_solver.training import train  # torch: only now
 
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
-                   show_progress=not args.quiet, overrides=overrides)
+                   show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
+                   experiment_id=args.experiment_id, applied_changes=applied)
     try:
         print(summary_line(cfg.config_id, cfg.reward_threshold, result))
         print(result.run_dir)
@@ -90,6 +97,19 @@ def cmd_train(args: argparse.Namespace) -> int:
     if result.status == rf.RunStatus.FAILED:
         return 1
     return 130 if result.status == rf.RunStatus.STOPPED else 0
+
+
+def _applied_changes(text: str | None) -> dict[str, Any] | None:
+    """--applied-changes: a JSON object of the config changes a launcher applied (run.json provenance)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--applied-changes must be a JSON object, e.g. '{{\"learning_rate\": 0.004}}': {exc}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--applied-changes must be a JSON object, got {text!r}")
+    return value
 
 
 def summary_line(config_id: str, threshold: float | None, result: Any) -> str:

@@ -3,12 +3,15 @@
 ``start_training`` validates the config, pre-creates the run folder with a placeholder run.json
 and starts ``gsolve train ... --run-id ID`` as a detached process (its own session, output
 appended to the run's run.log) so the run outlives the MCP server that started it.
+``start_trainer`` is the same start for callers that keep the process (the experiment runner's
+local backend); ``spawn_detached`` starts any ``gsolve`` command that way (``gsolve fix``).
 ``stop_training`` and ``wait_for_training`` are async and only ever sleep with ``anyio.sleep``:
 a stop or a wait never blocks the server's event loop.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -18,7 +21,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import yaml
@@ -44,7 +47,8 @@ class StartResult(BaseModel):
     note: str = Field(description="what to call next")
 
 
-def _yaml_value(v: Any) -> str:
+def yaml_value(v: Any) -> str:
+    """A config value as ``--set`` writes it (``0.004``, ``{end: 0.0, start: 0.004}``, ``null``)."""
     # The trainer parses --set values as YAML; PyYAML's own dump round-trips types exactly
     # (json.dumps would write 1e-05, which YAML 1.1 reads back as a string).
     if isinstance(v, str):
@@ -52,22 +56,57 @@ def _yaml_value(v: Any) -> str:
     return yaml.safe_dump(v, default_flow_style=True, width=1 << 30).removesuffix("\n...\n").strip()
 
 
-def _override_pairs(overrides: dict[str, Any]) -> list[str]:
-    return [f"{k}={_yaml_value(v)}" for k, v in overrides.items()]
+def override_pairs(overrides: dict[str, Any]) -> list[str]:
+    """``{'learning_rate': 0.004}`` -> ``['learning_rate=0.004']``: the --set arguments the trainer parses back."""
+    return [f"{k}={yaml_value(v)}" for k, v in overrides.items()]
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> None:
+_override_pairs = override_pairs
+
+
+def reap(proc: subprocess.Popen[bytes]) -> None:
+    """Wait for ``proc`` in a daemon thread so it never lingers as a zombie of this process."""
     # Without a wait() the exited child stays a zombie of this server until it exits.
     threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
 
 
-def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None) -> StartResult:
-    """Validate ``ENV:VARIANT`` + overrides, create the run folder and start the trainer detached.
+def spawn_detached(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in its own session (it outlives its parent and leads its own process group),
+    stdin closed, stdout and stderr appended to ``log_path`` after a line naming the command."""
+    with open(log_path, "ab") as log:
+        log.write(f"[launcher] {rf.utc_now_iso()} starting: {' '.join(cmd)}\n".encode())
+        log.flush()
+        return subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            close_fds=True,
+        )
+
+
+class TrainerLaunch(NamedTuple):
+    """A trainer process started by :func:`start_trainer`; ``proc`` is for the caller to wait on."""
+
+    run_id: str
+    run_dir: Path
+    proc: subprocess.Popen[bytes]
+    config: config_mod.Config
+
+
+def start_trainer(
+    runs_dir: Path,
+    config_id: str,
+    overrides: dict[str, Any] | None = None,
+    *,
+    parent_run_id: str | None = None,
+    experiment_id: str | None = None,
+    applied_changes: dict[str, Any] | None = None,
+) -> TrainerLaunch:
+    """Validate the config, pre-create the run folder (placeholder run.json) and start
+    ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
 
     Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
     """
     overrides = dict(overrides or {})
-    pairs = _override_pairs(overrides)
+    pairs = override_pairs(overrides)
     cfg = config_mod.resolve_config(config_id, pairs)
     runs_dir = Path(runs_dir).resolve()
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -81,20 +120,20 @@ def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | N
         run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant=cfg.variant, algo=cfg.algo,
         seed=cfg.seed, status=rf.RunStatus.RUNNING, created_at=now, updated_at=now, host=socket.gethostname(),
         reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps, overrides=overrides,
+        parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=dict(applied_changes or {}),
     )
     rf.write_run_info(run_dir, placeholder)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
     for pair in pairs:
         cmd += ["--set", pair]
     cmd += ["--runs-dir", str(runs_dir), "--run-id", run_id, "--quiet"]
-    with open(run_dir / rf.RUN_LOG, "ab") as log:
-        log.write(f"[launcher] {rf.utc_now_iso()} starting: {' '.join(cmd)}\n".encode())
-        log.flush()
-        proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            close_fds=True,
-        )
-    _reap(proc)
+    if parent_run_id is not None:
+        cmd += ["--parent-run-id", parent_run_id]
+    if experiment_id is not None:
+        cmd += ["--experiment-id", experiment_id]
+    if applied_changes:
+        cmd += ["--applied-changes", json.dumps(applied_changes)]
+    proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
     # Record the pid unless the trainer already replaced the placeholder (it then wrote its own).
     try:
         current = rf.read_run_info(run_dir)
@@ -102,9 +141,21 @@ def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | N
             rf.write_run_info(run_dir, placeholder.model_copy(update={"pid": proc.pid}))
     except (OSError, ValueError):
         pass
+    return TrainerLaunch(run_id, run_dir, proc, cfg)
+
+
+def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None) -> StartResult:
+    """Validate ``ENV:VARIANT`` + overrides, create the run folder and start the trainer detached.
+
+    Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
+    """
+    overrides = dict(overrides or {})
+    launch = start_trainer(runs_dir, config_id, overrides)
+    reap(launch.proc)
+    cfg, run_id = launch.config, launch.run_id
     return StartResult(
-        run_id=run_id, config_id=cfg.config_id, pid=proc.pid, run_dir=str(run_dir), max_env_steps=cfg.max_env_steps,
-        reward_threshold=cfg.reward_threshold, overrides=overrides,
+        run_id=run_id, config_id=cfg.config_id, pid=launch.proc.pid, run_dir=str(launch.run_dir),
+        max_env_steps=cfg.max_env_steps, reward_threshold=cfg.reward_threshold, overrides=overrides,
         note=f"training started in the background; call wait_for_training(run_id={run_id!r}) or "
         f"get_training_status to follow it, stop_training to end it early",
     )

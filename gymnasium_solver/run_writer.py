@@ -105,6 +105,7 @@ class RunWriter:
         *,
         columns: tuple[str, ...],
         parent_run_id: str | None = None,
+        experiment_id: str | None = None,
         applied_changes: dict[str, Any] | None = None,
         overrides: dict[str, Any] | None = None,
     ) -> RunWriter:
@@ -115,7 +116,8 @@ class RunWriter:
             seed=cfg.seed, created_at=now, updated_at=now, pid=os.getpid(), host=socket.gethostname(),
             reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps,
             versions=package_versions(), git_commit=git_commit(), parent_run_id=parent_run_id,
-            applied_changes=applied_changes or {}, overrides=overrides or {}, metric_columns=list(columns),
+            experiment_id=experiment_id, applied_changes=applied_changes or {}, overrides=overrides or {},
+            metric_columns=list(columns),
         )
         return cls(run_dir, info, cfg)
 
