@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.models import Evidence, Trend
+from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend
 from gymnasium_solver.diagnostics.series import RunData, median, split
 from gymnasium_solver.run_folder import M, RunInfo, RunStatus
 
@@ -34,6 +34,19 @@ class Ctx:
     eval_trend: Trend
     train_trend: Trend
     notes: list[str] = field(default_factory=list)
+    # References (references.py): keys that differ from the preset, solved runs' bands per metric.
+    deviations: dict[str, Deviation] = field(default_factory=dict)
+    bands: dict[str, ReferenceBand] = field(default_factory=dict)
+    steps_to_solve: list[int] | None = None
+
+    def deviation(self, key: str, sign: int = 0) -> Deviation | None:
+        """The deviation of ``key`` from the preset, if any; ``sign`` +1 / -1 keeps only a run value
+        above / below the preset's (the direction consistent with a mechanism)."""
+        d = self.deviations.get(key)
+        if d is None or sign == 0:
+            return d
+        up = d.revert.direction in ("decrease", "disable")  # reverting lowers it: the run's value is higher
+        return d if (sign > 0) == up else None
 
     @property
     def too_early(self) -> bool:

@@ -10,16 +10,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.attribution import attribute, fallback
 from gymnasium_solver.diagnostics.context import Ctx, fraction_of
 from gymnasium_solver.diagnostics.models import (
     SEVERITY_RANK,
     Diagnosis,
     Finding,
     ProgressSummary,
+    References,
     ReturnSummary,
     Severity,
     Trend,
     Verdict,
+)
+from gymnasium_solver.diagnostics.references import (
+    ReferenceSet,
+    bands,
+    deviations,
+    shipped_references,
+    store_references,
 )
 from gymnasium_solver.diagnostics.rules import RULES
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
@@ -55,12 +64,17 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, ho
     else:
         material = T.TREND_MATERIAL_FRACTION.value * max(float(np.ptp(y)), 1e-12)
     change = slope * span
+    significant = lo > 0 or hi < 0
     if lo > 0 and change > material:
         direction = "improving"
     elif hi < 0 and -change > material:
         direction = "declining"
     else:
         direction = "flat"
+    why = ""
+    if direction == "flat" and significant:
+        why = ("; flat although the 95% interval excludes 0: the projected change is too small to matter "
+               f"({'up' if lo > 0 else 'down'} {fmt(abs(change))} < {fmt(material)})")
     per100k = 100_000.0
     return base.model_copy(update={
         "direction": direction,
@@ -68,7 +82,7 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, ho
         "slope_low": round(lo * per100k, 4),
         "slope_high": round(hi * per100k, 4),
         "note": f"Theil-Sen over the last {len(ys)} points; projected change over {span:.0f} steps "
-        f"{fmt(change)} vs material {fmt(material)}",
+        f"{fmt(change)} vs material {fmt(material)}{why}",
     })
 
 
@@ -162,11 +176,29 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
                 f"(gap {fmt(returns.gap_abs)}, {fmt(returns.gap_pct)}%)")
     else:
         head = f"Not solved ({d_status}): no evaluation yet"
+    t = ctx.eval_trend
+    if not ctx.solved and t.direction != "unknown":
+        head += f"; eval trend {t.direction} ({fmt(t.slope_per_100k_steps)} per 100k steps)"
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if top is None:
         return head + "; no problems found."
     fix = f"; try --set {top.suggested_changes[0].set_arg}" if top.suggested_changes else ""
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
+
+
+def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
+    """For a finished run that did not solve: the experiment that verifies (or finds) the fix."""
+    if ctx.solved or not ctx.finished or ctx.status == RunStatus.CRASHED:
+        return None
+    rid = ctx.info.run_id
+    top = next((f for f in findings if f.severity != Severity.INFO), None)
+    if top is not None and top.id == "unexplained_failure":
+        return (f"No rule explains this run: `gsolve fix {rid}` (MCP try_fixes) runs candidate changes side by side "
+                "and reports which one solves; compare_runs with a solved run of the same preset shows what differs.")
+    if top is not None and top.id in ("run_error",):
+        return "Read the traceback (get_run_logs level=WARNING); this is not a config problem."
+    return (f"Verify before trusting it: `gsolve fix {rid}` (MCP try_fixes) runs the suggested changes and each "
+            "revert to the preset side by side, and reports which one solves and how fast.")
 
 
 def diagnose(
@@ -175,11 +207,14 @@ def diagnose(
     metrics: MetricsTable | MetricsArraysLike,
     now: float | None = None,
     status: RunStatus | None = None,
+    references: ReferenceSet | None = None,
 ) -> Diagnosis:
     """Diagnose one run. Pure: reads only its arguments (``now`` for live-run status and ETA).
 
     ``metrics`` is the parsed metrics.csv: a MetricsTable, or the run store's numpy
     ``MetricsArrays`` (same content, no per-cell conversion; what the adapters pass).
+    ``references``: solved runs to compare with (the store's, see ``diagnose_run_dir``); default the
+    references shipped for the run's preset. The preset itself is resolved from ``info.config_id``.
     ``status`` is the effective status when the caller already knows it (the run store's crash
     detection); otherwise it is derived from ``info`` with ``run_folder.effective_status``.
     """
@@ -189,6 +224,8 @@ def diagnose(
     threshold = info.reward_threshold if info.reward_threshold is not None else config.get("reward_threshold")
     ex, ey = data.finite(M.EVAL_RETURN_MEAN)
     tx, ty = data.finite(M.EP_RETURN_MEAN)
+    refs = references if references is not None else shipped_references(info.config_id)
+    preset_id, devs = deviations(config, info.config_id, info, data, refs)
     solved = bool(info.solved) or (threshold is not None and len(ey) > 0 and float(np.max(ey)) >= float(threshold))
     ctx = Ctx(
         info=info, config=dict(config), data=data, status=status,
@@ -197,8 +234,10 @@ def diagnose(
         eval_x=ex, eval_y=ey, train_x=tx, train_y=ty,
         eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold, info.max_env_steps),
         train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold, info.max_env_steps),
+        deviations={d.key: d for d in devs}, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
+    findings = fallback(ctx, attribute(ctx, findings))
     findings = _cap_if_solved(ctx, findings)
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity] > 0, f.score), reverse=True)
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
@@ -219,6 +258,10 @@ def diagnose(
         eval_trend=ctx.eval_trend,
         train_trend=ctx.train_trend,
         findings=findings,
+        references=References(preset=preset_id, deviations=devs, solved_runs=[r.run_id for r in refs.runs[:10]],
+                              solved_source=refs.source, steps_to_solve=refs.steps_to_solve,
+                              bands=list(ctx.bands.values())),
+        next_step=_next_step(ctx, findings),
         notes=_notes(ctx, len(updates)),
     )
 
@@ -228,5 +271,6 @@ def diagnose_run_dir(store: RunStore, run_dir: Path) -> Diagnosis:
 
     The CLI and the MCP tools call this; resolve a reference first with ``store.resolve(ref)``.
     """
-    return diagnose(store.info(run_dir), store.config(run_dir), store.metric_arrays(run_dir),
-                    status=store.status(run_dir))
+    info = store.info(run_dir)
+    return diagnose(info, store.config(run_dir), store.metric_arrays(run_dir), status=store.status(run_dir),
+                    references=store_references(store, run_dir, info))

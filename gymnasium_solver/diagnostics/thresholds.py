@@ -209,3 +209,60 @@ TARGET_KL_SUGGESTED = _t(
     "Spinning Up (0.01-0.05); 37 details",
 )
 VF_COEF_SUGGESTED = _t("vf_coef_suggested", 0.5, "vf_coef suggested for a starved value function", "SB3 docs default")
+
+# --- settings whose size alone explains a failure (rules/config_checks.py) -------------------
+GRAD_CLIP_BINDING = _t(
+    "grad_clip_binding", 20.0,
+    "median pre-clip gradient norm above this many times max_grad_norm: the clip rescales every update",
+    "Ours: healthy PPO presets run at 3-17x (CartPole 0.5 clip, norms 6.6-8.5); the clip is meant for spikes",
+)
+ADAM_STEP_FRACTION = _t(
+    "adam_step_fraction", 0.5,
+    "clipped per-parameter gradient g/sqrt(n_params) so small that Adam's step g/(g+eps) falls below this "
+    "fraction of a normal step: the clip throttles learning, not just spikes",
+    "Adam (Kingma & Ba 2015) update m/(sqrt(v)+eps); eps 1e-5 in our PPO (ppo2), 1e-8 in REINFORCE",
+)
+HORIZON_MIN_STEPS = _t(
+    "horizon_min_steps", 5.0,
+    "effective horizon 1/(1-gamma) at or below this many steps (with episodes at least 10x longer): "
+    "the agent only values the next few rewards",
+    "What matters (gamma 0.99 default, 0.9-0.999 tuned); Ours: presets use 10-1000 steps",
+)
+HORIZON_PRESET_RATIO = _t(
+    "horizon_preset_ratio", 0.2, "horizon below this fraction of the preset's: far shorter than the task needs",
+    "Ours",
+)
+NETWORK_MIN_WIDTH = _t(
+    "network_min_width", 4, "a hidden layer this narrow or narrower cannot represent the policy or value",
+    "Ours: presets use 64 units; What matters (64-256)",
+)
+NETWORK_PRESET_RATIO = _t(
+    "network_preset_ratio", 0.125, "narrowest layer below this fraction of the preset's", "Ours",
+)
+ACTION_STD_HIGH = _t(
+    "action_std_high", 3.0,
+    "action std above this many half-ranges of a Box action space: almost every sampled action is out of "
+    "range (clipped), so the gradient carries no signal about the mean",
+    "Ours: presets start at std 1 for half-ranges of 1-2 (0.5-1.0)",
+)
+ACTION_STD_LOW = _t(
+    "action_std_low", 0.03,
+    "initial action std below this fraction of the half-range: nearly deterministic from the start, no "
+    "exploration",
+    "Ours; SB3 log_std_init default 0 (std 1)",
+)
+CLIP_RANGE_MIN = _t(
+    "clip_range_min", 0.02, "PPO clip range below this: the ratio can barely move per update",
+    "PPO paper (0.1-0.3); SB3 default 0.2",
+)
+BAND_RATIO_HIGH = _t(
+    "band_ratio_high", 3.0,
+    "a metric's median this many times the highest solved reference run's over the same env steps: "
+    "far outside what works",
+    "Ours: solved runs of one preset spread about 2-3x across seeds",
+)
+REINFORCE_LR_MAX = _t(
+    "reinforce_lr_max", 0.05,
+    "a REINFORCE learning rate above this, with an entropy collapse, is too high (no KL to show it)",
+    "Ours: presets use 0.006; Adam rates above ~0.05 move a 64-unit policy to determinism in a few updates",
+)

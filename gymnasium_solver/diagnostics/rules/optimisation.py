@@ -14,7 +14,7 @@ from gymnasium_solver.diagnostics.context import (
     late_x,
     strength,
 )
-from gymnasium_solver.diagnostics.models import Finding, Severity
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
@@ -157,4 +157,60 @@ def target_kl_stops_epochs(ctx: Ctx) -> Finding | None:
         "more slowly than the learning rate suggests.",
         suggested_changes=[change("target_kl", target, round_sig(suggested), "increase",
                                   "target_kl is usually 0.01-0.05 (Spinning Up; the 37 implementation details study)")],
+    )
+
+
+def _band_evidence(ctx: Ctx, metric: str) -> Evidence | None:
+    b = ctx.bands.get(metric)
+    if b is None:
+        return None
+    return Evidence(metric=metric, env_steps_from=b.env_steps_from, env_steps_to=b.env_steps_to,
+                    observed=f"median {fmt(b.observed)} = {fmt(b.ratio)}x the solved runs' middle",
+                    healthy=f"{fmt(b.band_low)}..{fmt(b.band_high)} in solved runs over the same env steps")
+
+
+def _lr_fix(ctx: Ctx, why: str) -> SuggestedChange:
+    """Back to the preset's learning rate when the run's is higher, else a step into the sane range."""
+    d = ctx.deviation("learning_rate", 1)
+    return d.revert if d is not None else lr_change(ctx, 1 / T.LR_STEP.value, why)
+
+
+@rule("learning_rate_too_high")
+def learning_rate_too_high(ctx: Ctx) -> Finding | None:
+    """Updates too large *relative to solved runs* (PPO: KL and clip fraction above the solved band,
+    even under the absolute limits), or a REINFORCE rate high enough to collapse the policy."""
+    if ctx.solved or ctx.too_early:
+        return None
+    kl, cf = ctx.bands.get(M.APPROX_KL), ctx.bands.get(M.CLIP_FRACTION)
+    hi = T.BAND_RATIO_HIGH.value
+    kl_high = kl is not None and kl.observed > hi * kl.band_high
+    cf_high = cf is not None and cf.observed > cf.band_high * 1.5
+    evidence: list[Evidence] = []
+    if ctx.algo == "ppo" and kl_high and (cf is None or cf_high):
+        evidence = [e for e in (_band_evidence(ctx, M.APPROX_KL), _band_evidence(ctx, M.CLIP_FRACTION)) if e]
+    elif ctx.algo == "reinforce":
+        lr = start_value(ctx.config.get("learning_rate", 0.0))
+        rel = late_entropy_fraction(ctx)
+        dev = ctx.deviation("learning_rate", 1)
+        big = lr > T.REINFORCE_LR_MAX.value or (dev is not None and (dev.ratio or 0) >= T.LR_STEP.value)
+        if not (big and rel is not None and rel < T.ENTROPY_COLLAPSE.value * 3):
+            return None
+        x, g = ctx.data.finite(M.GRAD_NORM)
+        evidence = [Evidence(metric="config:learning_rate", observed=f"learning_rate={fmt(lr)}"
+                             + (f" ({dev.size})" if dev else ""),
+                             healthy=f"<= {T.REINFORCE_LR_MAX.value:g} ({T.REINFORCE_LR_MAX.source})"),
+                    Evidence(metric=M.ENTROPY, observed=f"late entropy {fmt(100 * rel)}% of its reference",
+                             healthy=f">= {100 * T.ENTROPY_COLLAPSE.value:g}% until solved")]
+        if len(g):
+            evidence.append(ev(M.GRAD_NORM, x, f"max {fmt(float(np.max(g)))}, median {fmt(median(g))}",
+                               "no spikes far above the median"))
+    else:
+        return None
+    return Finding(
+        id="learning_rate_too_high", severity=Severity.WARNING, score=0.87,
+        title="Updates are far larger than in runs that solve (learning rate too high)",
+        evidence=evidence,
+        cause="The learning rate moves the policy much further per update than in solved runs of this environment: "
+        "it overshoots, turns near-deterministic and stops exploring before it finds the solution.",
+        suggested_changes=[_lr_fix(ctx, "steps the size solved runs take")],
     )

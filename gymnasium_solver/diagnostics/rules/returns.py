@@ -83,7 +83,10 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     spent = ctx.info.stop_reason == StopReason.BUDGET_EXHAUSTED or ctx.info.progress.env_steps >= ctx.info.max_env_steps
     if not spent:
         return None
-    improving = "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction)
+    # The evaluation trend is the truth when there is one: a rising training mean next to a
+    # declining evaluation is not "still improving".
+    ev_dir = ctx.eval_trend.direction
+    improving = ev_dir == "improving" or (ev_dir != "declining" and ctx.train_trend.direction == "improving")
     near = (ctx.threshold is not None and ctx.best_eval is not None
             and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
     budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import LOSS_COLUMNS, Ctx, ev
-from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.rules.registry import rule
-from gymnasium_solver.diagnostics.suggest import change, lr_change
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
 
 
@@ -67,17 +69,50 @@ def non_finite(ctx: Ctx) -> Finding | None:
         )
     if not evidence:
         return None
-    changes = []
-    if ctx.config.get("max_grad_norm") is None:
-        changes.append(change("max_grad_norm", None, 0.5, "enable", "clip the gradient norm so one bad batch cannot blow up the weights"))
-    changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps keep the weights and the log-probabilities finite"))
+    culprit, changes = _non_finite_cause(ctx)
     return Finding(
         id="non_finite_loss",
         severity=Severity.CRITICAL,
         score=1.0,
         title="Losses or gradients became nan/inf",
         evidence=evidence,
-        cause="Updates large enough to overflow the network (learning rate too high, unclipped gradients "
-        "or unscaled rewards); everything after the first nan is meaningless.",
+        cause=f"{culprit}; everything after the first nan is meaningless.",
         suggested_changes=changes,
     )
+
+
+def _non_finite_cause(ctx: Ctx) -> tuple[str, list[SuggestedChange]]:
+    """The extreme setting that overflowed the network, most extreme first: a preset deviation when
+    there is one (attribution.py puts its revert first), else the setting far outside its usual range."""
+    cfg = ctx.config
+    lr = start_value(cfg.get("learning_rate", 3e-4))
+    scale = float(cfg.get("reward_scale", 1.0))
+    log_std = float(cfg.get("log_std_init", 0.0))
+    box = ctx.info.action_space is not None and ctx.info.action_space.kind == "box"
+    # (how many decades outside the usual range, cause, change)
+    suspects: list[tuple[float, str, SuggestedChange]] = []
+    if lr > T.LR_SANE_MAX.value:
+        suspects.append((math.log10(lr / T.LR_SANE_MAX.value),
+                         f"learning_rate={fmt(lr)} ({fmt(lr / T.LR_SANE_MAX.value)}x the largest usual Adam rate "
+                         f"{T.LR_SANE_MAX.value:g}) makes updates large enough to overflow the network",
+                         lr_change(ctx, 1 / T.LR_STEP.value, "steps small enough to keep the weights finite")))
+    if scale > 10:
+        suspects.append((math.log10(scale),
+                         f"reward_scale={fmt(scale)} makes value targets and losses overflow",
+                         change("reward_scale", cfg.get("reward_scale"), 1.0, "decrease", "unscaled rewards")))
+    if box and abs(log_std) > 5:
+        suspects.append((abs(log_std) / 5,
+                         f"log_std_init={fmt(log_std)} (action std {math.exp(log_std):.3g}) overflows the Gaussian "
+                         "log-probabilities",
+                         change("log_std_init", cfg.get("log_std_init"), 0.0,
+                                "increase" if log_std < 0 else "decrease", "std 1, the usual start")))
+    if suspects:
+        suspects.sort(key=lambda s: -s[0])
+        return suspects[0][1], [s[2] for s in suspects]
+    changes = []
+    if cfg.get("max_grad_norm") is None:
+        changes.append(change("max_grad_norm", None, 0.5, "enable",
+                              "clip the gradient norm so one bad batch cannot blow up the weights"))
+    changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps keep the weights and the log-probabilities finite"))
+    return ("No setting is far outside its usual range; updates overflowed the network anyway (unclipped "
+            "gradients or a learning rate too high for this problem)"), changes

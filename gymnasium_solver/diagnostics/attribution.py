@@ -1,0 +1,124 @@
+"""Which difference from the preset explains which finding.
+
+A finding names a mechanism (updates too large, a critic that does not fit, ...); a deviation
+from the preset is *consistent* with it when it moves a key the way that mechanism needs (a
+learning rate above the preset's for updates that are too large). A consistent deviation is the
+most likely cause: the finding's first suggested change becomes reverting it, and the finding
+ranks above findings no deviation explains. When the run failed, no mechanism fired that a
+deviation explains, and it still differs from a preset that solves, the differences themselves
+are the finding (``preset_deviation``); when nothing at all explains it, ``unexplained_failure``
+says so and proposes the experiment (``gsolve fix``).
+"""
+
+from __future__ import annotations
+
+from gymnasium_solver.diagnostics.context import Ctx
+from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.suggest import fmt
+
+# finding id -> (key, sign): sign +1 = the run's value above the preset's is consistent, -1 below,
+# 0 either way.
+_UPDATE_TOO_LARGE = (("learning_rate", 1), ("n_epochs", 1), ("batch_size", -1), ("clip_range", 1),
+                     ("max_grad_norm", 1), ("target_kl", 1))
+_UPDATE_TOO_SMALL = (("learning_rate", -1), ("clip_range", -1), ("n_epochs", -1), ("max_grad_norm", -1),
+                     ("target_kl", -1))
+MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
+    "non_finite_loss": (("learning_rate", 1), ("reward_scale", 1), ("log_std_init", 0), ("max_grad_norm", 1),
+                        ("n_epochs", 1)),
+    "grad_norm_explosion": (("learning_rate", 1), ("max_grad_norm", 1), ("reward_scale", 1)),
+    "approx_kl_high": _UPDATE_TOO_LARGE,
+    "clip_fraction_high": _UPDATE_TOO_LARGE,
+    "learning_rate_too_high": _UPDATE_TOO_LARGE,
+    "return_collapse": _UPDATE_TOO_LARGE,
+    "entropy_collapse": (*_UPDATE_TOO_LARGE, ("ent_coef", -1), ("log_std_init", -1)),
+    "approx_kl_near_zero": _UPDATE_TOO_SMALL,
+    "target_kl_stops_epochs": (("target_kl", -1),),
+    "entropy_bonus_dominates": (("ent_coef", 1),),
+    "entropy_no_decrease": (*_UPDATE_TOO_SMALL, ("ent_coef", 1), ("hidden_sizes", -1), ("log_std_init", 1)),
+    "explained_variance_low": (("vf_coef", -1), ("hidden_sizes", -1), ("reward_scale", 0), ("gamma", 0)),
+    "explained_variance_collapse": (("learning_rate", 1), ("reward_scale", 1)),
+    "value_loss_exploding": (("reward_scale", 1), ("gamma", 1)),
+    "budget_exhausted_improving": (("max_env_steps", -1),),
+    "grad_clip_throttles": (("max_grad_norm", -1),),
+    "horizon_too_short": (("gamma", -1), ("gae_lambda", -1)),
+    "network_too_small": (("hidden_sizes", -1),),
+    "action_noise_too_high": (("log_std_init", 1),),
+    "action_noise_too_low": (("log_std_init", -1),),
+    "clip_range_too_small": (("clip_range", -1),),
+}
+# Never attributed to a config key: the process died or raised.
+_NOT_CONFIG = ("run_crashed", "run_error")
+# A finding explained by a deviation outranks every mechanism that none explains.
+EXPLAINED_BONUS = 0.1
+
+
+def consistent(ctx: Ctx, finding_id: str) -> list[Deviation]:
+    return [d for key, sign in MECHANISM_KEYS.get(finding_id, ()) if (d := ctx.deviation(key, sign)) is not None]
+
+
+def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """Link each loud finding to the deviations consistent with it: they go into ``explains`` and
+    their reverts lead the finding's suggested changes."""
+    out = []
+    for f in findings:
+        devs = [] if f.severity == Severity.INFO or f.id in _NOT_CONFIG else consistent(ctx, f.id)
+        if not devs:
+            out.append(f)
+            continue
+        for d in devs:
+            if f.id not in d.explains:
+                d.explains.append(f.id)
+        reverted = {d.key for d in devs}
+        changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in reverted]
+        evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
+                             healthy=f"the preset's {d.key}={d.preset}") for d in devs] + f.evidence
+        out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
+                                        "score": min(1.0, f.score + EXPLAINED_BONUS)}))
+    return out
+
+
+def _unsolved_and_over(ctx: Ctx) -> bool:
+    return (not ctx.solved and ctx.finished and ctx.threshold is not None
+            and str(ctx.status) not in ("crashed",) and ctx.info.stop_reason not in ("error", "user_stopped"))
+
+
+def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """A finished, unsolved run always gets a finding: the preset deviations when no mechanism a
+    deviation explains fired, else an explicit 'unexplained' finding with the experiment to run."""
+    if not _unsolved_and_over(ctx):
+        return findings
+    loud = [f for f in findings if f.severity != Severity.INFO]
+    explained = any(d.explains for d in ctx.deviations.values())
+    budget_short = ctx.deviation("max_env_steps", -1)
+    devs = [d for d in ctx.deviations.values() if d.key != "max_env_steps" or budget_short]
+    if devs and not explained:
+        findings = [*findings, Finding(
+            id="preset_deviation",
+            severity=Severity.WARNING,
+            score=0.7,
+            title="Differs from the preset that solves, and no other mechanism explains the failure",
+            evidence=[Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
+                               healthy=f"the preset's {d.key}={d.preset}"
+                               + (f" (solved references: {ctx.steps_to_solve[0]:,}-{ctx.steps_to_solve[1]:,} "
+                                  "env steps)" if ctx.steps_to_solve else "")) for d in devs],
+            cause="The preset solves this environment; this run changed it and did not. The largest change "
+            "(listed first) is the most likely cause; `gsolve fix` tests each revert alone and together.",
+            suggested_changes=[d.revert for d in devs],
+        )]
+        for d in devs:
+            d.explains.append("preset_deviation")
+    elif not loud:
+        best = ctx.best_eval
+        findings = [*findings, Finding(
+            id="unexplained_failure",
+            severity=Severity.WARNING,
+            score=0.3,
+            title="Not solved, and no rule explains why",
+            evidence=[Evidence(metric=ctx.eval_trend.metric, env_steps_from=ctx.eval_trend.env_steps_from,
+                               env_steps_to=ctx.eval_trend.env_steps_to,
+                               observed=f"best eval {fmt(best)} of {fmt(ctx.threshold)}; eval trend "
+                               f"{ctx.eval_trend.direction}", healthy=f">= {fmt(ctx.threshold)}")],
+            cause="None of the mechanisms this diagnosis knows fired, and the run matches its preset (or "
+            "has none here). The experiment that would tell: run the candidate changes side by side.",
+        )]
+    return findings

@@ -1,0 +1,234 @@
+"""What a run is held against: the preset it came from and solved runs of the same environment.
+
+- :func:`deviations`: every config key that differs from the preset, sized in the terms that
+  matter (a ratio for a learning rate, an effective horizon for a discount, a width for a network,
+  an action std next to the action range, a clip next to the observed pre-clip gradient norms).
+- :class:`ReferenceSet`: solved runs of the same environment and algorithm, from the run store or,
+  when the store has too few, the reference runs the project ships for its presets
+  (``config/references/``, written by ``scripts/make_references.py`` from the healthy corpus).
+- :func:`bands`: this run's medians of the optimisation metrics next to the solved runs' band over
+  the same env-step window. Relative evidence first; the absolute thresholds are the fallback.
+
+Pure functions over plain data, no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from gymnasium_solver.config import PACKAGE_CONFIG_DIR, preset_config, preset_differences
+from gymnasium_solver.diagnostics.models import Deviation, ReferenceBand
+from gymnasium_solver.diagnostics.series import RunData, median
+from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
+from gymnasium_solver.run_folder import M, RunInfo
+
+if TYPE_CHECKING:
+    from gymnasium_solver.run_store import RunStore
+
+# The optimisation metrics compared with solved runs (the issue's list, plus the action std).
+BAND_METRICS: tuple[str, ...] = (
+    M.APPROX_KL, M.CLIP_FRACTION, M.ENTROPY, M.GRAD_NORM, M.EXPLAINED_VARIANCE, M.VALUE_LOSS, M.ACTION_STD,
+)
+# Fewer solved runs than this in the store: use the shipped references instead.
+MIN_STORE_REFERENCES = 3
+# At most this many solved runs (newest first) and run folders scanned to find them.
+MAX_REFERENCES = 20
+MAX_SCANNED = 400
+SHIPPED_DIR = PACKAGE_CONFIG_DIR.parent / "references"
+
+
+class ReferenceRun(NamedTuple):
+    run_id: str
+    steps_to_solve: int | None
+    series: dict[str, tuple[np.ndarray, np.ndarray]]  # metric -> (env_steps, values), finite only
+
+
+class ReferenceSet(NamedTuple):
+    runs: list[ReferenceRun]
+    source: str
+
+    @property
+    def steps_to_solve(self) -> list[int] | None:
+        s = [r.steps_to_solve for r in self.runs if r.steps_to_solve is not None]
+        return [min(s), max(s)] if s else None
+
+
+EMPTY = ReferenceSet([], "none: no solved run of this environment and algorithm in the store, and no shipped reference")
+
+
+# ---------------------------------------------------------------------------------------------
+# the preset
+# ---------------------------------------------------------------------------------------------
+def horizon(gamma: float) -> float:
+    """Effective horizon 1/(1-gamma) in steps (inf for gamma=1)."""
+    return math.inf if gamma >= 1 else 1.0 / (1.0 - gamma)
+
+
+def episode_length(data: RunData) -> float | None:
+    _, y = data.finite(M.EP_LEN_MEAN)
+    return median(y[len(y) // 2:]) if len(y) else None
+
+
+def action_half_range(info: RunInfo) -> float | None:
+    """Mean half-width of a Box action space's bounds, None for Discrete or unbounded spaces."""
+    space = info.action_space
+    if space is None or space.kind != "box" or not space.low or not space.high:
+        return None
+    widths = [(h - lo) / 2 for lo, h in zip(space.low, space.high, strict=False) if math.isfinite(h - lo)]
+    return float(np.mean(widths)) if widths else None
+
+
+def _ratio(value: Any, preset: Any) -> float | None:
+    try:
+        a, b = start_value(value), start_value(preset)
+    except (TypeError, ValueError):
+        return None
+    return a / b if b else None
+
+
+def _direction(key: str, value: Any, preset: Any) -> str:
+    if value is None:
+        return "enable"
+    if preset is None:
+        return "disable"
+    if isinstance(preset, bool):
+        return "enable" if preset else "disable"
+    if key == "hidden_sizes":
+        return "increase" if min(preset) > min(value) else "decrease"
+    r = _ratio(value, preset)
+    return "increase" if r is not None and r < 1 else "decrease"
+
+
+def _size(key: str, value: Any, preset: Any, config: Mapping[str, Any], data: RunData, info: RunInfo,
+          refs: ReferenceSet) -> str:
+    """The difference in the terms that matter for this key."""
+    if key == "gamma":
+        ep = episode_length(data)
+        tail = f"; episodes last ~{fmt(ep)} steps" if ep else ""
+        return f"effective horizon 1/(1-gamma) = {fmt(horizon(value))} steps vs the preset's {fmt(horizon(preset))}{tail}"
+    if key == "gae_lambda":
+        g = float(config.get("gamma", 0.99))
+        return (f"GAE credit horizon 1/(1-gamma*lambda) ~ {fmt(horizon(g * value))} steps vs the preset's "
+                f"{fmt(horizon(g * preset))}")
+    if key == "hidden_sizes":
+        return f"narrowest layer {min(value)} units vs the preset's {min(preset)} ({value} vs {preset})"
+    if key == "log_std_init":
+        h = action_half_range(info)
+        rng = f" (action half-range {fmt(h)})" if h else ""
+        return f"initial action std {fmt(math.exp(value))} vs the preset's {fmt(math.exp(preset))}{rng}"
+    if key == "max_grad_norm" and value is not None and preset is not None:
+        _, g = data.finite(M.GRAD_NORM)
+        seen = f"; observed pre-clip gradient norm median {fmt(median(g))} = {fmt(median(g) / value)}x the clip" \
+            if len(g) else ""
+        return f"clip at {fmt(value)} vs the preset's {fmt(preset)} ({fmt(value / preset)}x){seen}"
+    if key == "max_env_steps":
+        s = refs.steps_to_solve
+        need = f"; solved references needed {s[0]:,}-{s[1]:,} env steps" if s else ""
+        return f"budget {value:,} vs the preset's {preset:,}{need}"
+    r = _ratio(value, preset)
+    if r is not None and math.isfinite(r) and not isinstance(value, bool):
+        return f"{fmt(r)}x the preset's {fmt(start_value(preset))}"
+    return f"{value} instead of the preset's {preset}"
+
+
+def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: RunData,
+               refs: ReferenceSet) -> tuple[str | None, list[Deviation]]:
+    """(preset id or None, every key that differs from it, sized), largest difference first."""
+    preset = preset_config(config_id)
+    if preset is None:
+        return None, []
+    out = []
+    for key, (value, pre) in preset_differences(config, preset).items():
+        direction = _direction(key, value, pre)
+        revert = change(key, value, pre, direction, f"the preset's value ({config_id})")
+        out.append(Deviation(key=key, value=value, preset=pre, size=_size(key, value, pre, config, data, info, refs),
+                             ratio=_ratio(value, pre), revert=revert))
+    out.sort(key=lambda d: -abs(math.log(d.ratio)) if d.ratio and d.ratio > 0 and math.isfinite(d.ratio) else 0.0)
+    return config_id, out
+
+
+# ---------------------------------------------------------------------------------------------
+# solved runs
+# ---------------------------------------------------------------------------------------------
+def _series(data: RunData) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    return {m: data.finite(m) for m in BAND_METRICS if data.has(m)}
+
+
+def store_references(store: RunStore, run_dir: Path, info: RunInfo) -> ReferenceSet:
+    """Solved runs of the same environment and algorithm in the store, newest first (at most
+    MAX_REFERENCES); the shipped references when the store has fewer than MIN_STORE_REFERENCES."""
+    runs: list[ReferenceRun] = []
+    for rid in reversed(store.run_ids()[-MAX_SCANNED:]):
+        if rid == info.run_id or len(runs) >= MAX_REFERENCES:
+            continue
+        other = store.runs_dir / rid
+        try:
+            o = store.info(other)
+            if not (o.solved and o.env_id == info.env_id and o.algo == info.algo):
+                continue
+            for m in BAND_METRICS:
+                if m in o.metric_columns:
+                    store.prefetch_columns(other, [m])
+            series = {m: store.metric_column(other, m) for m in BAND_METRICS if m in o.metric_columns}
+            series = {m: (x[np.isfinite(y)], y[np.isfinite(y)]) for m, (x, y) in series.items()}
+        except (ValueError, OSError):
+            continue  # unreadable references are skipped, never fatal
+        runs.append(ReferenceRun(rid, o.solved_at.env_steps if o.solved_at else None, series))
+    if len(runs) >= MIN_STORE_REFERENCES:
+        return ReferenceSet(runs, f"{len(runs)} solved {info.env_id} {info.algo} run(s) in the runs folder")
+    return shipped_references(info.config_id)
+
+
+def shipped_path(config_id: str) -> Path:
+    return SHIPPED_DIR / (config_id.replace(":", ".") + ".json")
+
+
+def shipped_references(config_id: str) -> ReferenceSet:
+    """The reference runs shipped for a preset (solved runs of the preset itself), or EMPTY."""
+    path = shipped_path(config_id)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return EMPTY
+    runs = [ReferenceRun(r["run_id"], r.get("steps_to_solve"),
+                         {m: (np.asarray(s[0], dtype=float), np.asarray(s[1], dtype=float))
+                          for m, s in r["series"].items()})
+            for r in raw.get("runs", [])]
+    return ReferenceSet(runs, f"{len(runs)} solved runs of the {config_id} preset shipped with the project "
+                              f"(config/references/)") if runs else EMPTY
+
+
+def reference_record(run_id: str, steps_to_solve: int | None, data: RunData) -> dict[str, Any]:
+    """One shipped reference run as JSON (scripts/make_references.py writes a list of these)."""
+    return {"run_id": run_id, "steps_to_solve": steps_to_solve,
+            "series": {m: [[int(v) for v in x], [float(f"{v:.5g}") for v in y]] for m, (x, y) in _series(data).items()}}
+
+
+def bands(data: RunData, refs: ReferenceSet) -> dict[str, ReferenceBand]:
+    """Per metric: this run's median over (0, W] next to each solved run's median over the same
+    window, W = the shorter of this run and the median solved run (a solved run stops early)."""
+    if not refs.runs or not len(data):
+        return {}
+    ends = [float(max((x[-1] for x, _ in r.series.values() if len(x)), default=0)) for r in refs.runs]
+    window = min(float(data.steps[-1]), float(np.median(ends)))
+    out = {}
+    for m in BAND_METRICS:
+        x, y = data.finite(m)
+        mine = y[x <= window]
+        meds = [median(ry[rx <= window]) for r in refs.runs if m in r.series
+                for rx, ry in [r.series[m]] if np.count_nonzero(rx <= window) >= 2]
+        if len(mine) < 2 or len(meds) < 2:
+            continue
+        obs, mid = median(mine), float(np.median(meds))
+        lo, hi = float(min(meds)), float(max(meds))
+        pos = "above" if obs > hi else "below" if obs < lo else "inside"
+        out[m] = ReferenceBand(metric=m, env_steps_from=int(x[0]), env_steps_to=int(window), observed=float(f"{obs:.4g}"),
+                               band_low=float(f"{lo:.4g}"), band_high=float(f"{hi:.4g}"),
+                               ratio=float(f"{obs / mid:.3g}") if mid else None, position=pos)  # type: ignore[arg-type]
+    return out
