@@ -5,6 +5,7 @@ commands that need them:
 - cli_train.py     train, eval, list-envs, config
 - cli_runs.py      runs, show, compare, mcp
 - cli_diagnose.py  diagnose, retry
+- cli_fix.py       fix
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gymnasium_solver import cli_diagnose, cli_runs, cli_train
+from gymnasium_solver import cli_diagnose, cli_fix, cli_runs, cli_train
 
 
 class CliError(Exception):
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_train.register(sub)
     cli_runs.register(sub)
     cli_diagnose.register(sub)
+    cli_fix.register(sub)
     return parser
 
 

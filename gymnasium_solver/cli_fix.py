@@ -1,0 +1,113 @@
+"""`gsolve fix RUN`: a thin adapter over gymnasium_solver.experiments.
+
+Diagnoses the run, runs one trial per candidate change (in parallel, stopping trials that can no
+longer win), prints a table of the outcomes and the command that reproduces the winner.
+Exit code 0 when a trial solved, 1 when none did, 2 on bad input. Never imports torch itself:
+the trials are separate `gsolve train` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gymnasium_solver.experiments import LocalProcessBackend, plan_experiment, read_record, run_experiment
+from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
+from gymnasium_solver.run_store import RunStore
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "fix",
+        help="prove a fix by running it: trial runs of the diagnosis' candidate changes",
+        description="Diagnose RUN, then train one trial run per candidate change (the top finding's changes, "
+        "each other finding's, each preset deviation reverted, all reverted) with the run's seed and "
+        "overrides, several at once; trials that can no longer beat the best solved trial are stopped. "
+        "Prints the outcome of each and the command that reproduces the winner. "
+        "Exit code 0 when a trial solved, 1 when none did.",
+    )
+    p.add_argument("run", help="run id, unique prefix of one, or @last")
+    p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")
+    p.add_argument("--parallel", type=int, default=None, help="trials at once (default: the machine's cores)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="stop everything after this many seconds (default 600)")
+    p.add_argument("--json", action="store_true", help="print the experiment record as JSON")
+    p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.add_argument("--experiment-id", default=None,
+                   help="run the experiment with this id (try_fixes pre-plans one and passes its id)")
+    p.set_defaults(func=cmd_fix)
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    store = RunStore(args.runs_dir)
+    record = _record(store, args)
+    backend = LocalProcessBackend(store.runs_dir, args.parallel)
+    if not args.json:
+        print(render_candidates(record, backend.capacity))
+        sys.stdout.flush()
+    record = run_experiment(store, record, backend, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        print(render_table(record))
+        print(render_winner(record))
+    return 0 if record.winner is not None else 1
+
+
+def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
+    from gymnasium_solver.cli import CliError
+
+    if args.parallel is not None and args.parallel < 1:
+        raise CliError(f"--parallel must be at least 1, got {args.parallel}")
+    if args.experiment_id and args.experiment_id in list_experiment_ids(store.runs_dir):
+        record = read_record(store.runs_dir, args.experiment_id)
+        if any(t.outcome != "pending" for t in record.trials):
+            raise CliError(f"experiment {args.experiment_id} has already run (status {record.status}); "
+                           f"start a new one with gsolve fix {record.parent_run_id}")
+        return record
+    return plan_experiment(store, args.run, args.max_trials, experiment_id=args.experiment_id,
+                           timeout_seconds=args.timeout)
+
+
+def render_candidates(record: ExperimentRecord, parallel: int) -> str:
+    lines = [f"Fixing run {record.parent_run_id} ({record.config_id}, seed {record.seed}): "
+             f"{len(record.candidates)} candidates, {min(parallel, len(record.candidates))} at a time, "
+             f"timeout {record.timeout_seconds:g}s, experiment {record.experiment_id}"]
+    for i, c in enumerate(record.candidates, 1):
+        lines.append(f"  {i}. {c.name}: {' '.join(c.set_args)}  ({c.why})")
+    return "\n".join(lines)
+
+
+_OUTCOME = {"solved": "solved", "not_solved": "not solved", "stopped_early": "stopped early", "failed": "failed",
+            "skipped": "skipped", "running": "running", "pending": "pending"}
+
+
+def _row(t: Trial) -> tuple[str, ...]:
+    return (
+        t.candidate,
+        " ".join(f"--set {a}" for a in t.set_args),
+        _OUTCOME[t.outcome],
+        f"{t.solved_at_env_steps:,}" if t.solved_at_env_steps is not None else "-",
+        f"{t.seconds:.1f}" if t.seconds is not None else "-",
+        f"{t.best_eval:.4g}" if t.best_eval is not None else "-",
+        t.run_id or "-",
+    )
+
+
+def render_table(record: ExperimentRecord) -> str:
+    rows: list[tuple[str, ...]] = [("CANDIDATE", "CHANGES", "OUTCOME", "STEPS TO SOLVE", "SECONDS", "BEST EVAL",
+                                    "TRIAL RUN")]
+    rows += [_row(t) for t in record.trials]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += [f"  {t.candidate}: {t.detail}" for t in record.trials if t.outcome in ("stopped_early", "failed", "skipped")]
+    return "\n".join(lines)
+
+
+def render_winner(record: ExperimentRecord) -> str:
+    w = record.winner
+    if w is None:
+        return f"No trial solved. {record.message}"
+    secs = f" in {w.seconds:.1f}s" if w.seconds is not None else ""
+    return (f"Winner: {w.candidate} ({' '.join(w.set_args)}) solved at {w.solved_at_env_steps:,} env steps{secs} "
+            f"(run {w.run_id})\nReproduce: {w.command}")

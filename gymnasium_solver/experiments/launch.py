@@ -1,0 +1,106 @@
+"""Plan a fix experiment for a run (diagnosis -> candidates -> a pending record), or start one detached.
+
+``plan_experiment`` diagnoses the parent run and writes nothing; ``start_detached`` writes the
+pending record and starts ``gsolve fix RUN --experiment-id ID --json`` in its own session (as
+``launcher.start_training`` starts a trainer), so a tool call returns an experiment id at once and
+the experiment outlives the process that started it.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.diagnostics import diagnose_run_dir
+from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
+from gymnasium_solver.experiments.record import (
+    ExperimentRecord,
+    Trial,
+    experiments_dir,
+    new_experiment_id,
+    write_record,
+)
+from gymnasium_solver.experiments.runner import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+from gymnasium_solver.launcher import reap, spawn_detached
+from gymnasium_solver.run_store import RunStore
+
+
+def plan_experiment(
+    store: RunStore,
+    ref: str,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+    *,
+    experiment_id: str | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> ExperimentRecord:
+    """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written).
+
+    Raises ValueError (unknown run, a run still training, nothing to try) with what to do instead.
+    """
+    if not 1 <= timeout_seconds <= MAX_TIMEOUT_SECONDS:
+        raise ValueError(f"timeout must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout_seconds:g}")
+    run_dir = store.resolve(ref)
+    info = store.info(run_dir)
+    if store.status(run_dir) == rf.RunStatus.RUNNING:
+        raise ValueError(f"run {info.run_id} is still training; fix it once it has finished "
+                         f"(or stop it first: gsolve stop / stop_training)")
+    if info.solved:
+        raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
+                         f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
+    candidates = build_candidates(diagnose_run_dir(store, run_dir), info.overrides, max_trials)
+    now = rf.utc_now_iso()
+    return ExperimentRecord(
+        experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
+        seed=info.seed, parent_overrides=info.overrides, created_at=now, updated_at=now, host=socket.gethostname(),
+        timeout_seconds=timeout_seconds, candidates=candidates, trials=[_trial(c) for c in candidates],
+        message=f"{len(candidates)} candidates planned; starting",
+    )
+
+
+def _trial(c: Candidate) -> Trial:
+    return Trial(candidate=c.name, changes=c.changes, set_args=c.set_args)
+
+
+class ExperimentStart(BaseModel):
+    """An experiment started in the background."""
+
+    experiment_id: str
+    parent_run_id: str
+    config_id: str
+    candidates: list[Candidate] = Field(description="what the trials will try, in order")
+    pid: int = Field(description="the coordinator process (gsolve fix)")
+    log: str = Field(description="the coordinator's output")
+    note: str = Field(description="what to call next")
+
+
+def start_detached(
+    store: RunStore,
+    ref: str,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+    *,
+    parallel: int | None = None,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+) -> ExperimentStart:
+    """Plan the experiment, write its pending record and start its coordinator detached. Returns at once."""
+    record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds)
+    runs_dir = store.runs_dir.resolve()
+    write_record(runs_dir, record)
+    log = experiments_dir(runs_dir) / f"{record.experiment_id}.log"
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "fix", record.parent_run_id,
+           "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
+           "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}"]
+    if parallel is not None:
+        cmd += ["--parallel", str(parallel)]
+    proc = spawn_detached(cmd, Path(log))
+    reap(proc)
+    return ExperimentStart(
+        experiment_id=record.experiment_id, parent_run_id=record.parent_run_id, config_id=record.config_id,
+        candidates=record.candidates, pid=proc.pid, log=str(log),
+        note=f"{len(record.candidates)} trial runs started in the background (at most {timeout_seconds:g}s); "
+        f"call get_experiment(experiment_id={record.experiment_id!r}) until status is 'done' for the outcome "
+        f"and the winning change",
+    )

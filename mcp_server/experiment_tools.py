@@ -1,0 +1,69 @@
+"""MCP tools ``try_fixes`` and ``get_experiment``: thin adapters over gymnasium_solver.experiments.
+
+``register(server, store)`` is called by ``mcp_server.server.create_server``. ``try_fixes`` starts
+a detached ``gsolve fix`` process and returns at once; ``get_experiment`` reads the experiment
+record. Neither imports torch: the trials are separate ``gsolve train`` processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from gymnasium_solver.experiments import ExperimentRecord, ExperimentStart, read_record, start_detached
+from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
+from gymnasium_solver.run_store import RunStore
+from mcp_server.server import READ_ONLY, STARTS_PROCESS
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    # Unknown run / experiment (with close matches), nothing to try, a run still training: the
+    # library's ValueErrors already say what to do; the model sees exactly that.
+    try:
+        yield
+    except ToolError:
+        raise
+    except (ValueError, FileNotFoundError, PermissionError) as exc:
+        raise ToolError(str(exc)) from None
+
+
+def register(server: MCPServer, store: RunStore) -> None:
+    """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``."""
+
+    @server.tool(annotations=STARTS_PROCESS)
+    def try_fixes(
+        run_id: Annotated[str, Field(description="the unsolved run to fix: run id, unique prefix, or '@last'")],
+        max_trials: Annotated[
+            int, Field(ge=1, le=MAX_TRIALS_LIMIT, description="at most this many candidate changes to try")
+        ] = DEFAULT_MAX_TRIALS,
+    ) -> ExperimentStart:
+        """Prove a fix by running it: after diagnose_run, test its suggested changes as real training runs.
+
+        Starts, in the background, one trial run per candidate change of the run's diagnosis (the top
+        finding's changes, each other warning/critical finding's, each preset deviation reverted, all
+        reverted together), each with the parent's seed and overrides plus the change; trials that can
+        no longer beat the best solved one are stopped early. Returns at once with experiment_id and the
+        candidates (name, changes, set_args, why). Then call get_experiment(experiment_id) until its
+        status is 'done' (typically tens of seconds for small environments; bounded by a timeout). Use it
+        when the user wants a verified fix rather than a guess; for a single change use start_training."""
+        with _user_errors():
+            return start_detached(store, run_id, max_trials)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_experiment(
+        experiment_id: Annotated[str, Field(description="the id try_fixes returned, e.g. 'fix-20261125-221900-3fa9'")],
+    ) -> ExperimentRecord:
+        """The state of a fix experiment started by try_fixes (or `gsolve fix`): status ('running',
+        'done', 'failed', or 'crashed' if its coordinator died), each trial's outcome (solved /
+        not_solved / stopped_early / failed / skipped, running while it trains) with env steps to solve,
+        trainer seconds, best eval return and its run_id (inspect it with get_run_info / diagnose_run),
+        and, once done, the winner: the change that solved in the fewest env steps, its set_args and the
+        `gsolve train` command that reproduces it. message is a one-line summary. Cheap; poll it."""
+        with _user_errors():
+            return read_record(store.runs_dir, experiment_id)
