@@ -141,6 +141,9 @@ def create_server(runs_dir: Path | str | None = None) -> MCPServer:
     from mcp_server import diagnostic_tools
 
     diagnostic_tools.register(server, store)
+    from mcp_server import experiment_tools
+
+    experiment_tools.register(server, store)
     return server
 
 
