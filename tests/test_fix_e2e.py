@@ -1,0 +1,104 @@
+"""`gsolve fix` and the MCP tools try_fixes / get_experiment end to end: real trial runs of the
+planted learning-rate fault (CartPole-v1:ppo, learning_rate=1e-5, seed 0, from the corpus).
+
+The parent is copied from the corpus, so only the trials train (CartPole solves in ~10k env steps).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from corpus_util import copy_case
+from mcp import Client
+
+from gymnasium_solver import cli
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.experiments import read_record
+from mcp_server.server import create_server
+
+pytestmark = pytest.mark.slow
+
+PRESET_LR = {"start": 0.004, "end": 0.0}  # CartPole-v1:ppo's learning rate: what the fault changed
+MAX_WAIT_SECONDS = 300.0  # a bound so a broken coordinator fails the test instead of hanging it
+
+
+def test_gsolve_fix_runs_trials_and_names_the_solving_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    parent = copy_case("lr_low_s0", runs)
+    code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "2", "--parallel", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "CANDIDATE" in out and "OUTCOME" in out
+    winner = next(line for line in out.splitlines() if line.startswith("Winner: "))
+    assert "learning_rate={end: 0.0, start: 0.004}" in winner and "solved at" in winner
+    assert "Reproduce: gsolve train CartPole-v1:ppo" in out and "--set seed=0" in out
+    assert err.count("[") >= 2  # one progress line per finished trial, on stderr
+
+    exp_id = next(p.stem for p in (runs / ".experiments").glob("fix-*.json"))
+    record = read_record(runs, exp_id)
+    assert record.status == "done" and record.winner is not None
+    assert record.winner.changes["learning_rate"] == PRESET_LR
+    trial_ids = [t.run_id for t in record.trials if t.run_id]
+    assert len(trial_ids) == 2
+    for run_id in trial_ids:
+        info = rf.read_run_info(runs / run_id)
+        assert info.parent_run_id == parent and info.experiment_id == exp_id
+        assert info.seed == 0 and info.overrides["learning_rate"] is not None
+        assert info.status != rf.RunStatus.RUNNING
+    solved = [t for t in record.trials if t.outcome == "solved"]
+    assert solved and all(t.solved_at_env_steps for t in solved)
+    # The winning trial's run.json records exactly the change that was applied.
+    assert rf.read_run_info(runs / record.winner.run_id).applied_changes == record.winner.changes
+
+
+def test_gsolve_fix_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    parent = copy_case("healthy_s0", runs)
+    assert cli.main(["fix", "no-such-run", "--runs-dir", str(runs)]) == 2
+    assert cli.main(["fix", parent, "--runs-dir", str(runs)]) == 2  # solved: nothing to fix
+    err = capsys.readouterr().err
+    assert "no run 'no-such-run'" in err and "already solved" in err
+
+
+async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any, str]:
+    res = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    return bool(res.is_error), res.structured_content, text
+
+
+@pytest.mark.anyio
+async def test_try_fixes_returns_at_once_then_get_experiment_reports_the_winner(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    parent = copy_case("lr_low_s0", runs)
+    async with Client(create_server(runs)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["try_fixes"].annotations.read_only_hint is False  # type: ignore[union-attr]
+        assert tools["get_experiment"].annotations.read_only_hint is True  # type: ignore[union-attr]
+
+        t0 = time.monotonic()
+        is_error, started, text = await call(client, "try_fixes", {"run_id": parent, "max_trials": 1})
+        assert not is_error, text
+        assert time.monotonic() - t0 < 30  # it returned before any trial could have finished training
+        exp_id = started["experiment_id"]
+        assert started["candidates"][0]["changes"]["learning_rate"] == PRESET_LR
+        assert "get_experiment" in started["note"]
+
+        deadline = time.monotonic() + MAX_WAIT_SECONDS
+        while True:
+            is_error, rec, text = await call(client, "get_experiment", {"experiment_id": exp_id})
+            assert not is_error, text
+            if rec["status"] != "running" or time.monotonic() > deadline:
+                break
+            await anyio.sleep(1.0)
+        assert rec["status"] == "done", rec["message"]
+        assert rec["trials"][0]["outcome"] == "solved" and rec["winner"]["set_args"]
+        assert rec["winner"]["command"].startswith("gsolve train CartPole-v1:ppo")
+        info = rf.read_run_info(runs / rec["winner"]["run_id"])
+        assert info.parent_run_id == parent and info.experiment_id == exp_id
+
+        is_error, _, text = await call(client, "get_experiment", {"experiment_id": exp_id[:-1] + "x"})
+        assert is_error and f"did you mean {exp_id}" in text
