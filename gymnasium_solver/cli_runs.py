@@ -112,6 +112,10 @@ def format_details(d: rs.RunDetails) -> str:
         lines.append("  config      " + ", ".join(f"{k}={_yaml(v)}" for k, v in d.hyperparameters.items()))
     if d.overrides:
         lines.append("  overrides   " + ", ".join(f"{k}={v}" for k, v in d.overrides.items()))
+    if d.preset:
+        diffs = ", ".join(f"{k}={_yaml(v.value)} (preset {_yaml(v.preset)})"
+                          for k, v in d.differences_from_preset.items())
+        lines.append(f"  preset      {d.preset}" + (f"; differs in {diffs}" if diffs else ""))
     for f in d.files:
         if f.problem or not f.present:
             lines.append(f"  file        {f.name}: {f.problem or 'missing'}")

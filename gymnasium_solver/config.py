@@ -62,6 +62,13 @@ def schedule_start(value: ScheduleOrFloat) -> float:
     return value.start if isinstance(value, Schedule) else float(value)
 
 
+# Which runs a key means something for, declared once on the field it concerns (a field without
+# a tag applies to every run). Read back with `applies_to`; summaries and tools derive from it.
+_PPO: dict[str, Any] = {"algos": ["ppo"]}
+_REINFORCE: dict[str, Any] = {"algos": ["reinforce"]}
+_BOX_ACTIONS: dict[str, Any] = {"action_kinds": ["box"]}  # run_folder.ActionSpaceInfo.kind
+
+
 class Config(BaseModel):
     """Everything that defines a run. Field descriptions are the documentation (`gsolve config`)."""
 
@@ -85,31 +92,31 @@ class Config(BaseModel):
     vectorization: Literal["auto", "sync", "async"] = Field(
         default="auto", description="auto = Gymnasium's numpy-vectorised env where one exists, else sync"
     )
-    n_steps: int = Field(default=128, ge=1, description="steps per sub-environment per rollout (PPO)")
+    n_steps: int = Field(default=128, ge=1, description="steps per sub-environment per rollout (PPO)", json_schema_extra=_PPO)
     gamma: float = Field(default=0.99, gt=0.0, le=1.0, description="discount factor")
-    gae_lambda: float = Field(default=0.95, ge=0.0, le=1.0, description="GAE lambda (PPO)")
+    gae_lambda: float = Field(default=0.95, ge=0.0, le=1.0, description="GAE lambda (PPO)", json_schema_extra=_PPO)
     normalize_observations: bool = Field(default=False, description="running mean/std observation normalisation")
     reward_scale: float = Field(default=1.0, gt=0.0, description="multiply rewards by this before learning")
 
     # optimisation
     learning_rate: ScheduleOrFloat = Field(default=3e-4, description="Adam learning rate, constant or {start, end}")
-    n_epochs: int = Field(default=10, ge=1, description="passes over each rollout (PPO)")
-    batch_size: int = Field(default=64, ge=1, description="minibatch size in samples (PPO)")
-    clip_range: ScheduleOrFloat = Field(default=0.2, description="PPO ratio clip, constant or {start, end}")
-    clip_range_vf: float | None = Field(default=None, description="value-function clip range (PPO); None = off")
+    n_epochs: int = Field(default=10, ge=1, description="passes over each rollout (PPO)", json_schema_extra=_PPO)
+    batch_size: int = Field(default=64, ge=1, description="minibatch size in samples (PPO)", json_schema_extra=_PPO)
+    clip_range: ScheduleOrFloat = Field(default=0.2, description="PPO ratio clip, constant or {start, end}", json_schema_extra=_PPO)
+    clip_range_vf: float | None = Field(default=None, description="value-function clip range (PPO); None = off", json_schema_extra=_PPO)
     ent_coef: ScheduleOrFloat = Field(default=0.0, description="entropy bonus coefficient, constant or {start, end}")
-    vf_coef: float = Field(default=0.5, ge=0.0, description="value loss coefficient (PPO)")
+    vf_coef: float = Field(default=0.5, ge=0.0, description="value loss coefficient (PPO critic, REINFORCE baseline)")
     max_grad_norm: float | None = Field(default=0.5, description="global gradient-norm clip; None = off")
-    target_kl: float | None = Field(default=None, description="stop the epochs of an update early above this KL")
+    target_kl: float | None = Field(default=None, description="stop the epochs of an update early above this KL", json_schema_extra=_PPO)
     normalize_advantages: bool = Field(default=True, description="normalise advantages per minibatch")
-    use_baseline: bool = Field(default=True, description="REINFORCE: subtract a learned value baseline")
-    episodes_per_update: int = Field(default=8, ge=1, description="REINFORCE: complete episodes per update")
+    use_baseline: bool = Field(default=True, description="REINFORCE: subtract a learned value baseline", json_schema_extra=_REINFORCE)
+    episodes_per_update: int = Field(default=8, ge=1, description="REINFORCE: complete episodes per update", json_schema_extra=_REINFORCE)
 
     # network
     hidden_sizes: list[int] = Field(default_factory=lambda: [64, 64], description="MLP hidden layer sizes")
     activation: Literal["tanh", "relu"] = Field(default="tanh", description="MLP activation")
     shared_network: bool = Field(default=False, description="actor and critic share the hidden layers")
-    log_std_init: float = Field(default=0.0, description="initial log std of the Gaussian policy (Box actions)")
+    log_std_init: float = Field(default=0.0, description="initial log std of the Gaussian policy (Box actions)", json_schema_extra=_BOX_ACTIONS)
 
     # evaluation and checkpoints
     eval_freq: int = Field(default=10_000, ge=1, description="evaluate every this many env steps")
@@ -150,6 +157,17 @@ class Config(BaseModel):
 
 
 CONFIG_KEYS: tuple[str, ...] = tuple(Config.model_fields)
+
+
+def applies_to(key: str, algo: str | None, action_kind: str | None = None) -> bool:
+    """Whether config ``key`` means anything for a run of ``algo`` whose action space is of
+    ``action_kind`` ('discrete' or 'box'). Unknown keys and unknown algo/kind (None) count as applying."""
+    field = Config.model_fields.get(key)
+    extra = field.json_schema_extra if field is not None and isinstance(field.json_schema_extra, dict) else {}
+    algos, kinds = extra.get("algos"), extra.get("action_kinds")
+    if algo is not None and isinstance(algos, list) and algo not in algos:
+        return False
+    return action_kind is None or not isinstance(kinds, list) or action_kind in kinds
 # Keys a preset may carry that are not config fields.
 _PRESET_ONLY_KEYS = {"inherits", "description"}
 

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_store import MetricSeries, RunStore, query_metrics
+from gymnasium_solver.run_store import MetricSeries, RunStore, first_non_finite, query_metrics
 
 PLOT_POINTS = 1000  # per curve; min/max downsampling keeps spikes visible at this density
 
@@ -73,8 +73,8 @@ def describe_curve(s: MetricSeries, run_id: str, threshold: float | None = None)
             else f"It never reaches the threshold {_fmt(threshold)} (best {_fmt(s.max)})."
         )
     if s.non_finite_count:
-        first_bad = s.non_finite[0] if s.non_finite else None
-        where = f", first at step {first_bad.env_steps} ({first_bad.value})" if first_bad else ""
+        first_bad = first_non_finite(s)
+        where = f", first at step {first_bad[0]} ({first_bad[1]})" if first_bad else ""
         parts.append(f"{s.non_finite_count} non-finite values are not drawn{where}.")
     return " ".join(parts)
 
@@ -105,7 +105,7 @@ def _render(curves: list[tuple[MetricSeries, CurveSummary]], metric: str, thresh
     try:
         for s, c in curves:
             ax.plot(s.env_steps, s.values, label=c.run_id, linewidth=1.2)
-            bad = [p.env_steps for p in s.non_finite]
+            bad = sorted(step for steps in s.non_finite.values() for step in steps)
             if bad:
                 ax.scatter(bad, [s.max if s.max is not None else 0.0] * len(bad), marker="x", color="red",
                            label=f"{c.run_id} non-finite", zorder=3)

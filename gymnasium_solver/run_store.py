@@ -22,12 +22,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import yaml
 from pydantic import BaseModel, Field
 
+from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import MetricsTable, RunInfo, RunStatus
 
@@ -610,14 +611,12 @@ MAX_LOG_LINES = 200
 MAX_LOG_LINE_CHARS = 400
 MAX_LOG_CHARS = 40_000  # ~10k tokens, whatever limit is asked
 # The hyperparameters shown in summaries; config.yaml has every field (get_config / the resource).
+# Which of them a run shows comes from the Config fields' own declaration (config.applies_to).
 KEY_HYPERPARAMETERS = (
     "n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
     "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "hidden_sizes",
-    "normalize_observations", "episodes_per_update", "use_baseline", "seed",
+    "normalize_observations", "reward_scale", "log_std_init", "episodes_per_update", "use_baseline", "seed",
 )  # fmt: skip
-# Keys that mean nothing for the other algorithm are left out of its summary.
-_PPO_ONLY = {"n_steps", "batch_size", "n_epochs", "gae_lambda", "clip_range", "vf_coef", "target_kl"}
-_REINFORCE_ONLY = {"episodes_per_update", "use_baseline"}
 DEFAULT_METRICS = (
     rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY,
     rf.M.APPROX_KL, rf.M.EXPLAINED_VARIANCE,
@@ -633,12 +632,26 @@ def check_limit(name: str, value: int, maximum: int, minimum: int = 1) -> int:
     return value
 
 
-def _round(x: float, digits: int = 6) -> float:
-    """Round to ``digits`` significant digits: enough to read a curve, a third of the tokens."""
+# Curve values are rounded to this many significant digits: enough to read a curve and to tell
+# 474.96 from a threshold of 475, at about half the characters of full precision.
+SIGNIFICANT_DIGITS = 5
+
+
+def _round(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def _non_finite_label(x: float) -> str:
+def key_hyperparameters(config: dict[str, Any], action_kind: str | None = None) -> dict[str, Any]:
+    """The KEY_HYPERPARAMETERS of a config that mean something for its algorithm and action space."""
+    algo = config.get("algo")
+    return {k: config[k] for k in KEY_HYPERPARAMETERS
+            if k in config and config_mod.applies_to(k, algo if isinstance(algo, str) else None, action_kind)}
+
+
+NonFiniteKind = Literal["nan", "inf", "-inf"]
+
+
+def _non_finite_label(x: float) -> NonFiniteKind:
     return "nan" if np.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
@@ -767,26 +780,25 @@ def list_runs(
 
 
 # -- metrics ----------------------------------------------------------------------------------
-def unknown_metric_error(name: str, available: list[str]) -> ValueError:
-    close = difflib.get_close_matches(name, available, n=3, cutoff=0.4)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return ValueError(f"this run has no metric {name!r}{hint} Available: {', '.join(available)}")
+def unknown_metric_error(names: str | list[str], available: list[str]) -> ValueError:
+    """One error for every unknown name, each with its close matches, and the names that exist."""
+    parts = []
+    for name in [names] if isinstance(names, str) else names:
+        close = difflib.get_close_matches(name, available, n=3, cutoff=0.4)
+        parts.append(f"{name!r}" + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""))
+    return ValueError(f"this run has no metric {', '.join(parts)}. Available: {', '.join(available)}")
 
-
-class NonFinitePoint(BaseModel):
-    env_steps: int
-    value: str = Field(description="'nan', 'inf' or '-inf'")
 
 
 class MetricSeries(BaseModel):
-    """One metric against env_steps. Only rows where it was measured; non-finite values listed apart."""
+    """One metric against env_steps, as parallel arrays. Only rows where it was measured; nan/inf
+    values are counted and located apart. What a metric means: list_available_metrics."""
 
     metric: str
-    description: str | None = None
     env_steps: list[int] = Field(description="x values (environment steps)")
-    values: list[float] = Field(description="y values, rounded to 6 significant digits; finite only")
+    values: list[float] = Field(description=f"y values at env_steps, {SIGNIFICANT_DIGITS} significant digits; finite only")
     points_total: int = Field(description="measured points in the requested range, before downsampling")
-    downsampled: bool
+    downsampled: bool = Field(description="true when env_steps/values hold fewer than points_total points")
     first: float | None = None
     last: float | None = None
     min: float | None = None
@@ -794,7 +806,9 @@ class MetricSeries(BaseModel):
     max: float | None = None
     max_at_env_steps: int | None = None
     non_finite_count: int = 0
-    non_finite: list[NonFinitePoint] = Field(default_factory=list, description="where the metric was nan/inf")
+    non_finite: dict[NonFiniteKind, list[int]] = Field(
+        default_factory=dict, description=f"env steps where the metric was nan/inf, by kind (first {MAX_NON_FINITE_LISTED})"
+    )
 
 
 class MetricsResult(BaseModel):
@@ -802,23 +816,29 @@ class MetricsResult(BaseModel):
     rows_total: int = Field(description="rows in metrics.csv")
     env_steps_range: list[int] = Field(description="[first, last] env_steps of the rows considered")
     series: list[MetricSeries]
-    available_metrics: list[str]
-    note: str = ""
+    metrics_available: int = Field(description="metric columns this run has; list_available_metrics names and explains them")
+    note: str = Field(default="", description="what was cut (downsampling, limits) and how to get more")
+
+
+def first_non_finite(s: MetricSeries) -> tuple[int, str] | None:
+    """(env_steps, kind) of the earliest listed nan/inf point of a series, or None."""
+    firsts = [(steps[0], kind) for kind, steps in s.non_finite.items() if steps]
+    return min(firsts) if firsts else None
 
 
 def downsample_indices(y: np.ndarray, max_points: int) -> np.ndarray:
-    """Indices of at most ~max_points points that keep the first, last, and each bucket's min and max."""
+    """Indices of at most max_points points that keep the first, last, and each bucket's min and max."""
     n = y.shape[0]
     if n <= max_points:
         return np.arange(n)
-    buckets = max(max_points // 2 - 1, 1)
+    buckets = max((max_points - 2) // 2, 1)  # two points per bucket plus the first and last
     k = n // buckets
-    body = y[: buckets * k].reshape(buckets, k)
-    base = np.arange(buckets) * k
-    picks = [base + np.argmin(body, axis=1), base + np.argmax(body, axis=1), np.array([0, n - 1])]
-    if buckets * k < n:
-        tail = y[buckets * k :]
-        picks.append(np.array([buckets * k + int(np.argmin(tail)), buckets * k + int(np.argmax(tail))]))
+    body = y[: (buckets - 1) * k].reshape(buckets - 1, k)
+    base = np.arange(buckets - 1) * k
+    start = (buckets - 1) * k  # the last bucket also takes the remainder of n / buckets
+    tail = y[start:]
+    picks = [base + np.argmin(body, axis=1), base + np.argmax(body, axis=1), np.array([0, n - 1]),
+             np.array([start + int(np.argmin(tail)), start + int(np.argmax(tail))])]
     return np.unique(np.concatenate(picks))
 
 
@@ -832,34 +852,33 @@ def _series(store: RunStore, run_dir: Path, name: str, rows: np.ndarray, x_all: 
     yf, xf = y[finite], x[finite]
     idx = downsample_indices(yf, max_points)
     bad = np.flatnonzero(~finite)
+    non_finite: dict[NonFiniteKind, list[int]] = {}
+    for i in bad[:MAX_NON_FINITE_LISTED]:
+        non_finite.setdefault(_non_finite_label(float(y[i])), []).append(int(x[i]))
     s = MetricSeries(
         metric=name,
-        description=rf.METRIC_DESCRIPTIONS.get(name),
         env_steps=[int(v) for v in xf[idx]],
         values=[_round(float(v)) for v in yf[idx]],
         points_total=int(y.shape[0]),
         downsampled=len(idx) < yf.shape[0],
         non_finite_count=int(bad.shape[0]),
-        non_finite=[NonFinitePoint(env_steps=int(x[i]), value=_non_finite_label(float(y[i]))) for i in bad[:MAX_NON_FINITE_LISTED]],
+        non_finite=non_finite,
     )
     if yf.shape[0]:
         imin, imax = int(np.argmin(yf)), int(np.argmax(yf))
-        s.first, s.last = float(yf[0]), float(yf[-1])
-        s.min, s.min_at_env_steps = float(yf[imin]), int(xf[imin])
-        s.max, s.max_at_env_steps = float(yf[imax]), int(xf[imax])
+        s.first, s.last = _round(float(yf[0])), _round(float(yf[-1]))
+        s.min, s.min_at_env_steps = _round(float(yf[imin])), int(xf[imin])
+        s.max, s.max_at_env_steps = _round(float(yf[imax])), int(xf[imax])
     return s
 
 
 def _choose_metrics(columns: list[str], available: list[str], metrics: list[str] | None) -> list[str]:
     if not metrics:
         return [m for m in DEFAULT_METRICS if m in columns]
-    chosen: list[str] = []
-    for m in metrics:
-        if m not in columns:
-            raise unknown_metric_error(m, available)
-        if m not in chosen:
-            chosen.append(m)
-    return chosen
+    unknown = [m for m in dict.fromkeys(metrics) if m not in columns]
+    if unknown:
+        raise unknown_metric_error(unknown, available)
+    return list(dict.fromkeys(metrics))
 
 
 def query_metrics(
@@ -873,7 +892,7 @@ def query_metrics(
     """Selected metric series over an env-step range, each downsampled to at most ``max_points``.
 
     Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
-    point; nan/inf values are counted and listed separately (JSON has no NaN). The answer is
+    point; nan/inf values are counted and located separately (JSON has no NaN). The answer is
     memoised until metrics.csv changes.
     """
     key = ("query_metrics", tuple(metrics or ()), start_env_steps, end_env_steps, max_points)
@@ -890,11 +909,6 @@ def _query_metrics(
     end_env_steps: int | None,
     max_points: int,
 ) -> MetricsResult:
-    """Selected metric series over an env-step range, each downsampled to at most ``max_points``.
-
-    Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
-    point; nan/inf values are counted and listed separately (JSON has no NaN).
-    """
     check_limit("max_points", max_points, MAX_POINTS_PER_SERIES, minimum=10)
     columns = store.metric_columns(run_dir)
     if not columns:
@@ -925,10 +939,11 @@ def _query_metrics(
         rows = np.flatnonzero(keep)
     x_all = steps[rows]
     series = [_series(store, run_dir, m, rows, x_all, max_points) for m in chosen]
-    if any(s.downsampled for s in series):
+    cut = [s.metric for s in series if s.downsampled]
+    if cut:
         notes.append(
-            "series were downsampled (bucket min/max kept); narrow start_env_steps/end_env_steps or raise "
-            f"max_points (up to {MAX_POINTS_PER_SERIES}) for more detail"
+            f"downsampled to at most {max_points} points each (bucket min/max kept): {', '.join(cut)}; narrow "
+            f"start_env_steps/end_env_steps or raise max_points (up to {MAX_POINTS_PER_SERIES}) for more detail"
         )
     if any(s.non_finite_count > MAX_NON_FINITE_LISTED for s in series):
         notes.append(f"only the first {MAX_NON_FINITE_LISTED} non-finite points per metric are listed")
@@ -941,7 +956,7 @@ def _query_metrics(
         rows_total=n,
         env_steps_range=[int(x_all[0]), int(x_all[-1])] if x_all.shape[0] else [],
         series=series,
-        available_metrics=available,
+        metrics_available=len(available),
         note="; ".join(notes),
     )
 
@@ -982,6 +997,11 @@ class FileState(BaseModel):
     problem: str | None = None
 
 
+class PresetDifference(BaseModel):
+    value: Any = Field(description="this run's value")
+    preset: Any = Field(description="the preset's value")
+
+
 class RunDetails(BaseModel):
     """Everything about one run that fits on a screen: summary, hyperparameters, failure, files."""
 
@@ -996,7 +1016,14 @@ class RunDetails(BaseModel):
     best_eval: EvalSummary | None = None
     final_eval: EvalSummary | None = None
     hyperparameters: dict[str, Any] = Field(
-        default_factory=dict, description="key hyperparameters; get_config has every field"
+        default_factory=dict, description="key hyperparameters that apply to this run; get_config has every field"
+    )
+    preset: str | None = Field(
+        default=None, description="the ENV:VARIANT preset compared against, or why there is no comparison"
+    )
+    differences_from_preset: dict[str, PresetDifference] = Field(
+        default_factory=dict,
+        description="every config key whose value differs from the preset as this machine has it now",
     )
     overrides: dict[str, Any] = Field(default_factory=dict, description="--set overrides given at start")
     parent_run_id: str | None = None
@@ -1012,6 +1039,20 @@ def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
     if e is None:
         return None
     return EvalSummary(return_mean=e.return_mean, return_std=e.return_std, env_steps=e.env_steps, wall_seconds=e.wall_seconds)
+
+
+def preset_comparison(config: dict[str, Any], config_id: str | None) -> tuple[str, dict[str, PresetDifference]]:
+    """(preset, differences): the ENV:VARIANT a run's config came from and every key that differs
+    from it (config.preset_differences, as the diagnosis uses), or a sentence saying why not."""
+    if config.get("env_id") and config.get("variant"):
+        config_id = f"{config['env_id']}:{config['variant']}"
+    if not config or config_id is None:
+        return "no comparison: the run's config.yaml is missing or unreadable", {}
+    reference = config_mod.preset_config(config_id)
+    if reference is None:
+        return f"no comparison: this machine has no preset {config_id} (get_config shows the run's config)", {}
+    diffs = config_mod.preset_differences(config, reference)
+    return config_id, {k: PresetDifference(value=v, preset=p) for k, (v, p) in diffs.items()}
 
 
 def run_details(store: RunStore, run_dir: Path) -> RunDetails:
@@ -1033,12 +1074,13 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
             st.problem = str(exc)
         files.append(st)
     summary = summarize_run(store, run_dir)
-    skip = _REINFORCE_ONLY if config.get("algo") == "ppo" else _PPO_ONLY if config.get("algo") == "reinforce" else set()
-    details = RunDetails(summary=summary, files=files, metrics_rows=rows,
-                         hyperparameters={k: config[k] for k in KEY_HYPERPARAMETERS if k in config and k not in skip})
-    if summary.problem:
+    info = None if summary.problem else store.info(run_dir)
+    kind = None if info is None or info.action_space is None else info.action_space.kind
+    preset, differences = preset_comparison(config, summary.config_id)
+    details = RunDetails(summary=summary, files=files, metrics_rows=rows, preset=preset,
+                         hyperparameters=key_hyperparameters(config, kind), differences_from_preset=differences)
+    if info is None:
         return details
-    info = store.info(run_dir)
     details.variant, details.seed = info.variant, info.seed
     details.finished_at, details.updated_at = info.finished_at, info.updated_at
     details.wall_seconds, details.iteration = info.progress.wall_seconds, info.progress.iteration

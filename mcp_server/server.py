@@ -178,8 +178,8 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
                 cid = f"{preset.env_id}:{name}"
                 try:
                     cfg = config_mod.resolve_config(cid).model_dump(mode="json")
-                    settings = {k: cfg[k] for k in ("max_env_steps", "reward_threshold", *rs.KEY_HYPERPARAMETERS)
-                                if k in cfg}
+                    settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
+                    settings.update(rs.key_hyperparameters(cfg))
                     out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
                 except config_mod.ConfigError as exc:
                     out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
@@ -236,8 +236,9 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
     @_tool(server, READ_ONLY)
     def get_run_info(run_id: RunRef) -> rs.RunDetails:
         """Everything about one run on one screen: status (crashed detection included), stop reason and
-        structured failure, progress, best and final evaluation, solved and when, key hyperparameters,
-        overrides, and which files are present or malformed."""
+        structured failure, progress, best and final evaluation, solved and when, the key hyperparameters
+        that apply to its algorithm, every config key that differs from its preset (value and preset
+        value), overrides, and which files are present or malformed."""
         with user_errors():
             return rs.run_details(store, store.resolve(run_id))
 
@@ -246,8 +247,8 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         run_id: RunRef,
         metrics: Annotated[
             list[str] | None,
-            Field(description="metric columns to return; default: eval and rollout return, losses, entropy, "
-                  "approx_kl, explained_variance. list_available_metrics shows all"),
+            Field(description=f"metric columns to return; default: {', '.join(rs.DEFAULT_METRICS)}. "
+                  "list_available_metrics shows all"),
         ] = None,
         start_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or after this env step")] = None,
         end_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or before this env step")] = None,
@@ -255,11 +256,12 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
             int, Field(ge=10, le=rs.MAX_POINTS_PER_SERIES, description="points per metric after downsampling")
         ] = 200,
     ) -> rs.MetricsResult:
-        """Training curves of a run against env steps, each with first/last/min/max and where.
+        """Training curves of a run against env steps: per metric, parallel arrays env_steps and values
+        (rounded), first/last/min/max and where, and the env steps of nan/inf values.
 
-        Long series are downsampled keeping each bucket's min and max, so spikes stay visible;
-        nan/inf values are counted and listed separately (with their env steps). Narrow the range
-        or raise max_points for detail; the note says what was cut."""
+        Long series are downsampled keeping each bucket's min and max, so spikes stay visible; the
+        note says which were cut: narrow the range or raise max_points for detail. What each metric
+        means: list_available_metrics (not repeated here)."""
         with user_errors():
             return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
 

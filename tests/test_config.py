@@ -1,5 +1,7 @@
 """Config errors name the file/key, a close match and what would be right."""
 
+from pathlib import Path
+
 import pytest
 
 from gymnasium_solver import cli
@@ -68,3 +70,26 @@ def test_list_envs_shows_variants_and_thresholds(capsys):
     assert cli.main(["list-envs"]) == 0
     out = capsys.readouterr().out
     assert "CartPole-v1:ppo" in out and "CartPole-v1:reinforce" in out and "475" in out
+
+
+def test_which_keys_apply_to_which_algorithm_is_declared_on_the_fields() -> None:
+    from gymnasium_solver.config import CONFIG_KEYS, applies_to
+
+    ppo_only = {k for k in CONFIG_KEYS if not applies_to(k, "reinforce")}
+    reinforce_only = {k for k in CONFIG_KEYS if not applies_to(k, "ppo")}
+    assert {"n_steps", "clip_range", "target_kl"} <= ppo_only and "vf_coef" not in ppo_only
+    assert reinforce_only == {"episodes_per_update", "use_baseline"}
+    assert not applies_to("log_std_init", "ppo", "discrete") and applies_to("log_std_init", "ppo", "box")
+    assert applies_to("reward_scale", "reinforce", "discrete") and applies_to("n_steps", None)
+
+
+@pytest.mark.parametrize("algo", ["ppo", "reinforce"])
+def test_every_key_an_algorithm_reads_is_declared_as_applying_to_it(algo: str) -> None:
+    """The declaration cannot drift from the code: a key agents/<algo>.py reads applies to <algo>."""
+    import re
+
+    from gymnasium_solver.config import CONFIG_KEYS, applies_to
+
+    source = (Path(__file__).resolve().parent.parent / "agents" / f"{algo}.py").read_text(encoding="utf-8")
+    used = set(re.findall(r"cfg\.(\w+)", source)) & set(CONFIG_KEYS)
+    assert used and [k for k in sorted(used) if not applies_to(k, algo)] == []

@@ -139,6 +139,73 @@ async def test_wrong_types_are_reported(client: Client, real_runs: RealRuns) -> 
     assert "run_id" in await err(client, "get_run_info", {})
 
 
+PENDULUM_SET = ["reward_scale=0.5", "log_std_init=-1"]
+PENDULUM_SMALL = ["n_envs=2", "n_steps=16", "batch_size=32", "max_env_steps=2400", "eval_freq=800", "eval_episodes=2"]
+
+
+@pytest.fixture(scope="module")
+def pendulum_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Pendulum PPO run (Box actions) started with --set reward_scale=0.5 log_std_init=-1, long
+    enough (75 rows) that 20 points per metric is a real downsampling."""
+    from gymnasium_solver import config, training
+
+    runs_dir = tmp_path_factory.mktemp("pendulum")
+    training.train(config.resolve_config("Pendulum-v1:ppo", [*PENDULUM_SET, *PENDULUM_SMALL]), runs_dir)
+    return runs_dir
+
+
+async def test_metrics_answer_is_sized_for_a_model_reader(pendulum_runs: Path) -> None:
+    """8 metrics x 20 points fit in 6 KB: no per-metric descriptions and no list of every column
+    (list_available_metrics has both), points as parallel arrays of rounded values."""
+    eight = [rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY,
+             rf.M.APPROX_KL, rf.M.CLIP_FRACTION, rf.M.EXPLAINED_VARIANCE]
+    async with Client(create_server(pendulum_runs)) as c:
+        res = await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": eight, "max_points": 20})
+        listed = await ok(c, "list_available_metrics", {"run_id": "@last"})
+    assert len(json.dumps(res).encode()) <= 6_000, len(json.dumps(res).encode())
+    assert res["rows_total"] >= 60 and res["metrics_available"] == len(listed["metrics"]) - 1  # not env_steps
+    assert [s["metric"] for s in res["series"]] == eight and "description" not in json.dumps(res)
+    for s in res["series"]:
+        assert len(s["env_steps"]) == len(s["values"]) <= 20
+        assert s["env_steps"][0] >= res["env_steps_range"][0] and s["env_steps"][-1] <= res["env_steps_range"][1]
+    cut = [s["metric"] for s in res["series"] if s["downsampled"]]
+    assert rf.M.POLICY_LOSS in cut and all(m in res["note"] for m in cut) and "max_points" in res["note"]
+
+
+async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Path, client: Client,
+                                                              real_runs: RealRuns) -> None:
+    async with Client(create_server(pendulum_runs)) as c:
+        info = await ok(c, "get_run_info", {"run_id": "@last"})
+    assert info["preset"] == "Pendulum-v1:ppo"
+    diffs = info["differences_from_preset"]
+    assert diffs["reward_scale"] == {"value": 0.5, "preset": 0.1}
+    assert diffs["log_std_init"] == {"value": -1.0, "preset": 0.0}
+    assert set(diffs) == {k.split("=")[0] for k in PENDULUM_SET + PENDULUM_SMALL}
+    assert info["hyperparameters"]["log_std_init"] == -1.0 and info["hyperparameters"]["reward_scale"] == 0.5
+    # A preset run lists only what its --set changed; Discrete actions hide log_std_init.
+    short = await ok(client, "get_run_info", {"run_id": real_runs.short})
+    assert short["preset"] == "CartPole-v1:ppo"
+    assert set(short["differences_from_preset"]) == {"n_envs", "eval_freq", "eval_episodes", "max_env_steps",
+                                                     "batch_size"}
+    assert "log_std_init" not in short["hyperparameters"] and "reward_scale" in short["hyperparameters"]
+
+
+async def test_run_info_shows_the_keys_each_algorithm_uses(client: Client, real_runs: RealRuns) -> None:
+    rei = (await ok(client, "get_run_info", {"run_id": real_runs.reinforce}))["hyperparameters"]
+    assert {"vf_coef", "use_baseline", "episodes_per_update", "reward_scale"} <= set(rei)  # vf_coef: the baseline
+    assert not {"n_steps", "batch_size", "n_epochs", "gae_lambda", "clip_range", "target_kl"} & set(rei)
+    ppo = (await ok(client, "get_run_info", {"run_id": real_runs.short}))["hyperparameters"]
+    assert {"n_steps", "clip_range", "vf_coef"} <= set(ppo) and not {"episodes_per_update", "use_baseline"} & set(ppo)
+
+
+async def test_run_info_without_a_local_preset_says_so(scratch_runs: RealRuns) -> None:
+    cfg_path = scratch_runs.runs_dir / scratch_runs.short / rf.CONFIG_YAML
+    cfg_path.write_text(cfg_path.read_text().replace("variant: ppo", "variant: my_own"))
+    async with Client(create_server(scratch_runs.runs_dir)) as c:
+        info = await ok(c, "get_run_info", {"run_id": scratch_runs.short})
+    assert "no preset CartPole-v1:my_own" in info["preset"] and info["differences_from_preset"] == {}
+
+
 async def test_metrics_default_range_and_downsampling(client: Client, real_runs: RealRuns) -> None:
     res = await ok(client, "get_run_metrics", {"run_id": real_runs.short})
     names = [s["metric"] for s in res["series"]]
@@ -306,7 +373,7 @@ async def test_answers_stay_small_on_a_big_run(tmp_path: Path) -> None:
         res = await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": list(rf.PPO_COLUMNS[2:]),
                                               "max_points": 1000})
         assert "lowered" in res["note"] and all(s["non_finite_count"] > 200 for s in res["series"])
-        assert all(len(s["non_finite"]) <= 20 for s in res["series"])
+        assert all(sum(map(len, s["non_finite"].values())) <= 20 for s in res["series"])
         await ok(c, "list_available_metrics", {"run_id": "@last"})
         logs = await ok(c, "get_run_logs", {"run_id": "@last", "limit": 200})
         assert "left out" in logs["note"] or len(logs["lines"]) == 200

@@ -147,7 +147,7 @@ def test_query_metrics_reports_non_finite_values_apart(tmp_path: Path) -> None:
     res = rs.query_metrics(rs.RunStore(tmp_path), tmp_path, [rf.M.POLICY_LOSS], max_points=50)
     s = res.series[0]
     assert s.downsampled and len(s.values) <= 50 and s.points_total == 5000
-    assert s.non_finite_count == 1 and s.non_finite[0].env_steps == 5000 and s.non_finite[0].value == "nan"
+    assert s.non_finite_count == 1 and s.non_finite == {"nan": [5000]}
     assert s.max == 5000.0 and s.max_at_env_steps == 50_000 and "downsampled" in res.note
     with pytest.raises(ValueError, match="did you mean 'train/policy_loss'"):
         rs.query_metrics(rs.RunStore(tmp_path), tmp_path, ["train/policy_los"])
