@@ -140,9 +140,13 @@ def _stop_on_signals() -> Iterator[Callable[[], bool]]:
 class _Active:
     def __init__(self, handle: TrialHandle):
         self.handle = handle
-        self.stop_sent_at: float | None = None
+        self.released_at = 0.0
         self.stop_detail: str | None = None
         self.killed = False
+        # Released: the trial has recorded its end, or was asked to stop. Its process may still be
+        # tearing down (final evaluation, closing envs, interpreter exit: seconds with torch), but its
+        # slot goes to the next trial now, so start-up costs overlap instead of adding up.
+        self.released = False
 
 
 class _Coordinator:
@@ -163,7 +167,7 @@ class _Coordinator:
             self.progress(trial_line(trial, self.done, len(self.record.trials)))
 
     def start_more(self) -> None:
-        while self.pending and len(self.active) < self.backend.capacity:
+        while self.pending and sum(not a.released for a in self.active.values()) < self.backend.capacity:
             i = self.pending.popleft()
             trial = self.record.trials[i]
             try:
@@ -190,13 +194,16 @@ class _Coordinator:
                 self.say(trial)
                 self.save()
                 continue
-            if a.stop_sent_at is None:
+            now = time.monotonic()
+            if not a.released and info is not None and info.status != rf.RunStatus.RUNNING:
+                a.released, a.released_at = True, now  # it recorded its end; the process is exiting
+            if not a.released:
                 reason = cannot_beat(self.record.trials, trial) or ending
                 if reason is not None:
                     self.backend.stop(a.handle)
-                    a.stop_sent_at, a.stop_detail = time.monotonic(), reason
-            elif not a.killed and time.monotonic() - a.stop_sent_at > STOP_GRACE_SECONDS:
-                self.backend.stop(a.handle, force=True)
+                    a.released, a.released_at, a.stop_detail = True, now, reason
+            elif not a.killed and now - a.released_at > STOP_GRACE_SECONDS:
+                self.backend.stop(a.handle, force=True)  # ignored SIGTERM, or hung while exiting
                 a.killed = True
 
     def skip_pending(self, why: str) -> None:
