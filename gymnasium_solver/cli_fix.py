@@ -61,6 +61,8 @@ def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
         raise CliError(f"--parallel must be at least 1, got {args.parallel}")
     if args.experiment_id and args.experiment_id in list_experiment_ids(store.runs_dir):
         record = read_record(store.runs_dir, args.experiment_id)
+        if store.resolve(args.run).name != record.parent_run_id:
+            raise CliError(f"experiment {args.experiment_id} is for run {record.parent_run_id}, not {args.run}")
         if any(t.outcome != "pending" for t in record.trials):
             raise CliError(f"experiment {args.experiment_id} has already run (status {record.status}); "
                            f"start a new one with gsolve fix {record.parent_run_id}")

@@ -192,7 +192,8 @@ def _kill_group(pid: int, sig: signal.Signals) -> None:
         pass
 
 
-def _record_stop(run_dir: Path, store: RunStore, message: str) -> None:
+def record_stop(run_dir: Path, store: RunStore, message: str) -> None:
+    """Record in run.json that a run was stopped from outside (its trainer could not record it itself)."""
     info = store.info(run_dir)
     failure = rf.Failure(kind="forced_stop", message=message, env_steps=info.progress.env_steps,
                          iteration=info.progress.iteration)
@@ -244,7 +245,7 @@ async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float =
         # The trainer could not record its own stop (killed, or died on the signal).
         why = (f"did not stop within {timeout_seconds:g}s of SIGTERM; killed with SIGKILL" if forced
                else "exited on SIGTERM without recording its stop")
-        _record_stop(run_dir, store, why)
+        record_stop(run_dir, store, why)
         after = store.info(run_dir)
     message = (f"stopped by force after {waited}s (trainer ignored SIGTERM)" if forced
                else f"stopped gracefully in {waited}s")

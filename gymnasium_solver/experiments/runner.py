@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
@@ -189,6 +190,11 @@ class _Coordinator:
             code = self.backend.exit_code(a.handle)
             info = _refresh(trial, self.store, a.handle.run_dir)  # read after the exit check: its final write
             if code is not None:
+                if info is not None and info.status == rf.RunStatus.RUNNING:
+                    # It exited without recording its end (stopped before its trainer had started,
+                    # or killed): record it, so readers do not report the trial as crashed.
+                    launcher.record_stop(a.handle.run_dir, self.store, a.stop_detail or f"exited with code {code}")
+                    info = _refresh(trial, self.store, a.handle.run_dir)
                 _finish(trial, info, code, a.stop_detail)
                 del self.active[i]
                 self.say(trial)
