@@ -183,9 +183,11 @@ CASES: list[Case] = [
             cause="none: preset config, should solve"),
     *_seeds("pendulum_healthy", fault_type="healthy", seeds=range(2, 3), config_id="Pendulum-v1:ppo",
             overrides=(), cause="none: preset config, should solve"),
-    # One hidden unit: the policy sees the 4-d state through a single tanh, too little to balance.
-    *_seeds("tiny_network", range(2), config_id="CartPole-v1:ppo",
-            overrides=("hidden_sizes=[1]", f"max_env_steps={FAULT_BUDGET}"),
+    # One hidden unit. Not on CartPole: there hidden_sizes=[1] SOLVED (seed 0 at 36,864 env steps,
+    # seed 1 at 18,432; a linear policy balances the pole, and one tanh of a linear projection is
+    # one), so the planted network is on Acrobot, whose swing-up needs more than one feature.
+    *_seeds("acrobot_tiny_network", fault_type="tiny_network", seeds=range(2), config_id="Acrobot-v1:ppo",
+            overrides=("hidden_sizes=[1]", "max_env_steps=100000"),
             cause="network far too small (hidden_sizes [1] vs the preset [64, 64])",
             expected_rules=("network_too_small",), expected_key="hidden_sizes", expected_direction="increase"),
     *_seeds("acrobot_reinforce_tiny_network", fault_type="tiny_network", seeds=range(1),
@@ -212,14 +214,17 @@ CASES: list[Case] = [
             config_id="Pendulum-v1:ppo", overrides=("log_std_init=-4", "max_env_steps=250000"),
             cause="action noise far too low (log_std_init -4, std 0.018 vs the torque half-range 2)",
             expected_rules=("action_noise_too_low",), expected_key="log_std_init", expected_direction="increase"),
-    # A global gradient-norm clip of 1e-4 makes every step ~1e-4 / grad_norm of the intended one.
+    # A tight global gradient-norm clip. Adam divides each step by the gradient's running RMS, so
+    # scaling the gradient down changes nothing until it nears Adam's eps (1e-5): CartPole with
+    # max_grad_norm=1e-4 SOLVED (seeds 0 and 1 at 24,576 env steps, as fast as the preset). At 1e-7
+    # the per-parameter gradients (~1e-9) sit far below eps and every step shrinks ~1e-4-fold.
     *_seeds("grad_clip_tiny", range(2), config_id="CartPole-v1:ppo",
-            overrides=("max_grad_norm=0.0001", f"max_env_steps={FAULT_BUDGET}"),
-            cause="gradient-norm clip far too tight (max_grad_norm 1e-4 vs the preset 0.5)",
+            overrides=("max_grad_norm=1e-7", f"max_env_steps={FAULT_BUDGET}"),
+            cause="gradient-norm clip far too tight (max_grad_norm 1e-7, below Adam's eps, vs the preset 0.5)",
             expected_rules=("grad_clip_throttles",), expected_key="max_grad_norm", expected_direction="increase"),
     *_seeds("pendulum_grad_clip_tiny", fault_type="grad_clip_tiny", seeds=range(1), config_id="Pendulum-v1:ppo",
-            overrides=("max_grad_norm=0.0001", "max_env_steps=250000"),
-            cause="gradient-norm clip far too tight (max_grad_norm 1e-4 vs the preset 0.5)",
+            overrides=("max_grad_norm=1e-7", "max_env_steps=250000"),
+            cause="gradient-norm clip far too tight (max_grad_norm 1e-7, below Adam's eps, vs the preset 0.5)",
             expected_rules=("grad_clip_throttles",), expected_key="max_grad_norm", expected_direction="increase"),
     # REINFORCE has no KL or clip metrics: the fault shows as entropy collapse and flat returns.
     *_seeds("reinforce_lr_high", range(2), config_id="CartPole-v1:reinforce",

@@ -8,10 +8,14 @@ files. They take a few seconds in total (tiny budgets, 4 envs).
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+
+# scripts/ holds the corpus scorer and generators (not part of the installed package).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 
 class RealRuns(NamedTuple):

@@ -47,8 +47,8 @@ def test_retry_dry_run_keeps_parent_overrides(tmp_path: Path, capsys: pytest.Cap
     run_id = copy_case("ent_high_s1", tmp_path)
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "ent_coef: 10.0 -> 0.01" in out
-    assert "--set ent_coef=0.01" in out and "--set max_env_steps=60000" in out and "--set seed=1" in out
+    assert "ent_coef: 10.0 -> 0.0 " in out
+    assert "--set ent_coef=0.0 " in out and "--set max_env_steps=60000" in out and "--set seed=1" in out
     assert len(rf.RunInfo.model_fields) and sorted(p.name for p in tmp_path.iterdir()) == [run_id]  # nothing trained
 
 
@@ -60,6 +60,6 @@ def test_retry_trains_a_child_that_records_its_parent(tmp_path: Path, capsys: py
     assert len(children) == 1
     child = rf.read_run_info(children[0])
     assert child.parent_run_id == parent
-    assert child.applied_changes == {"max_env_steps": 18000}
-    assert child.overrides["max_env_steps"] == 18000 and child.overrides["seed"] == 1
-    assert "Parent vs retry:" in out and "config max_env_steps: 6000, 18000" in out
+    assert child.applied_changes == {"max_env_steps": 200000}
+    assert child.overrides["max_env_steps"] == 200000 and child.overrides["seed"] == 1
+    assert "Parent vs retry:" in out and "config max_env_steps: 6000, 200000" in out

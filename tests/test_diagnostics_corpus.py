@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from score_corpus import load_case, score_corpus
 
-from gymnasium_solver.config import resolve_config
-from gymnasium_solver.diagnostics.evaluate import load_case, score_corpus
+from gymnasium_solver.config import CONFIG_KEYS, resolve_config
 from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.run_folder import columns_for
+from gymnasium_solver.run_folder import RunInfo, columns_for
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "labels.json").is_file())
@@ -71,11 +71,17 @@ def test_evidence_names_only_metrics_the_trainer_writes(folder: Path) -> None:
     written = set(columns_for(d.algo))
     for f in d.findings:
         for e in f.evidence:
-            assert e.metric in written, (f.id, e.metric)
+            kind, _, name = e.metric.partition(":")
+            if kind == "config":
+                assert name in CONFIG_KEYS, (f.id, e.metric)
+            elif kind == "run.json":
+                assert name in RunInfo.model_fields, (f.id, e.metric)
+            else:
+                assert e.metric in written, (f.id, e.metric)
 
 
 def test_healthy_runs_watched_live_rarely_warn() -> None:
-    from gymnasium_solver.diagnostics.evaluate import live_replay
+    from score_corpus import live_replay
 
     snapshots, fired = live_replay(CORPUS)
     assert snapshots >= 30

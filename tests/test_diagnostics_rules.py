@@ -92,7 +92,7 @@ def make_info(table: MetricsTable, config: dict[str, Any], **kw: Any) -> RunInfo
     evals = [v for v in ev if v is not None and math.isfinite(v)]
     best = max(evals) if evals else None
     data: dict[str, Any] = dict(
-        run_id="20261125-000000-abcd", config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo",
+        run_id="20261125-000000-abcd", config_id="CartPole-v1:my_ppo", env_id="CartPole-v1", variant="my_ppo",
         algo=config["algo"], seed=0, status=RunStatus.COMPLETED, stop_reason=StopReason.BUDGET_EXHAUSTED,
         created_at="2026-11-25T00:00:00+00:00", updated_at="2026-11-25T00:10:00+00:00",
         reward_threshold=THRESHOLD, max_env_steps=config["max_env_steps"],
@@ -365,3 +365,35 @@ def test_fraction_of_a_negative_threshold_is_below_it() -> None:
     assert fraction_of(475.0, 0.9) == pytest.approx(427.5)
     assert fraction_of(-100.0, 0.9) == pytest.approx(-110.0)
     assert fraction_of(-200.0, 0.5) == pytest.approx(-300.0)
+
+
+# -- held against the preset ---------------------------------------------------------------------
+def test_a_deviation_consistent_with_the_mechanism_is_reverted_to_the_preset() -> None:
+    """lr 1e-5 on CartPole-v1:ppo: the KL-near-zero mechanism is explained by the learning rate
+    being 400x below the preset's, so the fix is the preset's schedule, not a 10x step."""
+    s = unsolved(healthy_series())
+    s[M.APPROX_KL] = np.full(N, 2e-6)
+    s[M.CLIP_FRACTION] = np.zeros(N)
+    d = run(s, {"learning_rate": 1e-5}, config_id="CartPole-v1:ppo", variant="ppo")
+    top = d.findings[0]
+    assert top.id == "approx_kl_near_zero"
+    assert top.suggested_changes[0].set_arg == "learning_rate={start: 0.004, end: 0.0}"
+    dev = next(x for x in d.references.deviations if x.key == "learning_rate")
+    assert "approx_kl_near_zero" in dev.explains and dev.ratio == 1e-5 / 0.004
+    assert d.references.preset == "CartPole-v1:ppo"
+
+
+def test_an_unexplained_failure_with_deviations_names_them() -> None:
+    """No mechanism fires, but the run differs from a preset that solves: the differences are the
+    finding (largest first), each revert a suggested change; never 'healthy, no findings'."""
+    d = run(unsolved(healthy_series(), peak=100), {"activation": "relu"}, config_id="CartPole-v1:ppo", variant="ppo")
+    assert d.verdict == Verdict.WARNING and d.findings[0].id == "preset_deviation"
+    assert "activation=tanh" in [c.set_arg for c in d.findings[0].suggested_changes]
+    assert d.next_step and "gsolve fix" in d.next_step
+
+
+def test_an_unsolved_run_with_nothing_to_revert_is_never_healthy() -> None:
+    d = run(unsolved(healthy_series(), peak=100))
+    assert d.verdict != Verdict.HEALTHY
+    assert ids(d) == ["return_plateau"] or "unexplained_failure" in ids(d)
+    assert d.next_step is not None

@@ -78,7 +78,7 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
 
 
 def _unsolved_and_over(ctx: Ctx) -> bool:
-    return (not ctx.solved and ctx.finished and ctx.threshold is not None
+    return (not ctx.solved and ctx.finished and ctx.threshold is not None and len(ctx.eval_y) > 0
             and str(ctx.status) not in ("crashed",) and ctx.info.stop_reason not in ("error", "user_stopped"))
 
 

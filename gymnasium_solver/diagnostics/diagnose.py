@@ -154,7 +154,8 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
     if n_updates < T.MIN_UPDATES.value:
         notes.append(f"Only {n_updates} update(s) recorded; optimisation rules need at least "
                      f"{int(T.MIN_UPDATES.value)}.")
-    missing = [c for c in PPO_COLUMNS if ctx.algo == "ppo" and not ctx.data.has(c)]
+    box = ctx.info.action_space is not None and ctx.info.action_space.kind == "box"
+    missing = [c for c in PPO_COLUMNS if ctx.algo == "ppo" and not ctx.data.has(c) and (box or c != M.ACTION_STD)]
     if ctx.algo != "ppo":
         notes.append(f"{ctx.algo} writes no approx_kl/clip_fraction/epochs: the KL and clipping rules do not apply; "
                      "the explained-variance rules are PPO-only (a REINFORCE baseline's explained variance is "
@@ -258,9 +259,10 @@ def diagnose(
         eval_trend=ctx.eval_trend,
         train_trend=ctx.train_trend,
         findings=findings,
-        references=References(preset=preset_id, deviations=devs, solved_runs=[r.run_id for r in refs.runs[:10]],
+        references=References(preset=preset_id, deviations=devs, solved_runs=[r.run_id for r in refs.runs[:5]],
                               solved_source=refs.source, steps_to_solve=refs.steps_to_solve,
-                              bands=list(ctx.bands.values())),
+                              bands=[b for b in ctx.bands.values() if b.position != "inside"],
+                              bands_inside=sorted(m for m, b in ctx.bands.items() if b.position == "inside")),
         next_step=_next_step(ctx, findings),
         notes=_notes(ctx, len(updates)),
     )

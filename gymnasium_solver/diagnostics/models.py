@@ -47,7 +47,8 @@ class Trend(BaseModel):
 class Evidence(BaseModel):
     """One observation behind a finding: a metric over an env-step range against its healthy range."""
 
-    metric: str = Field(description="a metrics.csv column, or 'run.json:<field>' for run state")
+    metric: str = Field(description="a metrics.csv column, 'run.json:<field>' for run state, or "
+                        "'config:<key>' for a setting")
     env_steps_from: int | None = None
     env_steps_to: int | None = None
     observed: str = Field(description="what was measured, e.g. 'median 0.31 over 24 updates'")
@@ -113,7 +114,8 @@ class References(BaseModel):
     solved_source: str = Field(default="", description="where the solved references come from")
     steps_to_solve: list[int] | None = Field(
         default=None, description="[min, max] env steps to solve of the solved references")
-    bands: list[ReferenceBand] = Field(default_factory=list)
+    bands: list[ReferenceBand] = Field(default_factory=list, description="metrics outside the solved runs' band")
+    bands_inside: list[str] = Field(default_factory=list, description="metrics inside the solved runs' band")
 
 
 class ReturnSummary(BaseModel):

@@ -123,9 +123,9 @@ def _size(key: str, value: Any, preset: Any, config: Mapping[str, Any], data: Ru
         rng = f" (action half-range {fmt(h)})" if h else ""
         return f"initial action std {fmt(math.exp(value))} vs the preset's {fmt(math.exp(preset))}{rng}"
     if key == "max_grad_norm" and value is not None and preset is not None:
-        _, g = data.finite(M.GRAD_NORM)
-        seen = f"; observed pre-clip gradient norm median {fmt(median(g))} = {fmt(median(g) / value)}x the clip" \
-            if len(g) else ""
+        _, grads = data.finite(M.GRAD_NORM)
+        seen = f"; observed pre-clip gradient norm median {fmt(median(grads))} = {fmt(median(grads) / value)}x the clip" \
+            if len(grads) else ""
         return f"clip at {fmt(value)} vs the preset's {fmt(preset)} ({fmt(value / preset)}x){seen}"
     if key == "max_env_steps":
         s = refs.steps_to_solve

@@ -186,7 +186,11 @@ def learning_rate_too_high(ctx: Ctx) -> Finding | None:
     kl_high = kl is not None and kl.observed > hi * kl.band_high
     cf_high = cf is not None and cf.observed > cf.band_high * 1.5
     evidence: list[Evidence] = []
-    if ctx.algo == "ppo" and kl_high and (cf is None or cf_high):
+    # Above the absolute limits approx_kl_high / clip_fraction_high already say it; this rule is for
+    # updates that are large only next to what works here.
+    under_abs = (kl is not None and kl.observed <= T.APPROX_KL_HIGH.value
+                 and (cf is None or cf.observed <= T.CLIP_FRACTION_HIGH.value))
+    if ctx.algo == "ppo" and kl_high and (cf is None or cf_high) and under_abs:
         evidence = [e for e in (_band_evidence(ctx, M.APPROX_KL), _band_evidence(ctx, M.CLIP_FRACTION)) if e]
     elif ctx.algo == "reinforce":
         lr = start_value(ctx.config.get("learning_rate", 0.0))
