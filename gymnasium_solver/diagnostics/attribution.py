@@ -56,11 +56,28 @@ def consistent(ctx: Ctx, finding_id: str) -> list[Deviation]:
     return [d for key, sign in MECHANISM_KEYS.get(finding_id, ()) if (d := ctx.deviation(key, sign)) is not None]
 
 
+def with_relative_evidence(ctx: Ctx, f: Finding) -> Finding:
+    """Relative evidence first: for each metric the finding cites that solved runs also recorded,
+    the solved runs' band over the same env steps goes before the absolute comparison."""
+    extra = []
+    for e in f.evidence:
+        b = ctx.bands.get(e.metric)
+        if b is not None and not any(x.metric == e.metric and "solved runs" in x.healthy for x in extra):
+            extra.append(Evidence(metric=b.metric, env_steps_from=b.env_steps_from, env_steps_to=b.env_steps_to,
+                                  observed=f"median {fmt(b.observed)} = {fmt(b.ratio)}x the solved runs' middle "
+                                  f"({b.position} their band)",
+                                  healthy=f"{fmt(b.band_low)}..{fmt(b.band_high)} in solved runs over the same env steps"))
+    already = {(x.metric, x.healthy) for x in f.evidence}
+    extra = [x for x in extra if (x.metric, x.healthy) not in already]
+    return f.model_copy(update={"evidence": extra + f.evidence}) if extra else f
+
+
 def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     """Link each loud finding to the deviations consistent with it: they go into ``explains`` and
-    their reverts lead the finding's suggested changes."""
+    their reverts lead the finding's suggested changes. Band evidence leads the metric evidence."""
     out = []
     for f in findings:
+        f = with_relative_evidence(ctx, f)
         devs = [] if f.severity == Severity.INFO or f.id in _NOT_CONFIG else consistent(ctx, f.id)
         if not devs:
             out.append(f)
