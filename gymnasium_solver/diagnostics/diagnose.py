@@ -240,7 +240,8 @@ def diagnose(
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
     findings = fallback(ctx, attribute(ctx, findings))
     findings = _cap_if_solved(ctx, findings)
-    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity] > 0, f.score), reverse=True)
+    # Critical first (the run is broken: nan, crash, error), then warnings by score, then info.
+    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.score), reverse=True)
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
     verdict = {0: Verdict.HEALTHY, 1: Verdict.WARNING, 2: Verdict.CRITICAL}[worst]
     _, updates = data.finite(M.POLICY_LOSS)
