@@ -172,10 +172,10 @@ def store_references(store: RunStore, run_dir: Path, info: RunInfo) -> Reference
             o = store.info(other)
             if not (o.solved and o.env_id == info.env_id and o.algo == info.algo):
                 continue
-            for m in BAND_METRICS:
-                if m in o.metric_columns:
-                    store.prefetch_columns(other, [m])
-            series = {m: store.metric_column(other, m) for m in BAND_METRICS if m in o.metric_columns}
+            present = [m for m in BAND_METRICS if m in o.metric_columns]
+            # One parse of the file for all of them: column by column costs a parse each (7x).
+            store.prefetch_columns(other, present)
+            series = {m: store.metric_column(other, m) for m in present}
             series = {m: (x[np.isfinite(y)], y[np.isfinite(y)]) for m, (x, y) in series.items()}
         except (ValueError, OSError):
             continue  # unreadable references are skipped, never fatal
