@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gymnasium_solver.experiments import LocalProcessBackend, plan_experiment, read_record, run_experiment
+from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
 from gymnasium_solver.run_store import RunStore
 
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_fix(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
     record = _record(store, args)
-    backend = LocalProcessBackend(store.runs_dir, args.parallel)
+    backend = make_backend(store.runs_dir, args.parallel)
     if not args.json:
         print(render_candidates(record, backend.capacity))
         sys.stdout.flush()

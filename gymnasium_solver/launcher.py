@@ -91,7 +91,17 @@ class TrainerLaunch(NamedTuple):
     config: config_mod.Config
 
 
-def start_trainer(
+class PreparedRun(NamedTuple):
+    """A validated config and its pre-created run folder (placeholder run.json), ready to train."""
+
+    config: config_mod.Config
+    pairs: list[str]
+    run_id: str
+    run_dir: Path
+    placeholder: rf.RunInfo
+
+
+def prepare_run(
     runs_dir: Path,
     config_id: str,
     overrides: dict[str, Any] | None = None,
@@ -99,12 +109,9 @@ def start_trainer(
     parent_run_id: str | None = None,
     experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
-) -> TrainerLaunch:
-    """Validate the config, pre-create the run folder (placeholder run.json) and start
-    ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
-
-    Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
-    """
+) -> PreparedRun:
+    """Validate the config and pre-create its run folder with a placeholder run.json, so the run
+    is visible (status running, no progress) before any trainer starts. ConfigError names a bad key."""
     overrides = dict(overrides or {})
     pairs = override_pairs(overrides)
     cfg = config_mod.resolve_config(config_id, pairs)
@@ -123,6 +130,28 @@ def start_trainer(
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=dict(applied_changes or {}),
     )
     rf.write_run_info(run_dir, placeholder)
+    return PreparedRun(cfg, pairs, run_id, run_dir, placeholder)
+
+
+def start_trainer(
+    runs_dir: Path,
+    config_id: str,
+    overrides: dict[str, Any] | None = None,
+    *,
+    parent_run_id: str | None = None,
+    experiment_id: str | None = None,
+    applied_changes: dict[str, Any] | None = None,
+) -> TrainerLaunch:
+    """Validate the config, pre-create the run folder (placeholder run.json) and start
+    ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
+
+    Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
+    """
+    prep = prepare_run(runs_dir, config_id, overrides, parent_run_id=parent_run_id, experiment_id=experiment_id,
+                       applied_changes=applied_changes)
+    cfg, pairs, run_id, run_dir, placeholder = prep
+    runs_dir = run_dir.parent
+    now = placeholder.updated_at
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
     for pair in pairs:
         cmd += ["--set", pair]

@@ -59,7 +59,7 @@ def consistent(ctx: Ctx, finding_id: str) -> list[Deviation]:
 def with_relative_evidence(ctx: Ctx, f: Finding) -> Finding:
     """Relative evidence first: for each metric the finding cites that solved runs also recorded,
     the solved runs' band over the same env steps goes before the absolute comparison."""
-    extra = []
+    extra: list[Evidence] = []
     for e in f.evidence:
         b = ctx.bands.get(e.metric)
         if b is not None and not any(x.metric == e.metric and "solved runs" in x.healthy for x in extra):

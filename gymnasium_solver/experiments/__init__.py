@@ -12,10 +12,17 @@ config changes for one parent run; each trial is a normal run folder whose run.j
 ``gsolve fix`` and the MCP tools ``try_fixes`` / ``get_experiment`` are thin adapters over these.
 The runner is written for reuse: a hyperparameter sweep is another way to make the trial list, and
 a Ray backend is another implementation of ``backend.TrialBackend``; the run-folder contract and
-the record stay the same. Nothing here imports torch.
+the record stay the same. Nothing here imports torch, except ``backend.ForkBackend`` when a
+``gsolve fix`` process builds one (it imports the trainer once, then forks a trial per candidate).
 """
 
-from gymnasium_solver.experiments.backend import LocalProcessBackend, TrialBackend, default_parallel
+from gymnasium_solver.experiments.backend import (
+    ForkBackend,
+    LocalProcessBackend,
+    TrialBackend,
+    default_parallel,
+    make_backend,
+)
 from gymnasium_solver.experiments.candidates import Candidate, NoCandidatesError, build_candidates
 from gymnasium_solver.experiments.launch import ExperimentStart, plan_experiment, start_detached
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, read_record, write_record
@@ -25,7 +32,9 @@ __all__ = [
     "Candidate",
     "ExperimentRecord",
     "ExperimentStart",
+    "ForkBackend",
     "LocalProcessBackend",
+    "make_backend",
     "NoCandidatesError",
     "Trial",
     "TrialBackend",
