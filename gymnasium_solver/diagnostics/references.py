@@ -174,10 +174,14 @@ def store_references(store: RunStore, run_dir: Path, info: RunInfo) -> Reference
                 continue
             present = [m for m in BAND_METRICS if m in o.metric_columns]
             # One parse of the file for all of them: column by column costs a parse each (7x).
-            store.prefetch_columns(other, present)
-            series = {m: store.metric_column(other, m) for m in present}
-            series = {m: (x[np.isfinite(y)], y[np.isfinite(y)]) for m, (x, y) in series.items()}
-        except (ValueError, OSError):
+            store.prefetch_columns(other, [M.ENV_STEPS, *present])
+            steps, _ = store.metric_column(other, M.ENV_STEPS)
+            series = {}
+            for m in present:
+                y, missing = store.metric_column(other, m)
+                keep = ~missing & np.isfinite(y) & np.isfinite(steps)
+                series[m] = (steps[keep], y[keep])
+        except (ValueError, OSError, KeyError):
             continue  # unreadable references are skipped, never fatal
         runs.append(ReferenceRun(rid, o.solved_at.env_steps if o.solved_at else None, series))
     if len(runs) >= MIN_STORE_REFERENCES:
