@@ -101,8 +101,10 @@ def _direction(key: str, value: Any, preset: Any) -> str:
         return "enable" if preset else "disable"
     if key == "hidden_sizes":
         return "increase" if min(preset) > min(value) else "decrease"
-    r = _ratio(value, preset)
-    return "increase" if r is not None and r < 1 else "decrease"
+    try:
+        return "increase" if start_value(value) < start_value(preset) else "decrease"
+    except (TypeError, ValueError):
+        return "increase" if str(value) < str(preset) else "decrease"
 
 
 def _size(key: str, value: Any, preset: Any, config: Mapping[str, Any], data: RunData, info: RunInfo,
