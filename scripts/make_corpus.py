@@ -205,12 +205,12 @@ CASES: list[Case] = [
             cause="horizon far too short (gamma 0.8 vs the preset 0.999)",
             expected_rules=("horizon_too_short",), expected_key="gamma", expected_direction="increase"),
     # log_std_init 3: std e^3 = 20 against a torque range of [-2, 2]; nearly every action is clipped.
-    *_seeds("pendulum_action_noise_high", fault_type="action_noise_high", seeds=range(2),
+    *_seeds("pendulum_action_noise_high", fault_type="action_noise_high", seeds=range(1),
             config_id="Pendulum-v1:ppo", overrides=("log_std_init=3", "max_env_steps=250000"),
             cause="action noise far too high (log_std_init 3, std 20 vs the torque half-range 2)",
             expected_rules=("action_noise_too_high",), expected_key="log_std_init", expected_direction="decrease"),
     # log_std_init -4: std 0.018, 1% of the torque half-range; the policy barely explores.
-    *_seeds("pendulum_action_noise_low", fault_type="action_noise_low", seeds=range(2),
+    *_seeds("pendulum_action_noise_low", fault_type="action_noise_low", seeds=range(1),
             config_id="Pendulum-v1:ppo", overrides=("log_std_init=-4", "max_env_steps=250000"),
             cause="action noise far too low (log_std_init -4, std 0.018 vs the torque half-range 2)",
             expected_rules=("action_noise_too_low",), expected_key="log_std_init", expected_direction="increase"),
@@ -238,8 +238,9 @@ CASES: list[Case] = [
             expected_rules=("learning_rate_too_high", "entropy_collapse"),
             expected_key="learning_rate", expected_direction="decrease"),
     # 67x the preset's rate; KL and clip fraction may stay under the absolute limits, so only the
-    # comparison with the preset names it.
-    *_seeds("acrobot_lr_high_relative", fault_type="lr_high_relative", seeds=range(2),
+    # comparison with the preset names it. Seed 0 SOLVED with it (-97.6 at 98,304 env steps, the
+    # preset's slowest seed takes 61k), so only seed 1 is kept (-110.9 best at 102,400).
+    *_seeds("acrobot_lr_high_relative", fault_type="lr_high_relative", seeds=range(1, 2),
             config_id="Acrobot-v1:ppo", overrides=("learning_rate=0.02", "max_env_steps=100000"),
             cause="learning rate far too high relative to the preset (0.02 vs 3e-4)",
             expected_rules=("learning_rate_too_high", "approx_kl_high", "clip_fraction_high", "entropy_collapse"),
@@ -271,13 +272,8 @@ CASES: list[Case] = [
             cause="clip range far too small (0.0005 constant vs the preset 0.2 decaying)",
             expected_rules=("approx_kl_near_zero", "clip_range_too_small"),
             expected_key="clip_range", expected_direction="increase"),
-    # 40 epochs of the same rollout instead of 4: each update overshoots (KL and clip fraction high).
-    *_seeds("lunar_too_many_epochs", fault_type="too_many_epochs", seeds=range(1), config_id="LunarLander-v3:ppo",
-            overrides=("n_epochs=40", "max_env_steps=400000"),
-            cause="far too many epochs per rollout (n_epochs 40 vs the preset 4)",
-            expected_rules=("approx_kl_high", "clip_fraction_high", "entropy_collapse", "learning_rate_too_high",
-                            "too_many_epochs"),
-            expected_key="n_epochs", expected_direction="decrease"),
+    # Not yet in the corpus: too_many_epochs on LunarLander-v3:ppo (n_epochs=40, 400k env steps) costs
+    # 10x the preset's update time, several minutes on 2 shared cores; not measured yet.
     # Not a config fault: the trainer process is SIGKILLed mid-run; run.json still says running with
     # a dead pid, which the reader reports as crashed. Never blame a config key for it.
     *_seeds("lunar_crashed", fault_type="crashed", seeds=range(1), config_id="LunarLander-v3:ppo", overrides=(),
@@ -285,8 +281,9 @@ CASES: list[Case] = [
             expected_rules=("run_crashed",), kind="crash"),
 ]
 
-# Seconds the crash case's trainer runs before SIGKILL (a few iterations of LunarLander).
-CRASH_AFTER_SECONDS = 8.0
+# The crash case's trainer is SIGKILLed once metrics.csv has this many rows (LunarLander: 16k env
+# steps each, so mid-run of a budget that solves at ~230k).
+CRASH_AFTER_ROWS = 4
 
 
 def _train(case: Case, scratch: Path) -> Path:
@@ -307,7 +304,13 @@ def run_crash_case(case: Case, scratch: Path) -> Path:
             "train(resolve_config(sys.argv[1], ov), Path(sys.argv[2]), overrides=parse_overrides(ov))")
     proc = subprocess.Popen([sys.executable, "-c", code, case.config_id, str(runs), *case.overrides], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(CRASH_AFTER_SECONDS)
+    # Kill once a few iterations are written (start-up under load can take longer than that).
+    deadline = time.monotonic() + 120.0
+    while time.monotonic() < deadline and proc.poll() is None:
+        csvs = list(runs.glob(f"*/{rf.METRICS_CSV}"))
+        if csvs and csvs[0].read_text().count("\n") > CRASH_AFTER_ROWS:
+            break
+        time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     (run_dir,) = [d for d in runs.iterdir() if d.is_dir()]
