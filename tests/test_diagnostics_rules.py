@@ -397,3 +397,24 @@ def test_an_unsolved_run_with_nothing_to_revert_is_never_healthy() -> None:
     assert d.verdict != Verdict.HEALTHY
     assert ids(d) == ["return_plateau"] or "unexplained_failure" in ids(d)
     assert d.next_step is not None
+
+
+def test_a_declining_evaluation_is_never_called_still_improving() -> None:
+    """Training mean rising, evaluation falling: the budget rule must not say 'still improving',
+    and the summary says the evaluation trend as it is."""
+    s = healthy_series()
+    s[M.EP_RETURN_MEAN] = 20 + np.linspace(0, 300, N)
+    s[M.EVAL_RETURN_MEAN] = 320 - np.linspace(0, 300, N)
+    d = run(s)
+    assert d.eval_trend.direction == "declining"
+    assert "budget_exhausted_improving" not in ids(d)
+    assert "eval trend declining" in d.summary and "improving" not in d.summary
+    assert d.verdict != Verdict.HEALTHY
+
+
+def test_a_significant_but_immaterial_slope_says_why_it_is_flat() -> None:
+    x = np.arange(40, dtype=float) * 1000
+    y = 100 + 0.0001 * x  # rises for sure (CI excludes 0) but by 4 over the window: not material at 475
+    t = trend(M.EVAL_RETURN_MEAN, x, y, THRESHOLD, horizon=40_000)
+    assert t.direction == "flat" and t.slope_low is not None and t.slope_low > 0
+    assert "excludes 0" in t.note
