@@ -279,9 +279,21 @@ def _resolve_variant_dict(preset: Preset, variant: str, seen: tuple[str, ...] = 
     return _deep_merge(base, own)
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors and aliases: a few hundred bytes of nested aliases expand into gigabytes
+    when the value is used or serialised (a "billion laughs"), and no config value needs them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ConfigError("YAML anchors and aliases (&name, *name) are not allowed in a --set value; "
+                              "write the value out, e.g. hidden_sizes=[64, 64]")
+        return super().compose_node(parent, index)
+
+
 def _parse_override_value(raw: str) -> Any:
     try:
-        return yaml.safe_load(raw)
+        return yaml.load(raw, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError:
         return raw
 

@@ -79,6 +79,14 @@ async def test_environments_variants_and_config(client: Client) -> None:
     assert "exactly one" in await err(client, "get_config", {})
 
 
+async def test_yaml_aliases_in_an_override_are_refused_not_expanded(client: Client) -> None:
+    """337 bytes of nested YAML aliases once held the server for minutes and grew it by 1.5 GB."""
+    lol = "{a: &a [x, x, x, x, x, x, x, x, x], " + ", ".join(
+        f"{k}: &{k} [{', '.join(['*' + p] * 9)}]" for p, k in zip("abcdef", "bcdefg", strict=True)) + "}"
+    msg = await err(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"env_kwargs": lol}})
+    assert "anchors and aliases" in msg
+
+
 async def test_get_config_of_a_run(client: Client, real_runs: RealRuns) -> None:
     cfg = await ok(client, "get_config", {"run_id": real_runs.short})
     assert cfg["source"] == "run" and cfg["config"]["max_env_steps"] == 2048 and cfg["config"]["n_envs"] == 4
