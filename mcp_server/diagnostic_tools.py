@@ -7,25 +7,15 @@ are read-only, work on live runs (the result says the data is partial) and raise
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from gymnasium_solver.diagnostics import Diagnosis, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import SEVERITY_RANK, Finding, Severity
 from gymnasium_solver.run_store import RunStore
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-
-RunRef = Annotated[
-    str,
-    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run"),
-]
+from mcp_server.common import READ_ONLY, RunRef, tool
 
 
 class MetricAlerts(BaseModel):
@@ -38,18 +28,6 @@ class MetricAlerts(BaseModel):
     alerts: list[Finding] = Field(description="findings at or above min_severity, most likely cause first")
     omitted: int = Field(description="findings below min_severity that were left out")
     notes: list[str]
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    # The run store's errors (unknown run with close matches, malformed files) are ValueErrors
-    # whose message already says what to do; the model should see exactly that.
-    try:
-        yield
-    except ToolError:
-        raise
-    except (ValueError, FileNotFoundError, PermissionError) as exc:
-        raise ToolError(str(exc)) from None
 
 
 def diagnose_in_store(store: RunStore, ref: str) -> Diagnosis:
@@ -67,7 +45,7 @@ def metric_alerts(store: RunStore, ref: str, min_severity: Severity = Severity.W
 def register(server: MCPServer, store: RunStore) -> None:
     """Add diagnose_run and get_metric_alerts to ``server``, reading runs through ``store``."""
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def diagnose_run(run_id: RunRef) -> Diagnosis:
         """Diagnose a run: call this FIRST when asked why a run did not solve, whether a live run is on
         track, or what to change.
@@ -81,10 +59,9 @@ def register(server: MCPServer, store: RunStore) -> None:
         `gsolve train <config_id> --set <set_arg>` (or start_training with overrides {key: suggested}).
         partial=true means the run is still running and the data is incomplete; notes say what could
         not be checked. Findings of severity 'info' are side observations, not explanations."""
-        with _user_errors():
-            return diagnose_in_store(store, run_id)
+        return diagnose_in_store(store, run_id)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_metric_alerts(
         run_id: RunRef,
         min_severity: Annotated[
@@ -98,5 +75,4 @@ def register(server: MCPServer, store: RunStore) -> None:
         explained variance low or collapsing, entropy collapse or never decreasing, plateaus,
         collapses, budget spent while improving, train/eval mismatch, throughput drops. Use it to
         re-check a live run cheaply; partial=true while it is still running."""
-        with _user_errors():
-            return metric_alerts(store, run_id, Severity(min_severity))
+        return metric_alerts(store, run_id, Severity(min_severity))

@@ -7,36 +7,21 @@ record. Neither imports torch: the trials are separate ``gsolve train`` processe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from gymnasium_solver.experiments import ExperimentRecord, ExperimentStart, read_record, start_detached
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
 from gymnasium_solver.run_store import RunStore
-from mcp_server.server import READ_ONLY, STARTS_PROCESS
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    # Unknown run / experiment (with close matches), nothing to try, a run still training: the
-    # library's ValueErrors already say what to do; the model sees exactly that.
-    try:
-        yield
-    except ToolError:
-        raise
-    except (ValueError, FileNotFoundError, PermissionError) as exc:
-        raise ToolError(str(exc)) from None
+from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 
 
 def register(server: MCPServer, store: RunStore) -> None:
     """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``."""
 
-    @server.tool(annotations=STARTS_PROCESS)
+    @tool(server, STARTS_PROCESS, store.runs_dir)
     def try_fixes(
         run_id: Annotated[str, Field(description="the unsolved run to fix: run id, unique prefix, or '@last'")],
         max_trials: Annotated[
@@ -52,10 +37,9 @@ def register(server: MCPServer, store: RunStore) -> None:
         candidates (name, changes, set_args, why). Then call get_experiment(experiment_id) until its
         status is 'done' (typically tens of seconds for small environments; bounded by a timeout). Use it
         when the user wants a verified fix rather than a guess; for a single change use start_training."""
-        with _user_errors():
-            return start_detached(store, run_id, max_trials)
+        return start_detached(store, run_id, max_trials)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_experiment(
         experiment_id: Annotated[str, Field(description="the id try_fixes returned, e.g. 'fix-20261125-221900-3fa9'")],
     ) -> ExperimentRecord:
@@ -65,5 +49,4 @@ def register(server: MCPServer, store: RunStore) -> None:
         trainer seconds, best eval return and its run_id (inspect it with get_run_info / diagnose_run),
         and, once done, the winner: the change that solved in the fewest env steps, its set_args and the
         `gsolve train` command that reproduces it. message is a one-line summary. Cheap; poll it."""
-        with _user_errors():
-            return read_record(store.runs_dir, experiment_id)
+        return read_record(store.runs_dir, experiment_id)

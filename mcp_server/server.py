@@ -11,26 +11,22 @@ Logging goes to stderr only; stdout belongs to the stdio transport.
 """
 
 import base64
-import inspect
 import logging
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
 
 log = logging.getLogger("gymnasium_solver.mcp")
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 SERVER_NAME = "gymnasium-solver"
 INSTRUCTIONS = (
@@ -40,31 +36,9 @@ INSTRUCTIONS = (
     "for evidence. Step counts are environment steps."
 )
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-STARTS_PROCESS = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-STOPS_PROCESS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-
-RunRef = Annotated[
-    str,
-    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run"),
-]
 MetricName = Annotated[
     str, Field(description=f"metric column, e.g. {rf.M.EVAL_RETURN_MEAN!r}; list_available_metrics shows them all")
 ]
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the library's actionable ValueErrors into tool errors the model sees verbatim."""
-    try:
-        yield
-    except ToolError:
-        raise
-    except (ValueError, KeyError, FileNotFoundError, PermissionError) as exc:
-        msg = str(exc) if not isinstance(exc, KeyError) else f"unknown key {exc}"
-        raise ToolError(msg) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,16 +80,6 @@ class ConfigResult(BaseModel):
 _CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.Config.model_fields.items()}
 
 
-def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[_F], _F]:
-    """Register a tool with its docstring dedented (the description the model reads)."""
-
-    def decorator(fn: _F) -> _F:
-        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
-        return server.tool(annotations=annotations)(fn)
-
-    return decorator
-
-
 def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
     return CallToolResult(
         content=[
@@ -148,44 +112,42 @@ def create_server(runs_dir: Path | str | None = None) -> MCPServer:
 
 
 def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def list_environments() -> EnvironmentList:
         """List the environments that have training presets, with their variants (ENV:VARIANT ids).
 
         Use it to find what can be trained with start_training or inspected with get_config.
         """
-        with user_errors():
-            out = []
-            for env_id in config_mod.list_env_files():
-                try:
-                    preset = config_mod.load_preset(env_id)
-                    variants = config_mod.list_variants(env_id)
-                except config_mod.ConfigError as exc:
-                    out.append(EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={},
-                                                 config_ids=[]))
-                    continue
-                out.append(EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
-                                             config_ids=[f"{env_id}:{v}" for v in variants]))
-            return EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
+        out = []
+        for env_id in config_mod.list_env_files():
+            try:
+                preset = config_mod.load_preset(env_id)
+                variants = config_mod.list_variants(env_id)
+            except config_mod.ConfigError as exc:
+                out.append(EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={},
+                                             config_ids=[]))
+                continue
+            out.append(EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
+                                         config_ids=[f"{env_id}:{v}" for v in variants]))
+        return EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def list_variants(env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")]) -> VariantList:
         """List one environment's preset variants with their algorithm and key settings."""
-        with user_errors():
-            preset = config_mod.load_preset(env_id)
-            out = []
-            for name, algo in config_mod.list_variants(env_id).items():
-                cid = f"{preset.env_id}:{name}"
-                try:
-                    cfg = config_mod.resolve_config(cid).model_dump(mode="json")
-                    settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
-                    settings.update(rs.key_hyperparameters(cfg))
-                    out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
-                except config_mod.ConfigError as exc:
-                    out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
-            return VariantList(env_id=preset.env_id, variants=out)
+        preset = config_mod.load_preset(env_id)
+        out = []
+        for name, algo in config_mod.list_variants(env_id).items():
+            cid = f"{preset.env_id}:{name}"
+            try:
+                cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+                settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
+                settings.update(rs.key_hyperparameters(cfg))
+                out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
+            except config_mod.ConfigError as exc:
+                out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
+        return VariantList(env_id=preset.env_id, variants=out)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_config(
         config_id: Annotated[str | None, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo'")] = None,
         run_id: Annotated[str | None, Field(description="instead of config_id: a run whose config to show")] = None,
@@ -196,27 +158,26 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
     ) -> ConfigResult:
         """Return a fully resolved, validated config: a preset (plus overrides, to check them before
         start_training) or the exact config a run used. Every key with its meaning."""
-        with user_errors():
-            if (config_id is None) == (run_id is None):
-                raise ValueError("pass exactly one of config_id (e.g. 'CartPole-v1:ppo') or run_id")
-            if run_id is not None:
-                if overrides:
-                    raise ValueError("overrides apply to a preset (config_id), not to a finished run's config")
-                run_dir = store.resolve(run_id)
-                cfg = store.config(run_dir)
-                cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
-                return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
-                                    descriptions=_CONFIG_DESCRIPTIONS)
-            assert config_id is not None
-            pairs = launcher._override_pairs(overrides or {})
-            resolved = config_mod.resolve_config(config_id, pairs)
-            return ConfigResult(source="preset", config_id=resolved.config_id, config=resolved.model_dump(mode="json"),
+        if (config_id is None) == (run_id is None):
+            raise ValueError("pass exactly one of config_id (e.g. 'CartPole-v1:ppo') or run_id")
+        if run_id is not None:
+            if overrides:
+                raise ValueError("overrides apply to a preset (config_id), not to a finished run's config")
+            run_dir = store.resolve(run_id)
+            cfg = store.config(run_dir)
+            cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
+            return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
                                 descriptions=_CONFIG_DESCRIPTIONS)
+        assert config_id is not None
+        pairs = launcher._override_pairs(overrides or {})
+        resolved = config_mod.resolve_config(config_id, pairs)
+        return ConfigResult(source="preset", config_id=resolved.config_id, config=resolved.model_dump(mode="json"),
+                            descriptions=_CONFIG_DESCRIPTIONS)
 
 
 
 def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def list_runs(
         env_id: Annotated[str | None, Field(description="only runs of this environment, e.g. 'CartPole-v1'")] = None,
         algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only runs of this algorithm")] = None,
@@ -230,19 +191,17 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
     ) -> rs.RunList:
         """List training runs, newest first, with status, progress, best/final eval return and whether
         they solved the environment. Filter by environment, algorithm, status or solved; page with cursor."""
-        with user_errors():
-            return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
+        return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_run_info(run_id: RunRef) -> rs.RunDetails:
         """Everything about one run on one screen: status (crashed detection included), stop reason and
         structured failure, progress, best and final evaluation, solved and when, the key hyperparameters
         that apply to its algorithm, every config key that differs from its preset (value and preset
         value), overrides, and which files are present or malformed."""
-        with user_errors():
-            return rs.run_details(store, store.resolve(run_id))
+        return rs.run_details(store, store.resolve(run_id))
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_run_metrics(
         run_id: RunRef,
         metrics: Annotated[
@@ -262,16 +221,14 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         Long series are downsampled keeping each bucket's min and max, so spikes stay visible; the
         note says which were cut: narrow the range or raise max_points for detail. What each metric
         means: list_available_metrics (not repeated here)."""
-        with user_errors():
-            return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
+        return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def list_available_metrics(run_id: RunRef) -> rs.MetricList:
         """The metric columns this run wrote, what each means, how many rows measured it and its last value."""
-        with user_errors():
-            return rs.available_metrics(store, store.resolve(run_id))
+        return rs.available_metrics(store, store.resolve(run_id))
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_run_logs(
         run_id: RunRef,
         limit: Annotated[int, Field(ge=1, le=rs.MAX_LOG_LINES, description="lines from the end")] = 50,
@@ -283,46 +240,41 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
     ) -> rs.LogTail:
         """The end of a run's run.log (warnings, errors, tracebacks, the launcher's command line),
         optionally filtered by level or text. Bounded; the note says what was left out."""
-        with user_errors():
-            return rs.tail_log(store.resolve(run_id), limit, level, contains)
+        return rs.tail_log(store.resolve(run_id), limit, level, contains)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_training_status(run_id: RunRef) -> rs.TrainingStatus:
         """Live status of a run: running/completed/failed/stopped/crashed, env steps and progress,
         fps and ETA, heartbeat age, latest and best eval return, solved. Cheap; call it any time."""
-        with user_errors():
-            return rs.training_status(store, store.resolve(run_id))
+        return rs.training_status(store, store.resolve(run_id))
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def list_checkpoints(run_id: RunRef) -> rs.CheckpointList:
         """A run's saved checkpoints ('best', 'last', periodic) with env steps, eval return and whether
         the weights file exists."""
-        with user_errors():
-            return rs.list_checkpoints(store.resolve(run_id))
+        return rs.list_checkpoints(store.resolve(run_id))
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def compare_runs(
         run_ids: Annotated[list[str], Field(min_length=2, max_length=rs.MAX_COMPARE, description="2 to 10 run refs")],
     ) -> rs.Comparison:
         """Compare runs side by side: config keys that differ, best and final eval return, status, and
         which run reached its reward threshold first in env steps and in wall time."""
-        with user_errors():
-            return rs.compare_runs(store, run_ids)
+        return rs.compare_runs(store, run_ids)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def get_best_run(
         env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")],
         algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only this algorithm")] = None,
     ) -> rs.BestRun:
         """The best run for an environment (solved in the fewest env steps, else highest eval return)
         and the top 5, to find a good baseline config."""
-        with user_errors():
-            return rs.best_run(store, env_id, algo)
+        return rs.best_run(store, env_id, algo)
 
 
 
 def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def plot_run_metric(
         run_id: RunRef,
         metric: MetricName = rf.M.EVAL_RETURN_MEAN,
@@ -331,30 +283,28 @@ def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
     ) -> Annotated[CallToolResult, plotting.PlotResult]:
         """A PNG plot of one metric of a run against env steps (reward threshold drawn for returns), with
         a one-paragraph description of the curve: start, end, extremes, recent trend, non-finite values."""
-        with user_errors():
-            png, result = plotting.plot_run_metric(store, store.resolve(run_id), metric, start_env_steps, end_env_steps)
+        png, result = plotting.plot_run_metric(store, store.resolve(run_id), metric, start_env_steps, end_env_steps)
         return _png_result(png, result, result.summary)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     def plot_compare_runs(
         run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs")],
         metric: MetricName = rf.M.EVAL_RETURN_MEAN,
     ) -> Annotated[CallToolResult, plotting.PlotResult]:
         """A PNG plot of one metric for several runs on shared axes, with a description of each curve
         and which run peaked highest."""
-        with user_errors():
-            dirs: list[Path] = []
-            for ref in run_ids:
-                d = store.resolve(ref)
-                if d not in dirs:
-                    dirs.append(d)
-            png, result = plotting.plot_compare_runs(store, dirs, metric)
+        dirs: list[Path] = []
+        for ref in run_ids:
+            d = store.resolve(ref)
+            if d not in dirs:
+                dirs.append(d)
+        png, result = plotting.plot_compare_runs(store, dirs, metric)
         return _png_result(png, result, result.summary)
 
 
 
 def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @_tool(server, STARTS_PROCESS)
+    @tool(server, STARTS_PROCESS, store.runs_dir)
     def start_training(
         config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
         overrides: Annotated[
@@ -366,12 +316,11 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         """Start a training run in the background and return its run_id at once. The config is validated
         first (a bad key or value is reported with what is allowed). The process is detached: it keeps
         running if this server stops; its output goes to the run's log. Follow it with wait_for_training."""
-        with user_errors():
-            result = launcher.start_training(store.runs_dir, config_id, overrides)
+        result = launcher.start_training(store.runs_dir, config_id, overrides)
         log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
         return result
 
-    @_tool(server, STOPS_PROCESS)
+    @tool(server, STOPS_PROCESS, store.runs_dir)
     async def stop_training(
         run_id: RunRef,
         timeout_seconds: Annotated[
@@ -381,10 +330,9 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         """Stop a running training: asks it to stop gracefully (final evaluation and checkpoint, status
         'stopped', reason 'user_stopped'); if it has not exited after timeout_seconds it is killed and the
         forced stop is recorded. A run that is not running is left alone."""
-        with user_errors():
-            return await launcher.stop_training(store, store.resolve(run_id), timeout_seconds)
+        return await launcher.stop_training(store, store.resolve(run_id), timeout_seconds)
 
-    @_tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, store.runs_dir)
     async def wait_for_training(
         run_id: RunRef,
         ctx: Context,
@@ -398,29 +346,24 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         async def progress(done: float, total: float | None, message: str) -> None:
             await ctx.report_progress(done, total, message)
 
-        with user_errors():
-            return await launcher.wait_for_training(store, store.resolve(run_id), timeout_seconds, progress)
+        return await launcher.wait_for_training(store, store.resolve(run_id), timeout_seconds, progress)
 
 
 
 def _register_resources(server: MCPServer, store: rs.RunStore) -> None:
     @server.resource("gsolve://runs/{run_id}/config", mime_type="application/yaml",
                      description="the fully resolved config.yaml of a run")
+    @resource_errors(store.runs_dir)
     def run_config_resource(run_id: str) -> str:
-        try:
-            run_dir = store.resolve(run_id)
-            store.config(run_dir)  # validates it parses
-            return (run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8")
-        except ValueError as exc:
-            raise ResourceError(str(exc)) from None
+        run_dir = store.resolve(run_id)
+        store.config(run_dir)  # validates it parses
+        return (run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8")
 
     @server.resource("gsolve://runs/{run_id}/metrics", mime_type="application/json",
                      description="a run's default metric curves, downsampled (get_run_metrics for more)")
+    @resource_errors(store.runs_dir)
     def run_metrics_resource(run_id: str) -> str:
-        try:
-            return rs.query_metrics(store, store.resolve(run_id)).model_dump_json()
-        except ValueError as exc:
-            raise ResourceError(str(exc)) from None
+        return rs.query_metrics(store, store.resolve(run_id)).model_dump_json()
 
     @server.prompt(description="the step-by-step workflow for debugging one training run")
     def debug_run(run_id: str = "@last") -> str:

@@ -1,0 +1,138 @@
+"""What every MCP tool module shares, declared once: the run-reference parameter type, the tool
+annotations, and the registration that turns every exception into a sentence the model can act on.
+
+Tool modules register with :func:`tool` (never ``server.tool`` directly), so no failure reaches the
+client as the SDK's bare "Error executing tool X" or as a stack trace.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+log = logging.getLogger("gymnasium_solver.mcp")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+STARTS_PROCESS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+STOPS_PROCESS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+
+RunRef = Annotated[
+    str,
+    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run"),
+]
+
+# What to do about an OS error, by errno: the model should learn the cause and the next step.
+_OS_ADVICE: dict[int, str] = {
+    errno.ENOSPC: "the disk is full: free space on the runs folder's disk, then retry",
+    errno.EDQUOT: "the disk quota is exhausted: free space, then retry",
+    errno.EROFS: "the runs folder is on a read-only file system: point the server at a writable one (--runs-dir)",
+    errno.EACCES: "permission denied: check the owner and permissions of the runs folder and this file",
+    errno.EPERM: "operation not permitted: check the owner and permissions of the runs folder and this file",
+    errno.ENOENT: "it does not exist (the run may have been deleted, or is still starting): list_runs shows what is there",
+    errno.EISDIR: "it is a directory where a file was expected: the run folder is damaged",
+    errno.ENOTDIR: "a path component is not a directory: the run folder is damaged",
+    errno.ELOOP: "it is a symbolic link, which is never followed inside a run folder",
+    errno.EMFILE: "the server has too many open files: retry in a moment",
+    errno.ENAMETOOLONG: "the name is too long: pass a run id, a unique prefix or '@last'",
+}
+
+
+def _shown_path(filename: Any, runs_dir: Path | None) -> str | None:
+    """The file as the model may see it: relative to the runs folder, else only its name."""
+    if filename is None:
+        return None
+    path = Path(str(filename))
+    if runs_dir is not None:
+        try:
+            return str(path.resolve(strict=False).relative_to(runs_dir.resolve()))
+        except (ValueError, OSError):
+            pass
+    return path.name
+
+
+def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
+    """One sentence for any exception a tool can raise: the library's own messages verbatim,
+    OS errors with the file (relative to the runs folder) and what to do, anything else as a bug."""
+    if isinstance(exc, KeyError):
+        return f"unknown key {exc}"
+    if isinstance(exc, OSError):
+        where = _shown_path(exc.filename, runs_dir)
+        advice = _OS_ADVICE.get(exc.errno or -1, exc.strerror or type(exc).__name__)
+        if isinstance(exc, TimeoutError) and exc.errno is None:
+            advice = "an operation timed out: retry in a moment"
+        return f"cannot access {where}: {advice}" if where else f"{advice} ({type(exc).__name__})"
+    if isinstance(exc, ValueError | ToolError | ResourceError):
+        # ConfigError, RunNotFoundError, ... are ValueErrors whose message already says what to do.
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return "the server ran out of memory answering this call: ask for less (fewer metrics, a narrower range)"
+    return (f"internal error ({type(exc).__name__}); this is a bug in gymnasium-solver, the server log has the "
+            "traceback: report it with the call that caused it")
+
+
+def _to_tool_error(exc: Exception, runs_dir: Path | None, name: str) -> ToolError:
+    if not isinstance(exc, ValueError | KeyError | OSError | ToolError):
+        log.exception("tool %s raised an unexpected exception", name)
+    return ToolError(describe_error(exc, runs_dir))
+
+
+def tool(server: MCPServer, annotations: ToolAnnotations, runs_dir: Path | None = None) -> Callable[[_F], _F]:
+    """Register ``fn`` as a tool: docstring dedented (the description the model reads), and every
+    exception it raises turned into a ToolError whose message is one actionable sentence."""
+
+    def decorator(fn: _F) -> _F:
+        fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+        name = fn.__name__
+        wrapped: Callable[..., Any]
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def wrapped(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    raise _to_tool_error(exc, runs_dir, name) from None
+        else:
+
+            @functools.wraps(fn)
+            def wrapped(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return fn(*args, **kwargs)
+                except Exception as exc:
+                    raise _to_tool_error(exc, runs_dir, name) from None
+
+        server.tool(annotations=annotations)(wrapped)
+        return fn
+
+    return decorator
+
+
+def resource_errors(runs_dir: Path | None = None) -> Callable[[_F], _F]:
+    """The same mapping for resources: every exception becomes a ResourceError with a sentence."""
+
+    def decorator(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                if not isinstance(exc, ValueError | KeyError | OSError):
+                    log.exception("resource %s raised an unexpected exception", fn.__name__)
+                raise ResourceError(describe_error(exc, runs_dir)) from None
+
+        return wrapped  # type: ignore[return-value]
+
+    return decorator
