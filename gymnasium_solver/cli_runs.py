@@ -52,8 +52,11 @@ def _yaml(value: object) -> str:
     return str(yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=1000)).strip().removesuffix("\n...").strip()
 
 
-def _fmt(x: float | None, digits: int = 4) -> str:
-    return "-" if x is None else f"{x:.{digits}g}"
+def _fmt(x: float | str | None, digits: int = 4) -> str:
+    """A number in 4 significant digits; a string ('inf' for a threshold that cannot be reached) as is."""
+    if x is None:
+        return "-"
+    return x if isinstance(x, str) else f"{x:.{digits}g}"
 
 
 def _steps(n: int | None) -> str:

@@ -78,7 +78,7 @@ def write_rows(path: Path, columns: tuple[str, ...], rows: list[dict[str, float 
 COLS = ("iteration", rf.M.ENV_STEPS, rf.M.EVAL_RETURN_MEAN, rf.M.POLICY_LOSS)
 
 
-def test_numpy_parse_matches_the_contract_parser(tmp_path: Path) -> None:
+def test_arrow_parse_matches_the_contract_parser(tmp_path: Path) -> None:
     rows: list[dict[str, float | int | None]] = [
         {"iteration": i, rf.M.ENV_STEPS: i * 64, rf.M.EVAL_RETURN_MEAN: (i * 1.5 if i % 3 == 0 else None),
          rf.M.POLICY_LOSS: [0.1234567890123, float("nan"), float("inf"), -float("inf"), None, -2e-300][i % 6]}
@@ -103,7 +103,7 @@ def test_growing_file_is_read_incrementally_and_torn_line_tolerated(tmp_path: Pa
         f.write("2,128,,0.5\n3,19")  # a complete row and a torn one (the writer is mid-line)
     grown = store.metric_arrays(tmp_path)
     assert len(grown) == 2 and grown.values[1, 3] == 0.5 and grown.missing[1, 2]
-    assert store._metrics[tmp_path].offset == path.stat().st_size - len("3,19")  # torn tail left unread
+    assert store._metrics(tmp_path).offset == path.stat().st_size - len("3,19")  # torn tail left unread
     with open(path, "a") as f:
         f.write("2,,nan\n")
     done = store.metric_arrays(tmp_path)

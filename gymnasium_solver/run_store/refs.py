@@ -1,0 +1,109 @@
+"""Resolving run references (a full id, a unique prefix or ``@last``) to folders inside the runs folder.
+
+A reference is a folder *name*, never a path: anything that could resolve outside the runs
+folder (separators, ``..``, absolute paths, symlinks out) is refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from gymnasium_solver import run_folder as rf
+
+LAST_REF = "@last"
+LIST_RUNS_HINT = "list runs with `gsolve runs` (or the list_runs MCP tool)"
+
+
+class RunNotFoundError(ValueError):
+    """No run matches a reference; the message lists close matches and how to list runs."""
+
+
+def list_run_ids(runs_dir: Path | str | None = None) -> list[str]:
+    """Names of the run folders in the runs folder, oldest first (run ids sort by creation time).
+
+    Hidden entries and plain files are skipped; an absent runs folder has no runs.
+    """
+    root = rf.resolve_runs_dir(runs_dir)
+    try:
+        entries = os.scandir(root)
+    except OSError:  # absent, not a folder, unreadable: no runs to list
+        return []
+    with entries:
+        names = []
+        for e in entries:
+            try:
+                ok = not e.name.startswith(".") and e.is_dir() and (not e.is_symlink() or inside(root, Path(e.path)))
+            except OSError:
+                ok = False
+            if ok:
+                names.append(e.name)
+    names.sort()
+    return names
+
+
+def validate_ref(ref: Any) -> str:
+    """``ref`` stripped, or RunNotFoundError if it is not a string that could name a run folder."""
+    if not isinstance(ref, str):
+        raise RunNotFoundError(f"a run reference must be a string (run id, unique prefix or @last), got {ref!r}")
+    ref = ref.strip()
+    if not ref:
+        raise RunNotFoundError(f"empty run reference; pass a run id, a unique prefix of one or @last; {LIST_RUNS_HINT}")
+    if "/" in ref or "\\" in ref or ref.startswith(".") or "\x00" in ref or os.path.isabs(ref):
+        raise RunNotFoundError(
+            f"{ref!r} is not a run id: runs are referenced by their folder name inside the runs folder "
+            f"(e.g. 20261125-221900-3fa9, a unique prefix of it, or @last), never by a path; {LIST_RUNS_HINT}"
+        )
+    return ref
+
+
+def inside(root: Path, candidate: Path) -> bool:
+    """True if ``candidate``, with every link resolved, is ``root`` or lies below it."""
+    try:
+        candidate.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _checked(root: Path, name: str) -> Path:
+    path = root / name
+    if not inside(root, path):
+        raise RunNotFoundError(f"run folder {name!r} points outside the runs folder (a symlink?) and is not read")
+    return path
+
+
+def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
+    """The folder of the run ``ref`` names: a full id, a unique id prefix, or ``@last``.
+
+    Raises :class:`RunNotFoundError` (a ValueError) for unknown ids (listing close matches),
+    ambiguous prefixes (listing the candidates) and anything path-like.
+    """
+    root = rf.resolve_runs_dir(runs_dir)
+    ref = validate_ref(ref)
+    ids = list_run_ids(root)
+    if ref.lower() == LAST_REF:
+        if not ids:
+            raise RunNotFoundError(f"@last: the runs folder {root} has no runs yet; start one with `gsolve train ENV:VARIANT`")
+        # Newest by id; folders not named like run ids (hand-made, renamed) only if nothing else.
+        real = [i for i in ids if rf.RUN_ID_PATTERN.match(i)]
+        return _checked(root, (real or ids)[-1])
+    if ref.startswith("@"):
+        raise RunNotFoundError(f"unknown run alias {ref!r}; the only alias is @last (the newest run)")
+    if ref in ids:
+        return _checked(root, ref)
+    matches = [i for i in ids if i.startswith(ref)]
+    if len(matches) == 1:
+        return _checked(root, matches[0])
+    if matches:
+        shown = ", ".join(matches[-10:][::-1])
+        more = f" (and {len(matches) - 10} older)" if len(matches) > 10 else ""
+        raise RunNotFoundError(f"run prefix {ref!r} is ambiguous: {len(matches)} runs match: {shown}{more}; type more characters")
+    if not ids:
+        raise RunNotFoundError(f"no run {ref!r}: the runs folder {root} has no runs yet; start one with `gsolve train ENV:VARIANT`")
+    # The random suffix is what people mistype most, so compare against whole ids and suffixes.
+    close = difflib.get_close_matches(ref, ids, n=5, cutoff=0.6)
+    hint = f"; close matches: {', '.join(close)}" if close else ""
+    raise RunNotFoundError(f"no run {ref!r} in {root}{hint}; newest run is {ids[-1]}; {LIST_RUNS_HINT}")

@@ -1,0 +1,184 @@
+"""One-line summaries of runs: listing them with filters and pages, and finding the best."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.run_folder import RunStatus
+from gymnasium_solver.run_store.files import RunFileError
+from gymnasium_solver.run_store.limits import MAX_LIST_LIMIT, check_limit
+from gymnasium_solver.run_store.refs import RunNotFoundError, validate_ref
+from gymnasium_solver.run_store.store import RunStore
+
+Threshold = float | str | None
+
+
+def threshold(x: float | None) -> Threshold:
+    """A reward threshold for an answer: JSON has no infinity, so a non-finite one is the string 'inf'."""
+    if x is None or math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+class EvalSummary(BaseModel):
+    return_mean: float
+    return_std: float
+    env_steps: int
+    wall_seconds: float
+
+
+class RunSummary(BaseModel):
+    """One run in a listing. ``problem`` is set (and most fields empty) when run.json is unreadable."""
+
+    run_id: str
+    config_id: str | None = None
+    env_id: str | None = None
+    algo: str | None = None
+    status: str = Field(description="running, completed, failed, stopped, crashed (process gone), or unreadable")
+    stop_reason: str | None = None
+    created_at: str | None = None
+    env_steps: int = 0
+    max_env_steps: int | None = None
+    progress: float | None = Field(default=None, description="env_steps / max_env_steps, 0..1")
+    best_eval_return: float | None = None
+    final_eval_return: float | None = Field(default=None, description="return of the latest evaluation")
+    reward_threshold: Threshold = Field(default=None, description="'inf' when the run has no threshold to reach")
+    solved: bool = False
+    solved_at_env_steps: int | None = None
+    solved_at_wall_seconds: float | None = None
+    problem: str | None = None
+
+
+def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
+    """A RunSummary for one run folder; a missing/malformed run.json becomes ``problem``, not an error."""
+    try:
+        info = store.info(run_dir)
+    except RunFileError as exc:
+        return RunSummary(run_id=run_dir.name, status="unreadable", problem=str(exc))
+    return RunSummary(
+        run_id=info.run_id,
+        config_id=info.config_id,
+        env_id=info.env_id,
+        algo=info.algo,
+        status=str(rf.effective_status(info)),
+        stop_reason=None if info.stop_reason is None else str(info.stop_reason),
+        created_at=info.created_at,
+        env_steps=info.progress.env_steps,
+        max_env_steps=info.max_env_steps,
+        progress=round(min(info.progress.env_steps / info.max_env_steps, 1.0), 4) if info.max_env_steps else None,
+        best_eval_return=None if info.best_eval is None else info.best_eval.return_mean,
+        final_eval_return=None if info.last_eval is None else info.last_eval.return_mean,
+        reward_threshold=threshold(info.reward_threshold),
+        solved=info.solved,
+        solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
+        solved_at_wall_seconds=None if info.solved_at is None else info.solved_at.wall_seconds,
+    )
+
+
+class RunList(BaseModel):
+    runs: list[RunSummary] = Field(description="newest first")
+    total_runs: int = Field(description="run folders in the runs folder, before filtering")
+    next_cursor: str | None = Field(
+        default=None, description="pass as cursor to get the next (older) page; None when this is the last page"
+    )
+    note: str = ""
+
+
+def _matches(s: RunSummary, env_id: str | None, algo: str | None, status: str | None, solved: bool | None) -> bool:
+    if env_id is not None and s.env_id != env_id:
+        return False
+    if algo is not None and s.algo != algo:
+        return False
+    if status is not None and s.status != status:
+        return False
+    return solved is None or s.solved == solved
+
+
+_STATUSES = [str(s) for s in RunStatus] + ["unreadable"]
+
+
+def list_runs(
+    store: RunStore,
+    env_id: str | None = None,
+    algo: str | None = None,
+    status: str | None = None,
+    solved: bool | None = None,
+    limit: int = 20,
+    cursor: str | None = None,
+) -> RunList:
+    """Runs newest first, filtered, one page of at most ``limit``; ``next_cursor`` continues."""
+    check_limit("limit", limit, MAX_LIST_LIMIT)
+    if status is not None and status not in _STATUSES:
+        raise ValueError(f"unknown status {status!r}; use one of {', '.join(_STATUSES)}")
+    ids = store.run_ids()
+    if cursor is not None:
+        cursor = validate_ref(cursor)
+        if cursor not in ids:
+            raise RunNotFoundError(f"cursor {cursor!r} is not a run id; pass the next_cursor of a previous list_runs answer")
+    candidates = [i for i in reversed(ids) if cursor is None or i < cursor]
+    out: list[RunSummary] = []
+    next_cursor = None
+    for run_id in candidates:
+        s = summarize_run(store, store.runs_dir / run_id)
+        if not _matches(s, env_id, algo, status, solved):
+            continue
+        if len(out) == limit:
+            next_cursor = out[-1].run_id
+            break
+        out.append(s)
+    note = ""
+    if not out:
+        filters = {k: v for k, v in dict(env_id=env_id, algo=algo, status=status, solved=solved).items() if v is not None}
+        envs = sorted({s.env_id for s in (summarize_run(store, store.runs_dir / i) for i in ids[-200:]) if s.env_id})
+        where = store.runs_dir.resolve()
+        if not ids:
+            return RunList(runs=[], total_runs=0, note=f"the runs folder {where} has no runs yet; start one with "
+                           "start_training or `gsolve train ENV:VARIANT`")
+        note = (
+            f"no runs match {filters or 'the request'} in {where} ({len(ids)} runs in total"
+            + (f"; recent environments: {', '.join(envs)}" if envs else "")
+            + "). Start one with start_training or `gsolve train ENV:VARIANT`."
+        )
+    elif next_cursor:
+        note = f"showing {len(out)}; more runs match: call again with cursor={next_cursor!r}"
+    return RunList(runs=out, total_runs=len(ids), next_cursor=next_cursor, note=note)
+
+
+
+class BestRun(BaseModel):
+    env_id: str
+    best: RunSummary | None = Field(description="the fastest solved run (fewest env steps), else the highest best eval")
+    ranking: list[RunSummary] = Field(description="up to 5 runs, best first")
+    runs_considered: int
+    criterion: str
+    note: str = ""
+
+
+def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
+    """The best run for an environment: solved in the fewest env steps, else the highest best eval return."""
+    if not isinstance(env_id, str) or not env_id.strip():
+        raise ValueError("env_id must be a Gymnasium id such as 'CartPole-v1'")
+    summaries = [summarize_run(store, store.runs_dir / i) for i in store.run_ids()]
+    mine = [s for s in summaries if s.env_id == env_id and (algo is None or s.algo == algo)]
+    if not mine:
+        known = sorted({s.env_id for s in summaries if s.env_id})
+        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
+                       note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
+                            f"Environments with runs: {', '.join(known) or 'none'}.")
+    solved = sorted((s for s in mine if s.solved and s.solved_at_env_steps is not None),
+                    key=lambda s: (s.solved_at_env_steps or 0, s.solved_at_wall_seconds or 0.0))
+    if solved:
+        return BestRun(env_id=env_id, best=solved[0], ranking=solved[:5], runs_considered=len(mine),
+                       criterion="solved in the fewest env steps (ties: less wall time)")
+    scored = sorted((s for s in mine if s.best_eval_return is not None), key=lambda s: -(s.best_eval_return or 0.0))
+    return BestRun(env_id=env_id, best=scored[0] if scored else None, ranking=scored[:5], runs_considered=len(mine),
+                   criterion="no run solved it; highest best eval return",
+                   note="" if scored else "no run has finished an evaluation yet")
+
