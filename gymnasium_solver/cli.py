@@ -3,21 +3,20 @@
 Subcommands are registered by three modules so that heavy imports (torch) happen only in the
 commands that need them:
 - cli_train.py     train, eval, list-envs, config
-- cli_runs.py      runs, show, compare, mcp
+- cli_runs.py      runs, show, compare
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
+- cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
-from gymnasium_solver import cli_diagnose, cli_fix, cli_runs, cli_train
-
-
-class CliError(Exception):
-    """An error to print as one actionable line (exit code 2), never as a traceback."""
+from gymnasium_solver import cli_diagnose, cli_fix, cli_mcp, cli_runs, cli_train
+from gymnasium_solver.cli_error import CliError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_runs.register(sub)
     cli_diagnose.register(sub)
     cli_fix.register(sub)
+    cli_mcp.register(sub)
     return parser
 
 
@@ -47,10 +47,23 @@ def main(argv: list[str] | None = None) -> int:
         # `gsolve ... | head` closed our stdout: not an error worth a traceback.
         _silence_stdout()
         return 0
-    except (CliError, ValueError, FileNotFoundError) as exc:
+    except (CliError, ValueError) as exc:
         # ConfigError, RunNotFoundError etc. are ValueErrors whose message says what to do.
         print(f"gsolve {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        # A full disk, a read-only runs folder, a directory where a file belongs: a sentence, not a traceback.
+        print(f"gsolve {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or type(exc).__name__
+    advice = {errno.ENOSPC: "free space on that disk and retry", errno.EROFS: "use a writable --runs-dir",
+              errno.EACCES: "check the file's owner and permissions", errno.EISDIR: "the run folder is damaged",
+              errno.ENOENT: "check the path (gsolve runs lists the runs)"}.get(exc.errno or -1)
+    return f"{where}{what}" + (f"; {advice}" if advice else "")
 
 
 def _silence_stdout() -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
@@ -151,7 +152,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from gymnasium_solver.cli import CliError
     from gymnasium_solver.config import parse_overrides, resolve_config
     from gymnasium_solver.run_store import RunStore
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
 from gymnasium_solver.run_store import RunStore
@@ -55,7 +56,6 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 
 def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
-    from gymnasium_solver.cli import CliError
 
     if args.parallel is not None and args.parallel < 1:
         raise CliError(f"--parallel must be at least 1, got {args.parallel}")

@@ -1,12 +1,11 @@
-"""`gsolve runs`, `gsolve show RUN` and `gsolve mcp`: thin adapters over run_store and mcp_server.
+"""`gsolve runs`, `gsolve show RUN` and `gsolve compare`: thin adapters over run_store.
 
-Nothing here imports torch: listing runs and starting the MCP server must be instant.
+Nothing here imports torch: listing runs must be instant.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from gymnasium_solver import run_store as rs
 
@@ -34,15 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("runs", nargs="+", help="run ids, unique prefixes or @last")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_compare)
-
-    p = sub.add_parser(
-        "mcp", help="run the MCP server", description="Run the gymnasium-solver MCP server (stdio by default)."
-    )
-    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
-                   help="stdio (for Claude Code etc.) or streamable HTTP on 127.0.0.1")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (with --transport http)")
-    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
-    p.set_defaults(func=cmd_mcp)
 
 
 def _yaml(value: object) -> str:
@@ -130,15 +120,6 @@ def format_details(d: rs.RunDetails) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
     print(format_details(rs.run_details(store, store.resolve(args.run))))
-    return 0
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    from mcp_server.server import main
-
-    if not 1 <= args.port <= 65535:
-        raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
-    main(transport=args.transport, port=args.port, runs_dir=Path(args.runs_dir) if args.runs_dir else None)
     return 0
 
 

@@ -173,13 +173,104 @@ def start_trainer(
     return TrainerLaunch(run_id, run_dir, proc, cfg)
 
 
-def start_training(runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None) -> StartResult:
+# ---------------------------------------------------------------------------------------------
+# Limits on what a server that others can reach may start (`gsolve mcp --max-live-runs ...`).
+DEFAULT_MAX_ENV_STEPS = 10_000_000  # the largest preset (LunarLander) needs 1.5M: room for 6x that
+DEFAULT_MAX_N_ENVS = 64  # with vectorization 'async' each sub-env is a process
+_START_LOCK = threading.Lock()  # a check-then-start of the live-run cap is one step
+
+
+class RunLimitError(ValueError):
+    """A start refused by a server-side limit; the message names the limit, its flag and what to do."""
+
+
+class StartLimits(NamedTuple):
+    """What runs started over MCP may use: live runs at once, env-step budget, sub-environments."""
+
+    max_live_runs: int
+    max_env_steps: int
+    max_n_envs: int
+
+    @classmethod
+    def from_options(
+        cls, max_live_runs: int | None = None, max_env_steps: int | None = None, max_n_envs: int | None = None
+    ) -> StartLimits:
+        """The limits with defaults filled in (live runs: the CPU cores); each given value must be >= 1."""
+        for flag, value in (("--max-live-runs", max_live_runs), ("--max-env-steps", max_env_steps),
+                            ("--max-n-envs", max_n_envs)):
+            if value is not None and value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+        return cls(max_live_runs or os.cpu_count() or 1, max_env_steps or DEFAULT_MAX_ENV_STEPS,
+                   max_n_envs or DEFAULT_MAX_N_ENVS)
+
+
+class LiveRun(NamedTuple):
+    run_id: str
+    config_id: str
+    env_steps: int
+    max_env_steps: int
+
+
+def live_runs(store: RunStore) -> list[LiveRun]:
+    """The runs of the folder whose trainer is alive (crash detection applied)."""
+    out = []
+    for run_id in store.run_ids():
+        try:
+            info = store.info(store.runs_dir / run_id)
+        except (OSError, ValueError):
+            continue  # unreadable: not something we can count as live
+        if rf.effective_status(info) == rf.RunStatus.RUNNING:
+            out.append(LiveRun(info.run_id, info.config_id, info.progress.env_steps, info.max_env_steps))
+    return out
+
+
+def check_capacity(store: RunStore, limits: StartLimits, needed: int = 1) -> int:
+    """Free live-run slots (>= ``needed``), or RunLimitError naming the live runs and how to stop one."""
+    live = live_runs(store)
+    free = limits.max_live_runs - len(live)
+    if free >= needed:
+        return free
+    shown = ", ".join(f"{r.run_id} ({r.config_id}, {r.env_steps:,}/{r.max_env_steps:,} env steps)" for r in live[:10])
+    more = f" and {len(live) - 10} more" if len(live) > 10 else ""
+    raise RunLimitError(
+        f"{len(live)} runs are live and this server starts at most {limits.max_live_runs} at once "
+        f"(gsolve mcp --max-live-runs): {shown}{more}. Stop one with stop_training(run_id={live[0].run_id!r}) "
+        f"or wait for one to finish (wait_for_training), then start again")
+
+
+def check_budget(limits: StartLimits, max_env_steps: int, n_envs: int, what: str = "the run") -> None:
+    """RunLimitError if a run's budget or sub-environment count is above the server's caps."""
+    problems = []
+    if max_env_steps > limits.max_env_steps:
+        problems.append(f"max_env_steps={max_env_steps:,} is above this server's cap of {limits.max_env_steps:,} "
+                        f"(gsolve mcp --max-env-steps)")
+    if n_envs > limits.max_n_envs:
+        problems.append(f"n_envs={n_envs} is above this server's cap of {limits.max_n_envs} (gsolve mcp --max-n-envs)")
+    if problems:
+        raise RunLimitError(
+            f"{what}: " + "; ".join(problems) + f". Runs started over MCP are capped: pass overrides within the caps "
+            f"(e.g. {{'max_env_steps': {min(max_env_steps, limits.max_env_steps)}, "
+            f"'n_envs': {min(n_envs, limits.max_n_envs)}}}), or train from a shell with `gsolve train`")
+
+
+def start_training(
+    runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None, limits: StartLimits | None = None
+) -> StartResult:
     """Validate ``ENV:VARIANT`` + overrides, create the run folder and start the trainer detached.
 
+    With ``limits`` (a server that others can reach), refuse with RunLimitError when the live-run cap
+    is reached or the run's budget or sub-environments are above the caps.
     Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
     """
     overrides = dict(overrides or {})
-    launch = start_trainer(runs_dir, config_id, overrides)
+    if limits is None:
+        launch = start_trainer(runs_dir, config_id, overrides)
+    else:
+        cfg = config_mod.resolve_config(config_id, override_pairs(overrides))
+        check_budget(limits, cfg.max_env_steps, cfg.n_envs, f"{cfg.config_id}")
+        with _START_LOCK:
+            check_capacity(RunStore(runs_dir), limits)
+            launch = start_trainer(runs_dir, config_id, overrides)
     reap(launch.proc)
     cfg, run_id = launch.config, launch.run_id
     return StartResult(
@@ -195,7 +286,9 @@ class StopResult(BaseModel):
     run_id: str
     status: str = Field(description="status after the stop")
     stop_reason: str | None = None
-    forced: bool = Field(description="True if the trainer ignored SIGTERM and was killed with SIGKILL")
+    forced: bool = Field(description="True if the trainer did not record a graceful stop: it ignored SIGTERM and "
+                         "was killed, or exited on the signal (e.g. during start-up); run.json records the "
+                         "forced stop (failure kind 'forced_stop') and there was no final evaluation or checkpoint")
     waited_seconds: float
     message: str
 
@@ -270,17 +363,24 @@ async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float =
         await anyio.sleep(_POLL_SECONDS)
     waited = round(time.monotonic() - start, 2)
     after = store.info(run_dir)
+    recorded_forced = False
     if after.status == rf.RunStatus.RUNNING:
         # The trainer could not record its own stop (killed, or died on the signal).
         why = (f"did not stop within {timeout_seconds:g}s of SIGTERM; killed with SIGKILL" if forced
                else "exited on SIGTERM without recording its stop")
         record_stop(run_dir, store, why)
+        recorded_forced = True  # record_stop writes failure kind 'forced_stop': the answer says the same
         after = store.info(run_dir)
-    message = (f"stopped by force after {waited}s (trainer ignored SIGTERM)" if forced
-               else f"stopped gracefully in {waited}s")
+    if forced:
+        message = f"stopped by force after {waited}s (trainer ignored SIGTERM; killed with SIGKILL)"
+    elif recorded_forced:
+        message = (f"stopped in {waited}s, recorded as a forced stop: the trainer exited on SIGTERM before it could "
+                   f"stop gracefully (e.g. still starting up), so there was no final evaluation or checkpoint")
+    else:
+        message = f"stopped gracefully in {waited}s"
     return StopResult(run_id=after.run_id, status=str(rf.effective_status(after)),
-                      stop_reason=None if after.stop_reason is None else str(after.stop_reason), forced=forced,
-                      waited_seconds=waited, message=message)
+                      stop_reason=None if after.stop_reason is None else str(after.stop_reason),
+                      forced=forced or recorded_forced, waited_seconds=waited, message=message)
 
 
 # ---------------------------------------------------------------------------------------------

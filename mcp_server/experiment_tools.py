@@ -12,14 +12,22 @@ from typing import Annotated
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from gymnasium_solver.experiments import ExperimentRecord, ExperimentStart, read_record, start_detached
+from gymnasium_solver.experiments import (
+    ExperimentRecord,
+    ExperimentStart,
+    default_parallel,
+    read_record,
+    start_detached,
+)
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
+from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 
 
-def register(server: MCPServer, store: RunStore) -> None:
-    """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``."""
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+    """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``; ``limits``
+    (the server's caps on the runs it starts) bound the trials' parallelism and the parent's budget."""
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def try_fixes(
@@ -37,7 +45,15 @@ def register(server: MCPServer, store: RunStore) -> None:
         candidates (name, changes, set_args, why). Then call get_experiment(experiment_id) until its
         status is 'done' (typically tens of seconds for small environments; bounded by a timeout). Use it
         when the user wants a verified fix rather than a guess; for a single change use start_training."""
-        return start_detached(store, run_id, max_trials)
+        parallel = None
+        if limits is not None:
+            parent = store.resolve(run_id)
+            cfg = store.config(parent)
+            check_budget(limits, int(cfg.get("max_env_steps") or 0), int(cfg.get("n_envs") or 1),
+                         f"trials of {parent.name} (they inherit its config)")
+            # Trials are live runs too: run at most as many at once as the cap leaves free.
+            parallel = min(check_capacity(store, limits), default_parallel())
+        return start_detached(store, run_id, max_trials, parallel=parallel)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_experiment(

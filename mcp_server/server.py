@@ -25,6 +25,7 @@ from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
+from mcp_server.http_auth import BearerAuth, check_bind
 
 log = logging.getLogger("gymnasium_solver.mcp")
 
@@ -91,14 +92,16 @@ def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
 
 
 # ---------------------------------------------------------------------------------------------
-def create_server(runs_dir: Path | str | None = None) -> MCPServer:
-    """Build the server over the runs folder (None: $GSOLVE_RUNS_DIR, else ./runs)."""
+def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimits | None = None) -> MCPServer:
+    """Build the server over the runs folder (None: $GSOLVE_RUNS_DIR, else ./runs). ``limits`` caps the
+    runs it starts (live runs at once, budget, sub-environments); None: the defaults."""
     store = rs.RunStore(runs_dir)
+    limits = limits or launcher.StartLimits.from_options()
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
     _register_config_tools(server, store)
     _register_run_tools(server, store)
     _register_plot_tools(server, store)
-    _register_process_tools(server, store)
+    _register_process_tools(server, store, limits)
     _register_resources(server, store)
 
     # The diagnostics engineer's module adds diagnose_run and get_metric_alerts.
@@ -107,7 +110,7 @@ def create_server(runs_dir: Path | str | None = None) -> MCPServer:
     diagnostic_tools.register(server, store)
     from mcp_server import experiment_tools
 
-    experiment_tools.register(server, store)
+    experiment_tools.register(server, store, limits)
     return server
 
 
@@ -303,7 +306,7 @@ def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
 
 
 
-def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
+def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launcher.StartLimits) -> None:
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def start_training(
         config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
@@ -316,7 +319,7 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore) -> None:
         """Start a training run in the background and return its run_id at once. The config is validated
         first (a bad key or value is reported with what is allowed). The process is detached: it keeps
         running if this server stops; its output goes to the run's log. Follow it with wait_for_training."""
-        result = launcher.start_training(store.runs_dir, config_id, overrides)
+        result = launcher.start_training(store.runs_dir, config_id, overrides, limits)
         log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
         return result
 
@@ -385,14 +388,35 @@ DEBUG_RUN_PROMPT = """Debug the gymnasium-solver training run {run_id}.
 """
 
 
-def main(transport: str = "stdio", port: int = 8765, runs_dir: Path | str | None = None) -> None:
-    """Run the server (``gsolve mcp``): stdio by default, or streamable HTTP on 127.0.0.1:port."""
+def main(
+    transport: str = "stdio",
+    port: int = 8765,
+    runs_dir: Path | str | None = None,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    limits: launcher.StartLimits | None = None,
+) -> None:
+    """Run the server (``gsolve mcp``): stdio by default, or streamable HTTP on host:port, where a
+    token makes every request carry ``Authorization: Bearer <token>`` (required off loopback)."""
+    if transport not in ("stdio", "http"):
+        raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+    if transport == "http":
+        check_bind(host, token)  # before anything starts: a refused bind is a clear error, not a log line
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    server = create_server(runs_dir)
-    log.info("gymnasium-solver MCP server over %s, runs folder %s", transport, rs.RunStore(runs_dir).runs_dir.resolve())
+    limits = limits or launcher.StartLimits.from_options()
+    server = create_server(runs_dir, limits)
+    log.info("gymnasium-solver MCP server over %s, runs folder %s; starts at most %d live runs, max_env_steps <= %d, "
+             "n_envs <= %d", transport, rs.RunStore(runs_dir).runs_dir.resolve(), limits.max_live_runs,
+             limits.max_env_steps, limits.max_n_envs)
     if transport == "stdio":
         server.run("stdio")
-    elif transport == "http":
-        server.run("streamable-http", host="127.0.0.1", port=port)
-    else:
-        raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+        return
+    import anyio
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=host)
+    if token is not None:
+        app = BearerAuth(app, token)
+    log.info("HTTP on %s:%d/mcp, %s", host, port, "bearer token required" if token else "no token (loopback only)")
+    anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -52,3 +53,58 @@ async def test_http_transport_serves_the_same_tools_on_loopback(real_runs) -> No
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _start_http(runs_dir: object, port: int, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
+         "--runs-dir", str(runs_dir), *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+
+
+async def test_http_with_a_token_refuses_requests_without_it(real_runs) -> None:
+    """With GSOLVE_MCP_TOKEN set, a request without (or with a wrong) bearer token gets 401; the SDK's
+    streamable-HTTP client sending the header works as before."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    token = "s3cret-" + "x" * 32
+    port = _free_port()
+    env = {**os.environ, "GSOLVE_MCP_TOKEN": token}
+    proc = _start_http(real_runs.runs_dir, port, env=env)
+    url = f"http://127.0.0.1:{port}/mcp"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    accept = {"accept": "application/json, text/event-stream"}
+    try:
+        _wait_for_port(port, proc)
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": token},
+                            {"authorization": f"Basic {token}"}):
+                res = await http.post(url, json=init, headers={**accept, **headers})
+                assert res.status_code == 401, (headers, res.status_code)
+                assert "bearer token" in res.json()["error_description"]
+        transport = streamable_http_client(url, http_client=create_mcp_http_client(
+            headers={"Authorization": f"Bearer {token}"}))
+        async with Client(transport) as client:
+            res = await client.call_tool("get_run_info", {"run_id": real_runs.solved})
+            assert not res.is_error and res.structured_content is not None
+        with pytest.raises(Exception):  # noqa: B017 - the SDK's error type for an HTTP 401 is its own business
+            async with Client(url) as client:
+                await client.list_tools()
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_http_off_loopback_without_a_token_is_refused(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "GSOLVE_MCP_TOKEN"}
+    proc = _start_http(tmp_path, _free_port(), "--host", "0.0.0.0", env=env)  # noqa: S104 - must be refused
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    text = err.decode()
+    assert "without a token" in text and "GSOLVE_MCP_TOKEN" in text and "Traceback" not in text

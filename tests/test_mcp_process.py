@@ -78,13 +78,13 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
         # A budget and threshold far beyond reach: the run is still going when we stop it (the
         # graceful stop evaluates once more, and PPO can solve CartPole in seconds).
         started = await call("start_training", {"config_id": "CartPole-v1:ppo",
-                                                "overrides": {"max_env_steps": 50_000_000, "n_envs": 4,
+                                                "overrides": {"max_env_steps": 5_000_000, "n_envs": 4,
                                                               "batch_size": 64, "eval_freq": 1_000_000,
                                                               "reward_threshold": 1e9}})
         run_id = started["run_id"]
         run_dir = runs_dir / run_id
         try:
-            assert started["max_env_steps"] == 50_000_000 and started["pid"] > 0
+            assert started["max_env_steps"] == 5_000_000 and started["pid"] > 0
             # Detached: its own session (so it outlives this server), not our process group.
             assert os.getsid(started["pid"]) == started["pid"] != os.getsid(0)
             status = await call("get_training_status", {"run_id": run_id})
@@ -97,7 +97,7 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
                 if waited["status"]["env_steps"] > 0:
                     break
             assert waited["status"]["env_steps"] > 0, "trainer made no progress in 60 s"
-            assert progress and progress[-1][1] == 50_000_000
+            assert progress and progress[-1][1] == 5_000_000
             status = await call("get_training_status", {"run_id": run_id})
             assert status["status"] == "running" and status["pid"] == started["pid"]
             stopped = await call("stop_training", {"run_id": run_id, "timeout_seconds": 30})

@@ -1,0 +1,50 @@
+"""`gsolve mcp`: start the MCP server (stdio, or streamable HTTP with a bearer token and limits).
+
+The one place where the CLI reaches the MCP adapter, through a lazy import: the library never
+imports mcp_server, and `gsolve train` never pays for the MCP SDK import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+TOKEN_ENV = "GSOLVE_MCP_TOKEN"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "mcp", help="run the MCP server", description="Run the gymnasium-solver MCP server (stdio by default)."
+    )
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                   help="stdio (for Claude Code etc.) or streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="HTTP address to bind (default 127.0.0.1); any other address requires a token")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (with --transport http)")
+    p.add_argument("--token", default=None,
+                   help=f"HTTP: refuse requests without 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV}); "
+                   "prefer the environment variable, a command line is visible to other local users")
+    p.add_argument("--max-live-runs", type=int, default=None,
+                   help="refuse to start runs while this many are live in the runs folder (default: CPU cores)")
+    p.add_argument("--max-env-steps", type=int, default=None,
+                   help="largest max_env_steps a run started over MCP may have (default 10,000,000)")
+    p.add_argument("--max-n-envs", type=int, default=None,
+                   help="largest n_envs a run started over MCP may have (default 64)")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from gymnasium_solver.launcher import StartLimits
+
+    # The CLI's only import of the MCP adapter (tests/test_imports.py allows exactly this one).
+    from mcp_server.server import main
+
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    limits = StartLimits.from_options(args.max_live_runs, args.max_env_steps, args.max_n_envs)
+    main(transport=args.transport, port=args.port, runs_dir=Path(args.runs_dir) if args.runs_dir else None,
+         host=args.host, token=token, limits=limits)
+    return 0
