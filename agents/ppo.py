@@ -9,32 +9,24 @@ from __future__ import annotations
 
 import torch
 
-from agents.common import (
-    ActorCritic,
-    Batch,
-    Rollout,
-    RolloutSource,
-    UpdateStats,
-    check_finite,
-    make_batch,
-    normalize,
-)
+from agents.common import ActorCritic, Batch, UpdateStats, check_finite, make_batch, normalize
 from gymnasium_solver.advantages import compute_gae, shift_values
-from gymnasium_solver.config import Config, schedule_start, schedule_value
+from gymnasium_solver.config import PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.rollout import Rollout, RolloutCollector
 
 
 class PPO:
     algo = "ppo"
 
-    def __init__(self, cfg: Config, spec: SpaceSpec):
+    def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=True)
         # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. fused=True: one
         # kernel for all parameters, ~20% faster per minibatch step for our small networks.
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
 
-    def collect(self, collector: RolloutSource) -> Rollout:
+    def collect(self, collector: RolloutCollector) -> Rollout:
         return collector.collect_steps(self.policy, self.cfg.n_steps)
 
     def targets(self, rollout: Rollout) -> Batch:

@@ -25,7 +25,7 @@ from agents.ppo import PPO
 from agents.reinforce import Reinforce
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.checkpoints import CheckpointState, save_checkpoint, snapshot
-from gymnasium_solver.config import Config
+from gymnasium_solver.config import Config, PPOConfig
 from gymnasium_solver.envs import action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.rollout import RolloutCollector
@@ -194,7 +194,7 @@ class _Session:
         self.env = make_vec_env(cfg, cfg.n_envs)
         spec = space_spec(self.env)
         self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
-        self.agent = PPO(cfg, spec) if cfg.algo == "ppo" else Reinforce(cfg, spec)
+        self.agent = PPO(cfg, spec) if isinstance(cfg, PPOConfig) else Reinforce(cfg, spec)
         self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, cfg.seed)
         self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
         info.action_space = action_space_info(spec)

@@ -78,7 +78,7 @@ class ConfigResult(BaseModel):
     descriptions: dict[str, str] = Field(description="what each config key means")
 
 
-_CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.Config.model_fields.items()}
+_CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.CONFIG_FIELDS.items()}
 
 
 def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:

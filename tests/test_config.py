@@ -93,3 +93,144 @@ def test_every_key_an_algorithm_reads_is_declared_as_applying_to_it(algo: str) -
     source = (Path(__file__).resolve().parent.parent / "agents" / f"{algo}.py").read_text(encoding="utf-8")
     used = set(re.findall(r"cfg\.(\w+)", source)) & set(CONFIG_KEYS)
     assert used and [k for k in sorted(used) if not applies_to(k, algo)] == []
+
+
+# --- limits: every field bounded, the reason on the field (issue 8, defect 2) ------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "right"),
+    [
+        ({"max_env_steps": 10**30}, "max_env_steps", "must be <= 1000000000"),
+        ({"max_env_steps": 1e30}, "max_env_steps", "must be <= 1000000000"),
+        ({"eval_episodes": 10**9}, "eval_episodes", "must be <= 1000"),
+        ({"n_steps": 10**9}, "n_steps", "must be <= 65536"),
+        ({"n_steps": 65536, "n_envs": 32}, "n_envs\\*n_steps", "use n_steps <= 32768 for 32 envs"),
+        ({"n_epochs": 10**9}, "n_epochs", "must be <= 100"),
+        ({"hidden_sizes": [1000000, 1000000]}, "hidden_sizes", "every layer needs 1..4096 units"),
+        ({"hidden_sizes": [4096, 4096, 4096]}, "hidden_sizes", "at most 16,777,216 fit"),
+        ({"torch_threads": 1000000}, "torch_threads", "must be <= 256"),
+        ({"n_envs": 1024, "vectorization": "async"}, "n_envs=1024", "use n_envs <= 64 or vectorization: sync"),
+        ({"eval_episodes": 100, "vectorization": "async"}, "eval_episodes=100", "eval_episodes <= 64"),
+        ({"seed": 2**70}, "seed", "must be <= 4294967295"),
+        ({"max_grad_norm": float("nan")}, "max_grad_norm", "must be a finite number"),
+        ({"max_grad_norm": float("inf")}, "max_grad_norm", "or null for no clipping"),
+        ({"learning_rate": float("nan")}, "learning_rate", "must be a finite number"),
+        ({"learning_rate": {"end": float("inf")}}, "learning_rate.end", "must be a finite number"),
+        ({"learning_rate": 2.0}, "learning_rate", "must be <= 1"),
+        ({"clip_range": float("inf")}, "clip_range", "must be a finite number"),
+        ({"clip_range": {"start": 0.2, "end": 3.0}}, "clip_range", "must be <= 1"),
+        ({"ent_coef": float("nan")}, "ent_coef", "must be a finite number"),
+        ({"target_kl": float("nan")}, "target_kl", "must be a finite number"),
+        ({"reward_threshold": float("nan")}, "reward_threshold", "finite number, or .inf"),
+        ({"reward_threshold": float("-inf")}, "reward_threshold", "finite number, or .inf"),
+        ({"checkpoint_freq": 10}, "checkpoint_freq=10", "use checkpoint_freq >= 200 or 0"),
+        ({"log_std_init": 1000.0}, "log_std_init", "must be <= 5"),
+        ({"env_kwargs": {f"k{i}": i for i in range(40)}}, "env_kwargs", "at most 32"),
+    ],
+)
+def test_out_of_range_values_are_refused_with_key_and_what_fits(overrides, key, right) -> None:
+    """Each of these validated and started a run (or failed inside the trainer) before limits."""
+    with pytest.raises(ConfigError, match=f"{key}.*{right}"):
+        resolve_config("CartPole-v1:ppo", overrides)
+
+
+def test_a_range_error_says_why_the_limit_is_there() -> None:
+    with pytest.raises(ConfigError) as err:
+        resolve_config("CartPole-v1:ppo", ["n_epochs=1000000000"])
+    assert "n_epochs: must be <= 100 (published settings use 1..30" in str(err.value)
+
+
+def test_limits_a_demanding_user_needs_are_accepted() -> None:
+    cfg = resolve_config("CartPole-v1:ppo", {
+        "max_env_steps": 10**9, "seed": 2**32 - 1, "n_envs": 1024, "n_steps": 1024, "batch_size": 4096,
+        "n_epochs": 100, "hidden_sizes": [4096, 4096], "eval_episodes": 1000, "checkpoint_freq": 10**6})
+    assert cfg.n_envs * cfg.n_steps == 2**20
+    assert resolve_config("CartPole-v1:ppo", ["vectorization=async", "n_envs=64", "eval_episodes=64"]).n_envs == 64
+
+
+def test_torch_threads_above_this_machines_cpus_is_refused_when_starting(monkeypatch) -> None:
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert resolve_config("CartPole-v1:ppo", ["torch_threads=2"]).torch_threads == 2
+    with pytest.raises(ConfigError, match="torch_threads=3 is more than this machine's 2 CPUs; use torch_threads between 1 and 2"):
+        resolve_config("CartPole-v1:ppo", ["torch_threads=3"])
+    # a run folder written on a larger machine still loads
+    big = config_to_yaml(resolve_config("CartPole-v1:ppo")).replace("torch_threads: 1", "torch_threads: 16")
+    assert config_from_yaml_text(big).torch_threads == 16
+
+
+def test_infinite_reward_threshold_means_never_solved_and_round_trips() -> None:
+    cfg = resolve_config("CartPole-v1:ppo", ["reward_threshold=.inf"])
+    assert cfg.reward_threshold == float("inf")
+    text = config_to_yaml(cfg)
+    assert "reward_threshold: .inf" in text and config_from_yaml_text(text) == cfg
+
+
+def test_every_bounded_field_says_why_and_the_docs_list_every_limit() -> None:
+    from gymnasium_solver.config import CONFIG_FIELDS, CROSS_FIELD_LIMITS, limit_reason
+
+    unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_advantages",
+                           "shared_network", "use_baseline", "algo"}  # booleans and closed choices
+    assert [k for k in CONFIG_FIELDS if k not in unbounded_by_nature and not limit_reason(k)] == []
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "configs.md").read_text(encoding="utf-8")
+    limits = docs.split("## Limits", 1)[1].split("\n## ", 1)[0]
+    missing = [k for k in [*CONFIG_FIELDS, *CROSS_FIELD_LIMITS] if f"| `{k}` |" not in limits]
+    assert missing == []
+
+
+# --- the config is a tagged union on algo ------------------------------------------------------
+
+
+def test_each_algorithm_has_its_own_config_model() -> None:
+    from gymnasium_solver.config import CONFIG_MODELS, Algo, PPOConfig, ReinforceConfig
+
+    assert set(CONFIG_MODELS) == set(Algo)
+    ppo, reinforce = resolve_config("CartPole-v1:ppo"), resolve_config("CartPole-v1:reinforce")
+    assert isinstance(ppo, PPOConfig) and isinstance(reinforce, ReinforceConfig)
+    assert not hasattr(reinforce, "n_steps") and not hasattr(ppo, "use_baseline")
+    assert ppo.vf_coef == reinforce.vf_coef == 0.5  # shared: REINFORCE's baseline uses it too
+    assert "n_steps:" not in config_to_yaml(reinforce) and "use_baseline:" not in config_to_yaml(ppo)
+
+
+@pytest.mark.parametrize(
+    ("config_id", "override", "message"),
+    [
+        ("CartPole-v1:reinforce", "n_steps=64", "'n_steps' is a ppo key; a reinforce config has no 'n_steps'"),
+        ("CartPole-v1:reinforce", "clip_range_vf=0.2", "'clip_range_vf' is a ppo key"),
+        ("CartPole-v1:ppo", "episodes_per_update=4", "'episodes_per_update' is a reinforce key"),
+        ("CartPole-v1:ppo", "use_baseline=false", "'use_baseline' is a reinforce key; a ppo config"),
+    ],
+)
+def test_set_naming_another_algorithms_key_says_which_algorithm_it_belongs_to(config_id, override, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        resolve_config(config_id, [override])
+
+
+def test_preset_naming_another_algorithms_key_is_an_error(tmp_path, monkeypatch) -> None:
+    (tmp_path / "CartPole-v1.yaml").write_text(
+        "base: {n_steps: 64}\nvariants:\n  ppo: {algo: ppo}\n  reinforce: {algo: reinforce}\n", encoding="utf-8")
+    (tmp_path / "Acrobot-v1.yaml").write_text("variants:\n  x: {gamma: 0.9}\n  y: {algo: ppx}\n", encoding="utf-8")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path))
+    assert resolve_config("CartPole-v1:ppo").n_steps == 64  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match=r"CartPole-v1.yaml \(variant 'reinforce'\): 'n_steps' is a ppo key"):
+        resolve_config("CartPole-v1:reinforce")
+    with pytest.raises(ConfigError, match="missing key 'algo'; set it to one of ppo, reinforce"):
+        resolve_config("Acrobot-v1:x")
+    with pytest.raises(ConfigError, match="unknown algorithm 'ppx'; did you mean 'ppo'"):
+        resolve_config("Acrobot-v1:y")
+
+
+@pytest.mark.parametrize("algo", ["ppo", "reinforce"])
+def test_old_config_yaml_with_every_key_of_every_algorithm_still_loads(algo: str) -> None:
+    """Run folders written before the union hold every field; the read side drops the other
+    algorithm's keys (a preset or --set may not name them)."""
+    import yaml
+
+    fixtures = sorted((Path(__file__).resolve().parent / "fixtures" / "corpus").glob("*/config.yaml"))
+    old = next(p for p in fixtures if yaml.safe_load(p.read_text(encoding="utf-8"))["algo"] == algo)
+    raw = yaml.safe_load(old.read_text(encoding="utf-8"))
+    assert {"n_steps", "use_baseline"} <= set(raw)  # written when every key was in every config
+    cfg = config_from_yaml_text(old.read_text(encoding="utf-8"), str(old))
+    assert cfg.algo == algo and cfg.learning_rate is not None
