@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gymnasium_solver.config import Algo
+
 SCHEMA_VERSION = 1
 
 # ---------------------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
 
 def columns_for(algo: str) -> tuple[str, ...]:
     """The metrics.csv columns the trainer writes for an algorithm."""
-    return PPO_COLUMNS if algo == "ppo" else COMMON_COLUMNS
+    return PPO_COLUMNS if algo == Algo.PPO else COMMON_COLUMNS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,8 +189,9 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     STOPPED = "stopped"
     # Never written by the trainer: the reader reports a "running" run with a dead pid or a stale
-    # heartbeat as crashed.
+    # heartbeat as crashed, and a run whose run.json it cannot read as unreadable.
     CRASHED = "crashed"
+    UNREADABLE = "unreadable"
 
 
 class StopReason(StrEnum):
@@ -197,6 +200,16 @@ class StopReason(StrEnum):
     USER_STOPPED = "user_stopped"
     NON_FINITE_LOSS = "non_finite_loss"
     ERROR = "error"
+
+
+class LogLevel(StrEnum):
+    """Levels of run.log lines, lowest first: the log filter keeps a level and those after it."""
+
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    CRITICAL = "CRITICAL"
 
 
 class EvalRecord(BaseModel):
