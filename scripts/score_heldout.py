@@ -1,0 +1,62 @@
+"""Score the diagnosis on the blind held-out set (tests/fixtures/heldout, scripts/make_heldout.py).
+
+The set was made by someone who did not read the diagnosis or the corpus, with fault types the
+team had not named; it is never used to tune the diagnosis. Each case is diagnosed as on a fresh
+machine (no solved runs in a runs folder: the references shipped for the preset), and scored on:
+the top finding's first suggested change moves ``expected_key`` the ``expected_direction`` way
+(strict), or moves one of ``acceptable_keys`` (lenient); healthy runs must get no warning.
+
+    .venv/bin/python scripts/score_heldout.py [HELDOUT_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from gymnasium_solver.diagnostics import diagnose
+from gymnasium_solver.diagnostics.models import Severity
+from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(root: Path) -> int:
+    rows, strict, lenient, faults, healthy_warned, healthy = [], 0, 0, 0, 0, 0
+    for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
+        labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+        info = read_run_info(folder)
+        config = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        d = diagnose(info, config, parse_metrics_text((folder / "metrics.csv").read_text(encoding="utf-8")))
+        loud = [f for f in d.findings if f.severity != Severity.INFO]
+        top = loud[0] if loud else None
+        change = top.suggested_changes[0] if top and top.suggested_changes else None
+        if labels.get("healthy"):
+            healthy += 1
+            healthy_warned += bool(loud)
+            rows.append(f"| {labels['case']} | healthy | {top.id if top else '-'} | - | {'NO' if loud else 'yes'} | |")
+            continue
+        faults += 1
+        ok = change is not None and (change.key, change.direction) == (labels["expected_key"],
+                                                                      labels["expected_direction"])
+        ok2 = ok or (change is not None and change.key in labels.get("acceptable_keys", []))
+        strict += ok
+        lenient += ok2
+        got = f"{change.set_arg} ({change.direction})" if change else "-"
+        rows.append(f"| {labels['case']} | {labels.get('fault_type')} | {top.id if top else '-'} | {got} | "
+                    f"{'yes' if ok else 'NO'} | {'yes' if ok2 else 'NO'} |")
+    print("| case | fault type | top finding | top change | key+direction | key (lenient) |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    n = max(faults, 1)
+    print(f"\nheld-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
+          f"({strict / n:.0%}); an acceptable key: {lenient}/{faults} ({lenient / n:.0%}); "
+          f"healthy runs with a warning: {healthy_warned}/{healthy}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "fixtures" / "heldout"))
