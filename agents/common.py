@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import torch
@@ -28,6 +28,28 @@ class ActOutput(NamedTuple):
 
     actions: np.ndarray
     env_actions: np.ndarray
+
+
+class Rollout(NamedTuple):
+    """One rollout, time-major ``[T, N, ...]``. ``valid`` marks steps to train on."""
+
+    obs: np.ndarray  # observations the policy acted on (normalised when configured)
+    actions: np.ndarray
+    rewards: np.ndarray  # multiplied by reward_scale
+    terminated: np.ndarray
+    truncated: np.ndarray
+    valid: np.ndarray
+    last_obs: np.ndarray  # observation after the last step, per sub-env (for bootstrapping)
+    env_steps: int  # sub-environment steps taken by this rollout
+
+
+class RolloutSource(Protocol):
+    """What an algorithm collects its rollouts from (gymnasium_solver.rollout.RolloutCollector).
+    A protocol, so the algorithms depend on this contract, never on the machinery that drives them."""
+
+    def collect_steps(self, policy: ActorCritic, n_steps: int) -> Rollout: ...
+
+    def collect_episodes(self, policy: ActorCritic, n_episodes: int, max_steps: int) -> Rollout: ...
 
 
 class RolloutScores(NamedTuple):

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import torch
 
-from agents.common import ActorCritic, Batch, UpdateStats, check_finite, make_batch, normalize
+from agents.common import (
+    ActorCritic,
+    Batch,
+    Rollout,
+    RolloutSource,
+    UpdateStats,
+    check_finite,
+    make_batch,
+    normalize,
+)
 from gymnasium_solver.advantages import compute_gae, shift_values
 from gymnasium_solver.config import PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
-from gymnasium_solver.rollout import Rollout, RolloutCollector
 
 
 class PPO:
@@ -26,7 +34,7 @@ class PPO:
         # kernel for all parameters, ~20% faster per minibatch step for our small networks.
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
 
-    def collect(self, collector: RolloutCollector) -> Rollout:
+    def collect(self, collector: RolloutSource) -> Rollout:
         return collector.collect_steps(self.policy, self.cfg.n_steps)
 
     def targets(self, rollout: Rollout) -> Batch:

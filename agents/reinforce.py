@@ -10,11 +10,19 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.common import ActorCritic, Batch, UpdateStats, check_finite, make_batch, normalize
+from agents.common import (
+    ActorCritic,
+    Batch,
+    Rollout,
+    RolloutSource,
+    UpdateStats,
+    check_finite,
+    make_batch,
+    normalize,
+)
 from gymnasium_solver.advantages import compute_returns_to_go, shift_values
 from gymnasium_solver.config import ReinforceConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
-from gymnasium_solver.rollout import Rollout, RolloutCollector
 
 # Upper bound on vector steps per rollout, so an environment whose episodes never end cannot
 # hang the collection: the episodes that did finish are used.
@@ -29,7 +37,7 @@ class Reinforce:
         self.policy = ActorCritic(spec, cfg, with_critic=cfg.use_baseline)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), fused=True)
 
-    def collect(self, collector: RolloutCollector) -> Rollout:
+    def collect(self, collector: RolloutSource) -> Rollout:
         return collector.collect_episodes(self.policy, self.cfg.episodes_per_update, MAX_ROLLOUT_STEPS)
 
     def targets(self, rollout: Rollout) -> Batch:

@@ -14,23 +14,11 @@ from typing import NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from agents.common import ActorCritic, ObsNormalizer
+# Rollout (the record) lives with the algorithms that consume it: agents never import this machinery.
+from agents.common import ActorCritic, ObsNormalizer, Rollout
 from gymnasium_solver.envs import SpaceSpec
 
 RECENT_EPISODES = 100
-
-
-class Rollout(NamedTuple):
-    """One rollout, time-major ``[T, N, ...]``. ``valid`` marks steps to train on."""
-
-    obs: np.ndarray  # observations the policy acted on (normalised when configured)
-    actions: np.ndarray
-    rewards: np.ndarray  # multiplied by reward_scale
-    terminated: np.ndarray
-    truncated: np.ndarray
-    valid: np.ndarray
-    last_obs: np.ndarray  # observation after the last step, per sub-env (for bootstrapping)
-    env_steps: int  # sub-environment steps taken by this rollout
 
 
 class EpisodeSummary(NamedTuple):
