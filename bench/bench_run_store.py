@@ -1,6 +1,7 @@
 """Benchmark the read side through the real MCP tools (in-process client) and the real server process.
 
     .venv/bin/python bench/bench_run_store.py [--dir /tmp/gsolve-bench] [--rows 1000000] [--runs 10000]
+    .venv/bin/python bench/bench_run_store.py --memory [--memory-runs 20] [--memory-rows 300000] [--cache-mb N]
 
 Builds (once; reused while it exists) a runs folder with one synthetic PPO run of ``--rows``
 metrics rows written exactly as the trainer writes them (full-precision floats, evaluation
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import sys
 import time
@@ -133,12 +136,72 @@ async def measure(root: Path) -> list[tuple[str, float, float]]:
     return rows
 
 
+def _rss_mb(field: str = "VmRSS") -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def build_memory_runs(root: Path, rows: int, runs: int) -> list[str]:
+    """``runs`` run folders sharing one ``rows``-row metrics.csv through hard links (no disk cost)."""
+    source = root / "source"
+    build(source, rows, 0)
+    ids = []
+    for k in range(runs):
+        run_id = f"20260201-0000{k:02d}-{k:04x}"
+        d = root / run_id
+        if not d.exists():
+            shutil.copytree(source / BIG_RUN, d, copy_function=os.link)
+            rf.write_run_info(d, _info(run_id, k, rows * 512))
+        ids.append(run_id)
+    return ids
+
+
+async def measure_memory(root: Path, ids: list[str], cache_mb: int | None) -> list[tuple[str, float]]:
+    """Server RSS after reading every run's metrics through the real tools, in this (fresh) process."""
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    if cache_mb is not None:
+        os.environ["GSOLVE_CACHE_MB"] = str(cache_mb)
+    out = [("RSS at start (server built), MB", _rss_mb())]
+    async with Client(create_server(root)) as c:
+        out.append(("RSS after server start, MB", _rss_mb()))
+        for run_id in ids:
+            res = await c.call_tool("get_run_metrics", {"run_id": run_id})
+            assert not res.is_error, res.content
+            res = await c.call_tool("list_available_metrics", {"run_id": run_id})
+            assert not res.is_error, res.content
+        out.append((f"RSS after reading {len(ids)} runs, MB", _rss_mb()))
+        out.append(("peak RSS (VmHWM), MB", _rss_mb("VmHWM")))
+    return out
+
+
+def main_memory(args: argparse.Namespace) -> None:
+    ids = build_memory_runs(args.dir / "memory", args.memory_rows, args.memory_runs)
+    size = (args.dir / "memory" / ids[0] / rf.METRICS_CSV).stat().st_size
+    print(f"{len(ids)} runs of {args.memory_rows} metrics rows (metrics.csv {size / 1e6:.0f} MB each), "
+          f"cache cap {args.cache_mb or 'default'} MB")
+    for name, mb in asyncio.run(measure_memory(args.dir / "memory", ids, args.cache_mb)):
+        print(f"| {name:<40} | {mb:8.0f} | {'target 300' if 'after reading' in name else ''}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/gsolve-bench-runs"))
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=10_000)
+    ap.add_argument("--memory", action="store_true",
+                    help="measure server RSS after reading --memory-runs runs of --memory-rows rows instead")
+    ap.add_argument("--memory-runs", type=int, default=20)
+    ap.add_argument("--memory-rows", type=int, default=300_000)
+    ap.add_argument("--cache-mb", type=int, default=None, help="the store's cache cap ($GSOLVE_CACHE_MB)")
     args = ap.parse_args()
+    if args.memory:
+        main_memory(args)
+        return
     build(args.dir, args.rows, args.runs)
     size = (args.dir / BIG_RUN / rf.METRICS_CSV).stat().st_size
     results = asyncio.run(measure(args.dir))

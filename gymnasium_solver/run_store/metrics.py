@@ -6,6 +6,7 @@ last line (a row still being written) is left for the next read.
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -57,6 +58,15 @@ def _locate_bad_line(body: bytes, ncols: int, first_lineno: int) -> str:
     return "rows could not be parsed as numbers"
 
 
+def _give_back_memory() -> None:
+    """Return freed parse buffers to the system: glibc keeps the CSV reader's freed blocks in its
+    per-thread arenas, so without this the process only grows (issue 8: 1.4 GB after 5 runs)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
+
+
 def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int, where: str
                ) -> tuple[np.ndarray, np.ndarray]:
     """``(values, missing)`` of the complete rows in ``data[start:end]`` (which ends with a newline).
@@ -93,6 +103,9 @@ def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int,
         values[:, j] = column.to_numpy()
         if column.null_count:
             missing[:, j] = column.is_null().to_numpy()
+    del table
+    if end - start > 1 << 20:
+        _give_back_memory()
     return values, missing
 
 

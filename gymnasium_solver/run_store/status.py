@@ -12,7 +12,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import RunStatus
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
-from gymnasium_solver.run_store.summaries import Threshold, threshold
+from gymnasium_solver.run_store.summaries import Threshold, run_threshold
 
 
 class TrainingStatus(BaseModel):
@@ -68,7 +68,7 @@ def training_status(store: RunStore, run_dir: Path) -> TrainingStatus:
         pid=info.pid,
         best_eval_return=None if info.best_eval is None else info.best_eval.return_mean,
         last_eval_return=None if info.last_eval is None else info.last_eval.return_mean,
-        reward_threshold=threshold(info.reward_threshold),
+        reward_threshold=run_threshold(store, run_dir, info),
         solved=info.solved,
         solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
         failure=None if info.failure is None else f"{info.failure.kind}: {info.failure.message}"[:1000],

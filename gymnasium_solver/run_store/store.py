@@ -102,6 +102,9 @@ class RunStore:
                 at = f" at line {mark.line + 1}" if mark is not None else ""
                 raise RunFileError(f"{where} is malformed: not valid YAML{at}; the trainer writes it once at "
                                    f"start, so it was edited or damaged") from None
+            if raw is None:
+                raise RunFileError(f"{where} is empty: the trainer writes the resolved config at start, so the run "
+                                   f"died before that or the file was emptied; start the run again")
             if not isinstance(raw, dict):
                 raise RunFileError(f"{where} is malformed: expected a mapping of config keys, got {type(raw).__name__}")
             return raw

@@ -25,6 +25,17 @@ def threshold(x: float | None) -> Threshold:
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
+def run_threshold(store: RunStore, run_dir: Path, info: rf.RunInfo) -> Threshold:
+    """The run's reward threshold; run.json stores an infinite one as null, so config.yaml says which."""
+    if info.reward_threshold is not None:
+        return threshold(info.reward_threshold)
+    try:
+        value = store.config(run_dir).get("reward_threshold")
+    except RunFileError:
+        return None
+    return threshold(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 class EvalSummary(BaseModel):
     return_mean: float
     return_std: float
@@ -73,7 +84,7 @@ def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
         progress=round(min(info.progress.env_steps / info.max_env_steps, 1.0), 4) if info.max_env_steps else None,
         best_eval_return=None if info.best_eval is None else info.best_eval.return_mean,
         final_eval_return=None if info.last_eval is None else info.last_eval.return_mean,
-        reward_threshold=threshold(info.reward_threshold),
+        reward_threshold=run_threshold(store, run_dir, info),
         solved=info.solved,
         solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
         solved_at_wall_seconds=None if info.solved_at is None else info.solved_at.wall_seconds,
