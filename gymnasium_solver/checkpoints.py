@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from agents.common import ActorCritic, ObsNormalizer
@@ -29,6 +30,19 @@ def checkpoint_path(run_dir: Path, name: str) -> Path:
     return run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
 
 
+class TrainingState(NamedTuple):
+    """What ``gsolve train --resume`` needs beyond the weights and the normaliser (docs/resume.md).
+    Saved in ``last`` and the periodic ``step_*`` checkpoints, not in ``best``."""
+
+    optimizer: dict[str, Any]  # optimizer.state_dict(): Adam moments and step counts
+    torch_rng: torch.Tensor  # torch.get_rng_state(): PPO's minibatch shuffles
+    numpy_rng: dict[str, Any]  # np.random.get_state(legacy=False), key as a tensor
+    collector: dict[str, Any]  # RolloutCollector.state_dict(): sampling RNG, env-step and episode counters
+    eval_count: int  # evaluations so far (evaluation seeds follow it)
+    next_eval: int  # env steps of the next scheduled evaluation
+    next_checkpoint: int | None  # env steps of the next periodic checkpoint
+
+
 class CheckpointState(NamedTuple):
     """A copy of everything a checkpoint holds, taken at one moment of training."""
 
@@ -38,6 +52,31 @@ class CheckpointState(NamedTuple):
     iteration: int
     wall_seconds: float
     eval_return_mean: float | None
+    training: TrainingState | None = None
+
+
+class ResumeState(NamedTuple):
+    """A checkpoint read back for a resume: everything training continues from."""
+
+    model: dict[str, torch.Tensor]
+    normalizer: dict[str, Any]
+    env_steps: int
+    iteration: int
+    wall_seconds: float
+    training: TrainingState
+
+
+def numpy_rng_state() -> dict[str, Any]:
+    """numpy's global RNG state in a form ``torch.load(weights_only=True)`` accepts."""
+    state = np.random.get_state(legacy=False)
+    assert isinstance(state, dict)
+    inner = state["state"]
+    return {**state, "state": {"key": torch.from_numpy(inner["key"].astype(np.int64)), "pos": int(inner["pos"])}}
+
+
+def set_numpy_rng_state(state: dict[str, Any]) -> None:
+    inner = state["state"]
+    np.random.set_state({**state, "state": {"key": inner["key"].numpy().astype(np.uint32), "pos": inner["pos"]}})
 
 
 def snapshot(
@@ -48,10 +87,13 @@ def snapshot(
     iteration: int,
     wall_seconds: float,
     eval_return_mean: float | None,
+    training: TrainingState | None = None,
 ) -> CheckpointState:
-    """Copy the policy's weights and normalisation state now (training may continue meanwhile)."""
+    """Copy the policy's weights and normalisation state now (training may continue meanwhile);
+    ``training`` (already a copy) makes the checkpoint resumable."""
     model = {k: v.detach().clone() for k, v in policy.state_dict().items()}
-    return CheckpointState(model, normalizer.state_dict(), env_steps, iteration, wall_seconds, eval_return_mean)
+    return CheckpointState(model, normalizer.state_dict(), env_steps, iteration, wall_seconds, eval_return_mean,
+                           training)
 
 
 def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Config) -> None:
@@ -68,7 +110,10 @@ def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Confi
         "config_yaml": config_to_yaml(cfg),
         "env_steps": state.env_steps,
         "iteration": state.iteration,
+        "wall_seconds": state.wall_seconds,
     }
+    if state.training is not None:
+        payload["training"] = state.training._asdict()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -86,9 +131,7 @@ def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Confi
     )
 
 
-def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
-    """Rebuild the policy saved at ``path`` for an environment with spaces ``spec``.
-    Raises FileNotFoundError, or ValueError if the file is not a checkpoint of ours."""
+def _read_payload(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     try:
@@ -97,6 +140,25 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
         raise ValueError(f"{path} is not a readable checkpoint: {exc}") from exc
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not a gymnasium-solver checkpoint (format {CHECKPOINT_FORMAT})")
+    return payload
+
+
+def load_resume_state(path: Path) -> ResumeState:
+    """Read a resumable checkpoint (``last`` or ``step_*``). Raises FileNotFoundError, or
+    ValueError if it is not ours or holds no training state (``best``, or written before resume existed)."""
+    payload = _read_payload(path)
+    training = payload.get("training")
+    if not isinstance(training, dict) or set(training) != set(TrainingState._fields):
+        raise ValueError(f"checkpoint {path.name} holds no training state (optimizer, RNG, counters) to resume from; "
+                         "it was written by a trainer without resume support, or it is a 'best' checkpoint")
+    return ResumeState(payload["model"], payload["normalizer"], int(payload["env_steps"]), int(payload["iteration"]),
+                       float(payload.get("wall_seconds", 0.0)), TrainingState(**training))
+
+
+def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
+    """Rebuild the policy saved at ``path`` for an environment with spaces ``spec``.
+    Raises FileNotFoundError, or ValueError if the file is not a checkpoint of ours."""
+    payload = _read_payload(path)
     cfg = config_from_yaml_text(payload["config_yaml"], f"{path} (embedded config)")
     policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
     policy.load_state_dict(payload["model"])

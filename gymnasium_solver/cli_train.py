@@ -32,8 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Train a preset (see `gsolve list-envs`). Prints a live progress bar on stderr, "
         "one summary line, and the run folder's path on the last line of stdout.",
     )
-    p.add_argument("config_id", metavar="ENV:VARIANT", help="e.g. CartPole-v1:ppo")
+    p.add_argument("config_id", metavar="ENV:VARIANT", nargs="?", help="e.g. CartPole-v1:ppo")
     _add_set(p)
+    p.add_argument("--resume", metavar="RUN", default=None,
+                   help="continue a crashed or stopped run (id, unique prefix or @last) from its latest checkpoint, "
+                   "with its own config (docs/resume.md); give no ENV:VARIANT, --set or --seed with it")
     p.add_argument("--seed", type=int, default=None, help="seed (overrides the preset's)")
     p.add_argument("--runs-dir", default=None, help=f"where runs go (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.add_argument("--run-id", default=None, help="use this run id (a launcher may have pre-created its folder)")
@@ -80,6 +83,10 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None) -> tuple[
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.resume is not None:
+        return _cmd_resume(args)
+    if args.config_id is None:
+        raise ConfigError("give ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
     cfg, overrides = _resolve(args.config_id, args.sets, args.seed)
     applied = _applied_changes(args.applied_changes)
     from gymnasium_solver.training import train  # torch: only now
@@ -87,8 +94,30 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
                    show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
                    experiment_id=args.experiment_id, applied_changes=applied)
+    return _report(cfg.config_id, cfg.reward_threshold, result)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    given = [name for name, value in (("ENV:VARIANT", args.config_id), ("--set", args.sets), ("--seed", args.seed),
+                                      ("--run-id", args.run_id), ("--parent-run-id", args.parent_run_id),
+                                      ("--experiment-id", args.experiment_id),
+                                      ("--applied-changes", args.applied_changes)) if value not in (None, [])]
+    if given:
+        raise ConfigError(f"--resume continues a run with its own config and id; drop {', '.join(given)}")
+    from gymnasium_solver.run_store import resolve_run_dir
+
+    run_dir = resolve_run_dir(args.resume, args.runs_dir)
+    from gymnasium_solver.training import resume  # torch: only now
+
+    result = resume(run_dir, show_progress=not args.quiet)
+    info = rf.read_run_info(result.run_dir)
+    return _report(info.config_id, info.reward_threshold, result)
+
+
+def _report(config_id: str, threshold: float | None, result: Any) -> int:
+    """Print the summary line and the run folder; the exit code of the run's ending."""
     try:
-        print(summary_line(cfg.config_id, cfg.reward_threshold, result))
+        print(summary_line(config_id, threshold, result))
         print(result.run_dir)
         sys.stdout.flush()
     except BrokenPipeError:

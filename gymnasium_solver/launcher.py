@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver import run_writer
 from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
 
 MAX_WAIT_SECONDS = 60.0
@@ -116,21 +117,9 @@ def prepare_run(
     pairs = override_pairs(overrides)
     cfg = config_mod.resolve_config(config_id, pairs)
     runs_dir = Path(runs_dir).resolve()
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    run_id = rf.new_run_id()
-    while (runs_dir / run_id).exists():
-        run_id = rf.new_run_id()
-    run_dir = runs_dir / run_id
-    run_dir.mkdir()
-    now = rf.utc_now_iso()
-    placeholder = rf.RunInfo(
-        run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant=cfg.variant, algo=cfg.algo,
-        seed=cfg.seed, status=rf.RunStatus.RUNNING, created_at=now, updated_at=now, host=socket.gethostname(),
-        reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps, overrides=overrides,
-        parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=dict(applied_changes or {}),
-    )
-    rf.write_run_info(run_dir, placeholder)
-    return PreparedRun(cfg, pairs, run_id, run_dir, placeholder)
+    placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=overrides, parent_run_id=parent_run_id,
+                                                experiment_id=experiment_id, applied_changes=applied_changes)
+    return PreparedRun(cfg, pairs, placeholder.run_id, runs_dir / placeholder.run_id, placeholder)
 
 
 def start_trainer(
@@ -151,7 +140,6 @@ def start_trainer(
                        applied_changes=applied_changes)
     cfg, pairs, run_id, run_dir, placeholder = prep
     runs_dir = run_dir.parent
-    now = placeholder.updated_at
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
     for pair in pairs:
         cmd += ["--set", pair]
@@ -163,13 +151,7 @@ def start_trainer(
     if applied_changes:
         cmd += ["--applied-changes", json.dumps(applied_changes)]
     proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
-    # Record the pid unless the trainer already replaced the placeholder (it then wrote its own).
-    try:
-        current = rf.read_run_info(run_dir)
-        if current.pid is None and current.progress.env_steps == 0 and current.updated_at == now:
-            rf.write_run_info(run_dir, placeholder.model_copy(update={"pid": proc.pid}))
-    except (OSError, ValueError):
-        pass
+    run_writer.record_launch_pid(run_dir, proc.pid)
     return TrainerLaunch(run_id, run_dir, proc, cfg)
 
 

@@ -9,7 +9,7 @@ what a truncated episode bootstraps from (see ``advantages.py``).
 from __future__ import annotations
 
 from collections import deque
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -142,6 +142,20 @@ class RolloutCollector:
             obs=obs, actions=actions, rewards=rewards, terminated=terminated, truncated=truncated, valid=valid,
             last_obs=self.normalizer(self._raw_obs), env_steps=self.env_steps - start_steps,
         )
+
+    def state_dict(self) -> dict[str, Any]:
+        """The counters and the sampling RNG a resume restores (the envs themselves restart fresh
+        episodes: their in-episode state is not saved)."""
+        return {"rng": self.rng.bit_generator.state, "env_steps": self.env_steps, "episodes": self.episodes,
+                "recent_returns": list(self._recent_returns), "recent_lens": list(self._recent_lens)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.env_steps, self.episodes = int(state["env_steps"]), int(state["episodes"])
+        self._recent_returns.clear()
+        self._recent_returns.extend(state["recent_returns"])
+        self._recent_lens.clear()
+        self._recent_lens.extend(state["recent_lens"])
 
     def summary(self) -> EpisodeSummary:
         if not self._recent_returns:

@@ -8,7 +8,9 @@ Layout of ``runs/<run_id>/``::
 
     run.json        identity and state (RunInfo), rewritten atomically on every change + heartbeat
     config.yaml     the fully resolved config, written once at start
-    metrics.csv     one row per training iteration, columns fixed at start, append-only
+    metrics.csv     one row per training iteration, columns fixed at start, append-only while a
+                    trainer runs; a resume (a new trainer process, not mid-run) first cuts the rows
+                    after its checkpoint's iteration at a line boundary (docs/resume.md)
     run.log         human-readable log, warnings and tracebacks, append-only
     checkpoints/    <name>.pt (torch) + <name>.json (CheckpointMeta, readable without torch)
 """
@@ -259,6 +261,17 @@ class ActionSpaceInfo(BaseModel):
     )
 
 
+class ResumeRecord(BaseModel):
+    """One ``gsolve train --resume``: where the run continued from (see docs/resume.md)."""
+
+    model_config = ConfigDict(extra="ignore")
+    at_env_steps: int
+    at_iteration: int
+    from_checkpoint: str
+    time: str
+    previous_status: str = Field(description="the status the run had before the resume (stopped, crashed, failed)")
+
+
 class RunInfo(BaseModel):
     """Contents of run.json. Readers ignore unknown keys so newer trainers stay readable."""
 
@@ -294,6 +307,10 @@ class RunInfo(BaseModel):
     applied_changes: dict[str, Any] = Field(default_factory=dict)
     overrides: dict[str, Any] = Field(default_factory=dict)
     metric_columns: list[str] = Field(default_factory=list)
+    resumes: list[ResumeRecord] = Field(default_factory=list)
+    placeholder: bool = Field(
+        default=False, description="true while a launcher's pre-created run.json waits for its trainer to adopt it"
+    )
 
 
 def utc_now_iso() -> str:

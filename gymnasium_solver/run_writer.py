@@ -3,6 +3,7 @@ metrics.csv and run.log up to date, as the contract in ``run_folder.py`` describ
 
 from __future__ import annotations
 
+import fcntl
 import os
 import platform
 import re
@@ -11,7 +12,7 @@ import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, config_to_yaml
@@ -45,54 +46,153 @@ def git_commit() -> str | None:
     return f"{head}+dirty" if dirty else head or None
 
 
-def prepare_run_dir(runs_dir: Path, run_id: str | None) -> tuple[str, Path]:
-    """Choose and create the run folder. An explicit ``run_id`` may name a folder a launcher
-    pre-created (placeholder run.json with status running and no progress); any other existing
-    run is refused so its data is never overwritten."""
-    if run_id is None:
-        run_id = rf.new_run_id()
-        while (runs_dir / run_id).exists():
-            run_id = rf.new_run_id()
-    elif not _SAFE_RUN_ID.match(run_id):
+def _check_run_id(run_id: str) -> None:
+    if not _SAFE_RUN_ID.match(run_id):
         raise ValueError(
             f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' only "
             "(e.g. 20261125-221900-3fa9, or omit --run-id to get a fresh one)"
         )
+
+
+def _new_run_dir(runs_dir: Path) -> tuple[str, Path]:
+    """A fresh run id and its newly created (empty) folder."""
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        while True:
+            run_id = rf.new_run_id()
+            try:
+                (runs_dir / run_id).mkdir()
+                return run_id, runs_dir / run_id
+            except FileExistsError:
+                continue
+    except OSError as exc:
+        raise ValueError(f"cannot create a run folder in {runs_dir}: {exc.strerror}; choose another --runs-dir") from exc
+
+
+def _new_info(cfg: Config, run_id: str, *, pid: int | None, columns: tuple[str, ...] = (), **provenance: Any) -> rf.RunInfo:
+    now = rf.utc_now_iso()
+    return rf.RunInfo(
+        run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant=cfg.variant, algo=cfg.algo,
+        seed=cfg.seed, created_at=now, updated_at=now, pid=pid, host=socket.gethostname(),
+        reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps, metric_columns=list(columns),
+        parent_run_id=provenance.get("parent_run_id"), experiment_id=provenance.get("experiment_id"),
+        applied_changes=dict(provenance.get("applied_changes") or {}),
+        overrides=dict(provenance.get("overrides") or {}),
+    )
+
+
+def create_placeholder(
+    runs_dir: Path,
+    cfg: Config,
+    *,
+    overrides: dict[str, Any] | None = None,
+    parent_run_id: str | None = None,
+    experiment_id: str | None = None,
+    applied_changes: dict[str, Any] | None = None,
+) -> rf.RunInfo:
+    """Pre-create a fresh run folder whose run.json is a placeholder (status running, no pid yet,
+    ``placeholder: true``), so a launched run is visible before its trainer starts. The trainer
+    started with ``run_id=<its run_id>`` adopts it (:func:`adopt_placeholder`)."""
+    run_id, run_dir = _new_run_dir(Path(runs_dir))
+    info = _new_info(cfg, run_id, pid=None, overrides=overrides, parent_run_id=parent_run_id,
+                     experiment_id=experiment_id, applied_changes=applied_changes)
+    info.placeholder = True
+    rf.write_run_info(run_dir, info)
+    return info
+
+
+def record_launch_pid(run_dir: Path, pid: int) -> None:
+    """The launcher's one write after the start: the trainer's pid, into the placeholder only (a
+    trainer that already adopted the folder has written its own run.json); never fails."""
+    try:
+        current = rf.read_run_info(run_dir)
+        if current.placeholder and current.pid is None:
+            rf.write_run_info(run_dir, current.model_copy(update={"pid": pid, "updated_at": rf.utc_now_iso()}))
+    except (OSError, ValueError):
+        pass
+
+
+def adopt_placeholder(run_dir: Path) -> rf.RunInfo | None:
+    """Check that an existing run folder may be used by a new trainer: it must be empty (None) or
+    hold a launcher's placeholder run.json (returned). Any other folder holds a run: ValueError."""
+    try:
+        info = rf.read_run_info(run_dir)
+    except FileNotFoundError:
+        if not any(run_dir.iterdir()):
+            return None
+        raise ValueError(f"run folder {run_dir} is not empty and has no run.json; choose a new --run-id") from None
+    if not info.placeholder:
+        raise ValueError(
+            f"run folder {run_dir} already holds a run (status {info.status.value}, "
+            f"{info.progress.env_steps} env steps); choose a new --run-id, or continue it with --resume"
+        )
+    return info
+
+
+def prepare_run_dir(runs_dir: Path, run_id: str | None) -> tuple[str, Path, rf.RunInfo | None]:
+    """Choose and create the run folder. An explicit ``run_id`` may name a launcher's placeholder
+    (returned, to be adopted); any other existing run is refused so its data is never overwritten."""
+    if run_id is None:
+        return (*_new_run_dir(runs_dir), None)
+    _check_run_id(run_id)
     run_dir = runs_dir / run_id
-    if run_dir.exists():
-        _check_placeholder(run_dir)
+    placeholder = adopt_placeholder(run_dir) if run_dir.is_dir() else None
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot create the run folder {run_dir}: {exc.strerror}; choose another --runs-dir") from exc
-    return run_id, run_dir
+    return run_id, run_dir, placeholder
 
 
-def _check_placeholder(run_dir: Path) -> None:
-    metrics = run_dir / rf.METRICS_CSV
-    if metrics.exists() and metrics.stat().st_size > 0:
-        raise ValueError(f"run folder {run_dir} already holds a run (metrics.csv exists); choose a new --run-id")
+def lock_run_folder(run_dir: Path) -> IO[str]:
+    """Hold an exclusive lock on the run folder (flock on its run.log) for as long as the returned
+    file stays open, so two resumes of one run cannot both train it. ValueError if already held."""
+    lock = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - held for the whole run
     try:
-        info = rf.read_run_info(run_dir)
-    except FileNotFoundError:
-        return
-    if info.status != rf.RunStatus.RUNNING or info.progress.env_steps > 0:
-        raise ValueError(
-            f"run folder {run_dir} already holds a run (status {info.status.value}, "
-            f"{info.progress.env_steps} env steps); choose a new --run-id"
-        )
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise ValueError(f"run {run_dir.name} is being trained by another process right now; nothing to resume") from None
+    return lock
+
+
+def truncate_metrics_after(path: Path, iteration: int) -> int:
+    """Cut metrics.csv back to its header and the rows up to ``iteration`` (a torn last line
+    included), at a line boundary, before a resume appends. Returns the number of lines cut.
+    Only a resume does this: a run's metrics.csv is never rewritten while its trainer runs."""
+    with open(path, "r+b") as f:
+        data = f.read()
+        keep = data.find(b"\n") + 1  # the header
+        header = data[:keep].decode("utf-8", "replace").rstrip("\n").split(",")
+        if keep == 0 or rf.M.ITERATION not in header:
+            raise ValueError(f"{path} has no complete header line with {rf.M.ITERATION!r}; cannot resume onto it")
+        col = header.index(rf.M.ITERATION)
+        cut = 0
+        for line in data[keep:].splitlines(keepends=True):
+            fields = line.split(b",")
+            value = fields[col] if len(fields) == len(header) else b""
+            if cut or not line.endswith(b"\n") or not value.isdigit() or int(value) > iteration:
+                cut += 1
+                continue
+            keep += len(line)
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    return cut
 
 
 class RunWriter:
     """Owns one run folder while training. run.json is rewritten on every state change and as a
     heartbeat; metrics.csv and run.log are append-only."""
 
-    def __init__(self, run_dir: Path, info: rf.RunInfo, cfg: Config):
+    def __init__(self, run_dir: Path, info: rf.RunInfo, cfg: Config, *, lock: IO[str] | None = None):
         self.run_dir = run_dir
         self.info = info
         self._last_write = 0.0
+        self._lock = lock
         self._log = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - long-lived
-        (run_dir / rf.CONFIG_YAML).write_text(config_to_yaml(cfg), encoding="utf-8")
+        if lock is None:  # a resume keeps the config.yaml written once at the start
+            (run_dir / rf.CONFIG_YAML).write_text(config_to_yaml(cfg), encoding="utf-8")
         self.metrics = rf.MetricsWriter(run_dir / rf.METRICS_CSV, info.metric_columns)
         self.write(durable=True)
 
@@ -109,17 +209,37 @@ class RunWriter:
         applied_changes: dict[str, Any] | None = None,
         overrides: dict[str, Any] | None = None,
     ) -> RunWriter:
-        run_id, run_dir = prepare_run_dir(runs_dir, run_id)
-        now = rf.utc_now_iso()
-        info = rf.RunInfo(
-            run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant=cfg.variant, algo=cfg.algo,
-            seed=cfg.seed, created_at=now, updated_at=now, pid=os.getpid(), host=socket.gethostname(),
-            reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps,
-            versions=package_versions(), git_commit=git_commit(), parent_run_id=parent_run_id,
-            experiment_id=experiment_id, applied_changes=applied_changes or {}, overrides=overrides or {},
-            metric_columns=list(columns),
-        )
+        run_id, run_dir, placeholder = prepare_run_dir(runs_dir, run_id)
+        info = _new_info(cfg, run_id, pid=os.getpid(), columns=columns, overrides=overrides,
+                         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes)
+        info.versions, info.git_commit = package_versions(), git_commit()
+        if placeholder is not None:
+            info.created_at = placeholder.created_at  # the run exists since its launcher created it
         return cls(run_dir, info, cfg)
+
+    @classmethod
+    def resume(
+        cls, run_dir: Path, cfg: Config, lock: IO[str], *, checkpoint: str, env_steps: int, iteration: int,
+        wall_seconds: float,
+    ) -> RunWriter:
+        """Take over an existing run (``lock`` from :func:`lock_run_folder`, the checks done by the
+        caller) to continue it from a checkpoint: cut metrics.csv back to the checkpoint's
+        iteration, record the resume in run.json and mark the run running again under this pid."""
+        info = rf.read_run_info(run_dir)
+        previous = rf.effective_status(info)
+        cut = truncate_metrics_after(run_dir / rf.METRICS_CSV, iteration)
+        record = rf.ResumeRecord(at_env_steps=env_steps, at_iteration=iteration, from_checkpoint=checkpoint,
+                                 time=rf.utc_now_iso(), previous_status=previous.value)
+        info = info.model_copy(update={
+            "status": rf.RunStatus.RUNNING, "stop_reason": None, "failure": None, "finished_at": None,
+            "pid": os.getpid(), "host": socket.gethostname(), "versions": package_versions(),
+            "git_commit": git_commit(), "resumes": [*info.resumes, record],
+            "progress": rf.Progress(env_steps=env_steps, iteration=iteration, wall_seconds=wall_seconds),
+        })
+        writer = cls(run_dir, info, cfg, lock=lock)
+        writer.log(f"resuming ({previous.value} run) from checkpoint {checkpoint} at {env_steps} env steps, "
+                   f"iteration {iteration}; cut {cut} metrics.csv line(s) written after it")
+        return writer
 
     def write(self, durable: bool = False) -> None:
         """Rewrite run.json now, atomically. Mid-run updates skip the fsync (readers still never
@@ -147,3 +267,5 @@ class RunWriter:
     def close(self) -> None:
         self.metrics.close()
         self._log.close()
+        if self._lock is not None:
+            self._lock.close()  # releases the flock

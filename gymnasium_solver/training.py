@@ -6,6 +6,7 @@ progress bar, failure handling) lives in ``_Session`` below it.
 
 from __future__ import annotations
 
+import copy
 import signal
 import sys
 import time
@@ -24,13 +25,23 @@ from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.checkpoints import CheckpointState, save_checkpoint, snapshot
+from gymnasium_solver.checkpoints import (
+    CheckpointState,
+    ResumeState,
+    TrainingState,
+    load_resume_state,
+    numpy_rng_state,
+    save_checkpoint,
+    set_numpy_rng_state,
+    snapshot,
+)
 from gymnasium_solver.config import Config, PPOConfig
 from gymnasium_solver.envs import action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
+from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
-from gymnasium_solver.run_writer import RunWriter
+from gymnasium_solver.run_writer import RunWriter, lock_run_folder
 
 # torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
 # built. Importing it here, with everything else, keeps that one-off import cost out of the run's
@@ -38,6 +49,8 @@ from gymnasium_solver.run_writer import RunWriter
 
 # Evaluation episodes use seeds far from the training envs' so they never replay training starts.
 EVAL_SEED_OFFSET = 1_000_000
+# A resumed run's training envs restart fresh episodes seeded away from the run's first reset.
+RESUME_SEED_OFFSET = 2_000_000
 
 
 class TrainResult(NamedTuple):
@@ -76,7 +89,29 @@ def train(
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
         overrides=overrides,
     )
-    s = _Session(cfg, writer, show_progress)
+    return _run(_Session(cfg, writer, show_progress))
+
+
+def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
+    """Continue a crashed, stopped or failed run from its latest resumable checkpoint (``last`` or
+    a periodic one): weights, optimizer, normaliser, RNGs, counters and schedules are restored, the
+    environments start fresh episodes, and metrics.csv continues after the checkpoint's iteration
+    (docs/resume.md). ValueError, before anything is written, says why a run cannot be resumed."""
+    lock = lock_run_folder(run_dir)
+    try:
+        plan = plan_resume(run_dir)
+        state = load_resume_state(plan.checkpoint_path)
+        writer = RunWriter.resume(run_dir, plan.config, lock, checkpoint=plan.checkpoint.name,
+                                  env_steps=state.env_steps, iteration=state.iteration,
+                                  wall_seconds=state.wall_seconds)
+    except BaseException:
+        lock.close()
+        raise
+    return _run(_Session(plan.config, writer, show_progress, restore=state))
+
+
+def _run(s: _Session) -> TrainResult:
+    cfg, writer = s.cfg, s.writer
     with _stop_on_signals() as stop_requested, _warnings_to(writer):
         try:
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
@@ -168,8 +203,8 @@ class _Parts(NamedTuple):
 class _Session:
     """The state and bookkeeping of one training run."""
 
-    def __init__(self, cfg: Config, writer: RunWriter, show_progress: bool):
-        self.cfg, self.writer = cfg, writer
+    def __init__(self, cfg: Config, writer: RunWriter, show_progress: bool, restore: ResumeState | None = None):
+        self.cfg, self.writer, self.restore = cfg, writer, restore
         self.progress_bar = _ProgressBar(cfg.max_env_steps) if show_progress else None
         self.t_start = time.perf_counter()
         self.iteration = 0
@@ -180,6 +215,9 @@ class _Session:
         self.best_written_at = 0.0
         self.next_eval = cfg.eval_freq
         self.next_checkpoint = cfg.checkpoint_freq or None
+        self.last_written_at = time.monotonic()
+        self.resumable_last_written = False
+        self.logged_steps = 0  # env steps at the last metrics row: checkpoints there are resumable
         self.agent: PPO | Reinforce | None = None  # type: ignore[assignment]
         self.collector: RolloutCollector = None  # type: ignore[assignment]
         self.eval_env: Any = None
@@ -195,16 +233,34 @@ class _Session:
         spec = space_spec(self.env)
         self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
         self.agent = PPO(cfg, spec) if isinstance(cfg, PPOConfig) else Reinforce(cfg, spec)
-        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, cfg.seed)
+        env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed)
         self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
+        if self.restore is not None:
+            self._restore(self.restore)
         info.action_space = action_space_info(spec)
         info.observation_shape = list(spec.observation_shape)
         self.writer.write()
         self.writer.log(
-            f"started {cfg.config_id} seed {cfg.seed}: {cfg.algo}, {cfg.n_envs} envs, budget "
-            f"{cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
+            f"{'resumed' if self.restore else 'started'} {cfg.config_id} seed {cfg.seed}: {cfg.algo}, "
+            f"{cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
         )
         return _Parts(self.agent, self.collector)
+
+    def _restore(self, state: ResumeState) -> None:
+        """Put back everything a resumable checkpoint holds (see checkpoints.TrainingState)."""
+        assert self.agent is not None
+        t = state.training
+        self.agent.policy.load_state_dict(state.model)
+        self.agent.optimizer.load_state_dict(t.optimizer)
+        self.normalizer.load_state_dict(state.normalizer)
+        self.collector.load_state_dict(t.collector)
+        torch.set_rng_state(t.torch_rng)
+        set_numpy_rng_state(t.numpy_rng)
+        self.iteration, self.eval_count = state.iteration, t.eval_count
+        self.next_eval, self.next_checkpoint = t.next_eval, t.next_checkpoint
+        self.logged_steps = state.env_steps
+        self.t_start = time.perf_counter() - state.wall_seconds
 
     @property
     def wall(self) -> float:
@@ -291,6 +347,7 @@ class _Session:
             row |= {M.APPROX_KL: stats.approx_kl, M.CLIP_FRACTION: stats.clip_fraction,
                     M.CLIP_RANGE: stats.clip_range, M.EPOCHS_COMPLETED: stats.epochs_completed}
         self.writer.metrics.append(row)
+        self.logged_steps = self.collector.env_steps
         self._set_progress()
         self.writer.heartbeat()
         if self.progress_bar is not None:
@@ -299,10 +356,35 @@ class _Session:
                                      None if last is None else last.return_mean)
 
     # -- checkpoints ---------------------------------------------------------------------------
-    def _snapshot(self, eval_mean: float | None) -> CheckpointState:
+    def _snapshot(self, eval_mean: float | None, resumable: bool = False) -> CheckpointState:
         assert self.agent is not None
         return snapshot(self.agent.policy, self.normalizer, env_steps=self.collector.env_steps,
-                        iteration=self.iteration, wall_seconds=self.wall, eval_return_mean=eval_mean)
+                        iteration=self.iteration, wall_seconds=self.wall, eval_return_mean=eval_mean,
+                        training=self._training_state() if resumable else None)
+
+    def _training_state(self) -> TrainingState:
+        assert self.agent is not None
+        return TrainingState(
+            optimizer=copy.deepcopy(self.agent.optimizer.state_dict()), torch_rng=torch.get_rng_state(),
+            numpy_rng=numpy_rng_state(), collector=self.collector.state_dict(), eval_count=self.eval_count,
+            next_eval=self.next_eval, next_checkpoint=self.next_checkpoint,
+        )
+
+    @property
+    def at_iteration_end(self) -> bool:
+        """True between iterations (the last one fully logged): only then is a checkpoint resumable."""
+        return self.collector is not None and self.collector.env_steps == self.logged_steps
+
+    def save_last(self, eval_mean: float | None) -> None:
+        """Write `last`, resumable when between iterations. A failure mid-iteration keeps the
+        resumable `last` already on disk (if any) rather than replace it with one no resume can use."""
+        resumable = self.at_iteration_end
+        if not resumable and self.resumable_last_written:
+            self.writer.log("kept the last resumable `last` checkpoint (the failure was mid-iteration)")
+            return
+        save_checkpoint(self.writer.run_dir, rf.LAST_CHECKPOINT, self._snapshot(eval_mean, resumable), self.cfg)
+        self.resumable_last_written = resumable
+        self.last_written_at = time.monotonic()
 
     def maybe_checkpoint(self, evaluation: EvalResult | None) -> None:
         """`best` is copied in memory at every better evaluation and written at most every
@@ -313,11 +395,14 @@ class _Session:
         if self.pending_best is not None and time.monotonic() - self.best_written_at >= rf.HEARTBEAT_SECONDS / 2:
             self.flush_best()
         steps = self.collector.env_steps
+        eval_mean = evaluation.return_mean if evaluation else None
         if self.next_checkpoint is not None and steps >= self.next_checkpoint:
-            save_checkpoint(self.writer.run_dir, f"step_{steps}",
-                            self._snapshot(evaluation.return_mean if evaluation else None), self.cfg)
             while self.next_checkpoint <= steps:
                 self.next_checkpoint += self.cfg.checkpoint_freq
+            save_checkpoint(self.writer.run_dir, f"step_{steps}", self._snapshot(eval_mean, resumable=True), self.cfg)
+        # `last`, periodically, so that a crash loses at most last_checkpoint_seconds of training.
+        if time.monotonic() - self.last_written_at >= self.cfg.last_checkpoint_seconds:
+            self.save_last(eval_mean)
 
     def flush_best(self) -> None:
         if self.pending_best is not None:
@@ -330,8 +415,7 @@ class _Session:
         """Write `best` and `last`, then the final run.json."""
         self.flush_best()
         last = self.writer.info.last_eval
-        save_checkpoint(self.writer.run_dir, rf.LAST_CHECKPOINT,
-                        self._snapshot(None if last is None else last.return_mean), self.cfg)
+        self.save_last(None if last is None else last.return_mean)
         self._set_progress()
         self.writer.finish(status, reason, failure)
         solved_at = self.writer.info.solved_at

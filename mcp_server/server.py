@@ -111,6 +111,9 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     from mcp_server import experiment_tools
 
     experiment_tools.register(server, store, limits)
+    from mcp_server import resume_tools
+
+    resume_tools.register(server, store, limits)
     return server
 
 

@@ -21,6 +21,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import build_config, config_from_yaml_text, resolve_config
 from gymnasium_solver.envs import make_vec_env, space_spec
 from gymnasium_solver.rollout import RolloutCollector
+from gymnasium_solver.run_writer import create_placeholder
 from gymnasium_solver.training import train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,15 +171,14 @@ def test_exception_is_recorded_with_traceback(tmp_path, monkeypatch):
 
 
 def test_precreated_placeholder_is_accepted_and_used_runs_refused(tmp_path):
-    run_id = "20261125-000000-abcd"
-    placeholder = rf.RunInfo(run_id=run_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo",
-                             algo="ppo", seed=0, created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(),
-                             max_env_steps=1024)
-    (tmp_path / run_id).mkdir()
-    rf.write_run_info(tmp_path / run_id, placeholder)
-    (tmp_path / run_id / rf.RUN_LOG).write_text("launcher: starting\n")
     cfg = resolve_config("CartPole-v1:ppo", [*SMALL, UNSOLVABLE])
+    placeholder = create_placeholder(tmp_path, cfg)
+    run_id = placeholder.run_id
+    assert rf.read_run_info(tmp_path / run_id).placeholder
+    (tmp_path / run_id / rf.RUN_LOG).write_text("launcher: starting\n")
     result = train(cfg, tmp_path, run_id=run_id)
+    info = rf.read_run_info(tmp_path / run_id)
+    assert not info.placeholder and info.created_at == placeholder.created_at
     assert result.run_dir == tmp_path / run_id and result.status == rf.RunStatus.COMPLETED
     assert (tmp_path / run_id / rf.RUN_LOG).read_text().startswith("launcher: starting\n")
     with pytest.raises(ValueError, match="already holds a run"):

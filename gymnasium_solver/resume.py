@@ -1,0 +1,109 @@
+"""Which run can be resumed, from which checkpoint, and starting a resume in the background.
+
+Torch-free (the MCP server imports it): the refusals are decided here from run.json, config.yaml
+and the checkpoints' metadata, before any trainer starts; the trainer (``training.resume``) asks
+the same question again under the run folder's lock. See docs/resume.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import yaml
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import Config, ConfigError, config_from_yaml_text
+
+PERIODIC_PREFIX = "step_"
+
+
+class ResumePlan(NamedTuple):
+    """A run that may be resumed and the checkpoint it continues from."""
+
+    run_dir: Path
+    info: rf.RunInfo
+    config: Config
+    checkpoint: rf.CheckpointMeta
+    checkpoint_path: Path
+
+
+def _latest_resumable_checkpoint(run_dir: Path) -> rf.CheckpointMeta | None:
+    """``last`` or the newest periodic checkpoint, whichever has more env steps (``best`` holds no
+    optimizer or RNG state and is never resumed from)."""
+    candidates = [
+        m for m in rf.read_checkpoint_metas(run_dir)
+        if (m.name == rf.LAST_CHECKPOINT or m.name.startswith(PERIODIC_PREFIX))
+        and (run_dir / rf.CHECKPOINTS_DIR / m.file).is_file()
+    ]
+    return max(candidates, key=lambda m: (m.env_steps, m.name == rf.LAST_CHECKPOINT), default=None)
+
+
+def plan_resume(run_dir: Path) -> ResumePlan:
+    """Check that ``run_dir`` can be resumed and choose its checkpoint. ValueError says why not:
+    the run is still running, it is completed (solved or out of budget), it has no resumable
+    checkpoint, or its config.yaml no longer validates."""
+    name = run_dir.name
+    try:
+        info = rf.read_run_info(run_dir)
+    except FileNotFoundError:
+        raise ValueError(f"{name} has no run.json: not a run folder, nothing to resume") from None
+    status = rf.effective_status(info)
+    if status == rf.RunStatus.RUNNING:
+        raise ValueError(f"run {name} is still running (pid {info.pid}, last heartbeat {info.updated_at}); "
+                         "stop it first (stop_training / SIGTERM), then resume it")
+    if info.solved or status == rf.RunStatus.COMPLETED:
+        why = "it solved the environment" if info.solved else f"it ended {info.stop_reason or 'normally'}"
+        raise ValueError(f"run {name} is completed ({why}); nothing to resume. To train further, start a new "
+                         "run (e.g. with a larger max_env_steps)")
+    try:
+        config = config_from_yaml_text((run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8"),
+                                       f"{name}/{rf.CONFIG_YAML}")
+    except FileNotFoundError:
+        raise ValueError(f"run {name} has no {rf.CONFIG_YAML}; it never started training, nothing to resume") from None
+    except (ConfigError, yaml.YAMLError) as exc:
+        raise ValueError(f"run {name} cannot be resumed: its config no longer validates: {exc}") from None
+    meta = _latest_resumable_checkpoint(run_dir)
+    if meta is None:
+        raise ValueError(f"run {name} has no checkpoint to resume from (no checkpoints/last.pt or step_*.pt: it "
+                         "ended before its first one); start it again instead")
+    if meta.env_steps >= config.max_env_steps:
+        raise ValueError(f"run {name}'s checkpoint {meta.name} is at {meta.env_steps} env steps, its whole budget "
+                         f"({config.max_env_steps}); nothing left to train")
+    return ResumePlan(run_dir, info, config, meta, run_dir / rf.CHECKPOINTS_DIR / meta.file)
+
+
+class ResumeStart(BaseModel):
+    run_id: str
+    pid: int
+    from_checkpoint: str = Field(description="the checkpoint training continues from")
+    at_env_steps: int = Field(description="env steps of that checkpoint; metrics rows after it are replaced")
+    at_iteration: int
+    max_env_steps: int
+    previous_status: str
+    note: str = Field(description="what to call next")
+
+
+def start_resume(run_dir: Path) -> ResumeStart:
+    """Check ``run_dir`` (:func:`plan_resume`; ValueError says why it cannot be resumed) and start
+    ``gsolve train --resume RUN --quiet`` detached, appending to its run.log. Returns at once."""
+    from gymnasium_solver.launcher import (  # not at import: the trainer imports this module
+        reap,
+        spawn_detached,
+    )
+
+    plan = plan_resume(run_dir)
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "--resume", run_dir.name,
+           "--runs-dir", str(run_dir.parent), "--quiet"]
+    proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
+    reap(proc)
+    info = plan.info
+    return ResumeStart(
+        run_id=info.run_id, pid=proc.pid, from_checkpoint=plan.checkpoint.name, at_env_steps=plan.checkpoint.env_steps,
+        at_iteration=plan.checkpoint.iteration, max_env_steps=plan.config.max_env_steps,
+        previous_status=str(rf.effective_status(info)),
+        note=f"training resumes in the background; call wait_for_training(run_id={info.run_id!r}) or "
+        "get_training_status to follow it, stop_training to end it",
+    )
