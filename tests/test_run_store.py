@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+import yaml
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.run_store import files as files_mod
+from gymnasium_solver.run_store import metrics as metrics_mod
 
 if TYPE_CHECKING:
     from conftest import RealRuns
@@ -180,3 +185,174 @@ def test_gsolve_runs_and_show(real_runs: RealRuns, capsys: pytest.CaptureFixture
     assert "not a run id" in capsys.readouterr().err
     assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--limit", "0"]) == 2
     assert "limit must be between 1 and 50" in capsys.readouterr().err
+
+
+# -- issue 8: every run file is read through one function that refuses links and explains OS errors
+MARKER = "OUTSIDE-SECRET-7f3a"
+
+
+def _outside(tmp_path: Path) -> Path:
+    target = tmp_path / "outside.txt"
+    target.write_text(f"root:x:0:0\n{MARKER}:x:1:1\n")
+    return target
+
+
+def _metrics_run(root: Path) -> Path:
+    run = root / "20261125-221900-3fa9"
+    run.mkdir(parents=True)
+    write_rows(run / rf.METRICS_CSV, COLS, [{"iteration": 1, rf.M.ENV_STEPS: 64}])
+    (run / rf.RUN_LOG).write_text("INFO started\n")
+    return run
+
+
+@pytest.mark.parametrize("name", [rf.RUN_LOG, rf.METRICS_CSV, rf.RUN_JSON, rf.CONFIG_YAML])
+def test_symlinked_run_file_is_refused_and_never_quoted(tmp_path: Path, name: str) -> None:
+    run = _metrics_run(tmp_path / "runs")
+    (run / name).unlink(missing_ok=True)
+    os.symlink(_outside(tmp_path), run / name)
+    store = rs.RunStore(tmp_path / "runs")
+    read = {rf.RUN_LOG: lambda: rs.tail_log(run), rf.METRICS_CSV: lambda: store.metric_arrays(run),
+            rf.RUN_JSON: lambda: store.info(run), rf.CONFIG_YAML: lambda: store.config(run)}[name]
+    with pytest.raises(rs.RunFileError) as err:
+        read()
+    msg = str(err.value)
+    assert "symbolic link" in msg and name in msg and run.name in msg
+    assert MARKER not in msg and "root:x" not in msg and str(tmp_path / "outside.txt") not in msg
+
+
+@pytest.mark.parametrize(("code", "words"), [
+    (errno.EACCES, "permission denied"), (errno.ENOSPC, "disk is full"), (errno.EIO, "input/output"),
+    (errno.EROFS, "read-only"), (errno.EBUSY, "check the disk"),
+])  # fmt: skip
+@pytest.mark.parametrize("where", ["_os_open", "_os_read"])
+def test_os_errors_become_one_sentence_naming_run_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           code: int, words: str, where: str) -> None:
+    run = _metrics_run(tmp_path / "runs")
+
+    def fail(*args: object) -> None:
+        raise OSError(code, os.strerror(code), "/etc/passwd")
+
+    monkeypatch.setattr(files_mod, where, fail)
+    with pytest.raises(rs.RunFileError) as err:
+        rs.RunStore(tmp_path / "runs").metric_arrays(run)
+    msg = str(err.value)
+    assert words in msg and run.name in msg and rf.METRICS_CSV in msg and "/etc/passwd" not in msg
+
+
+def test_metrics_csv_that_is_a_directory_or_fifo_is_refused(tmp_path: Path) -> None:
+    run = _metrics_run(tmp_path / "runs")
+    (run / rf.METRICS_CSV).unlink()
+    (run / rf.METRICS_CSV).mkdir()
+    with pytest.raises(rs.RunFileError, match="is a directory, not a regular file"):
+        rs.RunStore(tmp_path / "runs").metric_arrays(run)
+    os.rmdir(run / rf.METRICS_CSV)
+    os.mkfifo(run / rf.METRICS_CSV)  # an open() of a FIFO would block forever
+    with pytest.raises(rs.RunFileError, match="named pipe"):
+        rs.RunStore(tmp_path / "runs").metric_arrays(run)
+
+
+def test_symlinked_checkpoints_folder_and_metadata_are_not_followed(tmp_path: Path) -> None:
+    run = _metrics_run(tmp_path / "runs")
+    outside = tmp_path / "ckpt"
+    outside.mkdir()
+    (outside / "best.json").write_text(f'{{"name": "{MARKER}", "file": "best.pt", "env_steps": 1, "iteration": 1, '
+                                       f'"wall_seconds": 1, "created_at": "x"}}')
+    os.symlink(outside, run / rf.CHECKPOINTS_DIR)
+    assert rs.list_checkpoints(run).checkpoints == []
+    os.unlink(run / rf.CHECKPOINTS_DIR)
+    (run / rf.CHECKPOINTS_DIR).mkdir()
+    os.symlink(outside / "best.json", run / rf.CHECKPOINTS_DIR / "best.json")
+    listed = rs.list_checkpoints(run)
+    assert listed.checkpoints == [] and "symbolic link" in listed.note and MARKER not in listed.note
+
+
+# -- issue 8: memory is bounded, and parsing one run never blocks reading another -----------------
+def test_cache_stays_under_its_byte_cap_while_reading_more_runs_than_fit(tmp_path: Path) -> None:
+    rows: list[dict[str, float | int | None]] = [
+        {"iteration": i, rf.M.ENV_STEPS: i * 64, rf.M.POLICY_LOSS: 0.5} for i in range(2000)]
+    runs = []
+    for k in range(8):
+        run = tmp_path / f"20261125-2219{k:02d}-aaaa"
+        run.mkdir()
+        write_rows(run / rf.METRICS_CSV, COLS, rows)
+        runs.append(run)
+    one = rs.RunStore(tmp_path).cache
+    per_run = 2000 * len(COLS) * 9  # float64 values + bool mask
+    store = rs.RunStore(tmp_path, cache_bytes=3 * per_run + 3 * 4096)
+    for run in runs * 2:
+        assert len(store.metric_arrays(run)) == 2000
+        assert store.cache.total_bytes <= store.cache.max_bytes
+    assert 1 <= len(store.cache) <= 3 and one.max_bytes == rs.DEFAULT_CACHE_MB << 20
+
+
+def test_cache_lru_evicts_least_recently_used_and_skips_oversized() -> None:
+    lru = rs.ByteLRU(100)
+    lru.put("a", 1, 40)
+    lru.put("b", 2, 40)
+    assert lru.get("a") == 1  # a is now the most recent
+    lru.put("c", 3, 40)
+    assert lru.get("b") is None and lru.get("a") == 1 and lru.total_bytes == 80
+    lru.put("huge", 4, 101)
+    assert lru.get("huge") is None and lru.total_bytes == 80
+
+
+def test_a_long_parse_of_one_run_does_not_block_reading_another(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    slow, fast = _metrics_run(tmp_path / "a"), _metrics_run(tmp_path / "b")
+    store = rs.RunStore(tmp_path)
+    parsing, release = threading.Event(), threading.Event()
+    real_parse = metrics_mod.parse_rows
+
+    def parse(data: bytes, start: int, end: int, ncols: int, first: int, where: str) -> object:
+        if threading.current_thread().name == "slow":
+            parsing.set()
+            assert release.wait(10), "the test did not release the slow parse"
+        return real_parse(data, start, end, ncols, first, where)
+
+    monkeypatch.setattr(metrics_mod, "parse_rows", parse)
+    t = threading.Thread(target=store.metric_arrays, args=(slow,), name="slow")
+    t.start()
+    try:
+        assert parsing.wait(10)
+        # The first parse is stuck inside the cache's loader; another run's read still completes.
+        assert len(store.metric_arrays(fast)) == 1
+        assert t.is_alive()
+    finally:
+        release.set()
+        t.join(10)
+    assert len(store.metric_arrays(slow)) == 1
+
+
+# -- issue 8: show agrees with diagnose after a SIGKILL; an infinite threshold is "inf" -----------
+def test_show_uses_the_last_metrics_row_when_run_json_lags(scratch_runs: RealRuns,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from gymnasium_solver import cli
+
+    run = scratch_runs.runs_dir / scratch_runs.short
+    info = rf.read_run_info(run)
+    last = rs.RunStore(scratch_runs.runs_dir).last_value(run, rf.M.ENV_STEPS)
+    assert last is not None and last > 1000
+    # What a SIGKILL leaves: run.json's last heartbeat is behind the last written metrics row.
+    lagging = info.model_copy(update={"progress": info.progress.model_copy(update={"env_steps": 1000})})
+    rf.write_run_info(run, lagging)
+    store = rs.RunStore(scratch_runs.runs_dir)
+    assert rs.run_details(store, run).summary.env_steps == int(last)
+    assert rs.training_status(store, run).env_steps == int(last)
+    assert cli.main(["show", scratch_runs.short, "--runs-dir", str(scratch_runs.runs_dir)]) == 0
+    assert f"{int(last) / 1e3:.1f}k / " in capsys.readouterr().out
+
+
+def test_infinite_reward_threshold_is_inf_in_cli_and_answers(scratch_runs: RealRuns,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from gymnasium_solver import cli
+
+    run = scratch_runs.runs_dir / scratch_runs.short
+    # run.json (JSON) can only store an infinite threshold as null; config.yaml keeps `.inf`.
+    rf.write_run_info(run, rf.read_run_info(run).model_copy(update={"reward_threshold": math.inf}))
+    config = yaml.safe_load((run / rf.CONFIG_YAML).read_text())
+    (run / rf.CONFIG_YAML).write_text(yaml.safe_dump({**config, "reward_threshold": math.inf}))
+    store = rs.RunStore(scratch_runs.runs_dir)
+    assert rs.summarize_run(store, run).model_dump(mode="json")["reward_threshold"] == "inf"
+    assert rs.training_status(store, run).model_dump(mode="json")["reward_threshold"] == "inf"
+    assert cli.main(["show", scratch_runs.short, "--runs-dir", str(scratch_runs.runs_dir)]) == 0
+    assert "(threshold inf)" in capsys.readouterr().out
