@@ -52,8 +52,23 @@ _NOT_CONFIG = ("run_crashed", "run_error")
 EXPLAINED_BONUS = 0.1
 
 
+def budget_below_solved(ctx: Ctx) -> bool:
+    """The budget is short of what solved runs needed (or nothing says what they needed)."""
+    budget = ctx.config.get("max_env_steps", ctx.info.max_env_steps)
+    return ctx.steps_to_solve is None or int(budget) < ctx.steps_to_solve[1]
+
+
+def suspects(ctx: Ctx) -> list[Deviation]:
+    """The deviations that can explain a failure: every one but a lowered budget that still covers
+    what solved runs needed."""
+    return [d for d in ctx.deviations.values() if d.key != "max_env_steps"
+            or (ctx.deviation("max_env_steps", -1) is not None and budget_below_solved(ctx))]
+
+
 def consistent(ctx: Ctx, finding_id: str) -> list[Deviation]:
-    return [d for key, sign in MECHANISM_KEYS.get(finding_id, ()) if (d := ctx.deviation(key, sign)) is not None]
+    allowed = {d.key for d in suspects(ctx)}
+    return [d for key, sign in MECHANISM_KEYS.get(finding_id, ())
+            if (d := ctx.deviation(key, sign)) is not None and d.key in allowed]
 
 
 def with_relative_evidence(ctx: Ctx, f: Finding) -> Finding:
@@ -91,6 +106,27 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
                              healthy=f"the preset's {d.key}={d.preset}") for d in devs] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
+    return _yield_to_deviations(ctx, out)
+
+
+# A finding that blames only keys the run shares with the preset scores this much of its score
+# when the run also differs from the preset in ways nothing explains.
+PRESET_VALUE_DISCOUNT = 0.5
+
+
+def _yield_to_deviations(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """Counterfactual: the preset solves with its own values, so a finding whose changes touch only
+    keys the run shares with the preset is less likely than the run's own unexplained differences."""
+    unexplained = [d for d in suspects(ctx) if not d.explains]
+    if not unexplained:
+        return findings
+    out = []
+    for f in findings:
+        keys = {c.key for c in f.suggested_changes}
+        at_preset = bool(keys) and not keys & set(ctx.deviations)
+        if f.severity == Severity.WARNING and at_preset and f.id not in _NOT_CONFIG:
+            f = f.model_copy(update={"score": round(f.score * PRESET_VALUE_DISCOUNT, 3)})
+        out.append(f)
     return out
 
 
@@ -105,10 +141,10 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     if not _unsolved_and_over(ctx):
         return findings
     loud = [f for f in findings if f.severity != Severity.INFO]
-    explained = any(d.explains for d in ctx.deviations.values())
-    budget_short = ctx.deviation("max_env_steps", -1)
-    devs = [d for d in ctx.deviations.values() if d.key != "max_env_steps" or budget_short]
-    if devs and not explained:
+    top = max(loud, key=lambda f: (f.severity == Severity.CRITICAL, f.score)) if loud else None
+    top_explained = top is not None and any(top.id in d.explains for d in ctx.deviations.values())
+    devs = [d for d in suspects(ctx) if not d.explains]
+    if devs and not top_explained:
         findings = [*findings, Finding(
             id="preset_deviation",
             severity=Severity.WARNING,

@@ -110,19 +110,35 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     if not (improving or near):
         return None
     trend = ctx.eval_trend if ctx.eval_trend.direction == "improving" else ctx.train_trend
+    evidence = [Evidence(metric=trend.metric, env_steps_from=trend.env_steps_from, env_steps_to=trend.env_steps_to,
+                         observed=f"{trend.direction}: slope {fmt(trend.slope_per_100k_steps)} per 100k steps "
+                         f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); best eval {fmt(ctx.best_eval)} "
+                         f"of {fmt(ctx.threshold)} at the end of a {budget}-step budget",
+                         healthy="flat near the threshold when the budget ends")]
+    change_ = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
+                     f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")
+    solved = ctx.steps_to_solve
+    if solved is not None and budget >= solved[1]:
+        # Compare with what works: solved runs of this environment needed less than this budget,
+        # so running out of it is a symptom of learning too slowly, not the cause.
+        evidence.append(Evidence(metric="run.json:max_env_steps", observed=f"budget {budget:,} env steps",
+                                 healthy=f"solved reference runs needed {solved[0]:,}-{solved[1]:,}"))
+        return Finding(
+            id="budget_exhausted_improving", severity=Severity.WARNING, score=0.4,
+            title="The budget ran out while the return was still improving, but solved runs needed less",
+            evidence=evidence,
+            cause="This run learns more slowly than runs that solve within this budget; more steps may get "
+            "there, but the reason it is slow is in the other findings or in what differs from the preset.",
+            suggested_changes=[change_],
+        )
     return Finding(
         id="budget_exhausted_improving",
         severity=Severity.WARNING,
         score=0.75,
         title="The budget ran out while the return was still improving",
-        evidence=[Evidence(metric=trend.metric, env_steps_from=trend.env_steps_from, env_steps_to=trend.env_steps_to,
-                           observed=f"{trend.direction}: slope {fmt(trend.slope_per_100k_steps)} per 100k steps "
-                           f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); best eval {fmt(ctx.best_eval)} "
-                           f"of {fmt(ctx.threshold)} at the end of a {budget}-step budget",
-                           healthy="flat near the threshold when the budget ends")],
+        evidence=evidence,
         cause="max_env_steps is too small for this config: the run was still learning when it stopped.",
-        suggested_changes=[change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
-                                  f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")],
+        suggested_changes=[change_],
     )
 
 
