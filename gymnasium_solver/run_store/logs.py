@@ -20,7 +20,7 @@ class LogTail(BaseModel):
     note: str = ""
 
 
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_LOG_LEVELS = tuple(str(lv) for lv in rf.LogLevel)  # lowest first
 _LOG_SCAN_BYTES = 4 * 1024 * 1024
 
 
