@@ -20,12 +20,12 @@ from agents.common import (
     normalize,
 )
 from gymnasium_solver.advantages import compute_gae, shift_values
-from gymnasium_solver.config import PPOConfig, schedule_start, schedule_value
+from gymnasium_solver.config import Algo, PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
 
 class PPO:
-    algo = "ppo"
+    algo = Algo.PPO
 
     def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
         self.cfg = cfg

@@ -21,7 +21,7 @@ from agents.common import (
     normalize,
 )
 from gymnasium_solver.advantages import compute_returns_to_go, shift_values
-from gymnasium_solver.config import ReinforceConfig, schedule_start, schedule_value
+from gymnasium_solver.config import Algo, ReinforceConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
 # Upper bound on vector steps per rollout, so an environment whose episodes never end cannot
@@ -30,7 +30,7 @@ MAX_ROLLOUT_STEPS = 100_000
 
 
 class Reinforce:
-    algo = "reinforce"
+    algo = Algo.REINFORCE
 
     def __init__(self, cfg: ReinforceConfig, spec: SpaceSpec):
         self.cfg = cfg

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import argparse
 
+from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.config import Algo
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("runs", help="list runs, newest first", description="List runs, newest first, with filters.")
     p.add_argument("--env", dest="env_id", help="only this environment, e.g. CartPole-v1")
-    p.add_argument("--algo", choices=["ppo", "reinforce"], help="only this algorithm")
-    p.add_argument("--status", choices=["running", "completed", "failed", "stopped", "crashed", "unreadable"])
+    p.add_argument("--algo", choices=[a.value for a in Algo], help="only this algorithm")
+    p.add_argument("--status", choices=[s.value for s in rf.RunStatus])
     solved = p.add_mutually_exclusive_group()
     solved.add_argument("--solved", dest="solved", action="store_const", const=True, help="only solved runs")
     solved.add_argument("--unsolved", dest="solved", action="store_const", const=False, help="only unsolved runs")

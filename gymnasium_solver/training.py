@@ -343,7 +343,7 @@ class _Session:
         if evaluation is not None:
             row |= {M.EVAL_RETURN_MEAN: evaluation.return_mean, M.EVAL_RETURN_STD: evaluation.return_std,
                     M.EVAL_EP_LEN_MEAN: evaluation.ep_len_mean}
-        if self.cfg.algo == "ppo":
+        if isinstance(self.cfg, PPOConfig):
             row |= {M.APPROX_KL: stats.approx_kl, M.CLIP_FRACTION: stats.clip_fraction,
                     M.CLIP_RANGE: stats.clip_range, M.EPOCHS_COMPLETED: stats.epochs_completed}
         self.writer.metrics.append(row)

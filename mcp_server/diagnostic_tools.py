@@ -7,7 +7,7 @@ are read-only, work on live runs (the result says the data is partial) and raise
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
@@ -65,9 +65,9 @@ def register(server: MCPServer, store: RunStore) -> None:
     def get_metric_alerts(
         run_id: RunRef,
         min_severity: Annotated[
-            Literal["info", "warning", "critical"],
+            Severity,
             Field(description="leave out findings below this severity; 'info' returns them all"),
-        ] = "warning",
+        ] = Severity.WARNING,
     ) -> MetricAlerts:
         """Only the alerts of a run's diagnosis (same findings as diagnose_run, without the summary,
         trends and progress), filtered by severity: non-finite losses, exploding gradients or value

@@ -14,7 +14,7 @@ import base64
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ImageContent, TextContent
@@ -186,9 +186,9 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
     @tool(server, READ_ONLY, store.runs_dir)
     def list_runs(
         env_id: Annotated[str | None, Field(description="only runs of this environment, e.g. 'CartPole-v1'")] = None,
-        algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only runs of this algorithm")] = None,
+        algo: Annotated[config_mod.Algo | None, Field(description="only runs of this algorithm")] = None,
         status: Annotated[
-            Literal["running", "completed", "failed", "stopped", "crashed", "unreadable"] | None,
+            rf.RunStatus | None,
             Field(description="only runs with this status; 'crashed' = marked running but the process is gone"),
         ] = None,
         solved: Annotated[bool | None, Field(description="only runs that did (true) / did not (false) solve")] = None,
@@ -239,7 +239,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
         run_id: RunRef,
         limit: Annotated[int, Field(ge=1, le=rs.MAX_LOG_LINES, description="lines from the end")] = 50,
         level: Annotated[
-            Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None,
+            rf.LogLevel | None,
             Field(description="only lines at this level or above (traceback lines count as ERROR)"),
         ] = None,
         contains: Annotated[str | None, Field(max_length=200, description="only lines containing this text")] = None,
@@ -271,7 +271,7 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
     @tool(server, READ_ONLY, store.runs_dir)
     def get_best_run(
         env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")],
-        algo: Annotated[Literal["ppo", "reinforce"] | None, Field(description="only this algorithm")] = None,
+        algo: Annotated[config_mod.Algo | None, Field(description="only this algorithm")] = None,
     ) -> rs.BestRun:
         """The best run for an environment (solved in the fewest env steps, else highest eval return)
         and the top 5, to find a good baseline config."""

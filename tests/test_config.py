@@ -234,3 +234,69 @@ def test_old_config_yaml_with_every_key_of_every_algorithm_still_loads(algo: str
     assert {"n_steps", "use_baseline"} <= set(raw)  # written when every key was in every config
     cfg = config_from_yaml_text(old.read_text(encoding="utf-8"), str(old))
     assert cfg.algo == algo and cfg.learning_rate is not None
+
+
+# --- lists declared once: argparse choices and MCP schemas derive from the enums ------------------
+
+
+def _choices(parser, *path: str, option: str) -> list[str]:
+    import argparse
+
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    action = next(a for a in parser._actions if option in a.option_strings)
+    return [str(c) for c in action.choices]
+
+
+def test_cli_choices_are_the_enums() -> None:
+    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.config import Algo
+
+    parser = cli.build_parser()
+    assert _choices(parser, "runs", option="--algo") == [a.value for a in Algo]
+    assert _choices(parser, "runs", option="--status") == [s.value for s in rf.RunStatus]
+
+
+def _enum_values(schema: dict, prop: str) -> list[str]:
+    """The enum a tool parameter allows, through $ref/anyOf (None allowed is left out)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: dict) -> list[str]:
+        if "$ref" in node:
+            return walk(defs[node["$ref"].rsplit("/", 1)[-1]])
+        if "enum" in node:
+            return [v for v in node["enum"] if v is not None]
+        return [v for sub in node.get("anyOf", []) for v in walk(sub)]
+
+    return walk(schema["properties"][prop])
+
+
+@pytest.mark.anyio
+async def test_mcp_parameter_schemas_are_the_enums(tmp_path) -> None:
+    from mcp import Client
+
+    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.config import Algo
+    from gymnasium_solver.diagnostics.models import Severity
+    from mcp_server.server import create_server
+
+    async with Client(create_server(tmp_path)) as client:
+        tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+    assert _enum_values(tools["list_runs"], "algo") == [a.value for a in Algo]
+    assert _enum_values(tools["list_runs"], "status") == [s.value for s in rf.RunStatus]
+    assert _enum_values(tools["get_best_run"], "algo") == [a.value for a in Algo]
+    assert _enum_values(tools["get_run_logs"], "level") == [lv.value for lv in rf.LogLevel]
+    assert _enum_values(tools["get_metric_alerts"], "min_severity") == [s.value for s in Severity]
+
+
+def test_no_hand_typed_copy_of_an_enum_in_the_adapters() -> None:
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    copies = re.compile(r'\["ppo", "reinforce"|"running", "completed", "failed"|"DEBUG", "INFO", "WARNING"'
+                        r'|"info", "warning", "critical"')
+    found = [f"{p.relative_to(root)}:{i}" for folder in ("gymnasium_solver", "mcp_server", "agents")
+             for p in sorted((root / folder).rglob("*.py"))
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if copies.search(line)]
+    assert found == []

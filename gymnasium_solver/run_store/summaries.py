@@ -70,7 +70,7 @@ def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
     try:
         info = store.info(run_dir)
     except RunFileError as exc:
-        return RunSummary(run_id=run_dir.name, status="unreadable", problem=str(exc))
+        return RunSummary(run_id=run_dir.name, status=RunStatus.UNREADABLE.value, problem=str(exc))
     return RunSummary(
         run_id=info.run_id,
         config_id=info.config_id,
@@ -110,7 +110,7 @@ def _matches(s: RunSummary, env_id: str | None, algo: str | None, status: str | 
     return solved is None or s.solved == solved
 
 
-_STATUSES = [str(s) for s in RunStatus] + ["unreadable"]
+_STATUSES = [s.value for s in RunStatus]
 
 
 def list_runs(
