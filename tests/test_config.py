@@ -300,3 +300,17 @@ def test_no_hand_typed_copy_of_an_enum_in_the_adapters() -> None:
              for p in sorted((root / folder).rglob("*.py"))
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if copies.search(line)]
     assert found == []
+
+
+def test_old_reinforce_config_shows_vf_coef_and_hides_ppo_keys_in_summaries() -> None:
+    """vf_coef weights REINFORCE's baseline loss; a hand-kept list had hidden it (issue 8, defect 6).
+    Old config.yaml files hold PPO keys too: the union, not the file, decides what is shown."""
+    import yaml
+
+    from gymnasium_solver.run_store.details import key_hyperparameters
+
+    fixtures = sorted((Path(__file__).resolve().parent / "fixtures" / "corpus").glob("*/config.yaml"))
+    raw = next(c for c in (yaml.safe_load(p.read_text(encoding="utf-8")) for p in fixtures) if c["algo"] == "reinforce")
+    shown = key_hyperparameters(raw, "discrete")
+    assert {"vf_coef", "use_baseline", "episodes_per_update"} <= set(shown)
+    assert not {"n_steps", "clip_range", "target_kl", "gae_lambda", "log_std_init"} & set(shown)
