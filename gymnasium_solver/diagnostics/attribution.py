@@ -106,7 +106,22 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
                              healthy=f"the preset's {d.key}={d.preset}") for d in devs] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
-    return _yield_to_deviations(ctx, out)
+    return _with_budget(ctx, _yield_to_deviations(ctx, out))
+
+
+def _with_budget(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """A fix must fit the budget: when the run's budget is below what solved runs needed, every
+    config finding's changes also restore the preset's budget (the change alone could not show)."""
+    short = ctx.deviation("max_env_steps", -1)
+    if short is None or not budget_below_solved(ctx) or ctx.steps_to_solve is None:
+        return findings
+    out = []
+    for f in findings:
+        keys = {c.key for c in f.suggested_changes}
+        if f.severity != Severity.INFO and keys and "max_env_steps" not in keys and f.id not in _NOT_CONFIG:
+            f = f.model_copy(update={"suggested_changes": [*f.suggested_changes, short.revert]})
+        out.append(f)
+    return out
 
 
 # A finding that blames only keys the run shares with the preset scores this much of its score

@@ -106,6 +106,11 @@ def _non_finite_cause(ctx: Ctx) -> tuple[str, list[SuggestedChange]]:
                          "log-probabilities",
                          change("log_std_init", cfg.get("log_std_init"), 0.0,
                                 "increase" if log_std < 0 else "decrease", "std 1, the usual start")))
+    if ctx.deviations:
+        # Compare with what works: the preset trains with its own values, so a suspect the run
+        # shares with it (CartPole's preset learning rate 0.004 is above 3e-3) is not the cause.
+        own = [x for x in suspects if x[2].key in ctx.deviations]
+        suspects = own or suspects
     if suspects:
         suspects.sort(key=lambda s: -s[0])
         return suspects[0][1], [s[2] for s in suspects]
