@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -15,6 +18,7 @@ from agents.common import ActorCritic, ObsNormalizer
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, config_from_yaml_text, config_to_yaml
 from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.run_writer import writing
 
 CHECKPOINT_FORMAT = 1
 
@@ -102,7 +106,6 @@ def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Confi
     if not all(bool(torch.isfinite(t).all()) for t in state.model.values()):
         raise ValueError(f"refusing to save checkpoint {name!r}: the policy has non-finite weights")
     path = checkpoint_path(run_dir, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload: dict[str, Any] = {
         "format": CHECKPOINT_FORMAT,
         "model": state.model,
@@ -114,32 +117,57 @@ def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Confi
     }
     if state.training is not None:
         payload["training"] = state.training._asdict()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(payload, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    rf.write_checkpoint_meta(
-        run_dir,
-        rf.CheckpointMeta(
-            name=name, file=path.name, env_steps=state.env_steps, iteration=state.iteration,
-            wall_seconds=state.wall_seconds, eval_return_mean=state.eval_return_mean, created_at=rf.utc_now_iso(),
-        ),
-    )
+    # Serialised in memory first: torch.save reports a full disk as a RuntimeError without errno,
+    # a plain write reports it as OSError(ENOSPC), which the run records as disk_full.
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    with writing(run_dir, f"{rf.CHECKPOINTS_DIR}/{path.name}"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(buffer.getbuffer())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    meta_name = f"{name}{rf.CHECKPOINT_META_SUFFIX}"
+    with writing(run_dir, f"{rf.CHECKPOINTS_DIR}/{meta_name}"):
+        rf.write_checkpoint_meta(
+            run_dir,
+            rf.CheckpointMeta(
+                name=name, file=path.name, env_steps=state.env_steps, iteration=state.iteration,
+                wall_seconds=state.wall_seconds, eval_return_mean=state.eval_return_mean, created_at=rf.utc_now_iso(),
+            ),
+        )
+
+
+# O_NOFOLLOW: a checkpoint is read only from a regular file inside its run folder, never through a
+# link; O_NONBLOCK keeps a FIFO planted in its place from blocking the open.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _read_payload(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
+    """The checkpoint at ``path``. FileNotFoundError if there is none; ValueError, naming the file
+    inside its run folder and what is wrong, if it is a link, not a regular file, or not ours."""
+    where = f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name}"
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - torch raises many types for corrupt files
-        raise ValueError(f"{path} is not a readable checkpoint: {exc}") from exc
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a gymnasium-solver checkpoint (format {CHECKPOINT_FORMAT})")
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{where} does not exist") from None
+    except OSError as exc:
+        why = ("is a symbolic link, which is never followed" if exc.errno == errno.ELOOP
+               else f"cannot be read: {os.strerror(exc.errno or 0)}")
+        raise ValueError(f"{where} {why}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{where} is not a regular file (a directory or a special file stands in its place)")
+        try:
+            payload = torch.load(f, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - torch raises many types (RuntimeError, KeyError, ...) for damaged files
+            raise ValueError(f"{where} is truncated or damaged: torch cannot read it") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "model" not in payload:
+        raise ValueError(f"{where} is not a gymnasium-solver checkpoint (format {CHECKPOINT_FORMAT})")
     return payload
 
 
@@ -159,9 +187,25 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
     """Rebuild the policy saved at ``path`` for an environment with spaces ``spec``.
     Raises FileNotFoundError, or ValueError if the file is not a checkpoint of ours."""
     payload = _read_payload(path)
-    cfg = config_from_yaml_text(payload["config_yaml"], f"{path} (embedded config)")
-    policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
-    policy.load_state_dict(payload["model"])
-    normalizer = ObsNormalizer((spec.obs_dim,), enabled=False)
-    normalizer.load_state_dict(payload["normalizer"])
-    return LoadedPolicy(policy, normalizer, cfg, int(payload["env_steps"]))
+    cfg = checkpoint_config(path, payload)
+    try:
+        policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
+        policy.load_state_dict(payload["model"])
+        normalizer = ObsNormalizer((spec.obs_dim,), enabled=False)
+        normalizer.load_state_dict(payload["normalizer"])
+        env_steps = int(payload["env_steps"])
+    except (RuntimeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name} does not fit the policy "
+                         f"its own config ({cfg.config_id}) describes: its weights come from another algorithm or "
+                         f"network shape ({type(exc).__name__})") from None
+    return LoadedPolicy(policy, normalizer, cfg, env_steps)
+
+
+def checkpoint_config(path: Path, payload: dict[str, Any] | None = None) -> Config:
+    """The config embedded in the checkpoint at ``path`` (read if ``payload`` is not given).
+    ValueError if the checkpoint is unreadable or its config does not validate."""
+    payload = _read_payload(path) if payload is None else payload
+    text = payload.get("config_yaml")
+    if not isinstance(text, str):
+        raise ValueError(f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name} holds no config")
+    return config_from_yaml_text(text, f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name} (embedded config)")

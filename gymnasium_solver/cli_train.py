@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.config import (
     ConfigError,
     config_to_yaml,
@@ -22,6 +23,7 @@ from gymnasium_solver.config import (
     parse_overrides,
     resolve_config,
 )
+from gymnasium_solver.run_writer import WRITE_FAILURE_KINDS
 
 MAX_EVAL_EPISODES = 1000
 
@@ -155,6 +157,8 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
         rf.StopReason.NON_FINITE_LOSS: "FAILED: non-finite loss",
         rf.StopReason.ERROR: "FAILED: error, traceback in run.log",
     }.get(result.stop_reason, result.stop_reason.value)
+    if result.failure is not None and result.failure.kind in WRITE_FAILURE_KINDS:
+        what = f"FAILED: {result.failure.kind}"  # the disk, not the trainer: no traceback to read
     if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
         what += f" ({result.failure.message})"
     goal = f" (threshold {threshold:g})" if threshold is not None else ""
@@ -172,19 +176,79 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
         raise ValueError(f"--checkpoint must be a checkpoint name such as best, last or step_20480, got {args.checkpoint!r}")
     run_dir = resolve_run_dir(args.run, args.runs_dir)
-    ckpt_dir = run_dir / rf.CHECKPOINTS_DIR
-    path = ckpt_dir / f"{args.checkpoint}{rf.CHECKPOINT_SUFFIX}"
-    if not path.is_file():
-        have = sorted(p.stem for p in ckpt_dir.glob(f"*{rf.CHECKPOINT_SUFFIX}")) if ckpt_dir.is_dir() else []
-        raise ValueError(
-            f"run {run_dir.name} has no checkpoint {args.checkpoint!r}; "
-            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
-        )
-    result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
+    path = _checkpoint_file(run_dir, args.checkpoint)
+    try:
+        from gymnasium_solver.checkpoints import checkpoint_config  # torch: only now
+
+        _check_belongs(run_dir, args.checkpoint, checkpoint_config(path))
+        result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
     print(f"{run_dir.name} checkpoint {args.checkpoint} ({loaded.env_steps} env steps, {loaded.config.config_id}): "
           f"return {result.return_mean:.2f} +- {result.return_std:.2f} over {result.episodes} episodes "
           f"(min {min(result.returns):.2f}, max {max(result.returns):.2f}, mean length {result.ep_len_mean:.1f})")
     return 0
+
+
+def _checkpoints_of(run_dir: Path) -> list[str]:
+    """The names of the run's checkpoints that are regular files (never through a link)."""
+    from gymnasium_solver.run_store.files import RunFileError, regular_file_size
+
+    try:
+        names = sorted(os.listdir(run_dir / rf.CHECKPOINTS_DIR))
+    except OSError:
+        return []
+    have = []
+    for name in names:
+        if name.endswith(rf.CHECKPOINT_SUFFIX) and not name.startswith("."):
+            try:
+                if regular_file_size(run_dir, f"{rf.CHECKPOINTS_DIR}/{name}") is not None:
+                    have.append(name.removesuffix(rf.CHECKPOINT_SUFFIX))
+            except RunFileError:
+                continue
+    return have
+
+
+def _other_checkpoints(run_dir: Path, name: str) -> str:
+    """What to do instead: the run's other checkpoints as `gsolve eval` commands."""
+    others = [c for c in _checkpoints_of(run_dir) if c != name]
+    if not others:
+        return (f"run {run_dir.name} has no other checkpoint to evaluate; list its checkpoints with the MCP tool "
+                "list_checkpoints, or resume or retrain the run to write new ones")
+    prefer = rf.LAST_CHECKPOINT if rf.LAST_CHECKPOINT in others else others[-1]
+    return (f"try `gsolve eval {run_dir.name} --checkpoint {prefer}` (its checkpoints: {', '.join(others)}; "
+            "details with the MCP tool list_checkpoints)")
+
+
+def _checkpoint_file(run_dir: Path, name: str) -> Path:
+    """The path of checkpoint ``name``, once it is known to be a regular file inside the run folder;
+    CliError saying what stands there instead and which checkpoints the run has."""
+    from gymnasium_solver.run_store.files import RunFileError, lstat_run_file
+
+    path = run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
+    if not os.path.lexists(path):
+        have = _checkpoints_of(run_dir)
+        raise CliError(
+            f"run {run_dir.name} has no checkpoint {name!r}; "
+            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
+        )
+    try:
+        lstat_run_file(run_dir, f"{rf.CHECKPOINTS_DIR}/{path.name}")
+    except RunFileError as exc:
+        raise CliError(f"checkpoint {name!r} cannot be evaluated: {exc}; {_other_checkpoints(run_dir, name)}") from None
+    return path
+
+
+def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
+    """ValueError if the checkpoint was trained on another environment or algorithm than its run
+    (a file copied in from another run)."""
+    from gymnasium_solver.run_store import RunStore
+
+    info = RunStore(run_dir.parent).info(run_dir)
+    if (info.env_id, info.algo) != (cfg.env_id, str(cfg.algo)):
+        raise ValueError(f"run {run_dir.name}: {rf.CHECKPOINTS_DIR}/{name}{rf.CHECKPOINT_SUFFIX} was trained as "
+                         f"{cfg.env_id} {cfg.algo}, not as this run's {info.env_id} {info.algo}: it was copied in "
+                         "from another run")
 
 
 class CheckpointEvaluation(NamedTuple):
@@ -194,15 +258,11 @@ class CheckpointEvaluation(NamedTuple):
 
 def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvaluation:
     """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
-    import torch
-
-    from gymnasium_solver.checkpoints import load_checkpoint
-    from gymnasium_solver.config import config_from_yaml_text
+    from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
     from gymnasium_solver.envs import make_vec_env, space_spec
     from gymnasium_solver.evaluation import evaluate
 
-    payload_cfg = torch.load(path, map_location="cpu", weights_only=True)["config_yaml"]
-    cfg = config_from_yaml_text(payload_cfg, f"{path} (embedded config)")
+    cfg = checkpoint_config(path)
     env = make_vec_env(cfg, episodes)
     try:
         loaded = load_checkpoint(path, space_spec(env))

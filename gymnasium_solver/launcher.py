@@ -296,18 +296,6 @@ def _kill_group(pid: int, sig: signal.Signals) -> None:
         pass
 
 
-def record_stop(run_dir: Path, store: RunStore, message: str) -> None:
-    """Record in run.json that a run was stopped from outside (its trainer could not record it itself)."""
-    info = store.info(run_dir)
-    failure = rf.Failure(kind="forced_stop", message=message, env_steps=info.progress.env_steps,
-                         iteration=info.progress.iteration)
-    now = rf.utc_now_iso()
-    rf.write_run_info(run_dir, info.model_copy(update={
-        "status": rf.RunStatus.STOPPED, "stop_reason": rf.StopReason.USER_STOPPED, "failure": failure,
-        "updated_at": now, "finished_at": now,
-    }))
-
-
 async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float = 20.0) -> StopResult:
     """Stop a running training: SIGTERM (graceful: final eval + checkpoint), then SIGKILL after the timeout.
 
@@ -350,8 +338,8 @@ async def stop_training(store: RunStore, run_dir: Path, timeout_seconds: float =
         # The trainer could not record its own stop (killed, or died on the signal).
         why = (f"did not stop within {timeout_seconds:g}s of SIGTERM; killed with SIGKILL" if forced
                else "exited on SIGTERM without recording its stop")
-        record_stop(run_dir, store, why)
-        recorded_forced = True  # record_stop writes failure kind 'forced_stop': the answer says the same
+        run_writer.record_forced_stop(run_dir, after, why)
+        recorded_forced = True  # recorded with failure kind 'forced_stop': the answer says the same
         after = store.info(run_dir)
     if forced:
         message = f"stopped by force after {waited}s (trainer ignored SIGTERM; killed with SIGKILL)"

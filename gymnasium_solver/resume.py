@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, ConfigError, config_from_yaml_text
+from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 
 PERIODIC_PREFIX = "step_"
 
@@ -35,10 +36,26 @@ def _latest_resumable_checkpoint(run_dir: Path) -> rf.CheckpointMeta | None:
     optimizer or RNG state and is never resumed from)."""
     candidates = [
         m for m in rf.read_checkpoint_metas(run_dir)
-        if (m.name == rf.LAST_CHECKPOINT or m.name.startswith(PERIODIC_PREFIX))
-        and (run_dir / rf.CHECKPOINTS_DIR / m.file).is_file()
+        if (m.name == rf.LAST_CHECKPOINT or m.name.startswith(PERIODIC_PREFIX)) and _regular_checkpoint(run_dir, m.file)
     ]
     return max(candidates, key=lambda m: (m.env_steps, m.name == rf.LAST_CHECKPOINT), default=None)
+
+
+def _regular_checkpoint(run_dir: Path, file: str) -> bool:
+    """True if ``checkpoints/<file>`` is a regular file inside the run folder (a name, not a path or a link)."""
+    if "/" in file or file.startswith("."):
+        return False
+    try:
+        return regular_file_size(run_dir, f"{rf.CHECKPOINTS_DIR}/{file}") is not None
+    except RunFileError:
+        return False
+
+
+def _refuse_links(run_dir: Path) -> None:
+    """A resume reads and appends to the run's files: each must be the regular file the trainer
+    wrote, never a link out of the folder. RunFileError (a ValueError) names the file and what to do."""
+    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV, rf.RUN_LOG):
+        regular_file_size(run_dir, name)
 
 
 def plan_resume(run_dir: Path) -> ResumePlan:
@@ -46,6 +63,7 @@ def plan_resume(run_dir: Path) -> ResumePlan:
     the run is still running, it is completed (solved or out of budget), it has no resumable
     checkpoint, or its config.yaml no longer validates."""
     name = run_dir.name
+    _refuse_links(run_dir)
     try:
         info = rf.read_run_info(run_dir)
     except FileNotFoundError:

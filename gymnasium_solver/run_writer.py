@@ -3,6 +3,7 @@ metrics.csv and run.log up to date, as the contract in ``run_folder.py`` describ
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import platform
@@ -10,6 +11,8 @@ import re
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
@@ -18,6 +21,46 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, config_to_yaml
 
 _SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+FORCED_STOP = "forced_stop"  # failure kind of a stop recorded from outside the trainer
+
+# Failure kinds (run.json failure.kind) of a run whose trainer could not write a file of its run
+# folder, by errno, with what to do about it.
+_WRITE_FAILURES: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("disk_full", "the disk is full; free space on the runs folder's disk"),
+    errno.EDQUOT: ("disk_quota_exceeded", "the disk quota is exhausted; free space or raise the quota"),
+    errno.EROFS: ("read_only_filesystem", "the file system is read-only; remount it read-write"),
+    errno.EACCES: ("permission_denied", "check the owner and permissions of the run folder"),
+    errno.EPERM: ("permission_denied", "check the owner and permissions of the run folder"),
+    errno.EIO: ("io_error", "a failing disk or a network file system that went away; check the disk"),
+}
+WRITE_FAILURE_KINDS = frozenset({"write_error", *(kind for kind, _ in _WRITE_FAILURES.values())})
+
+
+class RunWriteError(OSError):
+    """The trainer could not write a file of its run folder. ``file`` names it inside the run folder;
+    ``kind`` (``disk_full``, ``read_only_filesystem``, ...) is the failure kind recorded in run.json.
+    The message names the run, the file and the OS error (never a path), and what to do."""
+
+    def __init__(self, run_dir: Path, file: str, exc: OSError):
+        code = exc.errno or 0
+        kind, advice = _WRITE_FAILURES.get(code, ("write_error", "check the disk and the run folder's permissions"))
+        what = f"{os.strerror(code)} ({errno.errorcode.get(code, '?')})" if code else type(exc).__name__
+        super().__init__(code or None, f"writing {file} of run {run_dir.name} failed: {what}: {advice}")
+        self.file, self.kind = file, kind
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+@contextmanager
+def writing(run_dir: Path, file: str) -> Iterator[None]:
+    """Turn an OSError raised while writing ``file`` (a name inside ``run_dir``) into a RunWriteError."""
+    try:
+        yield
+    except RunWriteError:
+        raise
+    except OSError as exc:
+        raise RunWriteError(run_dir, file, exc) from exc
 
 
 def package_versions() -> dict[str, str]:
@@ -97,7 +140,8 @@ def create_placeholder(
     info = _new_info(cfg, run_id, pid=None, overrides=overrides, parent_run_id=parent_run_id,
                      experiment_id=experiment_id, applied_changes=applied_changes)
     info.placeholder = True
-    rf.write_run_info(run_dir, info)
+    with writing(run_dir, rf.RUN_JSON):
+        rf.write_run_info(run_dir, info)
     return info
 
 
@@ -110,6 +154,22 @@ def record_launch_pid(run_dir: Path, pid: int) -> None:
             rf.write_run_info(run_dir, current.model_copy(update={"pid": pid, "updated_at": rf.utc_now_iso()}))
     except (OSError, ValueError):
         pass
+
+
+def record_forced_stop(run_dir: Path, info: rf.RunInfo, message: str) -> rf.RunInfo:
+    """Record in run.json that a run was stopped from outside because its trainer could not record
+    it itself (killed, or exited on the signal during start-up): status stopped, reason
+    user_stopped, failure kind ``forced_stop``. ``info`` is the run.json the caller read (through
+    the run store, which refuses links). Returns what was written; RunWriteError if it cannot be."""
+    failure = rf.Failure(kind=FORCED_STOP, message=message, env_steps=info.progress.env_steps,
+                         iteration=info.progress.iteration)
+    now = rf.utc_now_iso()
+    info = info.model_copy(update={
+        "status": rf.RunStatus.STOPPED, "stop_reason": rf.StopReason.USER_STOPPED, "failure": failure,
+        "updated_at": now, "finished_at": now,
+    })
+    rf.write_run_info(run_dir, info)
+    return info
 
 
 def adopt_placeholder(run_dir: Path) -> rf.RunInfo | None:
@@ -147,7 +207,13 @@ def prepare_run_dir(runs_dir: Path, run_id: str | None) -> tuple[str, Path, rf.R
 def lock_run_folder(run_dir: Path) -> IO[str]:
     """Hold an exclusive lock on the run folder (flock on its run.log) for as long as the returned
     file stays open, so two resumes of one run cannot both train it. ValueError if already held."""
-    lock = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - held for the whole run
+    try:  # O_NOFOLLOW: a run.log linked out of the folder is refused, never appended to
+        fd = os.open(run_dir / rf.RUN_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be opened ({os.strerror(exc.errno or 0)})"
+        raise ValueError(f"run {run_dir.name}: {rf.RUN_LOG} {why}; a resume appends only to the regular files "
+                         "the trainer wrote inside the run folder: replace it with the file itself") from None
+    lock = os.fdopen(fd, "a", encoding="utf-8")
     try:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -190,10 +256,17 @@ class RunWriter:
         self.info = info
         self._last_write = 0.0
         self._lock = lock
-        self._log = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - long-lived
-        if lock is None:  # a resume keeps the config.yaml written once at the start
-            (run_dir / rf.CONFIG_YAML).write_text(config_to_yaml(cfg), encoding="utf-8")
-        self.metrics = rf.MetricsWriter(run_dir / rf.METRICS_CSV, info.metric_columns)
+        with writing(run_dir, rf.RUN_LOG):
+            self._log = open(run_dir / rf.RUN_LOG, "a", encoding="utf-8")  # noqa: SIM115 - long-lived
+        try:
+            if lock is None:  # a resume keeps the config.yaml written once at the start
+                with writing(run_dir, rf.CONFIG_YAML):
+                    (run_dir / rf.CONFIG_YAML).write_text(config_to_yaml(cfg), encoding="utf-8")
+            with writing(run_dir, rf.METRICS_CSV):
+                self.metrics = rf.MetricsWriter(run_dir / rf.METRICS_CSV, info.metric_columns)
+        except BaseException:
+            self._log.close()
+            raise
         self.write(durable=True)
 
     @classmethod
@@ -245,7 +318,8 @@ class RunWriter:
         """Rewrite run.json now, atomically. Mid-run updates skip the fsync (readers still never
         see a torn file); the first and the final write are durable."""
         self.info.updated_at = rf.utc_now_iso()
-        rf.write_run_info(self.run_dir, self.info, durable=durable)
+        with writing(self.run_dir, rf.RUN_JSON):
+            rf.write_run_info(self.run_dir, self.info, durable=durable)
         self._last_write = time.monotonic()
 
     def heartbeat(self) -> None:
@@ -253,9 +327,15 @@ class RunWriter:
         if time.monotonic() - self._last_write >= rf.HEARTBEAT_SECONDS * 0.5:
             self.write()
 
+    def append_metrics(self, row: dict[str, float | int | None]) -> None:
+        """Append one iteration's row to metrics.csv (flushed); RunWriteError if the disk refuses it."""
+        with writing(self.run_dir, rf.METRICS_CSV):
+            self.metrics.append(row)
+
     def log(self, message: str) -> None:
-        self._log.write(f"{rf.utc_now_iso()} {message}\n")
-        self._log.flush()
+        with writing(self.run_dir, rf.RUN_LOG):
+            self._log.write(f"{rf.utc_now_iso()} {message}\n")
+            self._log.flush()
 
     def finish(self, status: rf.RunStatus, reason: rf.StopReason, failure: rf.Failure | None = None) -> None:
         self.info.status = status
@@ -265,7 +345,12 @@ class RunWriter:
         self.write(durable=True)
 
     def close(self) -> None:
-        self.metrics.close()
-        self._log.close()
+        # Rows and lines are flushed as they are written, so a close that fails can only concern
+        # bytes whose write already failed and was recorded: the run's end is not lost with them.
+        for f in (self.metrics, self._log):
+            try:
+                f.close()
+            except OSError:
+                pass
         if self._lock is not None:
             self._lock.close()  # releases the flock

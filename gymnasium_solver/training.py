@@ -41,7 +41,7 @@ from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
-from gymnasium_solver.run_writer import RunWriter, lock_run_folder
+from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder
 
 # torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
 # built. Importing it here, with everything else, keeps that one-off import cost out of the run's
@@ -144,6 +144,11 @@ def _run(s: _Session) -> TrainResult:
                     break
         except NonFiniteLossError as exc:
             s.fail(StopReason.NON_FINITE_LOSS, "non_finite_loss", str(exc))
+        except RunWriteError as exc:
+            # The disk refused a write (full, read-only, ...): a failure of its own kind, recorded as
+            # such, so that readers do not take it for a crash or for a bug in the trainer.
+            s.fail(StopReason.ERROR, exc.kind, f"{exc}, then continue the run with "
+                   f"`gsolve train --resume {writer.info.run_id}`", traceback.format_exc())
         except Exception as exc:  # noqa: BLE001 - failures are data: recorded, not raised
             message = str(exc) or type(exc).__name__
             if stop_requested():
@@ -346,7 +351,7 @@ class _Session:
         if isinstance(self.cfg, PPOConfig):
             row |= {M.APPROX_KL: stats.approx_kl, M.CLIP_FRACTION: stats.clip_fraction,
                     M.CLIP_RANGE: stats.clip_range, M.EPOCHS_COMPLETED: stats.epochs_completed}
-        self.writer.metrics.append(row)
+        self.writer.append_metrics(row)
         self.logged_steps = self.collector.env_steps
         self._set_progress()
         self.writer.heartbeat()
@@ -424,26 +429,42 @@ class _Session:
 
     def fail(self, reason: StopReason, kind: str, message: str, tb: str | None = None,
              status: RunStatus = RunStatus.FAILED) -> None:
-        """Record a failure; evaluate and keep the last good weights as `last` when possible."""
+        """Record a failure; evaluate and keep the last good weights as `last` when possible. Every
+        write here is best effort: the failure may be the disk refusing writes."""
         steps = self.collector.env_steps if self.collector is not None else 0
         failure = rf.Failure(kind=kind, message=message, env_steps=steps, iteration=self.iteration)
-        self.writer.log(f"{status.value.upper()} ({reason.value}) at {steps} env steps, "
-                        f"iteration {self.iteration}: {message}")
+        self._log_quietly(f"{status.value.upper()} ({reason.value}) at {steps} env steps, "
+                          f"iteration {self.iteration}: {message}")
         if tb:
-            self.writer.log(tb.rstrip())
+            self._log_quietly(tb.rstrip())
         if self.agent is not None and self.agent.policy.all_finite():
             try:
                 self.evaluate_now()
             except Exception:  # noqa: BLE001 - the run already failed; record that, not this
-                self.writer.log("could not evaluate after the failure:\n" + traceback.format_exc())
+                self._log_quietly("could not evaluate after the failure:\n" + traceback.format_exc())
             try:
                 self.finish(status, reason, failure)
                 return
             except Exception:  # noqa: BLE001
-                self.writer.log("could not write checkpoints after the failure:\n" + traceback.format_exc())
+                self._log_quietly("could not write checkpoints or run.json after the failure:\n"
+                                  + traceback.format_exc())
         if self.collector is not None:
             self._set_progress()
-        self.writer.finish(status, reason, failure)
+        try:
+            self.writer.finish(status, reason, failure)
+        except RunWriteError as exc:
+            # run.json cannot record the failure: readers will see a trainer gone without recording
+            # why. Say so where it can still be seen (the result, stderr, run.log if it takes it).
+            failure.message += f"; {exc}, so run.json could not record this failure"
+            print(f"gsolve train: run {self.writer.info.run_id} {status.value}: {failure.message}", file=sys.stderr)
+            self._log_quietly(f"run.json could not record the failure: {exc}")
+
+    def _log_quietly(self, message: str) -> None:
+        """Write to run.log if the disk still takes it (it may be the file that failed)."""
+        try:
+            self.writer.log(message)
+        except RunWriteError:
+            pass
 
     def close(self) -> None:
         if self.progress_bar is not None:

@@ -23,8 +23,8 @@ from types import FrameType
 from typing import Any
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver import run_writer
 from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
 from gymnasium_solver.launcher import override_pairs
@@ -193,7 +193,7 @@ class _Coordinator:
                 if info is not None and info.status == rf.RunStatus.RUNNING:
                     # It exited without recording its end (stopped before its trainer had started,
                     # or killed): record it, so readers do not report the trial as crashed.
-                    launcher.record_stop(a.handle.run_dir, self.store, a.stop_detail or f"exited with code {code}")
+                    run_writer.record_forced_stop(a.handle.run_dir, info, a.stop_detail or f"exited with code {code}")
                     info = _refresh(trial, self.store, a.handle.run_dir)
                 _finish(trial, info, code, a.stop_detail)
                 del self.active[i]
