@@ -26,8 +26,10 @@ def run_failed(ctx: Ctx) -> Finding | None:
                                observed=f"status 'running' but the process is gone or silent since {ctx.info.updated_at}; "
                                f"last progress {p.env_steps} env steps",
                                healthy="a finished run records completed/failed/stopped")],
-            cause="The process was killed (out of memory, SIGKILL, machine restart) before it could record why; "
-            "the metrics end where it died. Not a config problem unless it keeps happening at the same step.",
+            cause="The process is gone without recording why: killed (SIGKILL, out of memory, a machine restart) "
+            "or stopped by a disk that refused writes (check free space on the runs folder's disk); the metrics "
+            "end where it stopped. Not a config problem unless it keeps happening at the same step; "
+            "`gsolve train --resume` continues it from its last checkpoint.",
         )
     if ctx.info.stop_reason != StopReason.ERROR:
         return None
