@@ -212,6 +212,10 @@ def check_capacity(store: RunStore, limits: StartLimits, needed: int = 1) -> int
     free = limits.max_live_runs - len(live)
     if free >= needed:
         return free
+    if not live:  # a cap below what is needed (0 when built by hand): no run to name or stop
+        raise RunLimitError(
+            f"this server starts at most {limits.max_live_runs} runs at once (gsolve mcp --max-live-runs) and "
+            f"this needs {needed}: raise the cap, or train from a shell with `gsolve train`")
     shown = ", ".join(f"{r.run_id} ({r.config_id}, {r.env_steps:,}/{r.max_env_steps:,} env steps)" for r in live[:10])
     more = f" and {len(live) - 10} more" if len(live) > 10 else ""
     raise RunLimitError(
