@@ -1,0 +1,230 @@
+"""Load on the MCP server over streamable HTTP: 50 concurrent clients, mixed read calls, 20 real runs.
+
+    .venv/bin/python bench/bench_mcp_load.py [--dir /tmp/gsolve-load] [--clients 50] [--calls 20]
+    .venv/bin/python bench/bench_mcp_load.py --pad-rows 300000     # the same runs grown to 300k rows each
+
+Builds (once; reused while it exists) a runs folder with ``--runs`` real CartPole-v1:ppo runs made by
+the trainer (``reward_threshold=1000`` so none stops early: each writes ``max_env_steps / 512`` rows).
+With ``--pad-rows N`` each run's metrics.csv is then grown to N rows in a copy of the folder by
+appending synthetic rows (written as the trainer writes them) after its real ones, for the memory
+figure of issue 8 (server RSS after reading 20 runs of 300k rows each).
+
+It then starts ``gsolve mcp --transport http`` on a free loopback port, runs ``--clients`` asyncio
+tasks, each with its own SDK streamable-HTTP client session, making ``--calls`` mixed calls each
+(list_runs, get_run_info, get_run_metrics, get_training_status, diagnose_run, compare_runs), and
+prints total calls, errors, p50/p95/p99 latency (client side, per call) and the server's RSS
+(/proc/<pid>/status) before and after. Not a test: timings depend on the machine and its load
+(the clients share the machine's cores with the server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gymnasium_solver import run_folder as rf
+
+TOOLS = ("list_runs", "get_run_info", "get_run_metrics", "get_training_status", "diagnose_run", "compare_runs")
+P95_TARGET_MS = 250.0
+RSS_TARGET_MB = 300.0
+
+
+def build_runs(root: Path, runs: int, max_env_steps: int) -> list[str]:
+    """``runs`` real short CartPole-v1:ppo runs made by the trainer in this process (once)."""
+    root.mkdir(parents=True, exist_ok=True)
+    have = sorted(p.name for p in root.iterdir() if (p / rf.RUN_JSON).is_file())
+    if len(have) >= runs:
+        return have[:runs]
+    from gymnasium_solver import config, training
+
+    for seed in range(len(have), runs):
+        print(f"training run {seed + 1}/{runs} (once) ...", file=sys.stderr)
+        cfg = config.resolve_config("CartPole-v1:ppo", [f"seed={seed}", "reward_threshold=1000",
+                                                        f"max_env_steps={max_env_steps}", "eval_freq=16384",
+                                                        "eval_episodes=5"])
+        training.train(cfg, root)
+    return sorted(p.name for p in root.iterdir() if (p / rf.RUN_JSON).is_file())[:runs]
+
+
+def _padding(header: list[str], first_row: int, first_steps: int, rows: int) -> bytes:
+    """Synthetic rows after a run's real ones, formatted by run_folder.MetricsWriter itself."""
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"gsolve-load-pad-{os.getpid()}.csv"
+    w = rf.MetricsWriter(tmp, header)
+    w._file.truncate(0)  # the writer's own header line; the real file has one already
+    rng = np.random.default_rng(0)
+    ev = {rf.M.EVAL_RETURN_MEAN, rf.M.EVAL_RETURN_STD, rf.M.EVAL_EP_LEN_MEAN}
+    for start in range(0, rows, 50_000):
+        block = rng.standard_normal((min(50_000, rows - start), len(header)))
+        for k, vals in enumerate(block.tolist()):
+            i = start + k
+            row: dict[str, float | int | None] = dict(zip(header, vals, strict=True))
+            row[rf.M.ITERATION], row[rf.M.ENV_STEPS] = first_row + i, first_steps + i * 512
+            if (first_row + i) % 10:
+                for c in ev:
+                    row[c] = None
+            w.append(row)
+    w.close()
+    data = tmp.read_bytes()
+    tmp.unlink()
+    return data
+
+
+def pad_runs(src: Path, dst: Path, ids: list[str], rows: int) -> None:
+    """Copy the runs to ``dst`` with every metrics.csv grown to ``rows`` rows (once)."""
+    marker = dst / ".bench-rows"
+    if marker.exists() and marker.read_text() == str(rows):
+        return
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.mkdir(parents=True)
+    padding: dict[tuple[int, int], bytes] = {}
+    for run_id in ids:
+        shutil.copytree(src / run_id, dst / run_id)
+        path = dst / run_id / rf.METRICS_CSV
+        lines = path.read_bytes().rstrip(b"\n").split(b"\n")
+        header = lines[0].decode().split(",")
+        last = dict(zip(header, lines[-1].decode().split(","), strict=True))
+        start = (int(last[rf.M.ITERATION]) + 1, int(float(last[rf.M.ENV_STEPS])) + 512)
+        if start not in padding:  # same budget, same last row: the padding is shared
+            print(f"writing {rows - (len(lines) - 1)} synthetic rows (once) ...", file=sys.stderr)
+            padding[start] = _padding(header, *start, rows - (len(lines) - 1))
+        with open(path, "ab") as f:
+            f.write(padding[start])
+    marker.write_text(str(rows))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rss_mb(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _args_for(tool: str, ids: list[str], rng: random.Random) -> dict[str, Any]:
+    if tool == "list_runs":
+        return {"limit": rng.choice([5, 20, 50])}
+    if tool == "compare_runs":
+        return {"run_ids": rng.sample(ids, rng.choice([2, 3]))}
+    return {"run_id": rng.choice(ids)}
+
+
+async def client_task(url: str, ids: list[str], calls: int, seed: int,
+                      out: list[tuple[str, float, bool, str]]) -> None:
+    from mcp import Client
+
+    rng = random.Random(seed)
+    async with Client(url) as client:
+        for _ in range(calls):
+            tool = rng.choice(TOOLS)
+            args = _args_for(tool, ids, rng)
+            t = time.perf_counter()
+            try:
+                res = await client.call_tool(tool, args)
+                failed = bool(res.is_error)
+                text = " ".join(getattr(c, "text", "") for c in res.content)[:200] if failed else ""
+            except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
+                failed, text = True, f"{type(exc).__name__}: {exc}"
+            out.append((tool, time.perf_counter() - t, failed, text))
+
+
+async def load(url: str, ids: list[str], clients: int, calls: int) -> tuple[list[tuple[str, float, bool, str]], float]:
+    out: list[tuple[str, float, bool, str]] = []
+    t = time.perf_counter()
+    async with asyncio.TaskGroup() as tg:
+        for k in range(clients):
+            tg.create_task(client_task(url, ids, calls, k, out))
+    return out, time.perf_counter() - t
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline_s: float = 60.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited early: {proc.stderr.read().decode() if proc.stderr else ''}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"server did not listen on {port} within {deadline_s}s")
+
+
+def _pct(sorted_ms: list[float], q: float) -> float:
+    return sorted_ms[min(len(sorted_ms) - 1, int(round(q / 100 * (len(sorted_ms) - 1))))]
+
+
+def run(runs_dir: Path, ids: list[str], clients: int, calls: int) -> bool:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
+         "--runs-dir", str(runs_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_port(port, proc)
+        load_before = " ".join(_loadavg())
+        rss_before = _rss_mb(proc.pid)
+        results, wall = asyncio.run(load(f"http://127.0.0.1:{port}/mcp", ids, clients, calls))
+        rss_after, rss_peak = _rss_mb(proc.pid), _rss_mb(proc.pid, "VmHWM")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    ms = sorted(r[1] * 1000 for r in results)
+    errors = [r for r in results if r[2]]
+    p95 = _pct(ms, 95)
+    rows = sum(1 for _ in open(runs_dir / ids[0] / rf.METRICS_CSV, "rb")) - 1
+    print(f"runs folder {runs_dir}: {len(ids)} runs of ~{rows:,} metrics rows; {clients} clients x {calls} calls "
+          f"over streamable HTTP; load average before/after: {load_before} / {' '.join(_loadavg())}")
+    print(f"calls {len(results)}  errors {len(errors)}  wall {wall:.1f} s  ({len(results) / wall:.0f} calls/s)")
+    print(f"latency ms  p50 {_pct(ms, 50):.0f}  p95 {p95:.0f}  p99 {_pct(ms, 99):.0f}  max {ms[-1]:.0f}  "
+          f"(target p95 <= {P95_TARGET_MS:.0f}: {'yes' if p95 <= P95_TARGET_MS else 'NO'})")
+    print(f"server RSS MB  before {rss_before:.0f}  after {rss_after:.0f}  peak {rss_peak:.0f}  "
+          f"(target after <= {RSS_TARGET_MB:.0f}: {'yes' if rss_after <= RSS_TARGET_MB else 'NO'})")
+    for tool in TOOLS:
+        t_ms = sorted(r[1] * 1000 for r in results if r[0] == tool)
+        if t_ms:
+            print(f"  {tool:<20} n {len(t_ms):4d}  p50 {statistics.median(t_ms):6.0f}  p95 {_pct(t_ms, 95):6.0f} ms")
+    for tool, _, _, text in errors[:5]:
+        print(f"  error in {tool}: {text}")
+    return not errors
+
+
+def _loadavg() -> list[str]:
+    return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/gsolve-load"))
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--max-env-steps", type=int, default=131_072, help="per real run (512 env steps per row)")
+    ap.add_argument("--pad-rows", type=int, default=0, help="grow each run's metrics.csv to this many rows")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--calls", type=int, default=20, help="calls per client")
+    args = ap.parse_args()
+    ids = build_runs(args.dir / "real", args.runs, args.max_env_steps)
+    runs_dir = args.dir / "real"
+    if args.pad_rows:
+        runs_dir = args.dir / f"padded-{args.pad_rows}"
+        pad_runs(args.dir / "real", runs_dir, ids, args.pad_rows)
+    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls) else 1)
+
+
+if __name__ == "__main__":
+    main()
