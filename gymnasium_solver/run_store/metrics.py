@@ -77,8 +77,8 @@ def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int,
     rows = data.count(b"\n", start, end)
     if rows == 0:
         return _empty(ncols)
-    if data.count(b",", start, end) != rows * (ncols - 1):
-        raise RunFileError(f"{where} is malformed: {_locate_bad_line(data[start:end], ncols, first_lineno)}; {_DAMAGED}")
+    # No separate count of commas: arrow refuses a row with the wrong number of fields, and the
+    # row count is checked after the parse (a 40 MB file: one scan less, ~20 ms).
     names = [f"c{j}" for j in range(ncols)]
     try:
         table = pcsv.read_csv(
