@@ -127,12 +127,34 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
             lines.append(f"   change: {c.key} {yaml_value(c.current)} -> {yaml_value(c.suggested)} ({c.why})")
             keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]
             lines.append(f"     {train_command(d.config_id, [*keep, c.set_arg])}")
+    lines.extend(_references_lines(d))
     if d.notes:
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
     if any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
         lines.append(f"\nApply the top change in a new run: gsolve retry {d.run_id}")
+    if d.next_step:
+        lines.append(f"Next: {d.next_step}")
     return "\n".join(lines)
+
+
+def _references_lines(d: Diagnosis) -> list[str]:
+    """What the run was held against: its preset's differing keys and the solved runs' bands."""
+    r = d.references
+    lines = [f"\nCompared with the preset {r.preset}:" if r.preset else
+             "\nNo preset on this machine to compare with (the absolute thresholds apply)."]
+    if r.preset and not r.deviations:
+        lines.append("   no key differs (the seed aside)")
+    for dev in r.deviations:
+        why = f"  (explains {', '.join(dev.explains)})" if dev.explains else ""
+        lines.append(f"   {dev.key}: {yaml_value(dev.value)} vs {yaml_value(dev.preset)}: {dev.size}{why}")
+    lines.append(f"Compared with solved runs: {r.solved_source}")
+    for b in r.bands:
+        lines.append(f"   {b.metric}: median {b.observed:.4g} over steps {b.env_steps_from:,}-{b.env_steps_to:,} is "
+                     f"{b.position} the solved band {b.band_low:.4g}..{b.band_high:.4g}")
+    if r.bands_inside:
+        lines.append(f"   inside the band: {', '.join(r.bands_inside)}")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------

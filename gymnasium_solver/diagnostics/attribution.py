@@ -102,8 +102,10 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
                 d.explains.append(f.id)
         reverted = {d.key for d in devs}
         changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in reverted]
+        cited = {e.metric for e in f.evidence}
         evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
-                             healthy=f"the preset's {d.key}={d.preset}") for d in devs] + f.evidence
+                             healthy=f"the preset's {d.key}={d.preset}")
+                    for d in devs if f"config:{d.key}" not in cited] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
     return _with_budget(ctx, _yield_to_deviations(ctx, out))
