@@ -8,6 +8,7 @@ written up in docs/diagnostics.md.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,17 @@ def test_damaged_or_partial_metrics_still_get_an_answer(case: str) -> None:
     loss = t.columns.index(M.POLICY_LOSS)
     rows = [[float("nan") if j == loss else v for j, v in enumerate(r)] for r in t.rows]
     assert diagnose(info, cfg, MetricsTable(t.columns, rows)).findings[0].id == "non_finite_loss"
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:e[+-]?\d+)?%?")
+
+
+@pytest.mark.parametrize("folder", CASES, ids=[p.name for p in CASES])
+def test_every_number_in_a_findings_prose_is_in_its_evidence(folder: Path) -> None:
+    """A reader can check every figure the title or cause quotes against the evidence beside it."""
+    _, d = load_case(folder)
+    for f in d.findings:
+        cited = " ".join(f"{e.metric} {e.observed} {e.healthy}" for e in f.evidence)
+        cited += " " + " ".join(c.set_arg for c in f.suggested_changes)
+        for n in _NUMBER.findall(f"{f.title} {f.cause}"):
+            assert n.rstrip("%") in cited, (f.id, n, f.cause)

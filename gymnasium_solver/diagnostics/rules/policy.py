@@ -87,6 +87,8 @@ def entropy_no_decrease(ctx: Ctx) -> Finding | None:
     evidence = [ev(M.ENTROPY, late_x(x), f"late median {fmt(median(late))} = {fmt(100 * rel)}% of {ref[1]} {fmt(ref[0])}",
                    f"< {100 * T.ENTROPY_NO_DECREASE.value:g}% once learning ({T.ENTROPY_NO_DECREASE.source})")]
     if cur > 0:
+        evidence.append(Evidence(metric="config:ent_coef", observed=f"ent_coef={fmt(cur)}",
+                                 healthy="small enough that the reward, not randomness, drives the policy"))
         return Finding(
             id="entropy_bonus_dominates",
             severity=Severity.WARNING,

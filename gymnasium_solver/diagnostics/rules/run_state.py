@@ -72,6 +72,10 @@ def non_finite(ctx: Ctx) -> Finding | None:
     if not evidence:
         return None
     culprit, changes = _non_finite_cause(ctx)
+    if changes and culprit.startswith(f"{changes[0].key}="):
+        # The numbers the cause quotes are evidence too.
+        evidence.append(Evidence(metric=f"config:{changes[0].key}", observed=culprit,
+                                 healthy=f"{changes[0].key}={changes[0].set_arg.split('=', 1)[1]} or near it"))
     return Finding(
         id="non_finite_loss",
         severity=Severity.CRITICAL,
