@@ -1,40 +1,14 @@
-"""Typed, validated training configs loaded from ``config/environments/<EnvId>.yaml``.
-
-A preset file looks like::
-
-    env_id: CartPole-v1          # optional; defaults to the file name
-    base:                        # shared by every variant of this file
-      n_envs: 16
-      max_env_steps: 200000
-    variants:
-      ppo:
-        algo: ppo
-        learning_rate: {start: 0.001, end: 0.0}
-      reinforce:
-        algo: reinforce
-
-A variant is ``base`` deep-merged with the variant's own keys (a variant may also say
-``inherits: other_variant``). The result is validated into :class:`Config`; an unknown key, a wrong
-type or an impossible value is a :class:`ConfigError` naming the file, the key and a close match.
-This module does not import torch: the read side uses it too.
-"""
+"""The config models: one per algorithm (a tagged union on ``algo``), every field with its bound and
+the reason for it, and which keys apply to which algorithm and action space. No I/O."""
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Mapping
 from enum import StrEnum
-from functools import lru_cache
-from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
-
-CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
-PACKAGE_CONFIG_DIR = Path(__file__).resolve().parent.parent / "config" / "environments"
 
 
 class ConfigError(ValueError):
@@ -77,17 +51,40 @@ class Algo(StrEnum):
 # "Limits" table of docs/configs.md says the same at more length (a test holds it to the fields).
 # ---------------------------------------------------------------------------------------------
 MAX_SEED = 2**32 - 1
+
+
 MAX_ENV_STEPS = 1_000_000_000
+
+
 MAX_N_ENVS = 1024
+
+
 MAX_ASYNC_PROCESSES = 64
+
+
 MAX_ROLLOUT_SAMPLES = 2**20
+
+
 MAX_LAYER_WIDTH = 4096
+
+
 MAX_HIDDEN_LAYERS = 16
+
+
 MAX_HIDDEN_WEIGHTS = 2**24
+
+
 MAX_EVAL_EPISODES = 1000
+
+
 MAX_PERIODIC_CHECKPOINTS = 1000
+
+
 MAX_TORCH_THREADS = 256
+
+
 MAX_ENV_KWARGS = 32
+
 
 # Limits that involve more than one field, checked by the model validators below; each has a row
 # (with the reason) in the Limits table of docs/configs.md.
@@ -108,10 +105,14 @@ def limit_reason(key: str) -> str:
 
 
 _FINITE = "any finite value; nan or inf would poison every weight at the first update"
+
+
 # Hyperparameters that cost no resource are bounded only by what is meaningful: a bad value is a
 # diagnosis (`gsolve diagnose`), not a config error, and the fault corpus trains with ent_coef=10
 # and learning_rate=1000 on purpose.
 _BAD_NOT_INVALID = "finite (nan/inf poison every weight); a large value is bad, not invalid: gsolve diagnose says so"
+
+
 # A field marked _BOX_ACTIONS only means something for runs whose actions are a Box
 # (run_folder.ActionSpaceInfo.kind); which *algorithms* use a key is which model declares it.
 _BOX_ACTIONS = "box"
@@ -325,12 +326,18 @@ class ReinforceConfig(ConfigBase):
 # The config is a tagged union on ``algo``: an algorithm's own keys exist only on its model, so
 # "which keys belong to which algorithm" is declared once, by the model that declares them.
 Config = Annotated[PPOConfig | ReinforceConfig, Field(discriminator="algo")]
+
+
 CONFIG_MODELS: dict[Algo, type[PPOConfig] | type[ReinforceConfig]] = {
     Algo.PPO: PPOConfig, Algo.REINFORCE: ReinforceConfig,
 }
+
+
 CONFIG_FIELDS: dict[str, FieldInfo] = {
     k: f for model in (ConfigBase, *CONFIG_MODELS.values()) for k, f in model.model_fields.items()
 }
+
+
 CONFIG_KEYS: tuple[str, ...] = tuple(CONFIG_FIELDS)
 
 
@@ -350,381 +357,3 @@ def applies_to(key: str, algo: str | None, action_kind: str | None = None) -> bo
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     kinds = extra.get("action_kinds")
     return action_kind is None or not isinstance(kinds, list) or action_kind in kinds
-
-
-# Keys a preset may carry that are not config fields.
-_PRESET_ONLY_KEYS = {"inherits", "description"}
-
-
-def close_matches(word: str, options: list[str] | tuple[str, ...], n: int = 3) -> list[str]:
-    return difflib.get_close_matches(word, list(options), n=n, cutoff=0.5)
-
-
-def _did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
-    m = close_matches(word, options)
-    return f"; did you mean {' or '.join(repr(x) for x in m)}?" if m else ""
-
-
-def config_dir() -> Path:
-    import os
-
-    env = os.environ.get(CONFIG_DIR_ENV)
-    return Path(env) if env else PACKAGE_CONFIG_DIR
-
-
-def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) and k == "env_kwargs":
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
-    return out
-
-
-class Preset(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    env_id: str
-    description: str = ""
-    base: dict[str, Any] = Field(default_factory=dict)
-    variants: dict[str, dict[str, Any]]
-    path: str
-
-
-@lru_cache(maxsize=64)
-def _load_preset_cached(path: str, mtime: float) -> Preset:
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: expected a mapping with 'base' and 'variants' at the top level")
-    allowed = {"env_id", "description", "base", "variants"}
-    for key in raw:
-        if key not in allowed:
-            raise ConfigError(f"{p}: unknown top-level key {key!r}{_did_you_mean(key, sorted(allowed))}")
-    variants = raw.get("variants")
-    if not isinstance(variants, dict) or not variants:
-        raise ConfigError(f"{p}: 'variants' must map variant names to settings, e.g. 'ppo: {{algo: ppo}}'")
-    return Preset(
-        env_id=raw.get("env_id") or p.stem,
-        description=raw.get("description") or "",
-        base=raw.get("base") or {},
-        variants={k: (v or {}) for k, v in variants.items()},
-        path=str(p),
-    )
-
-
-def list_env_files() -> dict[str, Path]:
-    folder = config_dir()
-    if not folder.is_dir():
-        return {}
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
-
-
-def load_preset(env_id: str) -> Preset:
-    files = list_env_files()
-    if env_id not in files:
-        raise ConfigError(
-            f"no preset for environment {env_id!r}{_did_you_mean(env_id, list(files))} "
-            f"(presets: {', '.join(files) or 'none'}; folder {config_dir()})"
-        )
-    path = files[env_id]
-    return _load_preset_cached(str(path), path.stat().st_mtime)
-
-
-def parse_config_id(config_id: str) -> tuple[str, str]:
-    """Split ``ENV:VARIANT``; a bare ``ENV`` is an error that says which variants exist."""
-    if ":" not in config_id:
-        variants = ""
-        try:
-            variants = ", ".join(f"{config_id}:{v}" for v in load_preset(config_id).variants)
-        except ConfigError:
-            pass
-        raise ConfigError(
-            f"expected ENV:VARIANT, got {config_id!r}" + (f"; available: {variants}" if variants else "")
-        )
-    env_id, variant = config_id.split(":", 1)
-    return env_id, variant
-
-
-def _resolve_variant_dict(preset: Preset, variant: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
-    if variant not in preset.variants:
-        raise ConfigError(
-            f"{preset.path}: no variant {variant!r}{_did_you_mean(variant, list(preset.variants))} "
-            f"(variants: {', '.join(preset.variants)})"
-        )
-    if variant in seen:
-        raise ConfigError(f"{preset.path}: variant inheritance loop {' -> '.join(seen + (variant,))}")
-    own = dict(preset.variants[variant])
-    parent = own.pop("inherits", None)
-    base = _resolve_variant_dict(preset, parent, seen + (variant,)) if parent else dict(preset.base)
-    return _deep_merge(base, own)
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors and aliases: a few hundred bytes of nested aliases expand into gigabytes
-    when the value is used or serialised (a "billion laughs"), and no config value needs them."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise ConfigError("YAML anchors and aliases (&name, *name) are not allowed in a --set value; "
-                              "write the value out, e.g. hidden_sizes=[64, 64]")
-        return super().compose_node(parent, index)
-
-
-def _parse_override_value(raw: str) -> Any:
-    try:
-        return yaml.load(raw, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError:
-        return raw
-
-
-def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
-    """``["lr=1e-3", "learning_rate.start=0.1"]`` -> nested dict. Values are parsed as YAML."""
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise ConfigError(f"override {pair!r} must look like key=value, e.g. learning_rate=0.001")
-        key, value = pair.split("=", 1)
-        key = key.strip()
-        if not key:
-            raise ConfigError(f"override {pair!r} has an empty key")
-        parts = key.split(".")
-        cursor = out
-        for part in parts[:-1]:
-            cursor = cursor.setdefault(part, {})
-            if not isinstance(cursor, dict):
-                raise ConfigError(f"override {pair!r} conflicts with another override of {part!r}")
-        cursor[parts[-1]] = _parse_override_value(value)
-    return out
-
-
-def _check_keys(data: Mapping[str, Any], where: str) -> None:
-    for key in data:
-        if key in _PRESET_ONLY_KEYS:
-            continue
-        if key not in CONFIG_KEYS:
-            raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, CONFIG_KEYS)}")
-
-
-def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(data)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and key in ("learning_rate", "clip_range", "ent_coef"):
-            current = out.get(key)
-            if isinstance(current, dict):
-                value = {**current, **value}
-            elif current is not None and set(value) - {"start", "end"} == set():
-                value = {"start": current, "end": current, **value}
-        elif isinstance(value, dict) and key == "env_kwargs":
-            value = {**(out.get(key) or {}), **value}
-        out[key] = value
-    return out
-
-
-_SCHEDULE_KEYS = ("learning_rate", "clip_range", "ent_coef")
-
-
-# pydantic's range messages, said the way the rest of our errors are ("must be <= 100").
-_BOUND_WORDS = {"less_than_equal": ("le", "<="), "less_than": ("lt", "<"), "greater_than_equal": ("ge", ">="),
-                "greater_than": ("gt", ">"), "too_long": ("max_length", "at most"),
-                "too_short": ("min_length", "at least"), "string_too_long": ("max_length", "at most"),
-                "string_too_short": ("min_length", "at least")}
-
-
-def _error_message(err: Any, key: str) -> str:
-    kind, ctx = err["type"], err.get("ctx") or {}
-    if kind in _BOUND_WORDS and _BOUND_WORDS[kind][0] in ctx:
-        name, word = _BOUND_WORDS[kind]
-        unit = " characters" if kind.startswith("string") else (" items" if kind.startswith("too") else "")
-        msg = f"must be {word} {ctx[name]}{unit}"
-    elif kind == "finite_number":
-        msg = "must be a finite number"
-    elif kind == "int_parsing_size":
-        bounds = [m.le for m in getattr(CONFIG_FIELDS.get(key), "metadata", []) if hasattr(m, "le")]
-        msg = f"is far too large; must be <= {bounds[0]}" if bounds else "is far too large"
-    else:
-        return str(err["msg"]).removeprefix("Value error, ")
-    why = limit_reason(key)
-    return f"{msg} ({why})" if why else msg
-
-
-def _format_validation_error(exc: ValidationError, where: str) -> str:
-    lines: list[str] = []
-    errors = exc.errors()
-    for err in errors:
-        parts = [str(p) for p in err["loc"] if not str(p).startswith(("function-after", "float", "Schedule"))]
-        loc = ".".join(parts)
-        got = err.get("input")
-        if parts and parts[0] in _SCHEDULE_KEYS and len(parts) == 1:
-            # The float-or-Schedule union reports one error per branch; say it once, plainly.
-            if isinstance(got, dict) and any(len(e["loc"]) > 2 and e["loc"][0] == parts[0] for e in errors):
-                continue  # a schedule with a bad end: the Schedule branch's own error says which
-            finite = any(e["type"] == "finite_number" and e["loc"][:1] == err["loc"][:1] for e in errors)
-            what = "a finite number" if finite else "a number or a schedule {start: x, end: y}"
-            line = f"{loc}: must be {what} (got {got!r})"
-            if line not in lines:
-                lines.append(line)
-            continue
-        msg = _error_message(err, parts[0] if parts else "")
-        got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
-        lines.append(f"{loc or 'config'}: {msg}{got_s}")
-    return f"{where}: invalid config: " + "; ".join(lines)
-
-
-def _config_model(data: Mapping[str, Any], where: str) -> type[PPOConfig] | type[ReinforceConfig]:
-    """The union member ``data['algo']`` selects, refusing keys that belong to another algorithm."""
-    choices = ", ".join(a.value for a in Algo)
-    if "algo" not in data:
-        raise ConfigError(f"{where}: missing key 'algo'; set it to one of {choices}")
-    algo = data["algo"]
-    if not isinstance(algo, str) or algo not in CONFIG_MODELS:
-        raise ConfigError(f"{where}: algo: unknown algorithm {algo!r}{_did_you_mean(str(algo), [a.value for a in Algo])} "
-                          f"(algorithms: {choices})")
-    model = CONFIG_MODELS[Algo(algo)]
-    for key in data:
-        owners = algos_for_key(key)
-        if owners and key not in model.model_fields:
-            names = " and ".join(a.value for a in owners)
-            raise ConfigError(f"{where}: {key!r} is a {names} key; a {algo} config has no {key!r} "
-                              f"(remove it, or use a {names} variant)")
-    return model
-
-
-def build_config(data: Mapping[str, Any], where: str = "config") -> Config:
-    """Validate a plain dict into the Config of its ``algo``, with errors that name the key, a close
-    match and what would be right. A key of another algorithm is an error that names that algorithm."""
-    _check_keys(data, where)
-    clean = {k: v for k, v in data.items() if k not in _PRESET_ONLY_KEYS}
-    model = _config_model(clean, where)
-    try:
-        return model.model_validate(clean)
-    except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, where)) from exc
-
-
-def check_machine_limits(cfg: Config, where: str = "config") -> None:
-    """Limits that depend on the machine a run starts on (a run folder from a larger machine still
-    loads; starting it here is refused): torch_threads <= CPU count."""
-    import os
-
-    cpus = os.cpu_count() or 1
-    if cfg.torch_threads > cpus:
-        raise ConfigError(f"{where}: torch_threads={cfg.torch_threads} is more than this machine's {cpus} CPUs; "
-                          f"use torch_threads between 1 and {cpus} ({limit_reason('torch_threads')})")
-
-
-def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None) -> Config:
-    """Load ``ENV:VARIANT`` from its preset file, apply overrides, validate and fill defaults.
-
-    ``reward_threshold: null`` is replaced by the Gymnasium spec's threshold when one exists.
-    """
-    env_id, variant = parse_config_id(config_id)
-    preset = load_preset(env_id)
-    data = _resolve_variant_dict(preset, variant)
-    _check_keys(data, f"{preset.path} (variant {variant!r})")
-    data = {**data, "env_id": preset.env_id, "variant": variant}
-    if isinstance(overrides, list):
-        overrides = parse_overrides(overrides)
-    if overrides:
-        _check_keys(overrides, "--set override")
-        for key in ("env_id", "variant"):
-            if key in overrides:
-                raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
-        data = _apply_overrides(data, overrides)
-    where = f"{preset.path} (variant {variant!r})" if not overrides else f"{config_id} with --set"
-    cfg = build_config(data, where)
-    check_machine_limits(cfg, where)
-    if cfg.reward_threshold is None:
-        threshold = spec_reward_threshold(cfg.env_id)
-        if threshold is not None:
-            cfg = cfg.model_copy(update={"reward_threshold": threshold})
-    return cfg
-
-
-def spec_reward_threshold(env_id: str) -> float | None:
-    """The reward threshold from Gymnasium's registry, read without creating the environment."""
-    try:
-        import gymnasium
-    except ImportError:  # pragma: no cover - gymnasium is a dependency
-        return None
-    try:
-        spec = gymnasium.spec(env_id)
-    except Exception:  # noqa: BLE001 - gymnasium raises several error types for unknown ids
-        return None
-    return None if spec.reward_threshold is None else float(spec.reward_threshold)
-
-
-def config_to_yaml(cfg: Config) -> str:
-    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
-
-
-def config_from_yaml_text(text: str, where: str = "config.yaml") -> Config:
-    """Load a config.yaml written by the trainer. Files written before the config became a union per
-    algorithm hold every key of every algorithm: the keys of other algorithms are dropped here
-    (and only here; a preset or --set naming one is an error)."""
-    raw = yaml.safe_load(text)
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a mapping")
-    algo = raw.get("algo")
-    if isinstance(algo, str) and algo in CONFIG_MODELS:
-        own = CONFIG_MODELS[Algo(algo)].model_fields
-        raw = {k: v for k, v in raw.items() if k in own or not algos_for_key(k)}
-    return build_config(raw, where)
-
-
-def list_variants(env_id: str) -> dict[str, str]:
-    """Variant name -> algorithm for one environment's preset file."""
-    preset = load_preset(env_id)
-    out = {}
-    for name in preset.variants:
-        data = _resolve_variant_dict(preset, name)
-        out[name] = str(data.get("algo", "?"))
-    return out
-
-
-# Keys that never count as a difference from the preset: identity, and the seed (any seed of a
-# preset is the preset).
-_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed"})
-
-
-def preset_config(config_id: str) -> Config | None:
-    """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
-    such preset (a run from a user's own preset folder or from another machine)."""
-    try:
-        return resolve_config(config_id)
-    except ConfigError:
-        return None
-
-
-def preset_differences(config: Mapping[str, Any], preset: Config) -> dict[str, tuple[Any, Any]]:
-    """Every config key whose value differs from the preset's: ``{key: (run value, preset value)}``.
-
-    ``config`` is a run's resolved config as read from config.yaml (a plain mapping); values are
-    compared as YAML would write them, so ``{start: 0.004, end: 0.0}`` equals the preset's schedule.
-    Keys the run's config lacks (written by an older trainer) are not differences.
-    """
-    ref = preset.model_dump(mode="json")
-    out: dict[str, tuple[Any, Any]] = {}
-    for key, preset_value in ref.items():
-        if key in _NOT_A_DEVIATION or key not in config:
-            continue
-        value = config[key]
-        if not _same_value(value, preset_value):
-            out[key] = (value, preset_value)
-    return out
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return set(a) == set(b) and all(_same_value(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b or a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return float(a) == float(b)
-    return bool(a == b)

@@ -1,0 +1,79 @@
+"""Typed, validated training configs loaded from ``config/environments/<EnvId>.yaml``.
+
+A preset file looks like::
+
+    env_id: CartPole-v1          # optional; defaults to the file name
+    base:                        # shared by every variant of this file
+      n_envs: 16
+      max_env_steps: 200000
+    variants:
+      ppo:
+        algo: ppo
+        learning_rate: {start: 0.001, end: 0.0}
+      reinforce:
+        algo: reinforce
+
+A variant is ``base`` deep-merged with the variant's own keys (a variant may also say
+``inherits: other_variant``). The result is validated into :class:`Config`; an unknown key, a wrong
+type or an impossible value is a :class:`ConfigError` naming the file, the key and a close match.
+This module does not import torch: the read side uses it too.
+"""
+
+from __future__ import annotations
+
+from gymnasium_solver.config.build import (  # noqa: F401 - the package's API
+    PRESET_ONLY_KEYS,
+    build_config,
+    check_keys,
+    check_machine_limits,
+    close_matches,
+    config_from_yaml_text,
+    config_to_yaml,
+    did_you_mean,
+)
+from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
+    CONFIG_FIELDS,
+    CONFIG_KEYS,
+    CONFIG_MODELS,
+    CROSS_FIELD_LIMITS,
+    MAX_ASYNC_PROCESSES,
+    MAX_ENV_KWARGS,
+    MAX_ENV_STEPS,
+    MAX_EVAL_EPISODES,
+    MAX_HIDDEN_LAYERS,
+    MAX_HIDDEN_WEIGHTS,
+    MAX_LAYER_WIDTH,
+    MAX_N_ENVS,
+    MAX_PERIODIC_CHECKPOINTS,
+    MAX_ROLLOUT_SAMPLES,
+    MAX_SEED,
+    MAX_TORCH_THREADS,
+    Algo,
+    Config,
+    ConfigBase,
+    ConfigError,
+    PPOConfig,
+    ReinforceConfig,
+    Schedule,
+    ScheduleOrFloat,
+    algos_for_key,
+    applies_to,
+    limit_reason,
+    schedule_start,
+    schedule_value,
+)
+from gymnasium_solver.config.presets import (  # noqa: F401 - the package's API
+    CONFIG_DIR_ENV,
+    PACKAGE_CONFIG_DIR,
+    Preset,
+    config_dir,
+    list_env_files,
+    list_variants,
+    load_preset,
+    parse_config_id,
+    parse_overrides,
+    preset_config,
+    preset_differences,
+    resolve_config,
+    spec_reward_threshold,
+)

@@ -1,0 +1,275 @@
+"""Preset files (``config/environments/<EnvId>.yaml``): loading, variants and inheritance, ``--set``
+overrides, ``resolve_config``, and how a run's config differs from its preset."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from gymnasium_solver.config.build import (
+    build_config,
+    check_keys,
+    check_machine_limits,
+    did_you_mean,
+)
+from gymnasium_solver.config.model import (
+    Config,
+    ConfigError,
+)
+
+CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
+
+
+PACKAGE_CONFIG_DIR = Path(__file__).resolve().parent.parent.parent / "config" / "environments"
+
+
+def config_dir() -> Path:
+    import os
+
+    env = os.environ.get(CONFIG_DIR_ENV)
+    return Path(env) if env else PACKAGE_CONFIG_DIR
+
+
+def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) and k == "env_kwargs":
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+class Preset(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    env_id: str
+    description: str = ""
+    base: dict[str, Any] = Field(default_factory=dict)
+    variants: dict[str, dict[str, Any]]
+    path: str
+
+
+@lru_cache(maxsize=64)
+def _load_preset_cached(path: str, mtime: float) -> Preset:
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: expected a mapping with 'base' and 'variants' at the top level")
+    allowed = {"env_id", "description", "base", "variants"}
+    for key in raw:
+        if key not in allowed:
+            raise ConfigError(f"{p}: unknown top-level key {key!r}{did_you_mean(key, sorted(allowed))}")
+    variants = raw.get("variants")
+    if not isinstance(variants, dict) or not variants:
+        raise ConfigError(f"{p}: 'variants' must map variant names to settings, e.g. 'ppo: {{algo: ppo}}'")
+    return Preset(
+        env_id=raw.get("env_id") or p.stem,
+        description=raw.get("description") or "",
+        base=raw.get("base") or {},
+        variants={k: (v or {}) for k, v in variants.items()},
+        path=str(p),
+    )
+
+
+def list_env_files() -> dict[str, Path]:
+    folder = config_dir()
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def load_preset(env_id: str) -> Preset:
+    files = list_env_files()
+    if env_id not in files:
+        raise ConfigError(
+            f"no preset for environment {env_id!r}{did_you_mean(env_id, list(files))} "
+            f"(presets: {', '.join(files) or 'none'}; folder {config_dir()})"
+        )
+    path = files[env_id]
+    return _load_preset_cached(str(path), path.stat().st_mtime)
+
+
+def parse_config_id(config_id: str) -> tuple[str, str]:
+    """Split ``ENV:VARIANT``; a bare ``ENV`` is an error that says which variants exist."""
+    if ":" not in config_id:
+        variants = ""
+        try:
+            variants = ", ".join(f"{config_id}:{v}" for v in load_preset(config_id).variants)
+        except ConfigError:
+            pass
+        raise ConfigError(
+            f"expected ENV:VARIANT, got {config_id!r}" + (f"; available: {variants}" if variants else "")
+        )
+    env_id, variant = config_id.split(":", 1)
+    return env_id, variant
+
+
+def _resolve_variant_dict(preset: Preset, variant: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    if variant not in preset.variants:
+        raise ConfigError(
+            f"{preset.path}: no variant {variant!r}{did_you_mean(variant, list(preset.variants))} "
+            f"(variants: {', '.join(preset.variants)})"
+        )
+    if variant in seen:
+        raise ConfigError(f"{preset.path}: variant inheritance loop {' -> '.join(seen + (variant,))}")
+    own = dict(preset.variants[variant])
+    parent = own.pop("inherits", None)
+    base = _resolve_variant_dict(preset, parent, seen + (variant,)) if parent else dict(preset.base)
+    return _deep_merge(base, own)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors and aliases: a few hundred bytes of nested aliases expand into gigabytes
+    when the value is used or serialised (a "billion laughs"), and no config value needs them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ConfigError("YAML anchors and aliases (&name, *name) are not allowed in a --set value; "
+                              "write the value out, e.g. hidden_sizes=[64, 64]")
+        return super().compose_node(parent, index)
+
+
+def _parse_override_value(raw: str) -> Any:
+    try:
+        return yaml.load(raw, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError:
+        return raw
+
+
+def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
+    """``["lr=1e-3", "learning_rate.start=0.1"]`` -> nested dict. Values are parsed as YAML."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ConfigError(f"override {pair!r} must look like key=value, e.g. learning_rate=0.001")
+        key, value = pair.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise ConfigError(f"override {pair!r} has an empty key")
+        parts = key.split(".")
+        cursor = out
+        for part in parts[:-1]:
+            cursor = cursor.setdefault(part, {})
+            if not isinstance(cursor, dict):
+                raise ConfigError(f"override {pair!r} conflicts with another override of {part!r}")
+        cursor[parts[-1]] = _parse_override_value(value)
+    return out
+
+
+def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and key in ("learning_rate", "clip_range", "ent_coef"):
+            current = out.get(key)
+            if isinstance(current, dict):
+                value = {**current, **value}
+            elif current is not None and set(value) - {"start", "end"} == set():
+                value = {"start": current, "end": current, **value}
+        elif isinstance(value, dict) and key == "env_kwargs":
+            value = {**(out.get(key) or {}), **value}
+        out[key] = value
+    return out
+
+
+def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None) -> Config:
+    """Load ``ENV:VARIANT`` from its preset file, apply overrides, validate and fill defaults.
+
+    ``reward_threshold: null`` is replaced by the Gymnasium spec's threshold when one exists.
+    """
+    env_id, variant = parse_config_id(config_id)
+    preset = load_preset(env_id)
+    data = _resolve_variant_dict(preset, variant)
+    check_keys(data, f"{preset.path} (variant {variant!r})")
+    data = {**data, "env_id": preset.env_id, "variant": variant}
+    if isinstance(overrides, list):
+        overrides = parse_overrides(overrides)
+    if overrides:
+        check_keys(overrides, "--set override")
+        for key in ("env_id", "variant"):
+            if key in overrides:
+                raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
+        data = _apply_overrides(data, overrides)
+    where = f"{preset.path} (variant {variant!r})" if not overrides else f"{config_id} with --set"
+    cfg = build_config(data, where)
+    check_machine_limits(cfg, where)
+    if cfg.reward_threshold is None:
+        threshold = spec_reward_threshold(cfg.env_id)
+        if threshold is not None:
+            cfg = cfg.model_copy(update={"reward_threshold": threshold})
+    return cfg
+
+
+def spec_reward_threshold(env_id: str) -> float | None:
+    """The reward threshold from Gymnasium's registry, read without creating the environment."""
+    try:
+        import gymnasium
+    except ImportError:  # pragma: no cover - gymnasium is a dependency
+        return None
+    try:
+        spec = gymnasium.spec(env_id)
+    except Exception:  # noqa: BLE001 - gymnasium raises several error types for unknown ids
+        return None
+    return None if spec.reward_threshold is None else float(spec.reward_threshold)
+
+
+def list_variants(env_id: str) -> dict[str, str]:
+    """Variant name -> algorithm for one environment's preset file."""
+    preset = load_preset(env_id)
+    out = {}
+    for name in preset.variants:
+        data = _resolve_variant_dict(preset, name)
+        out[name] = str(data.get("algo", "?"))
+    return out
+
+
+# Keys that never count as a difference from the preset: identity, and the seed (any seed of a
+# preset is the preset).
+_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed"})
+
+
+def preset_config(config_id: str) -> Config | None:
+    """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
+    such preset (a run from a user's own preset folder or from another machine)."""
+    try:
+        return resolve_config(config_id)
+    except ConfigError:
+        return None
+
+
+def preset_differences(config: Mapping[str, Any], preset: Config) -> dict[str, tuple[Any, Any]]:
+    """Every config key whose value differs from the preset's: ``{key: (run value, preset value)}``.
+
+    ``config`` is a run's resolved config as read from config.yaml (a plain mapping); values are
+    compared as YAML would write them, so ``{start: 0.004, end: 0.0}`` equals the preset's schedule.
+    Keys the run's config lacks (written by an older trainer) are not differences.
+    """
+    ref = preset.model_dump(mode="json")
+    out: dict[str, tuple[Any, Any]] = {}
+    for key, preset_value in ref.items():
+        if key in _NOT_A_DEVIATION or key not in config:
+            continue
+        value = config[key]
+        if not _same_value(value, preset_value):
+            out[key] = (value, preset_value)
+    return out
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return bool(a == b)
