@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.suggest import fmt
 
 # finding id -> (key, sign): sign +1 = the run's value above the preset's is consistent, -1 below,
@@ -77,11 +78,8 @@ def with_relative_evidence(ctx: Ctx, f: Finding) -> Finding:
     extra: list[Evidence] = []
     for e in f.evidence:
         b = ctx.bands.get(e.metric)
-        if b is not None and not any(x.metric == e.metric and "solved runs" in x.healthy for x in extra):
-            extra.append(Evidence(metric=b.metric, env_steps_from=b.env_steps_from, env_steps_to=b.env_steps_to,
-                                  observed=f"median {fmt(b.observed)} = {fmt(b.ratio)}x the solved runs' middle "
-                                  f"({b.position} their band)",
-                                  healthy=f"{fmt(b.band_low)}..{fmt(b.band_high)} in solved runs over the same env steps"))
+        if b is not None and all(x.metric != e.metric for x in extra):
+            extra.append(band_evidence(b))
     already = {(x.metric, x.healthy) for x in f.evidence}
     extra = [x for x in extra if (x.metric, x.healthy) not in already]
     return f.model_copy(update={"evidence": extra + f.evidence}) if extra else f

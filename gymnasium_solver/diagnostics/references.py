@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from gymnasium_solver.config import PACKAGE_CONFIG_DIR, preset_config, preset_differences
-from gymnasium_solver.diagnostics.models import Deviation, ReferenceBand
+from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
 from gymnasium_solver.run_folder import M, RunInfo
@@ -214,6 +214,14 @@ def reference_record(run_id: str, steps_to_solve: int | None, data: RunData) -> 
     """One shipped reference run as JSON (scripts/make_references.py writes a list of these)."""
     return {"run_id": run_id, "steps_to_solve": steps_to_solve,
             "series": {m: [[int(v) for v in x], [float(f"{v:.5g}") for v in y]] for m, (x, y) in _series(data).items()}}
+
+
+def band_evidence(b: ReferenceBand) -> Evidence:
+    """A metric next to the solved runs' band over the same env steps (relative evidence)."""
+    return Evidence(metric=b.metric, env_steps_from=b.env_steps_from, env_steps_to=b.env_steps_to,
+                    observed=f"median {fmt(b.observed)} = {fmt(b.ratio)}x the solved runs' middle "
+                    f"({b.position} their band)",
+                    healthy=f"{fmt(b.band_low)}..{fmt(b.band_high)} in solved runs over the same env steps")
 
 
 def bands(data: RunData, refs: ReferenceSet) -> dict[str, ReferenceBand]:

@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
-from gymnasium_solver.diagnostics.references import action_half_range, episode_length, horizon
+from gymnasium_solver.diagnostics.references import action_half_range, band_evidence, episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
@@ -73,9 +73,7 @@ def grad_clip_throttles(ctx: Ctx) -> Finding | None:
             f"is ~{fmt(100 * step)}% of a normal one"), healthy=f">= {100 * T.ADAM_STEP_FRACTION.value:g}% "
             f"({T.ADAM_STEP_FRACTION.source})"))
     if band is not None:
-        evidence.append(Evidence(metric=M.APPROX_KL, env_steps_from=band.env_steps_from, env_steps_to=band.env_steps_to,
-                                 observed=f"median {fmt(band.observed)} ({fmt(band.ratio)}x solved runs' middle)",
-                                 healthy=f"{fmt(band.band_low)}..{fmt(band.band_high)} in solved runs"))
+        evidence.append(band_evidence(band))
     suggested = max(0.5, float(f"{median(g):.1g}")) if clip < 0.5 else float(f"{median(g):.1g}")
     fix = _revert_or(ctx, "max_grad_norm", -1, change(
         "max_grad_norm", clip, suggested, "increase", "a clip near the typical gradient norm only cuts spikes"))
@@ -141,9 +139,7 @@ def network_too_small(ctx: Ctx) -> Finding | None:
                          healthy=f"> {T.NETWORK_MIN_WIDTH.value:g} units ({T.NETWORK_MIN_WIDTH.source})")]
     band = ctx.bands.get(M.EXPLAINED_VARIANCE)
     if band is not None:
-        evidence.append(Evidence(metric=M.EXPLAINED_VARIANCE, env_steps_from=band.env_steps_from,
-                                 env_steps_to=band.env_steps_to, observed=f"median {fmt(band.observed)}",
-                                 healthy=f"{fmt(band.band_low)}..{fmt(band.band_high)} in solved runs"))
+        evidence.append(band_evidence(band))
     fix = _revert_or(ctx, "hidden_sizes", -1, change("hidden_sizes", hidden, [64, 64], "increase",
                                                      "64 units per layer fit these policies and values"))
     return Finding(

@@ -15,6 +15,7 @@ from gymnasium_solver.diagnostics.context import (
     strength,
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
+from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
@@ -162,11 +163,7 @@ def target_kl_stops_epochs(ctx: Ctx) -> Finding | None:
 
 def _band_evidence(ctx: Ctx, metric: str) -> Evidence | None:
     b = ctx.bands.get(metric)
-    if b is None:
-        return None
-    return Evidence(metric=metric, env_steps_from=b.env_steps_from, env_steps_to=b.env_steps_to,
-                    observed=f"median {fmt(b.observed)} = {fmt(b.ratio)}x the solved runs' middle",
-                    healthy=f"{fmt(b.band_low)}..{fmt(b.band_high)} in solved runs over the same env steps")
+    return None if b is None else band_evidence(b)
 
 
 def _lr_fix(ctx: Ctx, why: str) -> SuggestedChange:
