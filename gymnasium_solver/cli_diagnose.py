@@ -111,6 +111,7 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
             lines.append(
                 f"Trend {t.metric}: {t.direction} (slope {t.slope_per_100k_steps:.3g}/100k steps, "
                 f"95% CI {t.slope_low:.3g}..{t.slope_high:.3g}, steps {t.env_steps_from:,}-{t.env_steps_to:,})"
+                + (f": flat because {t.why_flat}" if t.why_flat else "")
             )
     if not d.findings:
         lines.append("\nNo findings.")

@@ -71,10 +71,10 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, ho
         direction = "declining"
     else:
         direction = "flat"
-    why = ""
+    why = None
     if direction == "flat" and significant:
-        why = ("; flat although the 95% interval excludes 0: the projected change is too small to matter "
-               f"({'up' if lo > 0 else 'down'} {fmt(abs(change))} < {fmt(material)})")
+        why = (f"the 95% interval excludes 0, but the change it projects over the budget is too small to "
+               f"matter ({'up' if lo > 0 else 'down'} {fmt(abs(change))} < {fmt(material)})")
     per100k = 100_000.0
     return base.model_copy(update={
         "direction": direction,
@@ -82,7 +82,8 @@ def trend(metric: str, x: np.ndarray, y: np.ndarray, threshold: float | None, ho
         "slope_low": round(lo * per100k, 4),
         "slope_high": round(hi * per100k, 4),
         "note": f"Theil-Sen over the last {len(ys)} points; projected change over {span:.0f} steps "
-        f"{fmt(change)} vs material {fmt(material)}{why}",
+        f"{fmt(change)} vs material {fmt(material)}" + (f"; flat although {why}" if why else ""),
+        "why_flat": why,
     })
 
 
@@ -179,7 +180,8 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
         head = f"Not solved ({d_status}): no evaluation yet"
     t = ctx.eval_trend
     if not ctx.solved and t.direction != "unknown":
-        head += f"; eval trend {t.direction} ({fmt(t.slope_per_100k_steps)} per 100k steps)"
+        head += f"; eval trend {t.direction} ({fmt(t.slope_per_100k_steps)} per 100k steps"
+        head += ", significant but too slow to matter)" if t.why_flat else ")"
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if top is None:
         return head + "; no problems found."

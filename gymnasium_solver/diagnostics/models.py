@@ -42,6 +42,8 @@ class Trend(BaseModel):
     env_steps_to: int | None = None
     n_points: int = 0
     note: str = ""
+    why_flat: str | None = Field(
+        default=None, description="when 'flat' although the slope's 95% interval excludes 0: why it is not a trend")
 
 
 class Evidence(BaseModel):
