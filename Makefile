@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "Installing gymnasium-solver and its dependencies into $(VENV) (torch 2.13.0 CPU)..."
-	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[all]"
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
