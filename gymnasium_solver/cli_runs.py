@@ -103,6 +103,9 @@ def format_details(d: rs.RunDetails) -> str:
     lines.append(f"  solved      {solved}{threshold}")
     if d.failure:
         lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
+    if d.source is not None:
+        lines.append(f"  imported    read-only, from {d.source.framework} {d.source.kind} at {d.source.path}")
+        lines.extend(f"  unknown     {k}: {v}" for k, v in d.source.unknown.items())
     if d.hyperparameters:
         lines.append("  config      " + ", ".join(f"{k}={_yaml(v)}" for k, v in d.hyperparameters.items()))
     if d.overrides:

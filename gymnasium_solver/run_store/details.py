@@ -73,6 +73,10 @@ class RunDetails(BaseModel):
     metrics_rows: int | None = None
     files: list[FileState]
     versions: dict[str, str] = Field(default_factory=dict)
+    source: rf.ImportSource | None = Field(
+        default=None, description="for a run imported from another framework: where from, the metric-name "
+        "mapping, and 'unknown': the fields the source does not record and what was done instead")
+    read_only: bool = Field(default=False, description="true for imported runs: no resume, retry or fix")
 
 
 def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
@@ -138,5 +142,8 @@ def run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.applied_changes = info.applied_changes
     details.action_space = None if info.action_space is None else info.action_space.model_dump(exclude_none=True)
     details.observation_shape, details.versions = info.observation_shape, info.versions
+    details.source, details.read_only = info.source, info.read_only
+    if info.source is not None:
+        details.preset = f"no comparison: imported from {info.source.framework} ({info.source.kind}), not from a preset"
     return details
 
