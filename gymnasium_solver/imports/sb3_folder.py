@@ -43,7 +43,11 @@ def _ordered_dict(loader: yaml.SafeLoader, node: yaml.Node) -> dict[str, Any]:
 
 
 _ZooLoader.add_constructor("tag:yaml.org,2002:python/object/apply:collections.OrderedDict", _ordered_dict)
-_ZooLoader.add_constructor("tag:yaml.org,2002:python/tuple", lambda loader, node: loader.construct_sequence(node))
+def _tuple(loader: yaml.SafeLoader, node: yaml.Node) -> list[Any]:
+    return loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else []
+
+
+_ZooLoader.add_constructor("tag:yaml.org,2002:python/tuple", _tuple)
 
 
 def zoo_params_dir(folder: Path) -> Path | None:
