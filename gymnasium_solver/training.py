@@ -491,14 +491,17 @@ class _ProgressBar:
 
     def __init__(self, total: int, console: Any = None):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
 
+        console = console or Console(stderr=True)
+        columns: list[str | ProgressColumn] = [MofNCompleteColumn(), TextColumn("steps"), TextColumn(
+            "| {task.fields[fps]} | {task.fields[recent]} | {task.fields[last_eval]} | {task.fields[wall]}")]
+        if console.is_terminal or console.is_jupyter:
+            columns.insert(0, BarColumn(bar_width=24))
+        else:  # the one final line in a log: plain text, never cut to the 80 columns rich assumes for files
+            console.width = 200
         self._last_draw = 0.0
-        self._progress = Progress(
-            BarColumn(bar_width=24), MofNCompleteColumn(), TextColumn("steps"),
-            TextColumn("| {task.fields[fps]} | {task.fields[recent]} | {task.fields[last_eval]} | {task.fields[wall]}"),
-            console=console or Console(stderr=True), auto_refresh=False,
-        )
+        self._progress = Progress(*columns, console=console, auto_refresh=False)
         self._task = self._progress.add_task("train", total=total, fps="- fps", recent="return -", last_eval="eval -",
                                              wall="0:00:00")
         self._progress.start()

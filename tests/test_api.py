@@ -131,6 +131,7 @@ def test_train_returns_the_run_and_its_progress_bar_writes_no_carriage_return_in
     assert run.config.seed == 3 and run.config.clip_range.end == 0.05  # type: ignore[union-attr]
     assert run.info.overrides == {**TINY, "clip_range": {"end": 0.05}, "seed": 3}
     assert "\r" not in written and "\x1b" not in written, f"terminal control codes in a pipe: {written!r}"
+    assert "\u2026" not in written and "\u2501" not in written, f"a cut line or bar glyphs in a pipe: {written!r}"
     steps = run.info.progress.env_steps
     assert [line for line in written.splitlines() if "steps" in line] == [
         line for line in written.splitlines() if f"{steps}/512 steps" in line and "fps" in line and "eval" in line
