@@ -76,21 +76,23 @@ def main() -> int:
 
     runs_dir = Path(tempfile.mkdtemp(prefix="gsolve-bench-runs-"))
     try:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         result = import_runs([run], runs_dir)
-        full = time.perf_counter() - t
+        full, cpu = time.perf_counter() - t, time.process_time() - c
         r = result.runs[0]
-        print(f"import_runs end to end:      {full:6.2f} s  ({r.rows:,} rows, {len(r.metrics)} metrics) "
-              f"target <= 5 s: {'met' if full <= 5 else 'MISSED'}")
-        t = time.perf_counter()
+        print(f"import_runs end to end:      {full:6.2f} s wall, {cpu:6.2f} s CPU ({r.rows:,} rows, {len(r.metrics)} "
+              f"metrics; first call in the process, module imports included) target <= 5 s: "
+              f"{'met' if full <= 5 else 'MISSED'} on wall time")
+        t, c = time.perf_counter(), time.process_time()
         data = tb_events.read_event_folder(run)
-        fast = time.perf_counter() - t
-        print(f"tb_events.read_event_folder: {fast:6.2f} s  ({sum(len(s.steps) for s in data.scalars.values()):,} "
-              "scalars)")
+        fast, cpu = time.perf_counter() - t, time.process_time() - c
+        print(f"tb_events.read_event_folder: {fast:6.2f} s wall, {cpu:6.2f} s CPU "
+              f"({sum(len(s.steps) for s in data.scalars.values()):,} scalars)")
         if not args.skip_protobuf:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             n = protobuf_read(run)
-            print(f"protobuf Event per record:   {time.perf_counter() - t:6.2f} s  ({n:,} scalars, same framing)")
+            print(f"protobuf Event per record:   {time.perf_counter() - t:6.2f} s wall, {time.process_time() - c:6.2f} s "
+                  f"CPU ({n:,} scalars, same framing)")
     finally:
         shutil.rmtree(runs_dir, ignore_errors=True)
     return 0

@@ -18,21 +18,31 @@ import pyarrow.csv as pcsv
 import yaml
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.imports.source import ImportError_, SourceRun
+from gymnasium_solver.imports.source import ImportError_, SourceRun, union_steps
 from gymnasium_solver.run_folder import M
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FIRST_COLUMNS = (M.ITERATION, M.ENV_STEPS)
 
 
+_HASHED = 1 << 20
+
+
 def fingerprint(run: SourceRun) -> str:
-    """sha256 over the names and bytes of the files read: the same content imports to the same run."""
+    """sha256 over each file read: its name, size, first and last MB. The same content imports to
+    the same run; a log that grew (a run still training) has a new size, so it is new content. The
+    whole of a 160 MB event file would cost as much to hash as to import."""
     h = hashlib.sha256()
     for p in sorted(run.files):
-        h.update(p.name.encode())
+        size = p.stat().st_size
+        h.update(f"{p.name}\0{size}\0".encode())
         with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+            h.update(f.read(_HASHED))
+            if size > 2 * _HASHED:
+                f.seek(size - _HASHED)
+                h.update(f.read(_HASHED))
+            else:
+                h.update(f.read())
     return h.hexdigest()[:32]
 
 
@@ -46,7 +56,7 @@ def _columns(run: SourceRun) -> list[str]:
 
 def metrics_table(run: SourceRun) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """(columns, env_steps of each row, {column: (values, present)}): one row per step any metric has."""
-    steps = np.unique(np.concatenate([s.steps for s in run.series.values()]))
+    steps = union_steps([s.steps for s in run.series.values()])
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name, s in run.series.items():
         idx = np.searchsorted(steps, s.steps)
@@ -57,13 +67,21 @@ def metrics_table(run: SourceRun) -> tuple[list[str], np.ndarray, dict[str, tupl
     return _columns(run), steps, cols
 
 
+def _arrow(values: np.ndarray, kind: pa.DataType, present: np.ndarray | None = None) -> pa.Array:
+    """A numpy column as an arrow array without a copy (pa.array() would import pandas to check
+    whether it was given a Series); ``present`` False becomes null, written as an empty field."""
+    validity = None if present is None else pa.py_buffer(np.packbits(present, bitorder="little"))
+    return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(values)])
+
+
 def write_metrics(path: Path, columns: list[str], steps: np.ndarray,
                   cols: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     """metrics.csv through arrow's C++ CSV writer: empty = not measured, nan/inf as written."""
-    arrays: list[pa.Array] = [pa.array(np.arange(1, len(steps) + 1, dtype=np.int64)), pa.array(steps)]
+    arrays: list[pa.Array] = [_arrow(np.arange(1, len(steps) + 1, dtype=np.int64), pa.int64()),
+                              _arrow(np.ascontiguousarray(steps, dtype=np.int64), pa.int64())]
     for c in columns[2:]:
         values, present = cols[c]
-        arrays.append(pa.array(values, mask=~present, type=pa.float64()))
+        arrays.append(_arrow(np.ascontiguousarray(values, dtype=np.float64), pa.float64(), present))
     table = pa.Table.from_arrays(arrays, names=columns)
     with open(path, "wb") as f:  # the header as our writer spells it (unquoted), then arrow's rows
         f.write((",".join(columns) + "\n").encode("utf-8"))

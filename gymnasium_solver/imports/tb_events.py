@@ -202,7 +202,7 @@ def _group_tags(arr: np.ndarray, fast: _Fast) -> dict[bytes, np.ndarray]:
     byte for byte against every record of the same tag length (vectorised)."""
     out: dict[bytes, np.ndarray] = {}
     idx = np.flatnonzero(fast.ok)
-    for tlen in np.unique(fast.tag_len[idx]):
+    for tlen in np.flatnonzero(np.bincount(fast.tag_len[idx])) if len(idx) else []:
         same = idx[fast.tag_len[idx] == tlen]
         if tlen == 0:
             out[b""] = same

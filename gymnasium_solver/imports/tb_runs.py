@@ -17,8 +17,15 @@ import numpy as np
 import yaml
 
 from gymnasium_solver.imports.mapping import METRIC_MAP, Framework, Transform, our_name
-from gymnasium_solver.imports.source import ImportError_, Series, SourceRun, episode_stats, last_per_step
-from gymnasium_solver.imports.tb_events import EventData, event_files, read_event_folder
+from gymnasium_solver.imports.source import (
+    ImportError_,
+    Series,
+    SourceRun,
+    episode_stats,
+    last_per_step,
+    union_steps,
+)
+from gymnasium_solver.imports.tb_events import EventData, event_files, read_event_folder, stable_by_step
 from gymnasium_solver.run_folder import M
 
 CLEANRL_PREFIXES = ("charts/", "losses/")
@@ -54,14 +61,16 @@ def cleanrl_args(texts: dict[str, list[str]]) -> dict[str, Any]:
 
 def _wall(data: EventData) -> tuple[Series, float, float]:
     """Seconds since the first event at each step (the earliest write of that step), start, end."""
-    steps = np.concatenate([s.steps for s in data.scalars.values()])
-    walls = np.concatenate([s.wall_times for s in data.scalars.values()])
-    start, end = float(np.min(walls)), float(np.max(walls))
-    order = np.lexsort((walls, steps))
-    s, w = steps[order], walls[order]
-    first = np.concatenate([[True], s[1:] != s[:-1]])
+    series = [stable_by_step(s) for s in data.scalars.values()]
+    steps = union_steps([s.steps for s in series])
+    first = np.full(len(steps), np.inf)
+    for s in series:  # a tag logged twice at one step: either write time will do
+        idx = np.searchsorted(steps, s.steps)
+        first[idx] = np.minimum(first[idx], s.wall_times)
+    start = float(np.min(first))
+    end = float(max(np.max(s.wall_times) for s in series))
     # Seconds are monotonic in steps even if a restart wrote earlier steps later.
-    return Series(s[first], np.maximum.accumulate(w[first] - start)), start, end
+    return Series(steps, np.maximum.accumulate(first - start)), start, end
 
 
 def _add_series(run: SourceRun, data: EventData) -> None:
