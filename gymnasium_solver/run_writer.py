@@ -172,6 +172,15 @@ def record_forced_stop(run_dir: Path, info: rf.RunInfo, message: str) -> rf.RunI
     return info
 
 
+def write_imported_run_info(run_dir: Path, info: rf.RunInfo) -> None:
+    """run.json of a run imported from another framework (gymnasium_solver.imports), written once
+    into its folder before the folder is renamed into the runs folder; nothing rewrites it after."""
+    if info.source is None or not info.read_only:
+        raise ValueError(f"run {info.run_id}: only a read-only run with its import source is written this way")
+    with writing(run_dir, rf.RUN_JSON):
+        rf.write_run_info(run_dir, info)
+
+
 def adopt_placeholder(run_dir: Path) -> rf.RunInfo | None:
     """Check that an existing run folder may be used by a new trainer: it must be empty (None) or
     hold a launcher's placeholder run.json (returned). Any other folder holds a run: ValueError."""

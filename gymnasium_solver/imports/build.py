@@ -265,7 +265,9 @@ def write_run(run: SourceRun, runs_dir: Path, variant: str, digest: str) -> rf.R
                f"{run.kind} at {run.path.resolve()} ({len(steps)} rows, {len(columns) - 2} metrics)"]
         log += [f"{info.created_at} INFO unknown {k}: {v}" for k, v in run.unknown.items()]
         (tmp / rf.RUN_LOG).write_text("\n".join(log) + "\n", encoding="utf-8")
-        rf.write_run_info(tmp, info)
+        from gymnasium_solver.run_writer import write_imported_run_info  # the one writer of run.json
+
+        write_imported_run_info(tmp, info)
         tmp.rename(runs_dir / run_id)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
