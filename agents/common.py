@@ -101,8 +101,8 @@ def nature_cnn(in_channels: int, height: int, width: int) -> nn.Sequential:
 
 
 def resolve_device(cfg: Config) -> torch.device:
-    """The device the network runs on: ``device: auto`` is CUDA when torch sees a GPU and the network
-    is the CNN (the MLP acts in numpy, so it always runs on the CPU)."""
+    """The device PPO's network runs on: ``device: auto`` is CUDA when torch sees a GPU and the network
+    is the CNN (the MLP acts in numpy, so it always runs on the CPU; REINFORCE always runs on the CPU)."""
     if cfg.network == "mlp":
         return torch.device("cpu")
     if cfg.device == "cuda":

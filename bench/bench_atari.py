@@ -6,12 +6,14 @@
 - training: whole PPO iterations of the preset (rollout + 4 epochs of minibatch updates + logging),
             read from the run's own metrics.csv (``time/fps``) and wall clock.
 
-Then the expected time to spend a budget: ``--solve-steps`` (default 10M, the RL Zoo's and CleanRL's
-Pong budget) divided by the training fps. On a shared machine the figures move with the others'
-load; run it when the machine is quiet, and compare arms from the same run.
+Each is given twice: per second of wall time (what you get on this machine now, with whatever else
+runs on it) and per second of this process's CPU time (what one idle core gives with
+torch_threads=1, as everything here is single-threaded: the figure that does not move with other
+people's load). Then the expected time to spend a budget: ``--solve-steps`` (default 10M, the RL
+Zoo's and CleanRL's Pong budget) divided by the training fps.
 
-    .venv/bin/python bench/bench_atari.py                  # 3 training iterations (~25k env steps)
-    .venv/bin/python bench/bench_atari.py --iterations 1   # quicker
+    .venv/bin/python bench/bench_atari.py                    # 3 training iterations (3,072 env steps)
+    .venv/bin/python bench/bench_atari.py --threads 1 2      # torch_threads 1 and 2, side by side
 """
 
 from __future__ import annotations
@@ -20,14 +22,31 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 CONFIG_ID = "PongNoFrameskip-v4:ppo"
 
 
-def bench_env(steps: int) -> float:
+class Rate(NamedTuple):
+    wall: float  # env steps per wall second
+    cpu: float  # env steps per CPU second of this process
+
+
+@contextmanager
+def clocks() -> Iterator[list[float]]:
+    """Wall and process CPU seconds spent inside the block: ``[wall, cpu]`` once it ends."""
+    out: list[float] = []
+    w, c = time.perf_counter(), time.process_time()
+    yield out
+    out += [time.perf_counter() - w, time.process_time() - c]
+
+
+def bench_env(steps: int) -> Rate:
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.envs import make_vec_env
 
@@ -35,15 +54,14 @@ def bench_env(steps: int) -> float:
     env = make_vec_env(cfg, cfg.n_envs)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        env.step(rng.integers(0, 6, size=cfg.n_envs))
-    elapsed = time.perf_counter() - t0
+    with clocks() as spent:
+        for _ in range(steps):
+            env.step(rng.integers(0, 6, size=cfg.n_envs))
     env.close()
-    return steps * cfg.n_envs / elapsed
+    return Rate(steps * cfg.n_envs / spent[0], steps * cfg.n_envs / spent[1])
 
 
-def bench_rollout(steps: int, device: str) -> float:
+def bench_rollout(steps: int, device: str) -> Rate:
     import torch
 
     from agents.common import ActorCritic, ObsNormalizer, resolve_device
@@ -57,51 +75,57 @@ def bench_rollout(steps: int, device: str) -> float:
     spec = space_spec(env)
     policy = ActorCritic(spec, cfg).to(resolve_device(cfg))
     collector = RolloutCollector(env, spec, ObsNormalizer((spec.obs_dim,), False), 1.0, 0, cfg.reward_clip)
-    t0 = time.perf_counter()
-    rollout = collector.collect_steps(policy, steps)
-    elapsed = time.perf_counter() - t0
+    with clocks() as spent:
+        rollout = collector.collect_steps(policy, steps)
     env.close()
-    return rollout.env_steps / elapsed
+    return Rate(rollout.env_steps / spent[0], rollout.env_steps / spent[1])
 
 
-def bench_training(iterations: int, device: str) -> tuple[float, float, str]:
+def bench_training(iterations: int, device: str, threads: int) -> tuple[Rate, str]:
+    """Whole PPO iterations of the preset; the clocks cover rollouts and updates, not the setup or
+    the final full-game evaluation (time/rollout_seconds + time/update_seconds of metrics.csv)."""
     from gymnasium_solver import run_folder as rf
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.training import train
 
-    cfg = resolve_config(CONFIG_ID, [f"device={device}", "reward_threshold=.inf", "eval_freq=1000000000",
-                                     "eval_episodes=1", "checkpoint_freq=0"])
+    cfg = resolve_config(CONFIG_ID, [f"device={device}", f"torch_threads={threads}", "reward_threshold=.inf",
+                                     "eval_freq=1000000000", "eval_episodes=1", "checkpoint_freq=0"])
     budget = iterations * cfg.n_envs * cfg.n_steps  # type: ignore[union-attr]
     cfg = cfg.model_copy(update={"max_env_steps": budget})
+    cpu0 = time.process_time()
     with tempfile.TemporaryDirectory() as runs_dir:
         result = train(cfg, Path(runs_dir))
         table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
         info = rf.read_run_info(result.run_dir)
-    fps = [v for v in table.column(rf.M.FPS) if v is not None]
-    rollout_s = sum(v for v in table.column(rf.M.ROLLOUT_SECONDS) if v is not None)
-    update_s = sum(v for v in table.column(rf.M.UPDATE_SECONDS) if v is not None)
-    # fps over rollout + update only (the final full-game evaluation is excluded).
-    return budget / (rollout_s + update_s), float(np.mean(fps)), str(info.device)
+    cpu = time.process_time() - cpu0
+    wall = sum(v or 0.0 for v in table.column(rf.M.ROLLOUT_SECONDS)) + sum(v or 0.0 for v in table.column(rf.M.UPDATE_SECONDS))
+    # CPU seconds of the whole run, setup and final evaluation included: a lower bound on fps.
+    return Rate(budget / wall, budget / cpu), str(info.device)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=3, help="PPO iterations (8 envs x 128 steps each)")
     parser.add_argument("--device", default="auto", choices=["cpu", "auto", "cuda"])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="torch_threads arms for training")
     parser.add_argument("--solve-steps", type=float, default=10_000_000,
                         help="env steps to convert into time (default: the 10M-step Pong budget)")
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs (shared; figures move with the load of other processes)")
-    env_fps = bench_env(1000)
-    print(f"env only (8 envs, random actions):         {env_fps:8,.0f} env steps/s")
-    rollout_fps = bench_rollout(256, args.device)
-    print(f"rollout (envs + CNN acting, {args.device:>4}):        {rollout_fps:8,.0f} env steps/s")
-    train_fps, row_fps, device = bench_training(args.iterations, args.device)
-    print(f"training (rollout + update) on {device:>4}:       {train_fps:8,.0f} env steps/s "
-          f"(mean of per-iteration time/fps: {row_fps:,.0f})")
-    hours = args.solve_steps / train_fps / 3600
-    print(f"{args.solve_steps:,.0f} env steps at {train_fps:,.0f} env steps/s: {hours:,.1f} h "
-          f"({hours / 24:,.1f} days)")
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} at the start (others' jobs slow the wall figures)")
+    print(f"{'':44}{'per wall s':>12}{'per CPU s':>12}  (env steps)")
+    env = bench_env(500)
+    print(f"{'env only (8 envs, random actions)':44}{env.wall:12,.0f}{env.cpu:12,.0f}")
+    rollout = bench_rollout(128, args.device)
+    print(f"{'rollout (envs + CNN acting, ' + args.device + ')':44}{rollout.wall:12,.0f}{rollout.cpu:12,.0f}")
+    for threads in args.threads:
+        train_rate, device = bench_training(args.iterations, args.device, threads)
+        label = f"training on {device}, torch_threads={threads}"
+        print(f"{label:44}{train_rate.wall:12,.0f}{train_rate.cpu:12,.0f}")
+        for name, fps in (("wall", train_rate.wall), ("CPU", train_rate.cpu)):
+            hours = args.solve_steps / fps / 3600
+            print(f"  {args.solve_steps:,.0f} env steps at the {name} rate: {hours:,.1f} h ({hours / 24:.1f} days)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

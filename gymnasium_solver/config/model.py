@@ -135,6 +135,8 @@ def _check_network(cfg: ConfigBase) -> None:
     if cfg.device == "cuda" and cfg.network == "mlp":
         raise ValueError("device: cuda needs network: nature_cnn; the MLP acts in numpy on the CPU, which is "
                          "faster than a GPU for networks this small (use device: cpu or auto)")
+    if cfg.device == "cuda" and cfg.algo != Algo.PPO:
+        raise ValueError(f"device: cuda is for PPO; {cfg.algo} runs on the CPU (use device: cpu or auto)")
 
 
 class ConfigBase(BaseModel):
@@ -228,8 +230,8 @@ class ConfigBase(BaseModel):
     device: Literal["cpu", "auto", "cuda"] = Field(
         default="cpu",
         description="where the network runs: cpu; cuda; auto = cuda when torch sees a GPU, else cpu. "
-                    "The MLP always runs on the CPU (it acts in numpy, faster than a GPU for small nets)",
-        json_schema_extra=_why("a closed choice; cuda needs network: nature_cnn (the MLP acts in numpy on the CPU)"))
+                    "The MLP (it acts in numpy, faster than a GPU for small nets) and REINFORCE always run on the CPU",
+        json_schema_extra=_why("a closed choice; cuda needs network: nature_cnn and algo: ppo"))
     shared_network: bool = Field(default=False, description="actor and critic share the hidden layers")
     log_std_init: float = Field(default=0.0, ge=-20.0, le=5.0,
                                 description="initial log std of the Gaussian policy (Box actions)",
