@@ -3,8 +3,9 @@
 
 - env:      the 8 preprocessed Pong envs alone, stepped with random actions (the emulator's ceiling);
 - rollout:  PPO's rollout collection (envs + the Nature CNN choosing each action);
-- training: whole PPO iterations of the preset (rollout + 4 epochs of minibatch updates + logging),
-            read from the run's own metrics.csv (``time/fps``) and wall clock.
+- PPO iterations: what the trainer repeats (rollout, GAE targets, 4 epochs of minibatch updates),
+            after one warm-up iteration; ``--trainer`` also runs the real ``train()`` loop and
+            reads its fps from metrics.csv.
 
 Each is given twice: per second of wall time (what you get on this machine now, with whatever else
 runs on it) and per second of this process's CPU time (what one idle core gives with
@@ -12,7 +13,7 @@ torch_threads=1, as everything here is single-threaded: the figure that does not
 people's load). Then the expected time to spend a budget: ``--solve-steps`` (default 10M, the RL
 Zoo's and CleanRL's Pong budget) divided by the training fps.
 
-    .venv/bin/python bench/bench_atari.py                    # 3 training iterations (3,072 env steps)
+    .venv/bin/python bench/bench_atari.py                    # 3 PPO iterations (3,072 env steps)
     .venv/bin/python bench/bench_atari.py --threads 1 2      # torch_threads 1 and 2, side by side
 """
 
@@ -81,26 +82,50 @@ def bench_rollout(steps: int, device: str) -> Rate:
     return Rate(rollout.env_steps / spent[0], rollout.env_steps / spent[1])
 
 
-def bench_training(iterations: int, device: str, threads: int) -> tuple[Rate, str]:
-    """Whole PPO iterations of the preset; the clocks cover rollouts and updates, not the setup or
-    the final full-game evaluation (time/rollout_seconds + time/update_seconds of metrics.csv)."""
+def bench_iterations(iterations: int, device: str, threads: int) -> tuple[Rate, str]:
+    """PPO iterations of the preset, exactly what ``train()`` repeats (collect, targets, update), on
+    both clocks; setup and evaluations are left out (``bench_trainer`` covers the real loop)."""
+    import torch
+
+    from agents.common import ObsNormalizer
+    from agents.ppo import PPO
+    from gymnasium_solver.config import PPOConfig, resolve_config
+    from gymnasium_solver.envs import make_vec_env, space_spec
+    from gymnasium_solver.rollout import RolloutCollector
+
+    cfg = resolve_config(CONFIG_ID, [f"device={device}", f"torch_threads={threads}"])
+    assert isinstance(cfg, PPOConfig)
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    env = make_vec_env(cfg, cfg.n_envs)
+    spec = space_spec(env)
+    agent = PPO(cfg, spec)
+    collector = RolloutCollector(env, spec, ObsNormalizer((spec.obs_dim,), False), 1.0, 0, cfg.reward_clip)
+    agent.update(agent.targets(agent.collect(collector)), 0.0)  # warm-up: first-call costs
+    with clocks() as spent:
+        for _ in range(iterations):
+            agent.update(agent.targets(agent.collect(collector)), 0.0)
+    env.close()
+    steps = iterations * cfg.n_envs * cfg.n_steps
+    return Rate(steps / spent[0], steps / spent[1]), str(agent.policy.device)
+
+
+def bench_trainer(iterations: int, device: str) -> float:
+    """The real ``train()`` loop for a few iterations: its own fps (metrics.csv ``time/fps``, rollout
+    and update wall seconds), as a check on ``bench_iterations``."""
     from gymnasium_solver import run_folder as rf
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.training import train
 
-    cfg = resolve_config(CONFIG_ID, [f"device={device}", f"torch_threads={threads}", "reward_threshold=.inf",
-                                     "eval_freq=1000000000", "eval_episodes=1", "checkpoint_freq=0"])
+    cfg = resolve_config(CONFIG_ID, [f"device={device}", "reward_threshold=.inf", "eval_freq=1000000000",
+                                     "eval_episodes=1", "checkpoint_freq=0"])
     budget = iterations * cfg.n_envs * cfg.n_steps  # type: ignore[union-attr]
     cfg = cfg.model_copy(update={"max_env_steps": budget})
-    cpu0 = time.process_time()
     with tempfile.TemporaryDirectory() as runs_dir:
         result = train(cfg, Path(runs_dir))
         table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
-        info = rf.read_run_info(result.run_dir)
-    cpu = time.process_time() - cpu0
-    wall = sum(v or 0.0 for v in table.column(rf.M.ROLLOUT_SECONDS)) + sum(v or 0.0 for v in table.column(rf.M.UPDATE_SECONDS))
-    # CPU seconds of the whole run, setup and final evaluation included: a lower bound on fps.
-    return Rate(budget / wall, budget / cpu), str(info.device)
+    return budget / sum(r + u for r, u in zip(table.column(rf.M.ROLLOUT_SECONDS), table.column(rf.M.UPDATE_SECONDS),
+                                               strict=True) if r is not None and u is not None)
 
 
 def main() -> None:
@@ -108,6 +133,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3, help="PPO iterations (8 envs x 128 steps each)")
     parser.add_argument("--device", default="auto", choices=["cpu", "auto", "cuda"])
     parser.add_argument("--threads", type=int, nargs="+", default=[1], help="torch_threads arms for training")
+    parser.add_argument("--trainer", action="store_true", help="also run the real train() loop (wall fps only)")
     parser.add_argument("--solve-steps", type=float, default=10_000_000,
                         help="env steps to convert into time (default: the 10M-step Pong budget)")
     args = parser.parse_args()
@@ -119,12 +145,14 @@ def main() -> None:
     rollout = bench_rollout(128, args.device)
     print(f"{'rollout (envs + CNN acting, ' + args.device + ')':44}{rollout.wall:12,.0f}{rollout.cpu:12,.0f}")
     for threads in args.threads:
-        train_rate, device = bench_training(args.iterations, args.device, threads)
-        label = f"training on {device}, torch_threads={threads}"
-        print(f"{label:44}{train_rate.wall:12,.0f}{train_rate.cpu:12,.0f}")
-        for name, fps in (("wall", train_rate.wall), ("CPU", train_rate.cpu)):
+        rate, device = bench_iterations(args.iterations, args.device, threads)
+        label = f"PPO iterations on {device}, torch_threads={threads}"
+        print(f"{label:44}{rate.wall:12,.0f}{rate.cpu:12,.0f}")
+        for name, fps in (("wall", rate.wall), ("CPU", rate.cpu)):
             hours = args.solve_steps / fps / 3600
             print(f"  {args.solve_steps:,.0f} env steps at the {name} rate: {hours:,.1f} h ({hours / 24:.1f} days)")
+    if args.trainer:
+        print(f"{'train() loop (metrics.csv, rollout + update)':44}{bench_trainer(args.iterations, args.device):12,.0f}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
