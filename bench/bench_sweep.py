@@ -11,6 +11,7 @@
    is shown apart.
 
 Usage: .venv/bin/python bench/bench_sweep.py [--trials 32] [--parallel 2] [--seeds 10] [--skip-sweep] [--skip-ray]
+       [--compare PARAMS_JSON]
 Timings move with the machine's load: the load average is printed; compare arms of one run.
 """
 
@@ -81,9 +82,10 @@ def solve_over_seeds(arms: dict[str, dict[str, Any]], seeds: int) -> dict[str, l
 
 
 def compare_with_preset(best: dict[str, Any], seeds: int) -> None:
+    from gymnasium_solver.config import parse_overrides
     from gymnasium_solver.sweeps.space import to_overrides
 
-    tuned = to_overrides(best["params"])
+    tuned = to_overrides(best["params"], parse_overrides(FIXED))  # what the trial ran: --set values included
     print(f"\nside by side over seeds 0-{seeds - 1} (one process, the two alternating per seed):")
     res = solve_over_seeds({"preset": {}, "sweep best": tuned}, seeds)
     print("seed | preset solved  steps     s | sweep best solved  steps     s")
@@ -140,8 +142,12 @@ def main() -> int:
     parser.add_argument("--overhead-trials", type=int, default=8)
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument("--compare", metavar="PARAMS_JSON", default=None,
+                        help="skip the sweep; compare these trial params (JSON, as the sweep printed) with the preset")
     args = parser.parse_args()
-    if not args.skip_sweep:
+    if args.compare:
+        compare_with_preset({"params": json.loads(args.compare)}, args.seeds)
+    elif not args.skip_sweep:
         best = run_sweep_bench(args.trials, args.parallel)
         if best is not None and args.seeds:
             compare_with_preset(best, args.seeds)

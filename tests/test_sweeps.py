@@ -92,7 +92,7 @@ def test_space_file_round_trip(tmp_path: Path) -> None:
 def test_sweep_writes_trial_runs_and_a_sqlite_study_and_resumes(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
-    code = cli.main(["sweep", "CartPole-v1:ppo", "--space", str(write_space(tmp_path)), "--trials", "3",
+    code = cli.main(["sweep", "CartPole-v1:ppo", "--space", str(write_space(tmp_path)), "--trials", "2",
                      "--parallel", "2", "--seed", "1", "--runs-dir", str(runs), *sets(TINY)])
     out, err = capsys.readouterr()
     assert code in (0, 1), out + err
@@ -100,13 +100,13 @@ def test_sweep_writes_trial_runs_and_a_sqlite_study_and_resumes(tmp_path: Path,
     assert (runs / ".sweeps" / f"{sweep_id}.db").is_file()  # the study, in SQLite inside the runs folder
     assert "Best: trial #" in out and "Reproduce: gsolve train CartPole-v1:ppo --set" in out
     assert "inherits: ppo" in out and "Parameter importances" in out
-    assert err.count("] trial ") == 3  # one progress line per finished trial
+    assert err.count("] trial ") == 2  # one progress line per finished trial
 
     record = read_record(runs, sweep_id)
-    assert record.status == "done" and record.n_trials == 3
+    assert record.status == "done" and record.n_trials == 2
     study = st.open_study(record, create=False)
     trials = study.get_trials()
-    assert len(trials) == 3 and all(st.counts_toward_total(t) for t in trials)
+    assert len(trials) == 2 and all(st.counts_toward_total(t) for t in trials)
     for t in trials:
         info = rf.read_run_info(runs / st.result_of(t).run_id)  # type: ignore[operator]
         assert info.sweep_id == sweep_id and info.trial_number == t.number
@@ -121,10 +121,10 @@ def test_sweep_writes_trial_runs_and_a_sqlite_study_and_resumes(tmp_path: Path,
     write_record(runs, record)
     assert read_record(runs, sweep_id).status == "crashed"
 
-    assert cli.main(["sweep", "CartPole-v1:ppo", "--resume", sweep_id[:16], "--trials", "4",
+    assert cli.main(["sweep", "CartPole-v1:ppo", "--resume", sweep_id[:16], "--trials", "3",
                      "--runs-dir", str(runs), "--json"]) in (0, 1)
     summary = json.loads(capsys.readouterr().out)
-    assert summary["sweep"]["status"] == "done" and summary["finished"] == 4 and summary["sweep"]["resumes"] == 1
+    assert summary["sweep"]["status"] == "done" and summary["finished"] == 3 and summary["sweep"]["resumes"] == 1
     trials = st.open_study(read_record(runs, sweep_id), create=False).get_trials()
     assert st.result_of(trials[orphan.number]).outcome == "interrupted"
     rerun = trials[-1]  # the interrupted trial's values, run again
@@ -134,6 +134,8 @@ def test_sweep_writes_trial_runs_and_a_sqlite_study_and_resumes(tmp_path: Path,
     assert sweep_id in capsys.readouterr().out
     assert cli.main(["sweep-status", sweep_id, "--runs-dir", str(runs)]) == 0
     assert f"Sweep {sweep_id}" in capsys.readouterr().out
+    assert cli.main(["show", str(st.result_of(rerun).run_id), "--runs-dir", str(runs)]) == 0
+    assert f"sweep       {sweep_id}, trial {rerun.number}" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------
