@@ -37,10 +37,11 @@ def ray_local() -> Iterator[Any]:
 def test_a_sweep_runs_its_trials_on_ray(tmp_path: Path, ray_local: Any) -> None:
     runs = tmp_path / "runs"
     space = parse_space({"n_epochs": {"type": "int", "low": 2, "high": 4}}, "space")
-    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", space, n_trials=2, parallel=2, backend="ray",
+    # One trial at a time: the trials (and the tests below) reuse one Ray worker, which imports the trainer once.
+    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", space, n_trials=2, parallel=1, backend="ray",
                                 fixed_overrides=TINY)
-    backend = make_backend(runs, 2, "ray")
-    assert isinstance(backend, RayBackend) and backend.capacity == 2
+    backend = make_backend(runs, 1, "ray")
+    assert isinstance(backend, RayBackend) and backend.capacity == 1
     run_sweep(RunStore(runs), plan.record, space, backend, eval_grid=plan.eval_grid)
     trials = st.open_study(plan.record, create=False).get_trials()
     assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
@@ -71,7 +72,8 @@ def test_a_cancelled_ray_trial_stops_gracefully(tmp_path: Path, ray_local: Any) 
 def test_gsolve_fix_runs_its_trials_on_ray(tmp_path: Path, ray_local: Any, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     parent = copy_case("lr_low_s0", runs)
-    code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "1", "--backend", "ray"])
+    code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "1", "--parallel", "1",
+                     "--backend", "ray"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "Winner: " in out and "solved at" in out

@@ -160,3 +160,11 @@ def test_a_pruned_trial_is_stopped_and_recorded_as_pruned(tmp_path: Path) -> Non
     summary = report.summarize(store, plan.record.sweep_id, diagnose=True)
     assert summary.counts == {"pruned": 1} and summary.best is None
     assert summary.trials[0].diagnosis  # a pruned trial carries its diagnosis summary
+
+
+def test_only_a_scheduled_evaluation_counts_as_a_reproducible_solve() -> None:
+    rows = [512, 1024, 1536, 2048, 2560, 3072, 3584]  # 512 env steps per iteration, eval_freq 2048
+    assert st.on_eval_schedule(rows, 2048, 2048)  # crossed 2048: the scheduled evaluation
+    assert not st.on_eval_schedule(rows, 3584, 2048)  # a stop's final evaluation between two schedules
+    assert st.on_eval_schedule([700, 1400, 2100], 2100, 2048)  # first row at or past the multiple
+    assert not st.on_eval_schedule(rows, 4096, 2048)  # no such row

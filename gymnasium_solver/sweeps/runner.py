@@ -135,6 +135,7 @@ class SweepCoordinator:
     def _report_evals(self, a: _Active) -> bool:
         """Report each new evaluation (best eval so far, negated) at its eval_freq step; True if any was new."""
         try:
+            self.store.prefetch_columns(a.handle.run_dir, (rf.M.EVAL_RETURN_MEAN, rf.M.ENV_STEPS))  # one parse
             returns, missing = self.store.metric_column(a.handle.run_dir, rf.M.EVAL_RETURN_MEAN)
             steps, _ = self.store.metric_column(a.handle.run_dir, rf.M.ENV_STEPS)
         except (ValueError, KeyError):
@@ -171,15 +172,35 @@ class SweepCoordinator:
         return None
 
     # -- finishing -----------------------------------------------------------------------------
+    def _solved_on_schedule(self, a: _Active, info: rf.RunInfo) -> bool:
+        """Whether the solving evaluation was a scheduled one (the first at or past a multiple of
+        eval_freq), not the extra final evaluation of a graceful stop: only a scheduled one is what
+        the trial's `gsolve train` command reproduces."""
+        assert info.solved_at is not None
+        try:
+            eval_freq = int(self.store.config(a.handle.run_dir)["eval_freq"])
+            steps, _ = self.store.metric_column(a.handle.run_dir, rf.M.ENV_STEPS)
+        except (ValueError, KeyError, TypeError):
+            return False
+        return st.on_eval_schedule([int(s) for s in steps], info.solved_at.env_steps, eval_freq)
+
     def _finish(self, a: _Active, info: rf.RunInfo | None, code: int, ending: str | None) -> None:
         r = a.result
         failed = info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or code not in (0, 130)
+        if (info is not None and info.solved and info.solved_at is not None and a.stop_detail is not None
+                and not self._solved_on_schedule(a, info)):
+            # Stopped, then its final evaluation (off the schedule, other eval seeds) reached the threshold:
+            # not a result the command reproduces, so it stays what the coordinator made it.
+            r.solved_at_env_steps, r.seconds = None, round(info.progress.wall_seconds, 2)
+            a.stop_detail += (f"; its final evaluation after the stop reached the threshold at "
+                              f"{info.solved_at.env_steps:,} env steps, off the evaluation schedule (not counted)")
+            info = info.model_copy(update={"solved": False})
         if info is not None and info.solved:
             r.outcome, r.detail = "solved", f"solved at {r.solved_at_env_steps:,} env steps in {r.seconds}s"
             solved = st.solved_value(self.record.objective, info)
             self.best_solved = solved if self.best_solved is None else min(self.best_solved, solved)
             value: float | None = solved
-        elif ending is not None and a.stop_detail == ending:
+        elif ending is not None and a.stop_detail is not None and a.stop_detail.startswith(ending):
             r.outcome, r.detail, value = "interrupted", ending, None
         elif a.pruned and not (info is not None and info.status == rf.RunStatus.FAILED):
             r.outcome, r.detail, value = "pruned", a.stop_detail or "pruned", None

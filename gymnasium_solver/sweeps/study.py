@@ -113,3 +113,14 @@ def counts_toward_total(trial: optuna.trial.FrozenTrial) -> bool:
     if trial.state.name in ("COMPLETE", "PRUNED"):
         return True
     return trial.state.name == "FAIL" and result_of(trial).outcome != "interrupted"
+
+
+def on_eval_schedule(row_env_steps: list[int], eval_env_steps: int, eval_freq: int) -> bool:
+    """Whether an evaluation at ``eval_env_steps`` was a scheduled one: the trainer evaluates at the
+    first iteration at or past each multiple of ``eval_freq`` (training.maybe_evaluate), so its row
+    crossed a multiple since the previous row. A graceful stop's extra final evaluation usually did not."""
+    rows = [i for i, s in enumerate(row_env_steps) if s == eval_env_steps]
+    if not rows or eval_freq < 1:
+        return False
+    before = row_env_steps[rows[0] - 1] if rows[0] > 0 else 0
+    return eval_env_steps // eval_freq > before // eval_freq
