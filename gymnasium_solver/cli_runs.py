@@ -110,6 +110,8 @@ def format_details(d: rs.RunDetails) -> str:
         lines.append("  config      " + ", ".join(f"{k}={_yaml(v)}" for k, v in d.hyperparameters.items()))
     if d.overrides:
         lines.append("  overrides   " + ", ".join(f"{k}={v}" for k, v in d.overrides.items()))
+    if d.sweep_id:
+        lines.append(f"  sweep       {d.sweep_id}, trial {d.trial_number} (gsolve sweep-status {d.sweep_id})")
     if d.preset:
         diffs = ", ".join(f"{k}={_yaml(v.value)} (preset {_yaml(v.preset)})"
                           for k, v in d.differences_from_preset.items())

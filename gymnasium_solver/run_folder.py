@@ -323,6 +323,8 @@ class RunInfo(BaseModel):
     parent_run_id: str | None = None
     experiment_id: str | None = Field(default=None, description="the fix experiment / sweep this run is a trial of")
     applied_changes: dict[str, Any] = Field(default_factory=dict)
+    sweep_id: str | None = Field(default=None, description="the sweep this run is a trial of (gsolve sweep)")
+    trial_number: int | None = Field(default=None, description="its trial number in that sweep's Optuna study")
     overrides: dict[str, Any] = Field(default_factory=dict)
     metric_columns: list[str] = Field(default_factory=list)
     resumes: list[ResumeRecord] = Field(default_factory=list)

@@ -68,6 +68,8 @@ class RunDetails(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict, description="--set overrides given at start")
     parent_run_id: str | None = None
     applied_changes: dict[str, Any] = Field(default_factory=dict)
+    sweep_id: str | None = Field(default=None, description="the sweep this run is a trial of (get_sweep)")
+    trial_number: int | None = Field(default=None, description="its trial number in that sweep")
     action_space: dict[str, Any] | None = None
     observation_shape: list[int] | None = None
     metrics_rows: int | None = None
@@ -153,6 +155,7 @@ def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.best_eval, details.final_eval = _eval(info.best_eval), _eval(info.last_eval)
     details.overrides, details.parent_run_id = info.overrides, info.parent_run_id
     details.applied_changes = info.applied_changes
+    details.sweep_id, details.trial_number = info.sweep_id, info.trial_number
     details.action_space = None if info.action_space is None else info.action_space.model_dump(exclude_none=True)
     details.observation_shape, details.versions = info.observation_shape, info.versions
     details.source, details.read_only = info.source, info.read_only
