@@ -21,7 +21,7 @@ def _no_user_config(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GSOLVE_CONFIG", "")
 
 
-def _train(runs_dir: Path, *sets: str, steps: int = 2048):
+def _train(runs_dir: Path, *sets: str, steps: int = 1024):
     from gymnasium_solver.training import train
 
     cfg = resolve_config("CartPole-v1:ppo", [*SMALL, f"max_env_steps={steps}", "reward_threshold=.inf", *sets])
@@ -124,7 +124,7 @@ def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
     assert "disk of the event files went away" in tb.message and tb.env_steps
     assert calls["n"] == 3  # switched off after the failure: never called again
     table = _csv(result.run_dir)
-    assert table.rows and int(table.rows[-1][table.columns.index(rf.M.ENV_STEPS)] or 0) >= 2048
+    assert table.rows and int(table.rows[-1][table.columns.index(rf.M.ENV_STEPS)] or 0) >= 1024
     log = (result.run_dir / rf.RUN_LOG).read_text(encoding="utf-8")
     assert "warning: tensorboard failed at append" in log and "warning: mlflow failed at start" in log
 
@@ -146,12 +146,20 @@ def test_asking_for_a_sink_whose_library_is_missing_is_refused_before_anything_i
 # --- best-N and last-N checkpoints -----------------------------------------------------------
 
 
-def test_best_n_and_last_n_keep_exactly_the_right_checkpoints_with_metadata(tmp_path: Path, capsys) -> None:
+@pytest.fixture(scope="module")
+def kept_run(tmp_path_factory: pytest.TempPathFactory):
+    """One run keeping the 2 best evaluations and the 2 last periodic checkpoints (8 evaluations)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GSOLVE_CONFIG", "")
+        return _train(tmp_path_factory.mktemp("kept") / "runs", "keep_best_checkpoints=2", "checkpoint_freq=512",
+                      "keep_last_checkpoints=2", "eval_freq=256", steps=2048)
+
+
+def test_best_n_and_last_n_keep_exactly_the_right_checkpoints_with_metadata(kept_run, capsys) -> None:
     from gymnasium_solver import run_store as rs
     from gymnasium_solver.cli import main
 
-    result = _train(tmp_path / "runs", "keep_best_checkpoints=2", "checkpoint_freq=512", "keep_last_checkpoints=2",
-                    steps=4096)
+    result = kept_run
     table = _csv(result.run_dir)
     evals = [retention.Kept(retention.top_eval_name(s), s, v) for s, v in _column(table, rf.M.EVAL_RETURN_MEAN)]
     assert len(evals) >= 6
@@ -174,12 +182,28 @@ def test_best_n_and_last_n_keep_exactly_the_right_checkpoints_with_metadata(tmp_
     files = sorted(p.name for p in (result.run_dir / rf.CHECKPOINTS_DIR).iterdir())
     assert len(files) == 2 * len(by_name)  # pruned ones leave neither weights nor metadata behind
 
-    runs = str(tmp_path / "runs")
+    runs = str(result.run_dir.parent)
     assert main(["checkpoints", result.run_id, "--runs-dir", runs]) == 0
     out = capsys.readouterr().out
     assert expected_top[0].name in out and "top_eval" in out and f"gsolve eval {result.run_id}" in out
     assert main(["eval", result.run_id, "--checkpoint", expected_top[1].name, "--episodes", "2", "--runs-dir", runs]) == 0
     assert f"checkpoint {expected_top[1].name}" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_list_checkpoints_over_mcp_gives_each_role_and_the_best_n_ranks(kept_run) -> None:
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async with Client(create_server(kept_run.run_dir.parent)) as client:
+        res = await client.call_tool("list_checkpoints", {"run_id": kept_run.run_id})
+    assert not res.is_error and res.structured_content is not None
+    cps = res.structured_content["checkpoints"]
+    tops = sorted((c for c in cps if c["role"] == "top_eval"), key=lambda c: c["rank"])
+    assert [c["rank"] for c in tops] == [1, 2] and tops[0]["eval_return_mean"] >= tops[1]["eval_return_mean"]
+    assert sum(c["role"] == "periodic" for c in cps) == 2 and {"best", "last"} <= {c["name"] for c in cps}
+    assert all(c["file_present"] and c["iteration"] > 0 and c["wall_seconds"] > 0 for c in cps)
 
 
 def test_retention_ranks_by_return_ties_to_the_earlier_and_keeps_the_newest() -> None:

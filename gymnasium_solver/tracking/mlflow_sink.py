@@ -24,7 +24,9 @@ MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 MODEL_ARTIFACT_PATH = "model"
 RUN_FOLDER_ARTIFACT_PATH = "run_folder"
 # A tracking server that is down must cost the run seconds, not MLflow's default minutes of retries.
-_HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15"}
+# Its artifact progress bars are not for the trainer's stderr (the run has its own progress bar).
+_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15",
+                 "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}
 _END_STATUS = {rf.RunStatus.COMPLETED: "FINISHED", rf.RunStatus.STOPPED: "KILLED"}
 
 
@@ -57,7 +59,7 @@ class MlflowSink:
         self._last_flush = time.monotonic()
 
     def start(self, ctx: SinkContext) -> None:
-        for key, value in _HTTP_DEFAULTS.items():
+        for key, value in _ENV_DEFAULTS.items():
             os.environ.setdefault(key, value)
         from mlflow.entities import Param
         from mlflow.tracking import MlflowClient
