@@ -155,10 +155,24 @@ class RunStore:
         """The last measured value of a column (None if never measured)."""
         return self._metrics(run_dir).last_value(name)
 
-    def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
-        """A result derived from this run's metrics.csv, recomputed only when the file changed."""
-        offset = self._metrics(run_dir).offset
-        full_key = ("memo", run_dir, offset, *key)
+    def identities(self, run_dir: Path, names: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+        """(inode, size, mtime) of each named run file, None where it is absent or not a regular
+        file: a cheap key for answers derived from those files (a few lstat calls, no read)."""
+        out: list[tuple[int, int, int] | None] = []
+        for name in names:
+            try:
+                out.append(_identity(run_dir, name, ""))
+            except RunFileError:
+                out.append(None)
+        return tuple(out)
+
+    def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T],
+             files: tuple[str, ...] = (rf.METRICS_CSV,)) -> _T:
+        """A result derived from this run's ``files``, recomputed only when one of them changed.
+
+        Keyed by the files' identities, not by their parsed contents, so a memoised answer stays
+        valid (and cheap) after the parsed file itself was evicted from the cache."""
+        full_key = ("memo", run_dir, self.identities(run_dir, files), *key)
         hit = self.cache.get(full_key)
         if hit is None:
             hit = compute()
