@@ -13,6 +13,7 @@ Layout of ``runs/<run_id>/``::
                     after its checkpoint's iteration at a line boundary (docs/resume.md)
     run.log         human-readable log, warnings and tracebacks, append-only
     checkpoints/    <name>.pt (torch) + <name>.json (CheckpointMeta, readable without torch)
+    tensorboard/    TensorBoard event files, only when the config says tensorboard: true (docs/tracking.md)
 """
 
 from __future__ import annotations
