@@ -194,6 +194,7 @@ def _band_series_of(store: RunStore, run_dir: Path, columns: list[str]) -> Calla
 def _band_series(store: RunStore, run_dir: Path, columns: list[str]) -> Series:
     """(env steps, value) of each band metric a solved run measured, finite points only."""
     present = [m for m in BAND_METRICS if m in columns]
+    store.prefetch_columns(run_dir, [M.ENV_STEPS, *present])
     steps, _ = store.metric_column(run_dir, M.ENV_STEPS)
     series = {}
     for m in present:
