@@ -4,6 +4,7 @@ Subcommands are registered by these modules so that heavy imports (torch) happen
 commands that need them:
 - cli_train.py     train, eval, list-envs, config
 - cli_runs.py      runs, show, compare
+- cli_checkpoints.py checkpoints
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
 - cli_sweep.py     sweep, sweep-status
@@ -17,7 +18,16 @@ import argparse
 import errno
 import sys
 
-from gymnasium_solver import cli_diagnose, cli_fix, cli_import, cli_mcp, cli_runs, cli_sweep, cli_train
+from gymnasium_solver import (
+    cli_checkpoints,
+    cli_diagnose,
+    cli_fix,
+    cli_import,
+    cli_mcp,
+    cli_runs,
+    cli_sweep,
+    cli_train,
+)
 from gymnasium_solver.cli_error import CliError
 
 
@@ -30,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     cli_train.register(sub)
     cli_runs.register(sub)
+    cli_checkpoints.register(sub)
     cli_diagnose.register(sub)
     cli_fix.register(sub)
     cli_sweep.register(sub)

@@ -117,7 +117,13 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _report(config_id: str, threshold: float | None, result: Any) -> int:
-    """Print the summary line and the run folder; the exit code of the run's ending."""
+    """Print the summary line and the run folder (and on stderr what went wrong without ending the
+    run, e.g. a tracking sink that failed); the exit code of the run's ending."""
+    try:
+        for warning in rf.read_run_info(result.run_dir).warnings:
+            print(f"gsolve train: warning: {warning.message}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass  # the summary below still says how the run ended
     try:
         print(summary_line(config_id, threshold, result))
         print(result.run_dir)

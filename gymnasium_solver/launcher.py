@@ -31,6 +31,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
 from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
+from gymnasium_solver.tracking import check_tracking_available
 
 MAX_WAIT_SECONDS = 60.0
 MAX_STOP_TIMEOUT = 120.0
@@ -118,6 +119,7 @@ def prepare_run(
     overrides = dict(overrides or {})
     pairs = override_pairs(overrides)
     cfg = config_mod.resolve_config(config_id, pairs)
+    check_tracking_available(cfg)  # a missing tracking extra is refused here, not by the detached trainer
     runs_dir = Path(runs_dir).resolve()
     placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=overrides, parent_run_id=parent_run_id,
                                                 experiment_id=experiment_id, applied_changes=applied_changes,

@@ -18,7 +18,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, ConfigError, config_from_yaml_text
 from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 
-PERIODIC_PREFIX = "step_"
+PERIODIC_PREFIX = rf.PERIODIC_CHECKPOINT_PREFIX  # declared once, in the run-folder contract
 
 
 class ResumePlan(NamedTuple):

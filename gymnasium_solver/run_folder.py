@@ -13,6 +13,7 @@ Layout of ``runs/<run_id>/``::
                     after its checkpoint's iteration at a line boundary (docs/resume.md)
     run.log         human-readable log, warnings and tracebacks, append-only
     checkpoints/    <name>.pt (torch) + <name>.json (CheckpointMeta, readable without torch)
+    tensorboard/    TensorBoard event files, only when the config says tensorboard: true (docs/tracking.md)
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ CHECKPOINT_SUFFIX = ".pt"
 CHECKPOINT_META_SUFFIX = ".json"
 BEST_CHECKPOINT = "best"
 LAST_CHECKPOINT = "last"
+# Checkpoint names are <prefix><env_steps>: periodic ones (checkpoint_freq, pruned to the last
+# keep_last_checkpoints) and the policies of the keep_best_checkpoints best evaluations.
+PERIODIC_CHECKPOINT_PREFIX = "step_"
+TOP_EVAL_CHECKPOINT_PREFIX = "eval_"
+TENSORBOARD_DIR = "tensorboard"  # TensorBoard event files (config key tensorboard), docs/tracking.md
 
 RUNS_DIR_ENV = "GSOLVE_RUNS_DIR"
 DEFAULT_RUNS_DIR = "runs"
@@ -288,6 +294,18 @@ class ImportSource(BaseModel):
     )
 
 
+class RunWarning(BaseModel):
+    """Something that went wrong without ending the run, e.g. a tracking sink (TensorBoard, MLflow)
+    that failed and was switched off; the run and its folder are unaffected."""
+
+    model_config = ConfigDict(extra="ignore")
+    kind: str = Field(description="e.g. tracking_sink_failed")
+    source: str = Field(description="what failed, e.g. tensorboard or mlflow")
+    message: str
+    env_steps: int | None = None
+    time: str
+
+
 class RunInfo(BaseModel):
     """Contents of run.json. Readers ignore unknown keys so newer trainers stay readable."""
 
@@ -328,6 +346,10 @@ class RunInfo(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     metric_columns: list[str] = Field(default_factory=list)
     resumes: list[ResumeRecord] = Field(default_factory=list)
+    warnings: list[RunWarning] = Field(default_factory=list, description="problems that did not end the run")
+    tracking: dict[str, str] = Field(
+        default_factory=dict, description="where the run is also logged: tensorboard folder, mlflow run id and URI"
+    )
     placeholder: bool = Field(
         default=False, description="true while a launcher's pre-created run.json waits for its trainer to adopt it"
     )

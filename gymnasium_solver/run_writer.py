@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import Config, config_to_yaml
+from gymnasium_solver.tracking import SinkContext, Sinks, make_sinks
 
 _SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 FORCED_STOP = "forced_stop"  # failure kind of a stop recorded from outside the trainer
@@ -262,7 +263,8 @@ def truncate_metrics_after(path: Path, iteration: int) -> int:
 
 class RunWriter:
     """Owns one run folder while training. run.json is rewritten on every state change and as a
-    heartbeat; metrics.csv and run.log are append-only."""
+    heartbeat; metrics.csv and run.log are append-only. The tracking sinks the config turns on
+    (TensorBoard, MLflow: gymnasium_solver.tracking) get every metrics row and the run's end."""
 
     def __init__(self, run_dir: Path, info: rf.RunInfo, cfg: Config, *, lock: IO[str] | None = None):
         self.run_dir = run_dir
@@ -281,6 +283,12 @@ class RunWriter:
             self._log.close()
             raise
         self.write(durable=True)
+        self.sinks = Sinks(make_sinks(cfg), self._sink_failed)
+        if self.sinks:
+            self.sinks.start(SinkContext(run_dir, info, cfg.model_dump(mode="json"), resumed=lock is not None))
+            if self.info.tracking:
+                self.log("tracking: " + ", ".join(f"{k} {v}" for k, v in sorted(self.info.tracking.items())))
+            self.write()
 
     @classmethod
     def create(
@@ -343,9 +351,23 @@ class RunWriter:
             self.write()
 
     def append_metrics(self, row: dict[str, float | int | None]) -> None:
-        """Append one iteration's row to metrics.csv (flushed); RunWriteError if the disk refuses it."""
+        """Append one iteration's row to metrics.csv (flushed), then hand it to the tracking sinks;
+        RunWriteError if the disk refuses it (a sink's failure is only recorded)."""
         with writing(self.run_dir, rf.METRICS_CSV):
             self.metrics.append(row)
+        if self.sinks:
+            self.sinks.append(row)
+
+    def _sink_failed(self, sink: str, message: str) -> None:
+        """A tracking sink failed and was switched off: a warning in run.json and run.log, never an
+        end of the run (and never an error of its own if the disk refuses these writes too)."""
+        self.info.warnings.append(rf.RunWarning(kind="tracking_sink_failed", source=sink, message=message,
+                                                env_steps=self.info.progress.env_steps, time=rf.utc_now_iso()))
+        try:
+            self.log(f"warning: {message}")
+            self.write()
+        except RunWriteError:
+            pass
 
     def log(self, message: str) -> None:
         with writing(self.run_dir, rf.RUN_LOG):
@@ -358,10 +380,16 @@ class RunWriter:
         self.info.failure = failure
         self.info.finished_at = rf.utc_now_iso()
         self.write(durable=True)
+        if self.sinks:  # after the final run.json, which MLflow uploads with the run folder
+            warnings_before = len(self.info.warnings)
+            self.sinks.finish(self.info)
+            if len(self.info.warnings) != warnings_before:
+                self.write(durable=True)
 
     def close(self) -> None:
         # Rows and lines are flushed as they are written, so a close that fails can only concern
         # bytes whose write already failed and was recorded: the run's end is not lost with them.
+        self.sinks.close()
         for f in (self.metrics, self._log):
             try:
                 f.close()

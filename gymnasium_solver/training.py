@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -25,6 +25,7 @@ import torch._dynamo  # noqa: F401 - see below
 from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
+from gymnasium_solver import checkpoint_retention as retention
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.checkpoints import (
     CheckpointState,
@@ -42,7 +43,8 @@ from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
-from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder
+from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder, writing
+from gymnasium_solver.tracking import check_tracking_available
 
 # torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
 # built. Importing it here, with everything else, keeps that one-off import cost out of the run's
@@ -84,7 +86,9 @@ def train(
     """Train ``cfg`` until an evaluation reaches the reward threshold or the env-step budget is
     spent; write everything to ``runs_dir/<run_id>/`` (see run_folder.py). Failures (non-finite
     loss, exceptions) and SIGINT/SIGTERM end the run gracefully and are recorded in run.json; only
-    a bad run id / occupied run folder raises (ValueError) before anything is written."""
+    a bad run id / occupied run folder, or a tracking sink whose library is missing, raises
+    (ValueError) before anything is written."""
+    check_tracking_available(cfg)
     writer = RunWriter.create(
         cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo),
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
@@ -101,6 +105,7 @@ def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
     lock = lock_run_folder(run_dir)
     try:
         plan = plan_resume(run_dir)
+        check_tracking_available(plan.config)
         state = load_resume_state(plan.checkpoint_path)
         writer = RunWriter.resume(run_dir, plan.config, lock, checkpoint=plan.checkpoint.name,
                                   env_steps=state.env_steps, iteration=state.iteration,
@@ -406,10 +411,33 @@ class _Session:
         if self.next_checkpoint is not None and steps >= self.next_checkpoint:
             while self.next_checkpoint <= steps:
                 self.next_checkpoint += self.cfg.checkpoint_freq
-            save_checkpoint(self.writer.run_dir, f"step_{steps}", self._snapshot(eval_mean, resumable=True), self.cfg)
+            save_checkpoint(self.writer.run_dir, retention.periodic_name(steps), self._snapshot(eval_mean, resumable=True),
+                            self.cfg)
+            self.prune(rf.PERIODIC_CHECKPOINT_PREFIX, retention.last_n, self.cfg.keep_last_checkpoints)
+        if evaluation is not None and self.cfg.keep_best_checkpoints:
+            self.keep_if_top(evaluation.return_mean)
         # `last`, periodically, so that a crash loses at most last_checkpoint_seconds of training.
         if time.monotonic() - self.last_written_at >= self.cfg.last_checkpoint_seconds:
             self.save_last(eval_mean)
+
+    def keep_if_top(self, eval_return: float) -> None:
+        """Save this evaluation's policy as ``eval_<env_steps>`` if it ranks among the
+        keep_best_checkpoints best, and prune the one it pushes out."""
+        n, run_dir = self.cfg.keep_best_checkpoints, self.writer.run_dir
+        if retention.would_rank(retention.existing(run_dir, rf.TOP_EVAL_CHECKPOINT_PREFIX), eval_return, n):
+            name = retention.top_eval_name(self.collector.env_steps)
+            save_checkpoint(run_dir, name, self._snapshot(eval_return), self.cfg)
+            self.prune(rf.TOP_EVAL_CHECKPOINT_PREFIX, retention.best_n, n)
+
+    def prune(self, prefix: str, keep: Callable[[list[retention.Kept], int], list[retention.Kept]], n: int) -> None:
+        """Delete the checkpoints named ``prefix<env_steps>`` that ``keep(candidates, n)`` does not
+        keep (n = 0: keep all). The newest one was written first, so a crash never loses it."""
+        if n <= 0:
+            return
+        candidates = retention.existing(self.writer.run_dir, prefix)
+        for name in retention.to_prune(candidates, keep(candidates, n)):
+            with writing(self.writer.run_dir, f"{rf.CHECKPOINTS_DIR}/{name}"):
+                retention.delete_checkpoint(self.writer.run_dir, name)
 
     def flush_best(self) -> None:
         if self.pending_best is not None:

@@ -264,8 +264,10 @@ def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
 
     @tool(server, READ_ONLY, store.runs_dir)
     def list_checkpoints(run_id: RunRef) -> rs.CheckpointList:
-        """A run's saved checkpoints ('best', 'last', periodic) with env steps, eval return and whether
-        the weights file exists."""
+        """A run's saved checkpoints with their role ('best', 'last', 'periodic' step_<env_steps>,
+        'top_eval' eval_<env_steps> = one of the keep_best_checkpoints best evaluations, with its rank),
+        env steps, eval return, wall seconds, iteration and whether the weights file exists. Each name
+        works with `gsolve eval RUN --checkpoint NAME`."""
         return rs.list_checkpoints(store.resolve(run_id))
 
     @tool(server, READ_ONLY, store.runs_dir)

@@ -172,7 +172,7 @@ def test_every_bounded_field_says_why_and_the_docs_list_every_limit() -> None:
     from gymnasium_solver.config import CONFIG_FIELDS, CROSS_FIELD_LIMITS, limit_reason
 
     unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_advantages",
-                           "shared_network", "use_baseline", "algo"}  # booleans and closed choices
+                           "shared_network", "use_baseline", "algo", "tensorboard", "mlflow"}  # booleans and closed choices
     assert [k for k in CONFIG_FIELDS if k not in unbounded_by_nature and not limit_reason(k)] == []
     docs = (Path(__file__).resolve().parent.parent / "docs" / "configs.md").read_text(encoding="utf-8")
     limits = docs.split("## Limits", 1)[1].split("\n## ", 1)[0]

@@ -42,12 +42,14 @@ from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
     MAX_EVAL_EPISODES,
     MAX_HIDDEN_LAYERS,
     MAX_HIDDEN_WEIGHTS,
+    MAX_KEPT_CHECKPOINTS,
     MAX_LAYER_WIDTH,
     MAX_N_ENVS,
     MAX_PERIODIC_CHECKPOINTS,
     MAX_ROLLOUT_SAMPLES,
     MAX_SEED,
     MAX_TORCH_THREADS,
+    OUTPUT_KEYS,
     Algo,
     Config,
     ConfigBase,
@@ -77,3 +79,4 @@ from gymnasium_solver.config.presets import (  # noqa: F401 - the package's API
     resolve_config,
     spec_reward_threshold,
 )
+from gymnasium_solver.config.user import USER_CONFIG_ENV, user_config_path, user_defaults  # noqa: F401

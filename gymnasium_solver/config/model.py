@@ -86,10 +86,17 @@ MAX_TORCH_THREADS = 256
 MAX_ENV_KWARGS = 32
 
 
+MAX_KEPT_CHECKPOINTS = 100
+
+
+MAX_TRACKING_URI = 2048
+
+
 # Limits that involve more than one field, checked by the model validators below; each has a row
 # (with the reason) in the Limits table of docs/configs.md.
 CROSS_FIELD_LIMITS = ("n_envs * n_steps", "vectorization: async", "hidden_sizes (weights)",
-                      "checkpoint_freq (count)", "torch_threads (machine)", "network: nature_cnn")
+                      "checkpoint_freq (count)", "torch_threads (machine)", "network: nature_cnn",
+                      "keep_last_checkpoints (needs checkpoint_freq)")
 
 
 def _why(reason: str, **extra: Any) -> dict[str, Any]:
@@ -257,6 +264,31 @@ class ConfigBase(BaseModel):
                     "this many seconds of training, so a crash loses at most that much; 0 = after every "
                     "iteration; at most an hour",
         json_schema_extra=_why("0..3600 s: a crash should never cost more than an hour of training"))
+    keep_best_checkpoints: int = Field(
+        default=0, ge=0, le=MAX_KEPT_CHECKPOINTS,
+        description="keep the N best evaluations' policies as eval_<env_steps> checkpoints (ranked by eval "
+                    "return, the rest pruned); 0 = off (`best` alone, as always)",
+        json_schema_extra=_why(f"0..{MAX_KEPT_CHECKPOINTS}: each kept checkpoint is a file; more than "
+                               f"{MAX_KEPT_CHECKPOINTS} best policies are no longer a selection"))
+    keep_last_checkpoints: int = Field(
+        default=0, ge=0, le=MAX_PERIODIC_CHECKPOINTS,
+        description="keep only the N most recent periodic step_<env_steps> checkpoints (needs checkpoint_freq); "
+                    "0 = keep them all",
+        json_schema_extra=_why(f"0..{MAX_PERIODIC_CHECKPOINTS}, the most periodic checkpoints a run can write"))
+    tensorboard: bool = Field(default=False, description="also write TensorBoard event files to "
+                              "runs/<run_id>/tensorboard/ (every metrics.csv column, keyed by env steps); "
+                              "needs the tracking extra")
+    mlflow: bool = Field(default=False, description="also log the run to MLflow: params, metrics, the run folder "
+                         "as artifacts and the best checkpoint as a model; needs the tracking extra")
+    mlflow_tracking_uri: str | None = Field(
+        default=None, min_length=1, max_length=MAX_TRACKING_URI,
+        description="MLflow tracking URI (http://host:5000, file:/path, sqlite:///mlflow.db); None = a local "
+                    "file store `mlruns/` next to the runs folder",
+        json_schema_extra=_why(f"a URI: at most {MAX_TRACKING_URI} characters"))
+    mlflow_experiment: str | None = Field(
+        default=None, min_length=1, max_length=256,
+        description="MLflow experiment name; None = the environment id",
+        json_schema_extra=_why("an MLflow experiment name: at most 256 characters"))
     torch_threads: int = Field(default=1, ge=1, le=MAX_TORCH_THREADS,
                                description="torch intra-op threads (small nets are fastest on 1)",
                                json_schema_extra=_why(f"at most {MAX_TORCH_THREADS}, and at most this machine's "
@@ -304,6 +336,10 @@ class ConfigBase(BaseModel):
             raise ValueError(
                 f"checkpoint_freq={self.checkpoint_freq} would keep {self.max_env_steps // self.checkpoint_freq:,} "
                 f"checkpoints over max_env_steps={self.max_env_steps:,}; use checkpoint_freq >= {least} or 0")
+        if self.keep_last_checkpoints and not self.checkpoint_freq:
+            raise ValueError(
+                f"keep_last_checkpoints={self.keep_last_checkpoints} prunes the periodic checkpoints, but "
+                "checkpoint_freq is 0 so none are written; set checkpoint_freq too (e.g. checkpoint_freq=10000)")
         return self
 
     @property
@@ -377,6 +413,13 @@ CONFIG_FIELDS: dict[str, FieldInfo] = {
 
 
 CONFIG_KEYS: tuple[str, ...] = tuple(CONFIG_FIELDS)
+
+
+# Keys that choose where a run's results also go and which checkpoints are kept; they never change
+# what is trained, so they are not a deviation from a preset, and the user config file
+# (config/user.py) may set their defaults.
+OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", "mlflow_experiment",
+                                "keep_best_checkpoints", "keep_last_checkpoints")
 
 
 def algos_for_key(key: str) -> tuple[Algo, ...]:

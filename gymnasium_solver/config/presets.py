@@ -18,9 +18,11 @@ from gymnasium_solver.config.build import (
     did_you_mean,
 )
 from gymnasium_solver.config.model import (
+    OUTPUT_KEYS,
     Config,
     ConfigError,
 )
+from gymnasium_solver.config.user import user_defaults
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
 
@@ -190,6 +192,8 @@ def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | No
     data = _resolve_variant_dict(preset, variant)
     check_keys(data, f"{preset.path} (variant {variant!r})")
     data = {**data, "env_id": preset.env_id, "variant": variant}
+    defaults = user_defaults()  # output keys only (TensorBoard, MLflow, kept checkpoints); --set wins
+    data = {**data, **{k: v for k, v in defaults.items() if k not in data}}
     if isinstance(overrides, list):
         overrides = parse_overrides(overrides)
     if overrides:
@@ -199,6 +203,8 @@ def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | No
                 raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
         data = _apply_overrides(data, overrides)
     where = f"{preset.path} (variant {variant!r})" if not overrides else f"{config_id} with --set"
+    if defaults:
+        where += " and the user config"
     cfg = build_config(data, where)
     check_machine_limits(cfg, where)
     if cfg.reward_threshold is None:
@@ -231,9 +237,9 @@ def list_variants(env_id: str) -> dict[str, str]:
     return out
 
 
-# Keys that never count as a difference from the preset: identity, and the seed (any seed of a
-# preset is the preset).
-_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed"})
+# Keys that never count as a difference from the preset: identity, the seed (any seed of a
+# preset is the preset), and where results also go / which checkpoints are kept (OUTPUT_KEYS).
+_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", *OUTPUT_KEYS})
 
 
 def preset_config(config_id: str) -> Config | None:

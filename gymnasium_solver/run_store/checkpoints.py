@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -11,8 +12,30 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_store.files import RunFileError, read_run_file, regular_file_size
 
 
+class CheckpointRole(StrEnum):
+    """What a checkpoint is kept for, from its name (run_folder's checkpoint names)."""
+
+    BEST = "best"  # the best evaluation so far (`gsolve eval` default)
+    LAST = "last"  # the latest state; what `gsolve train --resume` continues from
+    PERIODIC = "periodic"  # step_<env_steps>: every checkpoint_freq env steps (the last keep_last_checkpoints kept)
+    TOP_EVAL = "top_eval"  # eval_<env_steps>: one of the keep_best_checkpoints best evaluations
+    OTHER = "other"
+
+
+def checkpoint_role(name: str) -> CheckpointRole:
+    if name in (rf.BEST_CHECKPOINT, rf.LAST_CHECKPOINT):
+        return CheckpointRole(name)
+    for prefix, role in ((rf.PERIODIC_CHECKPOINT_PREFIX, CheckpointRole.PERIODIC),
+                         (rf.TOP_EVAL_CHECKPOINT_PREFIX, CheckpointRole.TOP_EVAL)):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            return role
+    return CheckpointRole.OTHER
+
+
 class CheckpointInfo(BaseModel):
-    name: str
+    name: str = Field(description="what `gsolve eval RUN --checkpoint NAME` takes")
+    role: CheckpointRole
+    rank: int | None = Field(default=None, description="top_eval checkpoints: 1 = the best evaluation return")
     file: str
     file_present: bool
     bytes: int | None = None
@@ -59,11 +82,15 @@ def list_checkpoints(run_dir: Path) -> CheckpointList:
         except RunFileError as exc:
             skipped.append(str(exc))
             size = None
-        out.append(CheckpointInfo(name=m.name, file=m.file, file_present=size is not None,
+        out.append(CheckpointInfo(name=m.name, role=checkpoint_role(m.name), file=m.file, file_present=size is not None,
                                   bytes=size, env_steps=m.env_steps,
                                   iteration=m.iteration, wall_seconds=m.wall_seconds,
                                   eval_return_mean=m.eval_return_mean, created_at=m.created_at))
     out.sort(key=lambda c: (c.env_steps, c.name))
+    tops = sorted((c for c in out if c.role == CheckpointRole.TOP_EVAL and c.eval_return_mean is not None),
+                  key=lambda c: (-(c.eval_return_mean or 0.0), c.env_steps))
+    for rank, c in enumerate(tops, 1):
+        c.rank = rank
     note = "; ".join(skipped[:5])
     if not out:
         note = (note + "; " if note else "") + ("no checkpoints yet: the trainer writes 'best' at the first evaluation that improves and "

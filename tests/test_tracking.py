@@ -1,0 +1,269 @@
+"""Tracking sinks (TensorBoard, MLflow) fed by the RunWriter, the user config file, and best-N /
+last-N checkpoints (docs/tracking.md). Each training here is a few thousand CartPole steps."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from gymnasium_solver import checkpoint_retention as retention
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import ConfigError, preset_differences, resolve_config
+
+SMALL = ["n_envs=4", "eval_freq=512", "eval_episodes=2", "batch_size=64", "n_steps=64"]
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own ~/.config/gsolve/config.yaml must not change these tests."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+
+
+def _train(runs_dir: Path, *sets: str, steps: int = 1024):
+    from gymnasium_solver.training import train
+
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, f"max_env_steps={steps}", "reward_threshold=.inf", *sets])
+    return train(cfg, runs_dir)
+
+
+def _csv(run_dir: Path) -> rf.MetricsTable:
+    return rf.parse_metrics_text((run_dir / rf.METRICS_CSV).read_text(encoding="utf-8"))
+
+
+def _column(table: rf.MetricsTable, key: str) -> list[tuple[int, float]]:
+    """(env_steps, value) of every row where ``key`` has a finite value."""
+    steps, col = table.columns.index(rf.M.ENV_STEPS), table.columns.index(key)
+    return [(int(r[steps] or 0), float(r[col])) for r in table.rows
+            if r[col] is not None and math.isfinite(float(r[col]))]
+
+
+# --- TensorBoard ------------------------------------------------------------------------------
+
+
+def test_tensorboard_event_files_hold_every_metrics_column_keyed_by_env_steps(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    result = _train(tmp_path / "runs", "tensorboard=true")
+    assert result.status == rf.RunStatus.COMPLETED
+    info = rf.read_run_info(result.run_dir)
+    assert info.tracking["tensorboard"] == f"{result.run_id}/{rf.TENSORBOARD_DIR}" and info.warnings == []
+    events = EventAccumulator(str(result.run_dir / rf.TENSORBOARD_DIR), size_guidance={"scalars": 0})
+    events.Reload()
+    table = _csv(result.run_dir)
+    tags = set(events.Tags()["scalars"])
+    written = [k for k in table.columns if _column(table, k)]
+    assert set(written) <= tags and rf.M.EVAL_RETURN_MEAN in written and rf.M.POLICY_LOSS in written
+    for key in written:
+        got = [(e.step, e.value) for e in events.Scalars(key)]
+        want = _column(table, key)
+        assert [s for s, _ in got] == [s for s, _ in want], key
+        assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6, abs=1e-30), key  # float32
+
+
+# --- MLflow -----------------------------------------------------------------------------------
+
+
+def test_mlflow_file_store_records_params_metrics_the_run_folder_and_the_best_model(tmp_path: Path) -> None:
+    import mlflow.pyfunc
+    import numpy as np
+    from mlflow.tracking import MlflowClient
+
+    result = _train(tmp_path / "runs", "mlflow=true", "learning_rate.start=0.002")
+    info = rf.read_run_info(result.run_dir)
+    assert info.warnings == []
+    uri = info.tracking["mlflow_tracking_uri"]
+    assert uri == (tmp_path / "mlruns").as_uri()  # the default store: mlruns/ beside the runs folder
+    client = MlflowClient(tracking_uri=uri)
+    run = client.get_run(info.tracking["mlflow_run_id"])
+    assert run.info.status == "FINISHED" and run.info.run_name == result.run_id
+    assert client.get_experiment(run.info.experiment_id).name == "CartPole-v1"
+    assert run.data.params["learning_rate.start"] == "0.002" and run.data.params["n_envs"] == "4"
+    assert run.data.tags["gsolve.config_id"] == "CartPole-v1:ppo" and run.data.tags["gsolve.status"] == "completed"
+    table = _csv(result.run_dir)
+    for key in (rf.M.EVAL_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.EP_RETURN_MEAN):
+        history = sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key))
+        want = _column(table, key)
+        assert [s for s, _ in history] == [s for s, _ in want], key
+        assert [v for _, v in history] == pytest.approx([v for _, v in want]), key
+    folder = {a.path for a in client.list_artifacts(run.info.run_id, "run_folder")}
+    assert {"run_folder/metrics.csv", "run_folder/run.json", "run_folder/config.yaml", "run_folder/checkpoints"} <= folder
+    assert "model/MLmodel" in {a.path for a in client.list_artifacts(run.info.run_id, "model")}
+    model = mlflow.pyfunc.load_model(f"{uri}/{run.info.experiment_id}/{run.info.run_id}/artifacts/model")
+    actions = model.predict(np.zeros((3, 4), np.float32))
+    assert np.asarray(actions).shape == (3,) and set(np.asarray(actions).tolist()) <= {0, 1}
+
+
+# --- a failing sink never fails the run -------------------------------------------------------
+
+
+def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gymnasium_solver.tracking.tensorboard_sink import TensorBoardSink
+
+    calls = {"n": 0}
+    original = TensorBoardSink.append
+
+    def flaky(self: TensorBoardSink, row: dict) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk of the event files went away")
+        original(self, row)
+
+    monkeypatch.setattr(TensorBoardSink, "append", flaky)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the MLflow store would go")
+    result = _train(tmp_path / "runs", "tensorboard=true", "mlflow=true",
+                    f"mlflow_tracking_uri={(blocked / 'mlruns').as_uri()}")
+    assert result.status == rf.RunStatus.COMPLETED and result.failure is None
+    info = rf.read_run_info(result.run_dir)
+    assert sorted(w.source for w in info.warnings) == ["mlflow", "tensorboard"]
+    assert all(w.kind == "tracking_sink_failed" for w in info.warnings)
+    tb = next(w for w in info.warnings if w.source == "tensorboard")
+    assert "disk of the event files went away" in tb.message and tb.env_steps
+    assert calls["n"] == 3  # switched off after the failure: never called again
+    table = _csv(result.run_dir)
+    assert table.rows and int(table.rows[-1][table.columns.index(rf.M.ENV_STEPS)] or 0) >= 1024
+    log = (result.run_dir / rf.RUN_LOG).read_text(encoding="utf-8")
+    assert "warning: tensorboard failed at append" in log and "warning: mlflow failed at start" in log
+
+
+def test_asking_for_a_sink_whose_library_is_missing_is_refused_before_anything_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from gymnasium_solver.training import train
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mlflow" else real(name, *a))
+    cfg = resolve_config("CartPole-v1:ppo", ["mlflow=true"])
+    with pytest.raises(ConfigError, match=r"mlflow: true needs mlflow-skinny.*pip install 'gymnasium-solver\[tracking\]'"):
+        train(cfg, tmp_path / "runs")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+# --- best-N and last-N checkpoints -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kept_run(tmp_path_factory: pytest.TempPathFactory):
+    """One run keeping the 2 best evaluations and the 2 last periodic checkpoints (8 evaluations)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GSOLVE_CONFIG", "")
+        return _train(tmp_path_factory.mktemp("kept") / "runs", "keep_best_checkpoints=2", "checkpoint_freq=512",
+                      "keep_last_checkpoints=2", "eval_freq=256", steps=2048)
+
+
+def test_best_n_and_last_n_keep_exactly_the_right_checkpoints_with_metadata(kept_run, capsys) -> None:
+    from gymnasium_solver import run_store as rs
+    from gymnasium_solver.cli import main
+
+    result = kept_run
+    table = _csv(result.run_dir)
+    evals = [retention.Kept(retention.top_eval_name(s), s, v) for s, v in _column(table, rf.M.EVAL_RETURN_MEAN)]
+    assert len(evals) >= 6
+    expected_top = retention.best_n(evals, 2)
+    steps_col = [int(r[table.columns.index(rf.M.ENV_STEPS)] or 0) for r in table.rows]
+    periodic = [s for s in steps_col if s % 512 == 0]  # 256 env steps per iteration: every other one
+    listing = rs.list_checkpoints(result.run_dir)
+    by_name = {c.name: c for c in listing.checkpoints}
+    assert set(by_name) == {"best", "last", *(e.name for e in expected_top),
+                            *(retention.periodic_name(s) for s in periodic[-2:])}
+    for rank, want in enumerate(expected_top, 1):
+        got = by_name[want.name]
+        assert (got.role, got.rank, got.env_steps, got.file_present) == ("top_eval", rank, want.env_steps, True)
+        assert got.eval_return_mean == pytest.approx(want.eval_return_mean)
+        row = table.rows[steps_col.index(want.env_steps)]
+        assert got.iteration == int(row[table.columns.index(rf.M.ITERATION)] or 0)
+        assert got.wall_seconds == pytest.approx(float(row[table.columns.index(rf.M.WALL_SECONDS)] or 0), abs=0.5)
+    assert by_name["best"].eval_return_mean == pytest.approx(expected_top[0].eval_return_mean)
+    assert {c.role for c in listing.checkpoints} == {"best", "last", "top_eval", "periodic"}
+    files = sorted(p.name for p in (result.run_dir / rf.CHECKPOINTS_DIR).iterdir())
+    assert len(files) == 2 * len(by_name)  # pruned ones leave neither weights nor metadata behind
+
+    runs = str(result.run_dir.parent)
+    assert main(["checkpoints", result.run_id, "--runs-dir", runs]) == 0
+    out = capsys.readouterr().out
+    assert expected_top[0].name in out and "top_eval" in out and f"gsolve eval {result.run_id}" in out
+    assert main(["eval", result.run_id, "--checkpoint", expected_top[1].name, "--episodes", "2", "--runs-dir", runs]) == 0
+    assert f"checkpoint {expected_top[1].name}" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_list_checkpoints_over_mcp_gives_each_role_and_the_best_n_ranks(kept_run) -> None:
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async with Client(create_server(kept_run.run_dir.parent)) as client:
+        res = await client.call_tool("list_checkpoints", {"run_id": kept_run.run_id})
+    assert not res.is_error and res.structured_content is not None
+    cps = res.structured_content["checkpoints"]
+    tops = sorted((c for c in cps if c["role"] == "top_eval"), key=lambda c: c["rank"])
+    assert [c["rank"] for c in tops] == [1, 2] and tops[0]["eval_return_mean"] >= tops[1]["eval_return_mean"]
+    assert sum(c["role"] == "periodic" for c in cps) == 2 and {"best", "last"} <= {c["name"] for c in cps}
+    assert all(c["file_present"] and c["iteration"] > 0 and c["wall_seconds"] > 0 for c in cps)
+
+
+def test_retention_ranks_by_return_ties_to_the_earlier_and_keeps_the_newest() -> None:
+    k = retention.Kept
+    cands = [k("eval_100", 100, 5.0), k("eval_200", 200, 9.0), k("eval_300", 300, 9.0), k("eval_400", 400, None),
+             k("eval_500", 500, 7.0)]
+    assert [c.name for c in retention.best_n(cands, 2)] == ["eval_200", "eval_300"]
+    assert [c.name for c in retention.best_n(cands, 3)] == ["eval_200", "eval_300", "eval_500"]
+    assert retention.would_rank(cands, 9.5, 2) and not retention.would_rank(cands, 9.0, 2)
+    assert retention.would_rank([], -1e9, 1) and not retention.would_rank(cands, 100.0, 0)
+    assert [c.name for c in retention.last_n(cands, 2)] == ["eval_500", "eval_400"]
+    assert retention.to_prune(cands, retention.best_n(cands, 2)) == ["eval_100", "eval_400", "eval_500"]
+
+
+def test_keep_last_needs_periodic_checkpoints_and_counts_are_bounded() -> None:
+    with pytest.raises(ConfigError, match="set checkpoint_freq too"):
+        resolve_config("CartPole-v1:ppo", ["keep_last_checkpoints=3"])
+    with pytest.raises(ConfigError, match="keep_best_checkpoints: must be <= 100"):
+        resolve_config("CartPole-v1:ppo", ["keep_best_checkpoints=101"])
+
+
+# --- the user config file ---------------------------------------------------------------------
+
+
+def test_the_user_config_sets_output_defaults_that_set_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "config.yaml"
+    user.write_text("tensorboard: true\nkeep_best_checkpoints: 3\n")
+    monkeypatch.setenv("GSOLVE_CONFIG", str(user))
+    cfg = resolve_config("CartPole-v1:ppo")
+    assert cfg.tensorboard and cfg.keep_best_checkpoints == 3 and not cfg.mlflow
+    assert not resolve_config("CartPole-v1:ppo", ["tensorboard=false"]).tensorboard
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    plain = resolve_config("CartPole-v1:ppo")
+    assert not plain.tensorboard
+    assert preset_differences(cfg.model_dump(mode="json"), plain) == {}  # where results go is no deviation
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("learning_rate: 0.1\n", "'learning_rate' is a training key: set it in a preset or with --set"),
+        ("tensorbord: true\n", "'tensorbord' is not a config key; did you mean 'tensorboard'?"),
+        ("- tensorboard\n", "expected a mapping such as 'tensorboard: true'"),
+        ("keep_best_checkpoints: -1\n", "keep_best_checkpoints: must be >= 0"),
+    ],
+)
+def test_a_bad_user_config_is_a_sentence_naming_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str) -> None:
+    user = tmp_path / "config.yaml"
+    user.write_text(text)
+    monkeypatch.setenv("GSOLVE_CONFIG", str(user))
+    with pytest.raises(ConfigError, match="user config") as err:
+        resolve_config("CartPole-v1:ppo")
+    assert message in str(err.value)
+
+
+def test_a_user_config_named_but_missing_says_how_to_fix_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GSOLVE_CONFIG", str(tmp_path / "nope.yaml"))
+    with pytest.raises(ConfigError, match="does not exist; create it, or unset"):
+        resolve_config("CartPole-v1:ppo")
+    monkeypatch.delenv("GSOLVE_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no gsolve/config.yaml there: no defaults
+    assert not resolve_config("CartPole-v1:ppo").tensorboard
