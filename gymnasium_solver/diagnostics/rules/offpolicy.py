@@ -38,8 +38,9 @@ def exploration(ctx: Ctx) -> Finding | None:
     final = float(ctx.config.get("exploration_final_eps", y[-1]))
     fraction = float(ctx.config.get("exploration_fraction", 0.1))
     done = np.nonzero(y <= final + 1e-9)[0]
-    if len(done) and int(x[done[0]]) <= T.EXPLORATION_MIN_FRACTION.value * budget * 2 and \
-            fraction < T.EXPLORATION_MIN_FRACTION.value and not ctx.too_early:
+    # "At once": by the first metrics row, or within twice the minimum fraction of the budget.
+    early = max(2 * T.EXPLORATION_MIN_FRACTION.value * budget, float(x[0]))
+    if len(done) and int(x[done[0]]) <= early and fraction < T.EXPLORATION_MIN_FRACTION.value and not ctx.too_early:
         return Finding(
             id="exploration_ends_too_early", severity=Severity.WARNING, score=0.85,
             title="Exploration ends almost at once: epsilon reaches its final value before anything is learned",
@@ -181,7 +182,7 @@ def replay_buffer_too_small(ctx: Ctx) -> Finding | None:
     if not len(full) or int(size) >= T.REPLAY_MIN_TRANSITIONS.value:
         return None
     at = int(x[full[0]])
-    if at > T.REPLAY_FILLED_EARLY.value * budget:
+    if at > max(T.REPLAY_FILLED_EARLY.value * budget, float(x[0])):  # full by the first row counts as early
         return None
     return Finding(
         id="replay_buffer_too_small", severity=Severity.WARNING, score=0.8,
