@@ -23,7 +23,7 @@ from mcp_server.server import create_server
 ROOT = Path(__file__).resolve().parent.parent
 UNSOLVABLE = "reward_threshold=1000000"
 # A few hundred steps with gradient steps from the start, on a tiny network.
-TINY = ["max_env_steps=600", "eval_freq=300", "iteration_steps=200", "learning_starts=50", "train_freq=4",
+TINY = ["n_envs=1", "max_env_steps=600", "eval_freq=300", "iteration_steps=200", "learning_starts=50", "train_freq=4",
         "gradient_steps=1", "hidden_sizes=[16]", "eval_episodes=2", "batch_size=32", UNSOLVABLE]
 SMOKE = {
     "dqn": ("CartPole-v1:dqn", [rf.M.Q_MEAN, rf.M.TD_LOSS, rf.M.EXPLORATION_RATE, rf.M.REPLAY_FILL, rf.M.N_UPDATES]),
@@ -113,7 +113,8 @@ def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
     run_id = "20261126-000000-5b3a"
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "CartPole-v1:dqn", "--runs-dir", str(tmp_path),
            "--run-id", run_id, "--quiet", "--set", "max_env_steps=100000000", "--set", UNSOLVABLE,
-           "--set", "iteration_steps=200", "--set", "hidden_sizes=[16]", "--set", "eval_freq=400"]
+           "--set", "iteration_steps=200", "--set", "hidden_sizes=[16]", "--set", "eval_freq=400",
+           "--set", "eval_episodes=2"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     metrics = tmp_path / run_id / rf.METRICS_CSV
     deadline = time.monotonic() + 120
