@@ -4,9 +4,9 @@ signals and failures end as data, and a bad SB3 key or an impossible resume is a
 
 from __future__ import annotations
 
+import os
 import signal
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,7 +20,6 @@ from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.training import train
 from mcp_server.server import create_server
 
-ROOT = Path(__file__).resolve().parent.parent
 UNSOLVABLE = "reward_threshold=1000000"
 # A few hundred steps with gradient steps from the start, on a tiny network.
 TINY = ["n_envs=1", "max_env_steps=600", "eval_freq=300", "iteration_steps=200", "learning_starts=50", "train_freq=4",
@@ -110,22 +109,19 @@ def test_sac_on_discrete_actions_fails_with_a_sentence(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
+    """What `gsolve stop` and MCP stop_training send (SIGTERM to the trainer), here to this process."""
     run_id = "20261126-000000-5b3a"
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "CartPole-v1:dqn", "--runs-dir", str(tmp_path),
-           "--run-id", run_id, "--quiet", "--set", "max_env_steps=100000000", "--set", UNSOLVABLE,
-           "--set", "iteration_steps=200", "--set", "hidden_sizes=[16]", "--set", "eval_freq=400",
-           "--set", "eval_episodes=2"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     metrics = tmp_path / run_id / rf.METRICS_CSV
-    deadline = time.monotonic() + 120
-    while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "training never started"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+
+    def stop_once_training() -> None:
+        deadline = time.monotonic() + 120
+        while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_once_training, daemon=True).start()
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=100000000"]), tmp_path, run_id=run_id)
+    assert result.status == rf.RunStatus.STOPPED and result.stop_reason == rf.StopReason.USER_STOPPED
     info = rf.read_run_info(tmp_path / run_id)
-    assert info.status == rf.RunStatus.STOPPED and info.stop_reason == rf.StopReason.USER_STOPPED
-    assert info.last_eval is not None
+    assert info.status == rf.RunStatus.STOPPED and info.last_eval is not None and info.finished_at
     assert (tmp_path / run_id / rf.CHECKPOINTS_DIR / "last.pt").is_file()
