@@ -96,7 +96,9 @@ def target_updates(ctx: Ctx) -> Finding | None:
                 evidence=[_setting("target_update_interval", int(interval),
                                    f">= {T.TARGET_COPIES_MIN.value:g} copies over the budget "
                                    f"({T.TARGET_COPIES_MIN.source})"),
-                          _setting("max_env_steps", int(budget), f"{copies:.1f} target copies in the whole run")],
+                          Evidence(metric="config:max_env_steps",
+                                   observed=f"max_env_steps={int(budget)}: {copies:.1f} target copies in the whole run",
+                                   healthy=f">= {T.TARGET_COPIES_MIN.value:g} copies")],
                 cause="The bootstrapped targets come from a network that is copied only a handful of times, so "
                 "the Q-values chase a stale target and improve only at each rare copy.",
                 suggested_changes=[change("target_update_interval", int(interval),
