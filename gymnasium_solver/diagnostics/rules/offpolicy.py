@@ -117,7 +117,8 @@ def target_updates(ctx: Ctx) -> Finding | None:
 
 def _too_frequent(ctx: Ctx, key: str, current: object, observed: str, suggested: object) -> Finding:
     x, y = ctx.data.finite(M.Q_MEAN)
-    evidence = [_setting(key, current, f">= {T.TARGET_UPDATES_PER_COPY_MIN.value:g} update(s) per copy, or "
+    evidence = [Evidence(metric=f"config:{key}", observed=f"{key}={current}: {observed}",
+                         healthy=f">= {T.TARGET_UPDATES_PER_COPY_MIN.value:g} update(s) per copy, or "
                          f"tau <= 0.5 ({T.TARGET_UPDATES_PER_COPY_MIN.source})")]
     if len(y) >= 2:
         evidence.append(ev(M.Q_MEAN, x, f"mean Q from {fmt(float(y[0]))} to {fmt(float(y[-1]))} "
@@ -126,7 +127,7 @@ def _too_frequent(ctx: Ctx, key: str, current: object, observed: str, suggested:
         id="target_updates_too_frequent", severity=Severity.WARNING, score=0.7,
         title="The target network is updated so often that there is effectively no target network",
         evidence=evidence,
-        cause=f"{observed}: the regression target moves with the network being trained, which makes "
+        cause="The regression target moves with the network being trained, which makes "
         "Q-learning unstable (the deadly triad); returns oscillate or collapse.",
         suggested_changes=[change(key, current, suggested, "increase" if key != "tau" else "decrease",
                                   "a target that stays put for a while")],
@@ -209,8 +210,10 @@ def learning_starts_too_late(ctx: Ctx) -> Finding | None:
     if starts is None or budget <= 0 or float(starts) < T.LEARNING_STARTS_LATE.value * budget:
         return None
     x, y = ctx.data.finite(M.N_UPDATES)
-    evidence = [_setting("learning_starts", int(starts), f"< {T.LEARNING_STARTS_LATE.value:.0%} of "
-                         f"max_env_steps={budget:,.0f} ({T.LEARNING_STARTS_LATE.source})")]
+    evidence = [Evidence(metric="config:learning_starts",
+                         observed=f"learning_starts={int(starts):,}: {float(starts) / budget:.0%} of the budget",
+                         healthy=f"< {T.LEARNING_STARTS_LATE.value:.0%} of max_env_steps={budget:,.0f} "
+                         f"({T.LEARNING_STARTS_LATE.source})")]
     if len(y):
         idle = x[y <= 0]
         if len(idle):
@@ -220,8 +223,8 @@ def learning_starts_too_late(ctx: Ctx) -> Finding | None:
         id="learning_starts_too_late", severity=Severity.WARNING, score=0.85,
         title="Learning starts too late: most of the budget is spent acting at random",
         evidence=evidence,
-        cause=f"No gradient step is taken before learning_starts={int(starts):,} env steps, "
-        f"{float(starts) / budget:.0%} of the budget, so little is left to learn in.",
+        cause="No gradient step is taken before learning_starts env steps: the agent acts at random until "
+        "then, so little of the budget is left to learn in.",
         suggested_changes=[change("learning_starts", int(starts), int(round_sig(max(100.0, 0.01 * budget))),
                                   "decrease", "start learning after ~1% of the budget")],
     )
