@@ -176,8 +176,12 @@ class SB3Policy:
     """A Stable-Baselines3 model seen as our Policy: deterministic actions for evaluation, and its
     networks' weights (online and target) for the non-finite guard."""
 
-    def __init__(self, model: BaseAlgorithm):
-        self.model = model
+    def __init__(self, model: BaseAlgorithm, spec: SpaceSpec):
+        self.model, self.spec = model, spec
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self.model.device)
 
     def act(self, obs: np.ndarray, rng: np.random.Generator | None, deterministic: bool = False) -> ActOutput:
         actions, _ = self.model.predict(obs, deterministic=deterministic)
@@ -200,10 +204,10 @@ class SB3Policy:
         return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
 
 
-def load_sb3_policy(algo: Algo, saved: torch.Tensor) -> SB3Policy:
-    """Rebuild a policy saved by ``SB3Policy.saved_model``."""
+def load_sb3_policy(algo: Algo, saved: torch.Tensor, spec: SpaceSpec) -> SB3Policy:
+    """Rebuild a policy saved by ``SB3Policy.saved_model``, for an environment with spaces ``spec``."""
     model = sb3_class(algo).load(io.BytesIO(saved.numpy().tobytes()), device="cpu")
-    return SB3Policy(model)
+    return SB3Policy(model, spec)
 
 
 class Chunk(NamedTuple):
@@ -222,7 +226,7 @@ class SB3Agent:
         self.model = sb3_class(cfg.algo)("MlpPolicy", env, **sb3_kwargs(cfg, spec))
         self.model.set_logger(Logger(folder=None, output_formats=[self.capture]))
         _, self.callback = self.model._setup_learn(cfg.max_env_steps, _NoCallback())
-        self.policy = SB3Policy(self.model)
+        self.policy = SB3Policy(self.model, spec)
         self.optimizer = None  # SB3 keeps its optimizers inside the model (saved in its .zip)
 
     def collect(self, collector: Any) -> Chunk:

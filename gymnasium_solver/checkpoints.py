@@ -96,7 +96,8 @@ def snapshot(
 ) -> CheckpointState:
     """Copy the policy's weights and normalisation state now (training may continue meanwhile);
     ``training`` (already a copy) makes the checkpoint resumable."""
-    model = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    # On the CPU: a GPU run's checkpoints load anywhere, and the copies do not hold GPU memory.
+    model = {k: v.detach().to("cpu", copy=True) for k, v in policy.state_dict().items()}
     return CheckpointState(model, normalizer.state_dict(), env_steps, iteration, wall_seconds, eval_return_mean,
                            training)
 
@@ -192,7 +193,7 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
     payload = _read_payload(path)
     cfg = checkpoint_config(path, payload)
     if cfg.algo not in NATIVE_ALGOS:
-        return _load_sb3(path, payload, cfg)
+        return _load_sb3(path, payload, cfg, spec)
     try:
         policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
         policy.load_state_dict(payload["model"])
@@ -206,7 +207,7 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
     return LoadedPolicy(policy, normalizer, cfg, env_steps)
 
 
-def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config) -> LoadedPolicy:
+def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config, spec: SpaceSpec) -> LoadedPolicy:
     """A Stable-Baselines3 run's checkpoint: SB3's .zip rebuilt into a policy (SB3 imported only now)."""
     from agents.sb3 import load_sb3_policy
 
@@ -215,7 +216,7 @@ def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config) -> LoadedPolicy:
     if not isinstance(saved, torch.Tensor):
         raise ValueError(f"{where} holds no Stable-Baselines3 model, though its config trains {cfg.algo}")
     try:
-        policy = load_sb3_policy(cfg.algo, saved)
+        policy = load_sb3_policy(cfg.algo, saved, spec)
     except Exception as exc:  # noqa: BLE001 - SB3 raises many types for a damaged or foreign zip
         raise ValueError(f"{where}: Stable-Baselines3 cannot load its {cfg.algo} model ({type(exc).__name__}: {exc})") from None
     return LoadedPolicy(policy, ObsNormalizer((1,), enabled=False), cfg, int(payload["env_steps"]))

@@ -256,12 +256,13 @@ class _Session:
             self._restore(self.restore)
         info.action_space = action_space_info(spec)
         info.observation_shape = list(spec.observation_shape)
+        assert self.agent is not None
+        info.device = str(self.agent.policy.device)
         self.writer.write()
         self.writer.log(
             f"{'resumed' if self.restore else 'started'} {cfg.config_id} seed {cfg.seed}: {cfg.algo}, "
-            f"{cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
+            f"{cfg.network} on {info.device} (device: {cfg.device}), {cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
         )
-        assert self.agent is not None
         return _Parts(self.agent, self.collector)
 
     def _build(self, spec: SpaceSpec) -> None:
@@ -271,7 +272,7 @@ class _Session:
         self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
         self.agent = NATIVE_AGENTS[cfg.algo](cfg, spec)
         env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
-        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed)
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip)
 
     def _restore(self, state: ResumeState) -> None:
         """Put back everything a resumable checkpoint holds (see checkpoints.TrainingState)."""
