@@ -1,12 +1,14 @@
 """`gsolve`: the command line. A thin adapter: each subcommand parses arguments and delegates.
 
-Subcommands are registered by three modules so that heavy imports (torch) happen only in the
+Subcommands are registered by these modules so that heavy imports (torch) happen only in the
 commands that need them:
 - cli_train.py     train, eval, list-envs, config
 - cli_runs.py      runs, show, compare
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
+- cli_sweep.py     sweep, sweep-status
 - cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
+- cli_import.py    import (runs from the RL Zoo, SB3, CleanRL)
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import argparse
 import errno
 import sys
 
-from gymnasium_solver import cli_diagnose, cli_fix, cli_mcp, cli_runs, cli_train
+from gymnasium_solver import cli_diagnose, cli_fix, cli_import, cli_mcp, cli_runs, cli_sweep, cli_train
 from gymnasium_solver.cli_error import CliError
 
 
@@ -30,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_runs.register(sub)
     cli_diagnose.register(sub)
     cli_fix.register(sub)
+    cli_sweep.register(sub)
     cli_mcp.register(sub)
+    cli_import.register(sub)
     return parser
 
 

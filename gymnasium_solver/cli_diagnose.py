@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Severity
@@ -126,13 +127,16 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
         lines.append(f"   cause: {f.cause}")
         for c in f.suggested_changes:
             lines.append(f"   change: {c.key} {yaml_value(c.current)} -> {yaml_value(c.suggested)} ({c.why})")
+            if d.imported_from:  # no preset to train: the change belongs in the source's config
+                lines.append(f"     in the {d.imported_from} config: {c.set_arg}")
+                continue
             keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]
             lines.append(f"     {train_command(d.config_id, [*keep, c.set_arg])}")
     lines.extend(_references_lines(d))
     if d.notes:
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
-    if any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
+    if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
         lines.append(f"\nApply the top change in a new run: gsolve retry {d.run_id}")
     if d.next_step:
         lines.append(f"Next: {d.next_step}")
@@ -183,6 +187,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
     run_dir = store.resolve(args.run)
     info = store.info(run_dir)
+    rf.refuse_read_only(info, "retry (a retry trains its preset, which an imported run does not have)")
     d = diagnose_run_dir(store, run_dir)
     changes = top_changes(d, args.top)
     extra = parse_overrides(args.overrides)

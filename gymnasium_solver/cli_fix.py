@@ -13,6 +13,7 @@ import sys
 
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
+from gymnasium_solver.experiments.backend import BACKENDS
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
 from gymnasium_solver.run_store import RunStore
 
@@ -32,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--parallel", type=int, default=None, help="trials at once (default: the machine's cores)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="stop everything after this many seconds (default 600)")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="where trials run: local processes (default) or Ray tasks")
+    p.add_argument("--address", default=None, help="with --backend ray: the Ray cluster to join (e.g. "
+                   "ray://head:10001 or auto); default: start a local Ray instance")
     p.add_argument("--json", action="store_true", help="print the experiment record as JSON")
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.add_argument("--experiment-id", default=None,
@@ -42,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_fix(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
     record = _record(store, args)
-    backend = make_backend(store.runs_dir, args.parallel)
+    backend = make_backend(store.runs_dir, args.parallel, args.backend, args.address)
     if not args.json:
         print(render_candidates(record, backend.capacity))
         sys.stdout.flush()

@@ -103,10 +103,15 @@ def format_details(d: rs.RunDetails) -> str:
     lines.append(f"  solved      {solved}{threshold}")
     if d.failure:
         lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
+    if d.source is not None:
+        lines.append(f"  imported    read-only, from {d.source.framework} {d.source.kind} at {d.source.path}")
+        lines.extend(f"  unknown     {k}: {v}" for k, v in d.source.unknown.items())
     if d.hyperparameters:
         lines.append("  config      " + ", ".join(f"{k}={_yaml(v)}" for k, v in d.hyperparameters.items()))
     if d.overrides:
         lines.append("  overrides   " + ", ".join(f"{k}={v}" for k, v in d.overrides.items()))
+    if d.sweep_id:
+        lines.append(f"  sweep       {d.sweep_id}, trial {d.trial_number} (gsolve sweep-status {d.sweep_id})")
     if d.preset:
         diffs = ", ".join(f"{k}={_yaml(v.value)} (preset {_yaml(v.preset)})"
                           for k, v in d.differences_from_preset.items())

@@ -110,6 +110,8 @@ def prepare_run(
     parent_run_id: str | None = None,
     experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
+    sweep_id: str | None = None,
+    trial_number: int | None = None,
 ) -> PreparedRun:
     """Validate the config and pre-create its run folder with a placeholder run.json, so the run
     is visible (status running, no progress) before any trainer starts. ConfigError names a bad key."""
@@ -118,7 +120,8 @@ def prepare_run(
     cfg = config_mod.resolve_config(config_id, pairs)
     runs_dir = Path(runs_dir).resolve()
     placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=overrides, parent_run_id=parent_run_id,
-                                                experiment_id=experiment_id, applied_changes=applied_changes)
+                                                experiment_id=experiment_id, applied_changes=applied_changes,
+                                                sweep_id=sweep_id, trial_number=trial_number)
     return PreparedRun(cfg, pairs, placeholder.run_id, runs_dir / placeholder.run_id, placeholder)
 
 
@@ -130,6 +133,8 @@ def start_trainer(
     parent_run_id: str | None = None,
     experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
+    sweep_id: str | None = None,
+    trial_number: int | None = None,
 ) -> TrainerLaunch:
     """Validate the config, pre-create the run folder (placeholder run.json) and start
     ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
@@ -137,7 +142,7 @@ def start_trainer(
     Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
     """
     prep = prepare_run(runs_dir, config_id, overrides, parent_run_id=parent_run_id, experiment_id=experiment_id,
-                       applied_changes=applied_changes)
+                       applied_changes=applied_changes, sweep_id=sweep_id, trial_number=trial_number)
     cfg, pairs, run_id, run_dir, placeholder = prep
     runs_dir = run_dir.parent
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]

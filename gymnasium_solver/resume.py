@@ -68,6 +68,7 @@ def plan_resume(run_dir: Path) -> ResumePlan:
         info = rf.read_run_info(run_dir)
     except FileNotFoundError:
         raise ValueError(f"{name} has no run.json: not a run folder, nothing to resume") from None
+    rf.refuse_read_only(info, "resume training")
     status = rf.effective_status(info)
     if status == rf.RunStatus.RUNNING:
         raise ValueError(f"run {name} is still running (pid {info.pid}, last heartbeat {info.updated_at}); "

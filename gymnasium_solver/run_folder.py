@@ -307,6 +307,22 @@ class ResumeRecord(BaseModel):
     previous_status: str = Field(description="the status the run had before the resume (stopped, crashed, failed)")
 
 
+class ImportSource(BaseModel):
+    """Where an imported run came from (``gsolve import``); such a run is read-only."""
+
+    model_config = ConfigDict(extra="ignore")
+    framework: str = Field(description="'sb3' (Stable-Baselines3 / RL Zoo) or 'cleanrl'")
+    kind: str = Field(description="'sb3_log_folder', 'rl_zoo_folder', 'sb3_tensorboard' or 'cleanrl_tensorboard'")
+    path: str = Field(description="the folder imported, absolute")
+    files: list[str] = Field(default_factory=list, description="the files read, relative to path")
+    fingerprint: str = Field(description="hash of the files read: re-importing the same content is a no-op")
+    imported_at: str
+    metric_map: dict[str, str] = Field(default_factory=dict, description="source metric -> our column")
+    unknown: dict[str, str] = Field(
+        default_factory=dict, description="run fields the source does not record, and what was done instead"
+    )
+
+
 class RunInfo(BaseModel):
     """Contents of run.json. Readers ignore unknown keys so newer trainers stay readable."""
 
@@ -342,12 +358,26 @@ class RunInfo(BaseModel):
     parent_run_id: str | None = None
     experiment_id: str | None = Field(default=None, description="the fix experiment / sweep this run is a trial of")
     applied_changes: dict[str, Any] = Field(default_factory=dict)
+    sweep_id: str | None = Field(default=None, description="the sweep this run is a trial of (gsolve sweep)")
+    trial_number: int | None = Field(default=None, description="its trial number in that sweep's Optuna study")
     overrides: dict[str, Any] = Field(default_factory=dict)
     metric_columns: list[str] = Field(default_factory=list)
     resumes: list[ResumeRecord] = Field(default_factory=list)
     placeholder: bool = Field(
         default=False, description="true while a launcher's pre-created run.json waits for its trainer to adopt it"
     )
+    source: ImportSource | None = Field(default=None, description="set for a run imported from another framework")
+    read_only: bool = Field(default=False, description="true for imported runs: nothing may train into them")
+
+
+def refuse_read_only(info: RunInfo, action: str) -> None:
+    """ValueError with a sentence when ``info`` is a read-only (imported) run that ``action`` would write to."""
+    if not info.read_only:
+        return
+    origin = f" from {info.source.framework} ({info.source.path})" if info.source else ""
+    raise ValueError(f"run {info.run_id} was imported{origin} and is read-only: it cannot be used to {action}. "
+                     f"Train a run of our own instead (gsolve train ENV:VARIANT, e.g. {info.env_id}:ppo) and "
+                     "compare it with this one (gsolve compare)")
 
 
 def utc_now_iso() -> str:

@@ -121,6 +121,7 @@ def _new_info(cfg: Config, run_id: str, *, pid: int | None, columns: tuple[str, 
         parent_run_id=provenance.get("parent_run_id"), experiment_id=provenance.get("experiment_id"),
         applied_changes=dict(provenance.get("applied_changes") or {}),
         overrides=dict(provenance.get("overrides") or {}),
+        sweep_id=provenance.get("sweep_id"), trial_number=provenance.get("trial_number"),
     )
 
 
@@ -132,13 +133,16 @@ def create_placeholder(
     parent_run_id: str | None = None,
     experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
+    sweep_id: str | None = None,
+    trial_number: int | None = None,
 ) -> rf.RunInfo:
     """Pre-create a fresh run folder whose run.json is a placeholder (status running, no pid yet,
     ``placeholder: true``), so a launched run is visible before its trainer starts. The trainer
     started with ``run_id=<its run_id>`` adopts it (:func:`adopt_placeholder`)."""
     run_id, run_dir = _new_run_dir(Path(runs_dir))
     info = _new_info(cfg, run_id, pid=None, overrides=overrides, parent_run_id=parent_run_id,
-                     experiment_id=experiment_id, applied_changes=applied_changes)
+                     experiment_id=experiment_id, applied_changes=applied_changes, sweep_id=sweep_id,
+                     trial_number=trial_number)
     info.placeholder = True
     with writing(run_dir, rf.RUN_JSON):
         rf.write_run_info(run_dir, info)
@@ -170,6 +174,15 @@ def record_forced_stop(run_dir: Path, info: rf.RunInfo, message: str) -> rf.RunI
     })
     rf.write_run_info(run_dir, info)
     return info
+
+
+def write_imported_run_info(run_dir: Path, info: rf.RunInfo) -> None:
+    """run.json of a run imported from another framework (gymnasium_solver.imports), written once
+    into its folder before the folder is renamed into the runs folder; nothing rewrites it after."""
+    if info.source is None or not info.read_only:
+        raise ValueError(f"run {info.run_id}: only a read-only run with its import source is written this way")
+    with writing(run_dir, rf.RUN_JSON):
+        rf.write_run_info(run_dir, info)
 
 
 def adopt_placeholder(run_dir: Path) -> rf.RunInfo | None:
@@ -288,6 +301,8 @@ class RunWriter:
         info.versions, info.git_commit = package_versions(), git_commit()
         if placeholder is not None:
             info.created_at = placeholder.created_at  # the run exists since its launcher created it
+            # A sweep trial's identity is known only to its launcher: the trainer keeps it.
+            info.sweep_id, info.trial_number = placeholder.sweep_id, placeholder.trial_number
         return cls(run_dir, info, cfg)
 
     @classmethod

@@ -116,6 +116,12 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     from mcp_server import resume_tools
 
     resume_tools.register(server, store, limits)
+    from mcp_server import import_tools
+
+    import_tools.register(server, store)
+    from mcp_server import sweep_tools
+
+    sweep_tools.register(server, store, limits)
     return server
 
 

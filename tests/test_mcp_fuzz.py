@@ -26,6 +26,7 @@ from mcp import Client
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.sweeps import launch as sweep_launch
 from mcp_server import experiment_tools, resume_tools
 from mcp_server.server import create_server
 
@@ -195,6 +196,7 @@ def fuzz(real_runs: RealRuns, tmp_path_factory: pytest.TempPathFactory) -> Itera
         mp.setattr(launcher, "_looks_like_trainer", refuse("signal a process"))
         mp.setattr(experiment_tools, "start_detached", refuse("start an experiment"))
         mp.setattr(resume_tools, "start_resume", refuse("resume a run"))
+        mp.setattr(sweep_launch, "start_detached", refuse("start a sweep"))
         with portal.wrap_async_context_manager(Client(create_server(runs, REFUSE_EVERY_START))) as client:
             yield Fuzz(portal, client, sorted(p.name for p in runs.iterdir() if p.is_dir()), attempts)
 
@@ -227,7 +229,7 @@ REGRESSIONS: dict[str, list[dict[str, Any]]] = {
 
 
 def test_the_fuzz_covers_every_tool() -> None:
-    side_effecting = {"start_training", "stop_training", "resume_training", "try_fixes"}
+    side_effecting = {"start_training", "stop_training", "resume_training", "try_fixes", "start_sweep"}
     assert len(SCHEMAS) >= 20 and side_effecting <= set(SCHEMAS)
     assert all(s.get("type") == "object" for s in SCHEMAS.values())
 

@@ -175,6 +175,10 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
         notes.append(f"metrics.csv lacks {', '.join(missing)}: rules on them were skipped.")
     if ctx.threshold is None:
         notes.append("No reward threshold: solved/gap and plateau checks are not available.")
+    if ctx.info.source is not None:
+        notes.append(f"Imported from {ctx.info.source.framework} ({ctx.info.source.kind}): no preset to compare with "
+                     "or revert to; rules use the metrics the source logged (get_run_info lists what it could not "
+                     "record); a suggested change is a setting to change in that framework.")
     if len(ctx.eval_y) == 0:
         notes.append("No evaluation yet: trends use the training return only.")
     return notes
@@ -186,6 +190,8 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     elif returns.best_eval_return is not None and ctx.threshold is not None:
         head = (f"Not solved ({d_status}): best eval {fmt(returns.best_eval_return)} of {fmt(ctx.threshold)} "
                 f"(gap {fmt(returns.gap_abs)}, {fmt(returns.gap_pct)}%)")
+    elif returns.best_eval_return is not None:
+        head = f"Not solved ({d_status}): best eval {fmt(returns.best_eval_return)}, no reward threshold to hold it to"
     else:
         head = f"Not solved ({d_status}): no evaluation yet"
     t = ctx.eval_trend
@@ -196,6 +202,8 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     if top is None:
         return head + "; no problems found."
     fix = f"; try --set {top.suggested_changes[0].set_arg}" if top.suggested_changes else ""
+    if fix and ctx.info.source is not None:
+        fix = f"; try {top.suggested_changes[0].set_arg} in the {ctx.info.source.framework} config"
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
 
 
@@ -205,6 +213,11 @@ def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
         return None
     rid = ctx.info.run_id
     top = next((f for f in findings if f.severity != Severity.INFO), None)
+    if ctx.info.source is not None:
+        change = f" with {top.suggested_changes[0].set_arg}" if top is not None and top.suggested_changes else ""
+        return (f"This run was imported from {ctx.info.source.framework} and is read-only (gsolve fix/retry cannot "
+                f"re-run it): train it again there{change} to verify, or train our preset for {ctx.info.env_id} "
+                "(list_variants) and compare_runs with this one.")
     if top is not None and top.id == "unexplained_failure":
         return (f"No rule explains this run: `gsolve fix {rid}` (MCP try_fixes) runs candidate changes side by side "
                 "and reports which one solves; compare_runs with a solved run of the same preset shows what differs.")
@@ -278,6 +291,7 @@ def diagnose(
                               bands_inside=sorted(m for m, b in ctx.bands.items() if b.position == "inside")),
         next_step=_next_step(ctx, findings),
         notes=_notes(ctx, len(updates)),
+        imported_from=None if info.source is None else f"{info.source.framework} ({info.source.kind})",
     )
 
 

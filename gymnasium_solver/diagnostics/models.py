@@ -161,3 +161,6 @@ class Diagnosis(BaseModel):
     next_step: str | None = Field(
         default=None, description="when no finding explains an unsolved run: the experiment that would")
     notes: list[str] = Field(default_factory=list, description="what could not be checked, and why")
+    imported_from: str | None = Field(
+        default=None, description="set for a run imported from another framework (gsolve import): it is read-only, "
+        "has no preset to revert to, and a suggested change applies in that framework's config, not as --set")

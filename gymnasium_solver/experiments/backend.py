@@ -3,7 +3,7 @@
 A backend only starts, polls and stops trainer processes; what a trial achieved is read from its
 run folder (the contract) by the coordinator, so every backend looks the same to it. The local
 backend runs each trial as a ``gsolve train ... --run-id ID --quiet`` subprocess on this machine
-(through ``launcher.start_trainer``); a Ray backend would implement the same three calls.
+(through ``launcher.start_trainer``); ``ray_backend.RayBackend`` implements the same three calls on Ray.
 """
 
 from __future__ import annotations
@@ -25,6 +25,14 @@ class TrialSpec(NamedTuple):
     parent_run_id: str
     experiment_id: str
     applied_changes: dict[str, Any]
+    sweep_id: str | None = None
+    trial_number: int | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        """The run.json fields that say where the trial came from (None/empty ones left out)."""
+        return {k: v for k, v in (("parent_run_id", self.parent_run_id), ("experiment_id", self.experiment_id),
+                                  ("applied_changes", self.applied_changes), ("sweep_id", self.sweep_id),
+                                  ("trial_number", self.trial_number)) if v not in (None, "", {})}
 
 
 class TrialHandle(NamedTuple):
@@ -69,10 +77,7 @@ class LocalProcessBackend:
         self.capacity = default_parallel(capacity)
 
     def start(self, spec: TrialSpec) -> TrialHandle:
-        launch = launcher.start_trainer(
-            self.runs_dir, spec.config_id, spec.overrides, parent_run_id=spec.parent_run_id,
-            experiment_id=spec.experiment_id, applied_changes=spec.applied_changes,
-        )
+        launch = launcher.start_trainer(self.runs_dir, spec.config_id, spec.overrides, **spec.provenance())
         return TrialHandle(launch.run_id, launch.run_dir, launch.proc)
 
     def exit_code(self, handle: TrialHandle) -> int | None:
@@ -111,8 +116,8 @@ class ForkBackend:
         self._codes: dict[int, int] = {}
 
     def start(self, spec: TrialSpec) -> TrialHandle:
-        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, parent_run_id=spec.parent_run_id,
-                                    experiment_id=spec.experiment_id, applied_changes=spec.applied_changes)
+        prov = spec.provenance()
+        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov)
         log = os.open(prep.run_dir / "run.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         pid = os.fork()
         if pid == 0:  # the trial: its own session, output into run.log, never returns
@@ -127,8 +132,8 @@ class ForkBackend:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 from gymnasium_solver.training import train
 
-                train(prep.config, prep.run_dir.parent, run_id=prep.run_id, parent_run_id=spec.parent_run_id,
-                      experiment_id=spec.experiment_id, applied_changes=spec.applied_changes,
+                train(prep.config, prep.run_dir.parent, run_id=prep.run_id, parent_run_id=prov.get("parent_run_id"),
+                      experiment_id=prov.get("experiment_id"), applied_changes=prov.get("applied_changes"),
                       overrides=spec.overrides)
                 code = 0
             finally:
@@ -162,8 +167,21 @@ class ForkBackend:
             pass
 
 
-def make_backend(runs_dir: Path, capacity: int | None = None) -> TrialBackend:
-    """The fastest local backend this platform has: forked trials where fork exists, else processes."""
+BACKENDS = ("local", "ray")
+
+
+def make_backend(runs_dir: Path, capacity: int | None = None, kind: str = "local",
+                 address: str | None = None) -> TrialBackend:
+    """``local``: the fastest local backend this platform has (forked trials where fork exists, else
+    processes); ``ray``: Ray tasks on the cluster at ``address`` (None: a local Ray instance)."""
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown backend {kind!r}; use one of {', '.join(BACKENDS)}")
+    if kind == "ray":
+        from gymnasium_solver.experiments.ray_backend import RayBackend
+
+        return RayBackend(runs_dir, capacity, address)
+    if address is not None:
+        raise ValueError("--address is for --backend ray (the Ray cluster to join)")
     if hasattr(os, "fork"):
         return ForkBackend(runs_dir, capacity)
     return LocalProcessBackend(runs_dir, capacity)

@@ -45,6 +45,7 @@ def plan_experiment(
         raise ValueError(f"timeout must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout_seconds:g}")
     run_dir = store.resolve(ref)
     info = store.info(run_dir)
+    rf.refuse_read_only(info, "run a fix experiment (its trials start from the run's preset, which it does not have)")
     if store.status(run_dir) == rf.RunStatus.RUNNING:
         raise ValueError(f"run {info.run_id} is still training; fix it once it has finished "
                          f"(or stop it first: gsolve stop / stop_training)")

@@ -68,11 +68,17 @@ class RunDetails(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict, description="--set overrides given at start")
     parent_run_id: str | None = None
     applied_changes: dict[str, Any] = Field(default_factory=dict)
+    sweep_id: str | None = Field(default=None, description="the sweep this run is a trial of (get_sweep)")
+    trial_number: int | None = Field(default=None, description="its trial number in that sweep")
     action_space: dict[str, Any] | None = None
     observation_shape: list[int] | None = None
     metrics_rows: int | None = None
     files: list[FileState]
     versions: dict[str, str] = Field(default_factory=dict)
+    source: rf.ImportSource | None = Field(
+        default=None, description="for a run imported from another framework: where from, the metric-name "
+        "mapping, and 'unknown': the fields the source does not record and what was done instead")
+    read_only: bool = Field(default=False, description="true for imported runs: no resume, retry or fix")
 
 
 def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
@@ -149,7 +155,11 @@ def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.best_eval, details.final_eval = _eval(info.best_eval), _eval(info.last_eval)
     details.overrides, details.parent_run_id = info.overrides, info.parent_run_id
     details.applied_changes = info.applied_changes
+    details.sweep_id, details.trial_number = info.sweep_id, info.trial_number
     details.action_space = None if info.action_space is None else info.action_space.model_dump(exclude_none=True)
     details.observation_shape, details.versions = info.observation_shape, info.versions
+    details.source, details.read_only = info.source, info.read_only
+    if info.source is not None:
+        details.preset = f"no comparison: imported from {info.source.framework} ({info.source.kind}), not from a preset"
     return details
 

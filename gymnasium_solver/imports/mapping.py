@@ -1,0 +1,116 @@
+"""The one table that maps other frameworks' metric names onto our vocabulary (``run_folder.M``).
+
+docs/metrics.md shows the same table (a test checks they agree). A source metric that has no
+counterpart here is kept under its own name prefixed by its framework (``sb3/train/loss``,
+``cleanrl/losses/old_approx_kl``), so nothing the source measured is lost and nothing is passed off
+as one of ours.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NamedTuple
+
+from gymnasium_solver.run_folder import M
+
+
+class Framework(StrEnum):
+    SB3 = "sb3"  # Stable-Baselines3's logger (progress.csv / TensorBoard), also what the RL Zoo writes
+    CLEANRL = "cleanrl"
+
+
+class Transform(StrEnum):
+    SAME = "same"
+    NEGATE = "negate"  # SB3 logs entropy_loss = -mean entropy
+    EPISODES_MEAN = "mean of the last 100 episodes"  # per-episode events -> our rolling mean
+
+
+class Mapping(NamedTuple):
+    ours: str
+    transform: Transform = Transform.SAME
+    note: str = ""
+
+
+# Source metric name -> our column. The step axis (SB3 time/total_timesteps, TensorBoard's step) is
+# env_steps and is not listed.
+METRIC_MAP: dict[Framework, dict[str, Mapping]] = {
+    Framework.SB3: {
+        "time/fps": Mapping(M.FPS),
+        "time/time_elapsed": Mapping(M.WALL_SECONDS, note="whole seconds"),
+        "rollout/ep_rew_mean": Mapping(M.EP_RETURN_MEAN),
+        "rollout/ep_len_mean": Mapping(M.EP_LEN_MEAN),
+        "eval/mean_reward": Mapping(M.EVAL_RETURN_MEAN),
+        "eval/mean_ep_length": Mapping(M.EVAL_EP_LEN_MEAN),
+        "train/policy_gradient_loss": Mapping(M.POLICY_LOSS, note="PPO"),
+        "train/policy_loss": Mapping(M.POLICY_LOSS, note="A2C"),
+        "train/actor_loss": Mapping(M.POLICY_LOSS, note="SAC, TD3, DDPG"),
+        "train/value_loss": Mapping(M.VALUE_LOSS),
+        "train/critic_loss": Mapping(M.VALUE_LOSS, note="SAC, TD3, DDPG: the Q-function loss"),
+        "train/entropy_loss": Mapping(M.ENTROPY, Transform.NEGATE, "SB3 logs minus the mean entropy"),
+        "train/approx_kl": Mapping(M.APPROX_KL),
+        "train/clip_fraction": Mapping(M.CLIP_FRACTION),
+        "train/clip_range": Mapping(M.CLIP_RANGE),
+        "train/explained_variance": Mapping(M.EXPLAINED_VARIANCE),
+        "train/learning_rate": Mapping(M.LEARNING_RATE),
+        "train/ent_coef": Mapping(M.ENT_COEF, note="SAC's entropy coefficient"),
+        "train/std": Mapping(M.ACTION_STD, note="gSDE / Gaussian policies"),
+    },
+    Framework.CLEANRL: {
+        "charts/SPS": Mapping(M.FPS),
+        "charts/episodic_return": Mapping(M.EP_RETURN_MEAN, Transform.EPISODES_MEAN, "CleanRL logs each episode"),
+        "charts/episodic_length": Mapping(M.EP_LEN_MEAN, Transform.EPISODES_MEAN, "CleanRL logs each episode"),
+        "charts/learning_rate": Mapping(M.LEARNING_RATE),
+        "losses/policy_loss": Mapping(M.POLICY_LOSS),
+        "losses/actor_loss": Mapping(M.POLICY_LOSS, note="SAC, TD3, DDPG"),
+        "losses/value_loss": Mapping(M.VALUE_LOSS),
+        "losses/entropy": Mapping(M.ENTROPY),
+        "losses/approx_kl": Mapping(M.APPROX_KL),
+        "losses/clipfrac": Mapping(M.CLIP_FRACTION),
+        "losses/explained_variance": Mapping(M.EXPLAINED_VARIANCE),
+        "losses/alpha": Mapping(M.ENT_COEF, note="SAC's entropy coefficient"),
+    },
+}
+
+# Source columns that are the step axis or bookkeeping already in run.json: not kept as metrics.
+SKIPPED: dict[Framework, frozenset[str]] = {
+    Framework.SB3: frozenset({"time/total_timesteps", "time/iterations", "time/episodes"}),
+    Framework.CLEANRL: frozenset(),
+}
+
+EPISODE_WINDOW = 100  # our rollout/ep_return_mean is the mean of the last 100 episodes, like SB3's
+
+
+# SB3's progress.csv / event folder does not always name its algorithm; the keys its logger writes do.
+# First match wins (each algorithm's train() logs its own keys; see stable_baselines3/*/<algo>.py).
+SB3_ALGO_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("ppo", frozenset({"train/clip_fraction"})),
+    ("sac", frozenset({"train/actor_loss", "train/ent_coef"})),
+    ("td3", frozenset({"train/actor_loss"})),
+    ("dqn", frozenset({"rollout/exploration_rate"})),
+    ("a2c", frozenset({"train/policy_loss", "train/entropy_loss"})),
+)
+
+
+def sb3_algo_from_keys(keys: set[str] | frozenset[str]) -> str | None:
+    """The SB3 algorithm whose logger writes these keys, or None."""
+    return next((algo for algo, need in SB3_ALGO_SIGNATURES if need <= keys), None)
+
+
+def our_name(framework: Framework, source_name: str) -> str | None:
+    """Our column for a source metric: the mapped name, ``<framework>/<name>`` when unmapped, or None
+    for the step axis and bookkeeping."""
+    if source_name in SKIPPED[framework]:
+        return None
+    m = METRIC_MAP[framework].get(source_name)
+    return m.ours if m is not None else f"{framework.value}/{source_name}"
+
+
+def markdown_table() -> str:
+    """The mapping as the markdown table in docs/metrics.md."""
+    lines = ["| framework | source metric | our column | how |", "|---|---|---|---|"]
+    for fw, table in METRIC_MAP.items():
+        for src, m in table.items():
+            how = m.transform.value if m.transform != Transform.SAME else ""
+            how = "; ".join(x for x in (how, m.note) if x)
+            lines.append(f"| {fw.value} | `{src}` | `{m.ours}` | {how} |")
+    return "\n".join(lines)

@@ -1,0 +1,216 @@
+"""What a sweep found: progress, the best trial, parameter importances, and how to reproduce the best.
+
+Read from the sweep record and its Optuna study (and, for a running trial, its run folder), by
+``gsolve sweep`` at the end, ``gsolve sweep-status`` and the MCP tool ``get_sweep``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import config as config_mod
+from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.sweeps import study as st
+from gymnasium_solver.sweeps.record import SweepRecord, list_sweep_ids, read_record
+from gymnasium_solver.sweeps.space import to_overrides
+
+MAX_TRIALS_SHOWN = 40
+MAX_DIAGNOSED = 8  # failed/pruned trials given a diagnosis headline (each costs a diagnosis)
+
+
+class TrialRow(BaseModel):
+    number: int
+    state: str = Field(description="Optuna's state: RUNNING, COMPLETE, PRUNED, FAIL, WAITING")
+    outcome: str = Field(description="solved, not_solved, pruned, failed, interrupted or running")
+    params: dict[str, Any]
+    value: float | None = Field(default=None, description="the objective (lower is better; unsolved ~1e12)")
+    run_id: str | None = None
+    env_steps: int = 0
+    solved_at_env_steps: int | None = None
+    seconds: float | None = None
+    best_eval: float | None = None
+    detail: str = ""
+    diagnosis: str | None = Field(default=None, description="failed/pruned trials: the diagnosis' one-line summary")
+
+
+class BestTrial(BaseModel):
+    number: int
+    solved: bool
+    value: float
+    params: dict[str, Any]
+    run_id: str | None
+    solved_at_env_steps: int | None
+    seconds: float | None
+    best_eval: float | None
+    command: str = Field(description="`gsolve train ...` that reproduces the best trial")
+    preset_snippet: str = Field(description="a preset variant (YAML under variants:) with the best values")
+
+
+class SweepSummary(BaseModel):
+    """A sweep's state: progress, best trial so far, importances, and the trials (newest last)."""
+
+    sweep: SweepRecord
+    finished: int = Field(description="trials finished (solved, not solved, pruned or failed)")
+    counts: dict[str, int] = Field(description="trials by outcome")
+    best: BestTrial | None = None
+    importances: dict[str, float] | None = Field(
+        default=None, description="Optuna's parameter importances (PED-ANOVA), summing to 1; None until computable")
+    importances_note: str | None = None
+    trials: list[TrialRow]
+    trials_omitted: int = Field(default=0, description="older finished trials left out of 'trials'")
+
+
+def _row(t: Any) -> TrialRow:
+    r = st.result_of(t)
+    return TrialRow(number=t.number, state=t.state.name, outcome=r.outcome if t.state.name != "WAITING" else "queued",
+                    params=dict(t.params), value=t.value, run_id=r.run_id, env_steps=r.env_steps,
+                    solved_at_env_steps=r.solved_at_env_steps, seconds=r.seconds, best_eval=r.best_eval,
+                    detail=r.detail)
+
+
+def variant_name(record: SweepRecord) -> str:
+    return f"{record.config_id.split(':', 1)[1]}-{record.sweep_id.removeprefix('sweep-')}"
+
+
+def best_trial(record: SweepRecord, study: Any) -> BestTrial | None:
+    complete = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE" and t.value is not None]
+    if not complete:
+        return None
+    t = min(complete, key=lambda x: x.value)
+    r = st.result_of(t)
+    overrides = to_overrides(dict(t.params), record.fixed_overrides)
+    variant = record.config_id.split(":", 1)[1]
+    # Whole values from the resolved config: a variant's `learning_rate: {start: x}` would replace the
+    # preset's schedule (end included), where `--set learning_rate.start=x` merges into it.
+    resolved = config_mod.resolve_config(record.config_id, overrides).model_dump(mode="json")
+    snippet = yaml.safe_dump({variant_name(record): {"inherits": variant, **{k: resolved[k] for k in overrides}}},
+                             sort_keys=False, default_flow_style=None)
+    return BestTrial(number=t.number, solved=r.outcome == "solved", value=float(t.value), params=dict(t.params),
+                     run_id=r.run_id, solved_at_env_steps=r.solved_at_env_steps, seconds=r.seconds,
+                     best_eval=r.best_eval, command=train_command(record.config_id, overrides),
+                     preset_snippet=snippet)
+
+
+def importances(study: Any) -> tuple[dict[str, float] | None, str | None]:
+    """Optuna's parameter importances (its default evaluator, PED-ANOVA) over the completed trials,
+    or None and why not; a caveat Optuna warns about (e.g. too few trials to tell) goes in the note."""
+    optuna = st.load_optuna()
+    complete = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
+    if len(complete) < 2:
+        return None, f"needs at least 2 completed trials, has {len(complete)}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            found = optuna.importance.get_param_importances(study)
+        except (RuntimeError, ValueError) as exc:
+            return None, f"not computable yet: {exc}"
+    note = "; ".join(dict.fromkeys(str(w.message) for w in caught)) or None
+    return {k: round(float(v), 4) for k, v in found.items()}, note
+
+
+def summarize(store: RunStore, sweep_id: str, *, diagnose: bool = False) -> SweepSummary:
+    """The sweep's summary. ``diagnose`` adds the diagnosis headline of up to MAX_DIAGNOSED failed or
+    pruned trials (newest first)."""
+    record = read_record(store.runs_dir, sweep_id)
+    study = st.open_study(record, create=False)
+    trials = study.get_trials(deepcopy=False)
+    rows = [_row(t) for t in trials]
+    for row in rows:  # a running trial's progress comes from its run folder
+        if row.outcome == "running" and row.run_id:
+            _refresh_running(store, row)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
+    imp, note = importances(study)
+    shown = rows[-MAX_TRIALS_SHOWN:]
+    if diagnose:
+        _add_diagnoses(store, shown)
+    return SweepSummary(sweep=record, finished=sum(1 for t in trials if st.counts_toward_total(t)), counts=counts,
+                        best=best_trial(record, study), importances=imp, importances_note=note, trials=shown,
+                        trials_omitted=len(rows) - len(shown))
+
+
+def _refresh_running(store: RunStore, row: TrialRow) -> None:
+    try:
+        info = store.info(store.resolve(row.run_id or ""))
+    except ValueError:
+        return
+    row.env_steps = info.progress.env_steps
+    row.best_eval = info.best_eval.return_mean if info.best_eval else None
+
+
+def _add_diagnoses(store: RunStore, rows: list[TrialRow]) -> None:
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+
+    todo = [r for r in reversed(rows) if r.outcome in ("failed", "pruned") and r.run_id][:MAX_DIAGNOSED]
+    for row in todo:
+        try:
+            row.diagnosis = diagnose_run_dir(store, Path(store.resolve(row.run_id or ""))).summary
+        except (ValueError, OSError) as exc:
+            row.diagnosis = f"no diagnosis: {exc}"
+
+
+class SweepListItem(BaseModel):
+    sweep_id: str
+    config_id: str
+    status: str
+    objective: str
+    n_trials: int
+    created_at: str
+    message: str
+
+
+def list_sweeps(runs_dir: Path, limit: int = 50) -> list[SweepListItem]:
+    """The sweeps of a runs folder, newest first (records only: no study is opened)."""
+    out = []
+    for sweep_id in reversed(list_sweep_ids(runs_dir)):
+        try:
+            r = read_record(runs_dir, sweep_id)
+        except ValueError:
+            continue
+        out.append(SweepListItem(sweep_id=r.sweep_id, config_id=r.config_id, status=r.status, objective=r.objective,
+                                 n_trials=r.n_trials, created_at=r.created_at, message=r.message))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def render(summary: SweepSummary) -> str:
+    """The summary for a person: a table of trials, the best, importances, and the reproduction."""
+    rec = summary.sweep
+    lines = [f"Sweep {rec.sweep_id} ({rec.config_id}, objective {rec.objective}): {summary.finished}/{rec.n_trials} "
+             f"trials finished, status {rec.status}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items()))]
+    for row in summary.trials:
+        what = (f"solved at {row.solved_at_env_steps:,} env steps in {row.seconds}s" if row.outcome == "solved"
+                else f"{row.outcome}: {row.detail}")
+        params = " ".join(f"{k}={_short(v)}" for k, v in row.params.items())
+        lines.append(f"  #{row.number:<3} {params}  -> {what}" + (f"  [run {row.run_id}]" if row.run_id else ""))
+    b = summary.best
+    if b is None:
+        lines.append("No trial completed yet.")
+    else:
+        how = (f"solved at {b.solved_at_env_steps:,} env steps in {b.seconds}s" if b.solved
+               else f"not solved (best eval {b.best_eval})")
+        lines.append(f"Best: trial #{b.number} {how} [run {b.run_id}]")
+        lines.append(f"Reproduce: {b.command}")
+        lines.append("As a preset variant (add under variants: in the preset file):")
+        lines += ["  " + ln for ln in b.preset_snippet.rstrip().splitlines()]
+    if summary.importances:
+        lines.append("Parameter importances: " + ", ".join(f"{k} {v:.2f}" for k, v in summary.importances.items())
+                     + (f" ({summary.importances_note})" if summary.importances_note else ""))
+    elif summary.importances_note:
+        lines.append(f"Parameter importances: {summary.importances_note}")
+    return "\n".join(lines)
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+

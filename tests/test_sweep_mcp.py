@@ -1,0 +1,85 @@
+"""MCP tools start_sweep / get_sweep / list_sweeps through the in-process client: the sweep starts
+detached and returns its id at once, get_sweep follows it to the best trial, errors are sentences,
+and the server's live-run cap is respected."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from gymnasium_solver import launcher
+from gymnasium_solver import run_folder as rf
+from mcp_server.server import create_server
+
+MAX_WAIT_SECONDS = 240.0  # a bound so a broken coordinator fails the test instead of hanging it
+TINY = {"n_envs": 4, "eval_freq": 512, "eval_episodes": 2, "batch_size": 64, "max_env_steps": 2048,
+        "reward_threshold": 30}
+SPACE = {"n_epochs": {"type": "int", "low": 2, "high": 4}, "gae_lambda": {"type": "uniform", "low": 0.8, "high": 0.95}}
+
+
+async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any, str]:
+    res = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    return bool(res.is_error), res.structured_content, text
+
+
+@pytest.mark.anyio
+async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    async with Client(create_server(runs)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["start_sweep"].annotations.read_only_hint is False  # type: ignore[union-attr]
+        assert tools["get_sweep"].annotations.read_only_hint is True  # type: ignore[union-attr]
+
+        t0 = time.monotonic()
+        is_error, started, text = await call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": SPACE, "n_trials": 2, "overrides": TINY})
+        assert not is_error, text
+        assert time.monotonic() - t0 < 15  # it returned before any trial could have trained
+        sweep_id = started["sweep_id"]
+        assert "get_sweep" in started["note"]
+
+        deadline = time.monotonic() + MAX_WAIT_SECONDS
+        while True:
+            is_error, summary, text = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            assert not is_error, text
+            if summary["sweep"]["status"] != "running" or time.monotonic() > deadline:
+                break
+            await anyio.sleep(1.0)
+        assert summary["sweep"]["status"] == "done", summary["sweep"]["message"]
+        assert summary["finished"] == 2 and summary["best"] is not None
+        assert summary["best"]["command"].startswith("gsolve train CartPole-v1:ppo")
+        assert "inherits: ppo" in summary["best"]["preset_snippet"]
+        for row in summary["trials"]:
+            assert rf.read_run_info(runs / row["run_id"]).sweep_id == sweep_id
+
+        is_error, listed, text = await call(client, "list_sweeps", {})
+        assert not is_error and sweep_id in text
+
+        is_error, _, text = await call(client, "get_sweep", {"sweep_id": sweep_id[:-1] + "x"})
+        assert is_error and f"did you mean {sweep_id}" in text
+
+
+@pytest.mark.anyio
+async def test_start_sweep_errors_are_sentences_and_caps_hold(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    async with Client(create_server(runs)) as client:
+        is_error, _, text = await call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": {"gama": {"type": "uniform", "low": 0.9, "high": 0.99}}})
+        assert is_error and "did you mean 'gamma'" in text
+        is_error, _, text = await call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": {"gamma": {"type": "uniform", "low": 0.9, "high": 2}}})
+        assert is_error and "gamma=2" in text
+    capped = launcher.StartLimits(max_live_runs=0, max_env_steps=1000, max_n_envs=64)
+    async with Client(create_server(runs, capped)) as client:
+        is_error, _, text = await call(client, "start_sweep", {"config_id": "CartPole-v1:ppo", "space": SPACE})
+        assert is_error and "--max-env-steps" in text
+        is_error, _, text = await call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": SPACE, "overrides": {"max_env_steps": 1000}})
+        assert is_error and "--max-live-runs" in text
+    assert not (runs / ".sweeps").exists() or not list((runs / ".sweeps").glob("*.json"))
