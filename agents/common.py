@@ -327,14 +327,49 @@ class UpdateStats(NamedTuple):
     value_loss: float | None
     entropy: float | None
     grad_norm: float | None
-    learning_rate: float
-    ent_coef: float
+    learning_rate: float | None
+    ent_coef: float | None
     explained_variance: float | None
     approx_kl: float | None = None
     clip_fraction: float | None = None
     clip_range: float | None = None
     epochs_completed: int | None = None
     action_std: float | None = None
+    # Further metrics.csv columns an algorithm measures (run_folder.M names), e.g. SB3's q-values.
+    extra: dict[str, float | None] | None = None
+
+
+class Policy(Protocol):
+    """What evaluation, checkpoints and the non-finite guard need of a policy: ActorCritic, and
+    agents/sb3.SB3Policy around a Stable-Baselines3 model."""
+
+    spec: SpaceSpec
+
+    @property
+    def device(self) -> torch.device: ...
+
+    def act(self, obs: np.ndarray, rng: np.random.Generator | None, deterministic: bool = False) -> ActOutput: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any: ...
+
+    def all_finite(self) -> bool: ...
+
+
+class Agent(Protocol):
+    """The algorithm interface the training loop drives (training.py): one iteration is
+    ``collect`` -> ``targets`` -> ``update``. PPO and REINFORCE satisfy it; agents/sb3.SB3Agent adapts
+    any Stable-Baselines3 algorithm to it. ``optimizer`` is what a resumable checkpoint saves."""
+
+    policy: Any  # a Policy
+    optimizer: Any
+
+    def collect(self, collector: Any) -> Any: ...
+
+    def targets(self, rollout: Any) -> Any: ...
+
+    def update(self, batch: Any, progress: float) -> UpdateStats: ...
 
 
 class Batch(NamedTuple):

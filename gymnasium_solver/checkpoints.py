@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from agents.common import ActorCritic, ObsNormalizer
+from agents.common import ActorCritic, ObsNormalizer, Policy
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import Config, config_from_yaml_text, config_to_yaml
+from gymnasium_solver.config import NATIVE_ALGOS, Config, config_from_yaml_text, config_to_yaml
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.run_writer import writing
 
@@ -24,7 +24,7 @@ CHECKPOINT_FORMAT = 1
 
 
 class LoadedPolicy(NamedTuple):
-    policy: ActorCritic
+    policy: Policy  # ActorCritic, or agents.sb3.SB3Policy
     normalizer: ObsNormalizer
     config: Config
     env_steps: int
@@ -57,6 +57,7 @@ class CheckpointState(NamedTuple):
     wall_seconds: float
     eval_return_mean: float | None
     training: TrainingState | None = None
+    sb3_model: torch.Tensor | None = None  # a Stable-Baselines3 model's own .zip, as uint8 (agents/sb3.py)
 
 
 class ResumeState(NamedTuple):
@@ -84,7 +85,7 @@ def set_numpy_rng_state(state: dict[str, Any]) -> None:
 
 
 def snapshot(
-    policy: ActorCritic,
+    policy: Policy,
     normalizer: ObsNormalizer,
     *,
     env_steps: int,
@@ -118,6 +119,8 @@ def save_checkpoint(run_dir: Path, name: str, state: CheckpointState, cfg: Confi
     }
     if state.training is not None:
         payload["training"] = state.training._asdict()
+    if state.sb3_model is not None:
+        payload["sb3_model"] = state.sb3_model
     # Serialised in memory first: torch.save reports a full disk as a RuntimeError without errno,
     # a plain write reports it as OSError(ENOSPC), which the run records as disk_full.
     buffer = io.BytesIO()
@@ -189,6 +192,8 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
     Raises FileNotFoundError, or ValueError if the file is not a checkpoint of ours."""
     payload = _read_payload(path)
     cfg = checkpoint_config(path, payload)
+    if cfg.algo not in NATIVE_ALGOS:
+        return _load_sb3(path, payload, cfg, spec)
     try:
         policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
         policy.load_state_dict(payload["model"])
@@ -200,6 +205,21 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
                          f"its own config ({cfg.config_id}) describes: its weights come from another algorithm or "
                          f"network shape ({type(exc).__name__})") from None
     return LoadedPolicy(policy, normalizer, cfg, env_steps)
+
+
+def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config, spec: SpaceSpec) -> LoadedPolicy:
+    """A Stable-Baselines3 run's checkpoint: SB3's .zip rebuilt into a policy (SB3 imported only now)."""
+    from agents.sb3 import load_sb3_policy
+
+    saved = payload.get("sb3_model")
+    where = f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name}"
+    if not isinstance(saved, torch.Tensor):
+        raise ValueError(f"{where} holds no Stable-Baselines3 model, though its config trains {cfg.algo}")
+    try:
+        policy = load_sb3_policy(cfg.algo, saved, spec)
+    except Exception as exc:  # noqa: BLE001 - SB3 raises many types for a damaged or foreign zip
+        raise ValueError(f"{where}: Stable-Baselines3 cannot load its {cfg.algo} model ({type(exc).__name__}: {exc})") from None
+    return LoadedPolicy(policy, ObsNormalizer((1,), enabled=False), cfg, int(payload["env_steps"]))
 
 
 def checkpoint_config(path: Path, payload: dict[str, Any] | None = None) -> Config:

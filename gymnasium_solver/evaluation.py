@@ -7,7 +7,7 @@ from typing import NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from agents.common import ActorCritic, ObsNormalizer
+from agents.common import ObsNormalizer, Policy
 from gymnasium_solver.envs import batch_obs
 
 # Safety bound on vector steps per evaluation, for environments without a time limit.
@@ -25,7 +25,7 @@ class EvalResult(NamedTuple):
 
 
 def evaluate(
-    policy: ActorCritic, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None
+    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None
 ) -> EvalResult:
     """Run exactly one episode in each of ``env``'s sub-envs with the deterministic policy
     (argmax / Gaussian mean). Finished sub-envs keep stepping (a vector env steps all of them)

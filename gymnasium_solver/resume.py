@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import Config, ConfigError, config_from_yaml_text
+from gymnasium_solver.config import NATIVE_ALGOS, Config, ConfigError, config_from_yaml_text
 from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 
 PERIODIC_PREFIX = rf.PERIODIC_CHECKPOINT_PREFIX  # declared once, in the run-folder contract
@@ -84,6 +84,10 @@ def plan_resume(run_dir: Path) -> ResumePlan:
         raise ValueError(f"run {name} has no {rf.CONFIG_YAML}; it never started training, nothing to resume") from None
     except (ConfigError, yaml.YAMLError) as exc:
         raise ValueError(f"run {name} cannot be resumed: its config no longer validates: {exc}") from None
+    if config.algo not in NATIVE_ALGOS:
+        raise ValueError(f"run {name} cannot be resumed: it trained {config.algo} through Stable-Baselines3, whose "
+                         "checkpoints hold the weights but not the replay buffer or rollout state a resume needs; "
+                         f"start a new run instead (`gsolve train {config.config_id}`)")
     meta = _latest_resumable_checkpoint(run_dir)
     if meta is None:
         raise ValueError(f"run {name} has no checkpoint to resume from (no checkpoints/last.pt or step_*.pt: it "

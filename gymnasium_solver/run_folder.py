@@ -117,6 +117,16 @@ class M:
     CLIP_RANGE = "train/clip_range"
     EPOCHS_COMPLETED = "train/epochs_completed"
 
+    # Stable-Baselines3 algorithms (agents/sb3.py): replay-buffer and Q-learning quantities.
+    Q_MEAN = "train/q_mean"
+    TD_LOSS = "train/td_loss"
+    CRITIC_LOSS = "train/critic_loss"
+    ACTOR_LOSS = "train/actor_loss"
+    ENT_COEF_LOSS = "train/ent_coef_loss"
+    EXPLORATION_RATE = "train/exploration_rate"
+    REPLAY_FILL = "train/replay_fill"
+    N_UPDATES = "train/n_updates"
+
 
 COMMON_COLUMNS: tuple[str, ...] = (
     M.ITERATION,
@@ -147,6 +157,17 @@ PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
     M.CLIP_RANGE,
     M.EPOCHS_COMPLETED,
 )
+
+_REPLAY_COLUMNS: tuple[str, ...] = (M.Q_MEAN, M.REPLAY_FILL, M.N_UPDATES)
+# Every SB3 algorithm writes the common columns (those it cannot measure stay empty) plus its own.
+SB3_COLUMNS: dict[Algo, tuple[str, ...]] = {
+    Algo.DQN: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.TD_LOSS, M.EXPLORATION_RATE),
+    Algo.QRDQN: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.TD_LOSS, M.EXPLORATION_RATE),
+    Algo.SAC: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS, M.ENT_COEF_LOSS),
+    Algo.TQC: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS, M.ENT_COEF_LOSS),
+    Algo.TD3: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS),
+    Algo.A2C: COMMON_COLUMNS + (M.N_UPDATES,),
+}
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
     M.ITERATION: "training iteration (one rollout + one update), from 1",
@@ -180,11 +201,25 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
     M.CLIP_FRACTION: "fraction of samples whose probability ratio was clipped",
     M.CLIP_RANGE: "PPO clip range used in this update (after the schedule)",
     M.EPOCHS_COMPLETED: "epochs run before target-KL early stopping (= n_epochs when not stopped)",
+    M.Q_MEAN: "SB3 DQN/SAC/TD3: mean predicted Q-value of the action the policy takes (DQN: the greedy one; "
+    "QR-DQN/TQC: mean over quantiles) on 256 replay samples after this iteration's updates; compare with the "
+    "largest discounted return possible, max reward / (1 - gamma): far above it, the Q-values diverge",
+    M.TD_LOSS: "SB3 DQN/QR-DQN: temporal-difference (Huber / quantile Huber) loss, mean over the iteration's updates",
+    M.CRITIC_LOSS: "SB3 SAC/TD3/TQC: critic (Q) loss, mean over the iteration's updates",
+    M.ACTOR_LOSS: "SB3 SAC/TD3/TQC: actor loss, mean over the iteration's updates",
+    M.ENT_COEF_LOSS: "SB3 SAC/TQC with a learned entropy coefficient: its loss",
+    M.EXPLORATION_RATE: "SB3 DQN/QR-DQN: epsilon of the epsilon-greedy exploration at the iteration's end",
+    M.REPLAY_FILL: "SB3 off-policy: fraction of the replay buffer filled (1 = full; older transitions are "
+    "overwritten from then on)",
+    M.N_UPDATES: "SB3: gradient updates so far (DQN: the target network is copied every target_update_interval "
+    "env steps, not updates)",
 }
 
 
 def columns_for(algo: str) -> tuple[str, ...]:
     """The metrics.csv columns the trainer writes for an algorithm."""
+    if algo in SB3_COLUMNS:
+        return SB3_COLUMNS[Algo(algo)]
     return PPO_COLUMNS if algo == Algo.PPO else COMMON_COLUMNS
 
 

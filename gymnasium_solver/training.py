@@ -1,4 +1,5 @@
-"""The training loop: ``train(cfg)`` runs PPO or REINFORCE and writes one run folder.
+"""The training loop: ``train(cfg)`` runs an algorithm (PPO, REINFORCE, or a Stable-Baselines3 one
+through training_sb3.py) and writes one run folder.
 
 ``train`` reads as the algorithm; the bookkeeping (run folder, evaluation schedule, checkpoints,
 progress bar, failure handling) lives in ``_Session`` below it.
@@ -22,7 +23,7 @@ from typing import Any, NamedTuple
 import torch
 import torch._dynamo  # noqa: F401 - see below
 
-from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
+from agents.common import Agent, Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
 from gymnasium_solver import checkpoint_retention as retention
@@ -37,8 +38,8 @@ from gymnasium_solver.checkpoints import (
     set_numpy_rng_state,
     snapshot,
 )
-from gymnasium_solver.config import Config, PPOConfig
-from gymnasium_solver.envs import action_space_info, make_vec_env, space_spec
+from gymnasium_solver.config import NATIVE_ALGOS, Algo, Config, PPOConfig
+from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.rollout import RolloutCollector
@@ -94,7 +95,16 @@ def train(
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
         overrides=overrides,
     )
-    return _run(_Session(cfg, writer, show_progress))
+    return _run(_session_class(cfg)(cfg, writer, show_progress))
+
+
+def _session_class(cfg: Config) -> type[_Session]:
+    """Our own agents run in ``_Session``; Stable-Baselines3 ones in its subclass (imported only then)."""
+    if cfg.algo in NATIVE_ALGOS:
+        return _Session
+    from gymnasium_solver.training_sb3 import SB3Session
+
+    return SB3Session
 
 
 def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
@@ -206,9 +216,13 @@ def _warnings_to(writer: RunWriter) -> Iterator[None]:
         yield
 
 
+# Our own algorithms, by the Algo they train (SB3's are in agents/sb3.py).
+NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce}
+
+
 class _Parts(NamedTuple):
-    agent: PPO | Reinforce
-    collector: RolloutCollector
+    agent: Agent
+    collector: Any  # RolloutCollector, or agents.sb3.SB3Collector
 
 
 class _Session:
@@ -229,8 +243,8 @@ class _Session:
         self.last_written_at = time.monotonic()
         self.resumable_last_written = False
         self.logged_steps = 0  # env steps at the last metrics row: checkpoints there are resumable
-        self.agent: PPO | Reinforce | None = None  # type: ignore[assignment]
-        self.collector: RolloutCollector = None  # type: ignore[assignment]
+        self.agent: Agent | None = None
+        self.collector: Any = None  # RolloutCollector, or agents.sb3.SB3Collector
         self.eval_env: Any = None
         self.env: Any = None
 
@@ -240,17 +254,14 @@ class _Session:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.t_start = time.perf_counter()
-        self.env = make_vec_env(cfg, cfg.n_envs)
-        spec = space_spec(self.env)
-        self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
-        self.agent = PPO(cfg, spec) if isinstance(cfg, PPOConfig) else Reinforce(cfg, spec)
-        env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
-        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip)
         self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
+        spec = space_spec(self.eval_env)
+        self._build(spec)
         if self.restore is not None:
             self._restore(self.restore)
         info.action_space = action_space_info(spec)
         info.observation_shape = list(spec.observation_shape)
+        assert self.agent is not None
         info.device = str(self.agent.policy.device)
         self.writer.write()
         self.writer.log(
@@ -258,6 +269,15 @@ class _Session:
             f"{cfg.network} on {info.device} (device: {cfg.device}), {cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
         )
         return _Parts(self.agent, self.collector)
+
+    def _build(self, spec: SpaceSpec) -> None:
+        """The training environments, the agent and what collects its experience."""
+        cfg = self.cfg
+        self.env = make_vec_env(cfg, cfg.n_envs)
+        self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
+        self.agent = NATIVE_AGENTS[cfg.algo](cfg, spec)
+        env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip)
 
     def _restore(self, state: ResumeState) -> None:
         """Put back everything a resumable checkpoint holds (see checkpoints.TrainingState)."""
@@ -355,6 +375,8 @@ class _Session:
         if evaluation is not None:
             row |= {M.EVAL_RETURN_MEAN: evaluation.return_mean, M.EVAL_RETURN_STD: evaluation.return_std,
                     M.EVAL_EP_LEN_MEAN: evaluation.ep_len_mean}
+        if stats.extra:
+            row |= stats.extra
         if isinstance(self.cfg, PPOConfig):
             row |= {M.APPROX_KL: stats.approx_kl, M.CLIP_FRACTION: stats.clip_fraction,
                     M.CLIP_RANGE: stats.clip_range, M.EPOCHS_COMPLETED: stats.epochs_completed}

@@ -279,6 +279,34 @@ CASES: list[Case] = [
     *_seeds("lunar_crashed", fault_type="crashed", seeds=range(1), config_id="LunarLander-v3:ppo", overrides=(),
             cause="trainer process killed with SIGKILL mid-run (not a config fault)",
             expected_rules=("run_crashed",), kind="crash"),
+    # Off-policy faults in Stable-Baselines3 DQN runs (rules/offpolicy.py). The CartPole-v1:dqn preset
+    # solves in ~25k env steps; faulty runs get 20k with its exploration schedule, so the planted
+    # setting, not the budget, decides. learning_starts_late is judged against its own budget.
+    *_seeds("dqn_target_rare", range(1), config_id="CartPole-v1:dqn",
+            overrides=("target_update_interval=100000", "max_env_steps=20000"),
+            cause="target network never copied (target_update_interval 100000 vs the preset's 10)",
+            expected_rules=("target_updates_too_rare",),
+            expected_key="target_update_interval", expected_direction="decrease"),
+    *_seeds("dqn_learning_starts_late", range(1), config_id="CartPole-v1:dqn",
+            overrides=("learning_starts=15000", "max_env_steps=20000"),
+            cause="learning starts after 75% of the budget (learning_starts 15000 vs the preset's 1000)",
+            expected_rules=("learning_starts_too_late",),
+            expected_key="learning_starts", expected_direction="decrease"),
+    *_seeds("dqn_explore_never", range(1), config_id="CartPole-v1:dqn",
+            overrides=("exploration_final_eps=0.9", "exploration_initial_eps=1.0", "max_env_steps=20000"),
+            cause="exploration never ends (final epsilon 0.9 vs the preset's 0.04)",
+            expected_rules=("exploration_never_ends",),
+            expected_key="exploration_final_eps", expected_direction="decrease"),
+    *_seeds("dqn_buffer_small", range(1), config_id="CartPole-v1:dqn",
+            overrides=("buffer_size=300", "max_env_steps=20000"),
+            cause="replay buffer of 300 transitions (vs the preset's 100000): full at once, then forgets",
+            expected_rules=("replay_buffer_too_small",),
+            expected_key="buffer_size", expected_direction="increase"),
+    *_seeds("dqn_explore_short", range(1), config_id="CartPole-v1:dqn",
+            overrides=("exploration_fraction=0.0001", "exploration_final_eps=0.0", "max_env_steps=20000"),
+            cause="no exploration (epsilon 0 after 2 env steps vs the preset's 8k-step anneal)",
+            expected_rules=("exploration_ends_too_early",),
+            expected_key="exploration_fraction", expected_direction="increase"),
 ]
 
 # The crash case's trainer is SIGKILLed once metrics.csv has this many rows (LunarLander: 16k env

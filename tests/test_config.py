@@ -76,11 +76,14 @@ def test_which_keys_apply_to_which_algorithm_is_declared_on_the_fields() -> None
     from gymnasium_solver.config import CONFIG_KEYS, applies_to
 
     ppo_only = {k for k in CONFIG_KEYS if not applies_to(k, "reinforce")}
-    reinforce_only = {k for k in CONFIG_KEYS if not applies_to(k, "ppo")}
+    reinforce_only = {k for k in CONFIG_KEYS if not applies_to(k, "ppo") and applies_to(k, "reinforce")}
     assert {"n_steps", "clip_range", "target_kl"} <= ppo_only and "vf_coef" not in ppo_only
     assert reinforce_only == {"episodes_per_update", "use_baseline"}
     assert not applies_to("log_std_init", "ppo", "discrete") and applies_to("log_std_init", "ppo", "box")
     assert applies_to("reward_scale", "reinforce", "discrete") and applies_to("n_steps", None)
+    # SB3 algorithms: their own keys, and not the shared keys they ignore (which must keep their default).
+    assert applies_to("buffer_size", "dqn") and applies_to("buffer_size", "sac") and not applies_to("buffer_size", "a2c")
+    assert not applies_to("vf_coef", "dqn") and applies_to("vf_coef", "a2c") and not applies_to("reward_scale", "sac")
 
 
 @pytest.mark.parametrize("algo", ["ppo", "reinforce"])
@@ -172,7 +175,8 @@ def test_every_bounded_field_says_why_and_the_docs_list_every_limit() -> None:
     from gymnasium_solver.config import CONFIG_FIELDS, CROSS_FIELD_LIMITS, limit_reason
 
     unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_advantages",
-                           "shared_network", "use_baseline", "algo", "tensorboard", "mlflow"}  # booleans and closed choices
+                           "shared_network", "use_baseline", "algo", "tensorboard", "mlflow",
+                           "ent_coef_auto"}  # booleans and closed choices
     assert [k for k in CONFIG_FIELDS if k not in unbounded_by_nature and not limit_reason(k)] == []
     docs = (Path(__file__).resolve().parent.parent / "docs" / "configs.md").read_text(encoding="utf-8")
     limits = docs.split("## Limits", 1)[1].split("\n## ", 1)[0]
@@ -197,7 +201,7 @@ def test_each_algorithm_has_its_own_config_model() -> None:
 @pytest.mark.parametrize(
     ("config_id", "override", "message"),
     [
-        ("CartPole-v1:reinforce", "n_steps=64", "'n_steps' is a ppo key; a reinforce config has no 'n_steps'"),
+        ("CartPole-v1:reinforce", "n_steps=64", "'n_steps' is a ppo or a2c key; a reinforce config has no 'n_steps'"),
         ("CartPole-v1:reinforce", "clip_range_vf=0.2", "'clip_range_vf' is a ppo key"),
         ("CartPole-v1:ppo", "episodes_per_update=4", "'episodes_per_update' is a reinforce key"),
         ("CartPole-v1:ppo", "use_baseline=false", "'use_baseline' is a reinforce key; a ppo config"),
@@ -214,7 +218,7 @@ def test_preset_naming_another_algorithms_key_is_an_error(tmp_path, monkeypatch)
     (tmp_path / "Acrobot-v1.yaml").write_text("variants:\n  x: {gamma: 0.9}\n  y: {algo: ppx}\n", encoding="utf-8")
     monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path))
     assert resolve_config("CartPole-v1:ppo").n_steps == 64  # type: ignore[union-attr]
-    with pytest.raises(ConfigError, match=r"CartPole-v1.yaml \(variant 'reinforce'\): 'n_steps' is a ppo key"):
+    with pytest.raises(ConfigError, match=r"CartPole-v1.yaml \(variant 'reinforce'\): 'n_steps' is a ppo or a2c key"):
         resolve_config("CartPole-v1:reinforce")
     with pytest.raises(ConfigError, match="missing key 'algo'; set it to one of ppo, reinforce"):
         resolve_config("Acrobot-v1:x")

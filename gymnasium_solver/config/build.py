@@ -16,9 +16,8 @@ from gymnasium_solver.config.model import (
     CONFIG_MODELS,
     Algo,
     Config,
+    ConfigBase,
     ConfigError,
-    PPOConfig,
-    ReinforceConfig,
     algos_for_key,
     limit_reason,
 )
@@ -94,7 +93,7 @@ def _format_validation_error(exc: ValidationError, where: str) -> str:
     return f"{where}: invalid config: " + "; ".join(lines)
 
 
-def _config_model(data: Mapping[str, Any], where: str) -> type[PPOConfig] | type[ReinforceConfig]:
+def _config_model(data: Mapping[str, Any], where: str) -> type[ConfigBase]:
     """The union member ``data['algo']`` selects, refusing keys that belong to another algorithm."""
     choices = ", ".join(a.value for a in Algo)
     if "algo" not in data:
@@ -107,7 +106,7 @@ def _config_model(data: Mapping[str, Any], where: str) -> type[PPOConfig] | type
     for key in data:
         owners = algos_for_key(key)
         if owners and key not in model.model_fields:
-            names = " and ".join(a.value for a in owners)
+            names = " or ".join(a.value for a in owners)
             raise ConfigError(f"{where}: {key!r} is a {names} key; a {algo} config has no {key!r} "
                               f"(remove it, or use a {names} variant)")
     return model
@@ -120,7 +119,7 @@ def build_config(data: Mapping[str, Any], where: str = "config") -> Config:
     clean = {k: v for k, v in data.items() if k not in PRESET_ONLY_KEYS}
     model = _config_model(clean, where)
     try:
-        return model.model_validate(clean)
+        return model.model_validate(clean)  # type: ignore[return-value]
     except ValidationError as exc:
         raise ConfigError(_format_validation_error(exc, where)) from exc
 

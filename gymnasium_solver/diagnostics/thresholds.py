@@ -266,3 +266,54 @@ REINFORCE_LR_MAX = _t(
     "a REINFORCE learning rate above this, with an entropy collapse, is too high (no KL to show it)",
     "Ours: presets use 0.006; Adam rates above ~0.05 move a 64-unit policy to determinism in a few updates",
 )
+
+# --- off-policy (Stable-Baselines3 DQN / SAC / TD3 runs) --------------------------------------
+# Sources: DQN paper: Mnih et al. 2015, "Human-level control through deep RL" (epsilon annealed over
+# 1M of 50M frames, replay 1M, target every 10k updates); SB3 docs (DQN exploration_fraction 0.1,
+# learning_starts 100, SAC/TD3 tau 0.005); RL Zoo: rl_zoo3 hyperparams/dqn.yml, sac.yml.
+EXPLORATION_MIN_FRACTION = _t(
+    "exploration_min_fraction", 0.01,
+    "epsilon reaches its final value within this fraction of the budget: too little random exploration "
+    "before the policy commits",
+    "SB3 docs (exploration_fraction 0.1 default); RL Zoo (0.06-0.2 tuned)",
+)
+EXPLORATION_HIGH = _t(
+    "exploration_high", 0.3,
+    "epsilon still above this over the late half of the run: most actions stay random, so the greedy "
+    "policy's returns are never what training sees",
+    "DQN paper and SB3 docs (final epsilon 0.01-0.1); RL Zoo (0.04-0.11)",
+)
+TARGET_COPIES_MIN = _t(
+    "target_copies_min", 10,
+    "fewer target-network copies than this over the budget: the bootstrapped targets barely move",
+    "DQN paper (5,000 copies over 50M frames); RL Zoo CartPole (target every 10 steps of 5e4)",
+)
+TARGET_UPDATES_PER_COPY_MIN = _t(
+    "target_updates_per_copy_min", 1.0,
+    "fewer gradient updates per hard target copy than this (or tau above 0.5): the target is the online "
+    "network, so the regression target moves with every step",
+    "DQN paper (10,000 updates per copy); SB3 docs (soft tau 0.005)",
+)
+Q_DIVERGENCE_FACTOR = _t(
+    "q_divergence_factor", 10.0,
+    "|mean predicted Q| above this many times the largest return seen (episode or evaluation): the "
+    "Q-values no longer estimate any return the policy can get",
+    "Ours: healthy CartPole DQN q_mean stays below the best return (discounted); van Hasselt et al. 2018 "
+    "'Deep RL and the deadly triad' (divergence = unbounded Q)",
+)
+REPLAY_FILLED_EARLY = _t(
+    "replay_filled_early", 0.05,
+    "the replay buffer is full within this fraction of the budget: from then on it forgets all but the "
+    "most recent experience",
+    "DQN paper (replay 1M of 50M frames fills at 2%, but holds ~1000 episodes); RL Zoo (buffers 5e4-1e6)",
+)
+REPLAY_MIN_TRANSITIONS = _t(
+    "replay_min_transitions", 5000,
+    "a replay buffer of fewer transitions than this (and full early) holds only a few episodes",
+    "RL Zoo (smallest tuned buffer 1e4, MountainCar); SB3 docs (1e6 default)",
+)
+LEARNING_STARTS_LATE = _t(
+    "learning_starts_late", 0.3,
+    "no gradient update before this fraction of the budget: most of the budget is spent acting randomly",
+    "SB3 docs (learning_starts 100 default); RL Zoo (0-10,000 of 2e4-1e6 budgets)",
+)

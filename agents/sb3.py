@@ -1,0 +1,310 @@
+"""Stable-Baselines3 algorithms (DQN, A2C, SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
+``Agent`` interface, so that our training loop drives them and writes the same run folder.
+
+SB3 interleaves collection and gradient steps (``train_freq``), so ``SB3Agent.collect`` runs one
+iteration's chunk of ``iteration_steps`` env steps *with* its gradient steps, the way SB3's own
+``learn()`` does (``collect_rollouts`` then ``train``), and ``update`` reports what the chunk
+measured. SB3's logged values reach us through a logger output format (``MetricsCapture``) and are
+renamed into our vocabulary (``SB3_METRICS``). Evaluation, checkpoints, stop signals and failures
+stay ours (training.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import KVWriter, Logger
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+from agents.common import ActOutput, NonFiniteLossError, UpdateStats
+from gymnasium_solver.config import (
+    A2CConfig,
+    Algo,
+    DQNConfig,
+    OffPolicyConfigBase,
+    QRDQNConfig,
+    SACConfig,
+    SB3ConfigBase,
+    Schedule,
+    TD3Config,
+    TQCConfig,
+)
+from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.run_folder import M
+
+# Which library class trains each SB3 algorithm (the Algo enum is the list; this is how each is built).
+SB3_CLASSES: dict[Algo, tuple[str, str]] = {
+    Algo.DQN: ("stable_baselines3", "DQN"), Algo.A2C: ("stable_baselines3", "A2C"),
+    Algo.SAC: ("stable_baselines3", "SAC"), Algo.TD3: ("stable_baselines3", "TD3"),
+    Algo.QRDQN: ("sb3_contrib", "QRDQN"), Algo.TQC: ("sb3_contrib", "TQC"),
+}
+_BOX_ONLY = (Algo.SAC, Algo.TD3, Algo.TQC)
+_DISCRETE_ONLY = (Algo.DQN, Algo.QRDQN)
+
+# SB3's logger keys -> our metrics.csv columns (mean over the iteration's logger dumps). Keys not
+# named here (SB3's time/ and rollout/ bookkeeping) are not ours to write.
+SB3_METRICS: dict[str, str] = {
+    "train/loss": M.TD_LOSS,
+    "train/critic_loss": M.CRITIC_LOSS,
+    "train/actor_loss": M.ACTOR_LOSS,
+    "train/ent_coef": M.ENT_COEF,
+    "train/ent_coef_loss": M.ENT_COEF_LOSS,
+    "train/learning_rate": M.LEARNING_RATE,
+    "rollout/exploration_rate": M.EXPLORATION_RATE,
+    "train/policy_loss": M.POLICY_LOSS,
+    "train/value_loss": M.VALUE_LOSS,
+    "train/explained_variance": M.EXPLAINED_VARIANCE,
+    "train/std": M.ACTION_STD,
+}
+_LOSSES = ("train/loss", "train/critic_loss", "train/actor_loss", "train/policy_loss", "train/value_loss")
+Q_SAMPLE = 256  # replay transitions the mean Q-value is measured on
+
+
+def sb3_class(algo: Algo) -> type[BaseAlgorithm]:
+    module, name = SB3_CLASSES[algo]
+    cls: type[BaseAlgorithm] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def check_action_space(cfg: SB3ConfigBase, spec: SpaceSpec) -> None:
+    """ValueError, naming what would work, when the algorithm cannot act in this action space."""
+    if cfg.algo in _BOX_ONLY and spec.discrete:
+        raise ValueError(f"{cfg.algo} needs continuous (Box) actions, but {cfg.env_id} has {spec.n_actions} discrete "
+                         "actions; use dqn, qrdqn, a2c or ppo for it")
+    if cfg.algo in _DISCRETE_ONLY and not spec.discrete:
+        raise ValueError(f"{cfg.algo} needs discrete actions, but {cfg.env_id} has continuous (Box) actions; "
+                         "use sac, td3, tqc, a2c or ppo for it")
+
+
+def _schedule(value: float | Schedule) -> Any:
+    """Our schedule (over the fraction of max_env_steps spent) as SB3's (over the fraction remaining)."""
+    if isinstance(value, Schedule):
+        return lambda remaining: value.at(1.0 - remaining)
+    return float(value)
+
+
+def _policy_kwargs(cfg: SB3ConfigBase) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"net_arch": list(cfg.hidden_sizes),
+                              "activation_fn": torch.nn.Tanh if cfg.activation == "tanh" else torch.nn.ReLU}
+    if isinstance(cfg, QRDQNConfig | TQCConfig):
+        kwargs["n_quantiles"] = cfg.n_quantiles
+    if isinstance(cfg, SACConfig | A2CConfig):
+        kwargs["log_std_init"] = cfg.log_std_init
+    return kwargs
+
+
+def _off_policy_kwargs(cfg: OffPolicyConfigBase, spec: SpaceSpec) -> dict[str, Any]:
+    kw: dict[str, Any] = {
+        "buffer_size": cfg.buffer_size, "learning_starts": cfg.learning_starts, "batch_size": cfg.batch_size,
+        "tau": cfg.tau, "train_freq": cfg.train_freq, "gradient_steps": cfg.gradient_steps,
+    }
+    if isinstance(cfg, DQNConfig):
+        kw |= {"target_update_interval": cfg.target_update_interval, "exploration_fraction": cfg.exploration_fraction,
+               "exploration_initial_eps": cfg.exploration_initial_eps,
+               "exploration_final_eps": cfg.exploration_final_eps, "max_grad_norm": cfg.max_grad_norm or math.inf}
+    if isinstance(cfg, SACConfig):
+        ent = float(schedule_or_float(cfg.ent_coef))
+        kw |= {"ent_coef": (f"auto_{ent}" if ent > 0 else "auto") if cfg.ent_coef_auto else ent,
+               "target_entropy": "auto" if cfg.target_entropy is None else cfg.target_entropy}
+    if isinstance(cfg, TQCConfig):
+        kw["top_quantiles_to_drop_per_net"] = cfg.top_quantiles_to_drop_per_net
+    if isinstance(cfg, TD3Config):
+        from stable_baselines3.common.noise import NormalActionNoise
+
+        assert spec.action_low is not None and spec.action_high is not None
+        half = (spec.action_high - spec.action_low) / 2.0
+        kw |= {"policy_delay": cfg.policy_delay, "target_policy_noise": cfg.target_policy_noise,
+               "target_noise_clip": cfg.target_noise_clip,
+               "action_noise": NormalActionNoise(np.zeros(spec.n_actions), cfg.action_noise_std * half)
+               if cfg.action_noise_std > 0 else None}
+    return kw
+
+
+def schedule_or_float(value: float | Schedule) -> float:
+    return value.start if isinstance(value, Schedule) else float(value)
+
+
+def sb3_kwargs(cfg: SB3ConfigBase, spec: SpaceSpec) -> dict[str, Any]:
+    """The SB3 constructor arguments our config stands for (env and logger are added by the caller)."""
+    kw: dict[str, Any] = {"learning_rate": _schedule(cfg.learning_rate), "gamma": cfg.gamma, "seed": cfg.seed,
+                          "device": "cpu", "verbose": 0, "policy_kwargs": _policy_kwargs(cfg)}
+    if isinstance(cfg, OffPolicyConfigBase):
+        kw |= _off_policy_kwargs(cfg, spec)
+    if isinstance(cfg, A2CConfig):
+        kw |= {"n_steps": cfg.n_steps, "gae_lambda": cfg.gae_lambda, "ent_coef": schedule_or_float(cfg.ent_coef),
+               "vf_coef": cfg.vf_coef, "max_grad_norm": cfg.max_grad_norm or math.inf,
+               "normalize_advantage": cfg.normalize_advantages}
+    return kw
+
+
+class MetricsCapture(KVWriter):
+    """An SB3 logger output format that keeps the mean of every numeric value SB3 dumps, until taken."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, float] = {}
+        self._counts: dict[str, int] = {}
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+        for key, value in key_values.items():
+            if isinstance(value, int | float | np.floating | np.integer) and not isinstance(value, bool):
+                self._sums[key] = self._sums.get(key, 0.0) + float(value)
+                self._counts[key] = self._counts.get(key, 0) + 1
+
+    def take(self) -> dict[str, float]:
+        means = {k: self._sums[k] / self._counts[k] for k in self._sums}
+        self._sums, self._counts = {}, {}
+        return means
+
+    def close(self) -> None:
+        pass
+
+
+class _NoCallback(BaseCallback):
+    def _on_step(self) -> bool:
+        return True
+
+
+class SB3Policy:
+    """A Stable-Baselines3 model seen as our Policy: deterministic actions for evaluation, and its
+    networks' weights (online and target) for the non-finite guard."""
+
+    def __init__(self, model: BaseAlgorithm, spec: SpaceSpec):
+        self.model, self.spec = model, spec
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self.model.device)
+
+    def act(self, obs: np.ndarray, rng: np.random.Generator | None, deterministic: bool = False) -> ActOutput:
+        actions, _ = self.model.predict(obs, deterministic=deterministic)
+        return ActOutput(actions, actions)
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(self.model.policy.state_dict())
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        return self.model.policy.load_state_dict(state_dict, strict=strict)
+
+    def all_finite(self) -> bool:
+        return all(bool(torch.isfinite(p).all()) for p in self.model.policy.state_dict().values()
+                   if p.is_floating_point())
+
+    def saved_model(self) -> torch.Tensor:
+        """The model as SB3's own .zip (weights, optimizers, hyperparameters; no replay buffer), as bytes in a tensor."""
+        buffer = io.BytesIO()
+        self.model.save(buffer)
+        return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
+
+
+def load_sb3_policy(algo: Algo, saved: torch.Tensor, spec: SpaceSpec) -> SB3Policy:
+    """Rebuild a policy saved by ``SB3Policy.saved_model``, for an environment with spaces ``spec``."""
+    model = sb3_class(algo).load(io.BytesIO(saved.numpy().tobytes()), device="cpu")
+    return SB3Policy(model, spec)
+
+
+class Chunk(NamedTuple):
+    """One iteration of SB3 training: its env steps (collected and learned from)."""
+
+    env_steps: int
+
+
+class SB3Agent:
+    """Trains ``cfg``'s SB3 algorithm on the SB3 VecEnv ``env`` one chunk of ``iteration_steps`` at a time."""
+
+    def __init__(self, cfg: SB3ConfigBase, spec: SpaceSpec, env: Any):
+        check_action_space(cfg, spec)
+        self.cfg = cfg
+        self.capture = MetricsCapture()
+        self.model = sb3_class(cfg.algo)("MlpPolicy", env, **sb3_kwargs(cfg, spec))
+        self.model.set_logger(Logger(folder=None, output_formats=[self.capture]))
+        _, self.callback = self.model._setup_learn(cfg.max_env_steps, _NoCallback())
+        self.policy = SB3Policy(self.model, spec)
+        self.optimizer = None  # SB3 keeps its optimizers inside the model (saved in its .zip)
+
+    def collect(self, collector: Any) -> Chunk:
+        """Collect ``iteration_steps`` env steps with their gradient steps, as SB3's learn() does.
+        A non-finite loss or weight puts back the chunk's starting weights and raises NonFiniteLossError."""
+        m = self.model
+        start = m.num_timesteps
+        target = min(start + self.cfg.iteration_steps, self.cfg.max_env_steps)
+        good = {k: v.detach().clone() for k, v in m.policy.state_dict().items()}
+        while m.num_timesteps < target:
+            self._collect_and_train()
+            losses = [v for k, v in m.logger.name_to_value.items() if k in _LOSSES]  # before dump() clears them
+            m.logger.dump(m.num_timesteps)
+            if not all(math.isfinite(v) for v in losses) or not self.policy.all_finite():
+                m.policy.load_state_dict(good)
+                raise NonFiniteLossError(f"{self.cfg.algo} produced a non-finite loss or weight at "
+                                         f"{m.num_timesteps} env steps")
+        assert m.env is not None
+        collector.episodes = sum(len(r) for r in m.env.env_method("get_episode_rewards"))  # Monitor's count
+        return Chunk(int(m.num_timesteps - start))
+
+    def _collect_and_train(self) -> None:
+        m = self.model
+        if isinstance(m, OffPolicyAlgorithm):
+            rollout = m.collect_rollouts(m.env, callback=self.callback, train_freq=m.train_freq,  # type: ignore[arg-type]
+                                         replay_buffer=m.replay_buffer, action_noise=m.action_noise,  # type: ignore[arg-type]
+                                         learning_starts=m.learning_starts, log_interval=None)
+            if m.num_timesteps > m.learning_starts:
+                steps = m.gradient_steps if m.gradient_steps >= 0 else rollout.episode_timesteps
+                if steps > 0:
+                    m.train(batch_size=m.batch_size, gradient_steps=steps)
+            return
+        m.collect_rollouts(m.env, self.callback, m.rollout_buffer, n_rollout_steps=m.n_steps)  # type: ignore[attr-defined]
+        m._update_current_progress_remaining(m.num_timesteps, m._total_timesteps)
+        m.train()  # type: ignore[attr-defined]
+
+    def targets(self, rollout: Chunk) -> Chunk:
+        return rollout  # SB3 computes its own targets inside train()
+
+    def update(self, batch: Chunk, progress: float) -> UpdateStats:
+        """What the chunk measured: SB3's logged values (renamed) and our replay-buffer measures."""
+        logged = self.capture.take()
+        ours = {SB3_METRICS[k]: v for k, v in logged.items() if k in SB3_METRICS}
+        if "train/entropy_loss" in logged:
+            ours[M.ENTROPY] = -logged["train/entropy_loss"]
+        extra: dict[str, float | None] = {M.N_UPDATES: float(getattr(self.model, "_n_updates", 0))}
+        if isinstance(self.model, OffPolicyAlgorithm):
+            buffer = self.model.replay_buffer
+            assert buffer is not None
+            extra[M.REPLAY_FILL] = buffer.size() / buffer.buffer_size
+            extra[M.Q_MEAN] = self.q_mean()
+        if isinstance(self.cfg, DQNConfig):
+            extra[M.EXPLORATION_RATE] = float(self.model.exploration_rate)  # type: ignore[attr-defined]
+        for key in (M.TD_LOSS, M.CRITIC_LOSS, M.ACTOR_LOSS, M.ENT_COEF_LOSS):
+            if key in ours:
+                extra[key] = ours[key]
+        return UpdateStats(
+            policy_loss=ours.get(M.POLICY_LOSS), value_loss=ours.get(M.VALUE_LOSS), entropy=ours.get(M.ENTROPY),
+            grad_norm=None, learning_rate=ours.get(M.LEARNING_RATE), ent_coef=ours.get(M.ENT_COEF),
+            explained_variance=ours.get(M.EXPLAINED_VARIANCE), action_std=ours.get(M.ACTION_STD), extra=extra,
+        )
+
+    @torch.no_grad()
+    def q_mean(self) -> float | None:
+        """Mean predicted Q of the policy's own action on a replay sample (None before any transition)."""
+        m = self.model
+        buffer = m.replay_buffer  # type: ignore[attr-defined]
+        if buffer is None or buffer.size() == 0:
+            return None
+        obs = buffer.sample(min(Q_SAMPLE, buffer.size())).observations
+        policy: Any = m.policy
+        if isinstance(self.cfg, QRDQNConfig):
+            q = policy.quantile_net(obs).mean(dim=1).max(dim=1).values
+        elif isinstance(self.cfg, DQNConfig):
+            q = policy.q_net(obs).max(dim=1).values
+        elif isinstance(self.cfg, TQCConfig):
+            q = policy.critic(obs, policy.actor(obs, deterministic=True)).mean(dim=(1, 2))
+        else:
+            q = policy.critic(obs, policy.actor(obs, deterministic=True) if isinstance(self.cfg, SACConfig)
+                              else policy.actor(obs))[0]
+        return float(q.mean())

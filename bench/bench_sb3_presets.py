@@ -1,0 +1,126 @@
+"""Our Stable-Baselines3 presets vs the RL Zoo's tuned hyperparameters, side by side.
+
+Both arms train the same SB3 algorithm through our trainer (agents/sb3.py), so the solve definition
+is the same: our deterministic evaluation every ``eval_freq`` env steps (the preset's), stop at the
+first evaluation whose mean return reaches the threshold. The Zoo arm is SB3's defaults plus the
+RL Zoo's hyperparameters for the env (rl_zoo3's hyperparams/<algo>.yml; its ``n_timesteps`` is the
+Zoo arm's budget, since the Zoo's schedules, e.g. DQN's exploration, are fractions of it). The arms
+alternate seed by seed in one process, so machine load hits both alike. Wall time: from environment
+creation to the end of the solving evaluation (training.TrainResult.solved_at).
+
+    .venv/bin/python bench/bench_sb3_presets.py                       # every pair, seeds 0-2
+    .venv/bin/python bench/bench_sb3_presets.py --only CartPole-v1:dqn --seeds 0 1 2 3 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gymnasium_solver.config import build_config, resolve_config
+from gymnasium_solver.training import train
+
+# Our preset -> (the Zoo's algorithm file, the Zoo's env key).
+PAIRS = {
+    "CartPole-v1:dqn": ("dqn", "CartPole-v1"),
+    "LunarLander-v3:dqn": ("dqn", "LunarLander-v3"),
+    "Pendulum-v1:sac": ("sac", "Pendulum-v1"),
+    "Pendulum-v1:td3": ("td3", "Pendulum-v1"),
+}
+# Keys of the Zoo's files that are ours under the same name.
+SAME_NAME = ("learning_rate", "batch_size", "buffer_size", "learning_starts", "gamma", "tau", "train_freq",
+             "gradient_steps", "target_update_interval", "exploration_fraction", "exploration_final_eps",
+             "exploration_initial_eps", "policy_delay", "target_policy_noise", "target_noise_clip", "n_envs")
+# SB3's default networks where the Zoo does not set one (DQN [64, 64]; SAC [256, 256]; TD3 [400, 300]).
+SB3_NET_ARCH = {"dqn": [64, 64], "sac": [256, 256], "td3": [400, 300]}
+# What we keep from our preset in the Zoo arm: how it is judged, never how it learns.
+JUDGED_BY = ("eval_freq", "eval_episodes", "reward_threshold", "iteration_steps", "torch_threads")
+
+
+def zoo_hyperparams(algo: str, env_id: str) -> dict[str, Any]:
+    """The RL Zoo's entry for ``env_id`` in its hyperparams/<algo>.yml, read from the installed rl_zoo3."""
+    import rl_zoo3
+
+    path = Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
+    table = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.UnsafeLoader)  # noqa: S506 - the Zoo's own file
+    if env_id not in table:
+        raise SystemExit(f"{path} has no {env_id} entry")
+    return dict(table[env_id])
+
+
+def zoo_config(config_id: str, seed: int) -> Any:
+    """Our config for the Zoo's settings: SB3's defaults, the Zoo's values, our judging keys."""
+    ours = resolve_config(config_id, [f"seed={seed}"])
+    algo, zoo_env = PAIRS[config_id]
+    zoo = zoo_hyperparams(algo, zoo_env)
+    data: dict[str, Any] = {"env_id": ours.env_id, "variant": f"zoo-{algo}", "algo": algo, "seed": seed,
+                            "max_env_steps": int(float(zoo["n_timesteps"])), "activation": "relu",
+                            "hidden_sizes": SB3_NET_ARCH[algo]}
+    data |= {k: getattr(ours, k) for k in JUDGED_BY}
+    data |= {k: zoo[k] for k in SAME_NAME if k in zoo}
+    net = re.search(r"net_arch=\[([0-9, ]+)\]", str(zoo.get("policy_kwargs", "")))
+    if net:
+        data["hidden_sizes"] = [int(x) for x in net.group(1).split(",")]
+    if zoo.get("noise_type") == "normal":
+        assert ours.env_id == "Pendulum-v1"  # our noise is in action half-ranges: Pendulum's is 2
+        data["action_noise_std"] = float(zoo["noise_std"]) / 2.0
+    elif algo == "td3":
+        data["action_noise_std"] = 0.0
+    return build_config(data, f"Zoo {algo} {zoo_env}")
+
+
+def run(cfg: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as runs_dir:
+        result = train(cfg, Path(runs_dir))
+    s = result.solved_at
+    return {"solved": result.solved, "env_steps": s.env_steps if s else None, "wall_s": s.wall_seconds if s else None,
+            "budget": cfg.max_env_steps, "spent_steps": result.env_steps, "spent_s": result.wall_seconds}
+
+
+def _median(values: list[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=list(PAIRS), default=list(PAIRS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--json", type=Path, help="also write the per-seed results here")
+    args = parser.parse_args()
+    everything: dict[str, Any] = {}
+    for config_id in args.only:
+        rows: dict[str, list[dict[str, Any]]] = {"ours": [], "zoo": []}
+        for seed in args.seeds:  # alternate the arms so that load hits both alike
+            rows["ours"].append(run(resolve_config(config_id, [f"seed={seed}"])))
+            rows["zoo"].append(run(zoo_config(config_id, seed)))
+            for arm in ("ours", "zoo"):
+                r = rows[arm][-1]
+                print(f"{config_id} {arm:4} seed {seed}: " + (
+                    f"solved at {r['env_steps']} env steps, {r['wall_s']:.1f} s" if r["solved"] else
+                    f"NOT solved in {r['spent_steps']} env steps ({r['spent_s']:.1f} s)"), flush=True)
+        summary = {}
+        for arm, results in rows.items():
+            summary[arm] = {"solved": f"{sum(r['solved'] for r in results)}/{len(results)}",
+                            "median_env_steps": _median([r["env_steps"] for r in results]),
+                            "median_wall_s": _median([r["wall_s"] for r in results])}
+        o, z = summary["ours"], summary["zoo"]
+        verdict = ""
+        if o["median_wall_s"] and z["median_wall_s"] and o["median_env_steps"] and z["median_env_steps"]:
+            verdict = (f"; steps ours/zoo = {o['median_env_steps'] / z['median_env_steps']:.2f} (target <= 1), "
+                       f"wall ours/zoo = {o['median_wall_s'] / z['median_wall_s']:.2f} (target <= 0.5)")
+        print(f"== {config_id}: ours {o} | zoo {z}{verdict}", flush=True)
+        everything[config_id] = {"seeds": args.seeds, "summary": summary, "runs": rows}
+    if args.json:
+        args.json.write_text(json.dumps(everything, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""Rules for off-policy runs (Stable-Baselines3 DQN, QR-DQN, SAC, TD3, TQC): exploration that ends too
+early or never, target-network updates too rare or too frequent, Q-value divergence, a replay buffer
+too small, and learning that starts too late. Each cites the metric (or setting) it saw."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gymnasium_solver.config import Algo
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.context import Ctx, ev, late_x
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.series import median, split
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
+from gymnasium_solver.run_folder import M
+
+OFF_POLICY = (Algo.DQN, Algo.QRDQN, Algo.SAC, Algo.TD3, Algo.TQC)
+EPSILON_GREEDY = (Algo.DQN, Algo.QRDQN)
+
+
+def _budget(ctx: Ctx) -> float:
+    return float(ctx.config.get("max_env_steps") or ctx.info.max_env_steps or 0)
+
+
+def _setting(key: str, value: object, healthy: str) -> Evidence:
+    return Evidence(metric=f"config:{key}", observed=f"{key}={value}", healthy=healthy)
+
+
+@rule("exploration_ends_too_early", "exploration_never_ends")
+def exploration(ctx: Ctx) -> Finding | None:
+    if ctx.algo not in EPSILON_GREEDY or ctx.solved:
+        return None
+    x, y = ctx.data.finite(M.EXPLORATION_RATE)
+    budget = _budget(ctx)
+    if len(y) < 2 or budget <= 0:
+        return None
+    final = float(ctx.config.get("exploration_final_eps", y[-1]))
+    fraction = float(ctx.config.get("exploration_fraction", 0.1))
+    done = np.nonzero(y <= final + 1e-9)[0]
+    # "At once": by the first metrics row, or within twice the minimum fraction of the budget.
+    early = max(2 * T.EXPLORATION_MIN_FRACTION.value * budget, float(x[0]))
+    if len(done) and int(x[done[0]]) <= early and fraction < T.EXPLORATION_MIN_FRACTION.value and not ctx.too_early:
+        return Finding(
+            id="exploration_ends_too_early", severity=Severity.WARNING, score=0.85,
+            title="Exploration ends almost at once: epsilon reaches its final value before anything is learned",
+            evidence=[ev(M.EXPLORATION_RATE, x[: done[0] + 1], f"epsilon {fmt(final)} already at "
+                         f"{int(x[done[0]]):,} env steps (exploration_fraction={fraction:g} of {budget:,.0f})",
+                         f"annealed over >= {T.EXPLORATION_MIN_FRACTION.value:.0%} of the budget "
+                         f"({T.EXPLORATION_MIN_FRACTION.source})"),
+                      _setting("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
+            cause="With epsilon at its floor from the start, the agent acts greedily on an untrained "
+            "Q-network: it sees one narrow slice of the state space and the replay buffer never holds the "
+            "experience the Q-values need.",
+            suggested_changes=[change("exploration_fraction", fraction, 0.1, "increase",
+                                      "anneal epsilon over a tenth of the budget (SB3's default)")],
+        )
+    _, late = split(y, T.LATE_FRACTION.value)
+    lm = median(late)
+    if lm > T.EXPLORATION_HIGH.value and not ctx.too_early:
+        changes = []
+        if final > T.EXPLORATION_HIGH.value:
+            changes.append(change("exploration_final_eps", final, 0.05, "decrease", "SB3's default final epsilon"))
+        if fraction > 0.5:
+            changes.append(change("exploration_fraction", fraction, 0.1, "decrease",
+                                  "finish the annealing in the first tenth of the budget"))
+        return Finding(
+            id="exploration_never_ends", severity=Severity.WARNING, score=0.8,
+            title="Exploration never ends: epsilon stays high to the end of the run",
+            evidence=[ev(M.EXPLORATION_RATE, late_x(x), f"late median epsilon {fmt(lm)}",
+                         f"<= {T.EXPLORATION_HIGH.value:g} by mid-run ({T.EXPLORATION_HIGH.source})"),
+                      _setting("exploration_final_eps", final, "0.01-0.1"),
+                      _setting("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
+            cause="Most actions stay random, so the training episodes are short and what the replay "
+            "buffer holds is mostly a random policy's experience.",
+            suggested_changes=changes,
+        )
+    return None
+
+
+@rule("target_updates_too_rare", "target_updates_too_frequent")
+def target_updates(ctx: Ctx) -> Finding | None:
+    if ctx.algo not in OFF_POLICY or ctx.solved or ctx.too_early:
+        return None
+    budget = _budget(ctx)
+    if ctx.algo in EPSILON_GREEDY:
+        interval = float(ctx.config.get("target_update_interval", 10_000))
+        train_freq = float(ctx.config.get("train_freq", 4))
+        gradient_steps = float(ctx.config.get("gradient_steps", 1))
+        per_copy = interval / max(train_freq, 1.0) * (gradient_steps if gradient_steps > 0 else train_freq)
+        copies = budget / interval if interval > 0 else 0.0
+        if budget > 0 and copies < T.TARGET_COPIES_MIN.value:
+            return Finding(
+                id="target_updates_too_rare", severity=Severity.WARNING, score=0.8,
+                title="The target network is almost never updated",
+                evidence=[_setting("target_update_interval", int(interval),
+                                   f">= {T.TARGET_COPIES_MIN.value:g} copies over the budget "
+                                   f"({T.TARGET_COPIES_MIN.source})"),
+                          Evidence(metric="config:max_env_steps",
+                                   observed=f"max_env_steps={int(budget)}: {copies:.1f} target copies in the whole run",
+                                   healthy=f">= {T.TARGET_COPIES_MIN.value:g} copies")],
+                cause="The bootstrapped targets come from a network that is copied only a handful of times, so "
+                "the Q-values chase a stale target and improve only at each rare copy.",
+                suggested_changes=[change("target_update_interval", int(interval),
+                                          max(1, int(budget // 50)), "decrease", "about 50 copies over the budget")],
+            )
+        if per_copy < T.TARGET_UPDATES_PER_COPY_MIN.value:
+            return _too_frequent(ctx, "target_update_interval", int(interval),
+                                 f"{per_copy:.2g} gradient updates per target copy", int(max(train_freq, 1) * 250))
+        return None
+    tau = float(ctx.config.get("tau", 0.005))
+    if tau > 0.5:
+        return _too_frequent(ctx, "tau", tau, f"tau={tau:g}: the target is {tau:.0%} the online network after "
+                             "every update", 0.005)
+    return None
+
+
+def _too_frequent(ctx: Ctx, key: str, current: object, observed: str, suggested: object) -> Finding:
+    x, y = ctx.data.finite(M.Q_MEAN)
+    evidence = [Evidence(metric=f"config:{key}", observed=f"{key}={current}: {observed}",
+                         healthy=f">= {T.TARGET_UPDATES_PER_COPY_MIN.value:g} update(s) per copy, or "
+                         f"tau <= 0.5 ({T.TARGET_UPDATES_PER_COPY_MIN.source})")]
+    if len(y) >= 2:
+        evidence.append(ev(M.Q_MEAN, x, f"mean Q from {fmt(float(y[0]))} to {fmt(float(y[-1]))} "
+                           f"(max |Q| {fmt(float(np.max(np.abs(y))))})", "tracks the returns"))
+    return Finding(
+        id="target_updates_too_frequent", severity=Severity.WARNING, score=0.7,
+        title="The target network is updated so often that there is effectively no target network",
+        evidence=evidence,
+        cause="The regression target moves with the network being trained, which makes "
+        "Q-learning unstable (the deadly triad); returns oscillate or collapse.",
+        suggested_changes=[change(key, current, suggested, "increase" if key != "tau" else "decrease",
+                                  "a target that stays put for a while")],
+    )
+
+
+def _largest_return(ctx: Ctx) -> float:
+    candidates = [abs(float(v)) for v in (ctx.best_eval, ctx.threshold) if v is not None]
+    _, y = ctx.data.finite(M.EP_RETURN_MEAN)
+    if len(y):
+        candidates.append(float(np.max(np.abs(y))))
+    return max(candidates, default=0.0)
+
+
+@rule("q_value_divergence")
+def q_value_divergence(ctx: Ctx) -> Finding | None:
+    if ctx.algo not in OFF_POLICY:
+        return None
+    x, y = ctx.data.finite(M.Q_MEAN)
+    scale = _largest_return(ctx)
+    if len(y) < 3 or scale <= 0:
+        return None
+    _, late = split(y, T.LATE_FRACTION.value)
+    peak = float(np.max(np.abs(late)))
+    limit = T.Q_DIVERGENCE_FACTOR.value * scale
+    if peak <= limit:
+        return None
+    changes = [lr_change(ctx, 0.1, "smaller steps keep the Q-regression from running away")]
+    if ctx.algo in EPSILON_GREEDY and float(ctx.config.get("max_grad_norm") or 1e9) > 100:
+        changes.append(change("max_grad_norm", ctx.config.get("max_grad_norm"), 10, "decrease",
+                              "SB3's DQN default clip"))
+    return Finding(
+        id="q_value_divergence", severity=Severity.CRITICAL, score=0.9,
+        title="The Q-values diverge: they grow far beyond any return the agent sees",
+        evidence=[ev(M.Q_MEAN, late_x(x), f"late max |mean Q| {fmt(peak)}",
+                     f"<= {T.Q_DIVERGENCE_FACTOR.value:g}x the largest return seen ({fmt(scale)}) "
+                     f"({T.Q_DIVERGENCE_FACTOR.source})")],
+        cause="Bootstrapping from its own overestimates, the critic feeds on itself (off-policy data, function "
+        "approximation and bootstrapping together): a learning rate too high, no gradient clip or a target "
+        "network that moves too fast.",
+        suggested_changes=changes,
+    )
+
+
+@rule("replay_buffer_too_small")
+def replay_buffer_too_small(ctx: Ctx) -> Finding | None:
+    if ctx.algo not in OFF_POLICY or ctx.solved or ctx.too_early:
+        return None
+    x, y = ctx.data.finite(M.REPLAY_FILL)
+    budget = _budget(ctx)
+    size = ctx.config.get("buffer_size")
+    if len(y) < 2 or budget <= 0 or size is None:
+        return None
+    full = np.nonzero(y >= 1.0 - 1e-9)[0]
+    if not len(full) or int(size) >= T.REPLAY_MIN_TRANSITIONS.value:
+        return None
+    at = int(x[full[0]])
+    if at > max(T.REPLAY_FILLED_EARLY.value * budget, float(x[0])):  # full by the first row counts as early
+        return None
+    return Finding(
+        id="replay_buffer_too_small", severity=Severity.WARNING, score=0.8,
+        title="The replay buffer is too small: it is full almost at once and then forgets",
+        evidence=[ev(M.REPLAY_FILL, x[: full[0] + 1], f"full at {at:,} env steps ({at / budget:.1%} of the budget)",
+                     f"full after >= {T.REPLAY_FILLED_EARLY.value:.0%} of the budget ({T.REPLAY_FILLED_EARLY.source})"),
+                  _setting("buffer_size", int(size), f">= {T.REPLAY_MIN_TRANSITIONS.value:,.0f} transitions "
+                           f"({T.REPLAY_MIN_TRANSITIONS.source})")],
+        cause="Updates sample only the last few episodes: consecutive, correlated transitions of the current "
+        "policy, so the Q-network overfits them and forgets what it learned before (returns rise and fall).",
+        suggested_changes=[change("buffer_size", int(size), int(round_sig(min(budget, 100_000))), "increase",
+                                  "hold many episodes' experience")],
+    )
+
+
+@rule("learning_starts_too_late")
+def learning_starts_too_late(ctx: Ctx) -> Finding | None:
+    if ctx.algo not in OFF_POLICY or ctx.solved:
+        return None
+    starts = ctx.config.get("learning_starts")
+    budget = _budget(ctx)
+    if starts is None or budget <= 0 or float(starts) < T.LEARNING_STARTS_LATE.value * budget:
+        return None
+    x, y = ctx.data.finite(M.N_UPDATES)
+    evidence = [Evidence(metric="config:learning_starts",
+                         observed=f"learning_starts={int(starts):,}: {float(starts) / budget:.0%} of the budget",
+                         healthy=f"< {T.LEARNING_STARTS_LATE.value:.0%} of max_env_steps={budget:,.0f} "
+                         f"({T.LEARNING_STARTS_LATE.source})")]
+    if len(y):
+        idle = x[y <= 0]
+        if len(idle):
+            evidence.append(ev(M.N_UPDATES, idle, f"0 gradient updates until {int(idle[-1]):,} env steps",
+                               "updates from the first few thousand steps"))
+    return Finding(
+        id="learning_starts_too_late", severity=Severity.WARNING, score=0.85,
+        title="Learning starts too late: most of the budget is spent acting at random",
+        evidence=evidence,
+        cause="No gradient step is taken before learning_starts env steps: the agent acts at random until "
+        "then, so little of the budget is left to learn in.",
+        suggested_changes=[change("learning_starts", int(starts), int(round_sig(max(100.0, 0.01 * budget))),
+                                  "decrease", "start learning after ~1% of the budget")],
+    )

@@ -1,0 +1,127 @@
+"""Stable-Baselines3 algorithms trained by our loop (agents/sb3.py, training_sb3.py): the run folder is
+the same contract every reader reads (show, MCP get_run_metrics and diagnose_run, gsolve eval), stop
+signals and failures end as data, and a bad SB3 key or an impossible resume is a sentence."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from gymnasium_solver import cli
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import ConfigError, resolve_config
+from gymnasium_solver.resume import plan_resume
+from gymnasium_solver.training import train
+from mcp_server.server import create_server
+
+UNSOLVABLE = "reward_threshold=1000000"
+# A few hundred steps with gradient steps from the start, on a tiny network.
+TINY = ["n_envs=1", "max_env_steps=600", "eval_freq=300", "iteration_steps=200", "learning_starts=50", "train_freq=4",
+        "gradient_steps=1", "hidden_sizes=[16]", "eval_episodes=2", "batch_size=32", UNSOLVABLE]
+SMOKE = {
+    "dqn": ("CartPole-v1:dqn", [rf.M.Q_MEAN, rf.M.TD_LOSS, rf.M.EXPLORATION_RATE, rf.M.REPLAY_FILL, rf.M.N_UPDATES]),
+    "sac": ("Pendulum-v1:sac", [rf.M.Q_MEAN, rf.M.CRITIC_LOSS, rf.M.ACTOR_LOSS, rf.M.ENT_COEF, rf.M.REPLAY_FILL]),
+}
+
+
+@pytest.fixture(scope="module")
+def sb3_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    runs = tmp_path_factory.mktemp("sb3runs")
+    return {algo: train(resolve_config(config_id, TINY), runs).run_dir for algo, (config_id, _) in SMOKE.items()}
+
+
+@pytest.mark.parametrize("algo", list(SMOKE))
+def test_sb3_run_writes_the_run_folder_contract(sb3_runs: dict[str, Path], algo: str) -> None:
+    run_dir = sb3_runs[algo]
+    info = rf.read_run_info(run_dir)
+    assert info.algo == algo and info.status == rf.RunStatus.COMPLETED
+    assert info.stop_reason == rf.StopReason.BUDGET_EXHAUSTED and info.progress.env_steps >= 600
+    assert info.metric_columns == list(rf.columns_for(algo))
+    table = rf.parse_metrics_text((run_dir / rf.METRICS_CSV).read_text())
+    steps = table.column(rf.M.ENV_STEPS)
+    assert steps == sorted(steps) and len(steps) == 3  # 3 iterations of 200 steps
+    for metric in SMOKE[algo][1]:
+        values = [v for v in table.column(metric) if v is not None]
+        assert values, f"{metric} never written"
+    updates = table.column(rf.M.N_UPDATES)
+    assert updates[-1] is not None and updates[-1] >= (600 - 50) // 4 - 1
+    assert [v is not None for v in table.column(rf.M.EVAL_RETURN_MEAN)] == [False, True, True]
+    metas = {m.name: m for m in rf.read_checkpoint_metas(run_dir)}
+    assert {"best", "last"} <= set(metas)
+
+
+@pytest.mark.parametrize("algo", list(SMOKE))
+def test_show_and_eval_read_an_sb3_run(sb3_runs: dict[str, Path], algo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = sb3_runs[algo]
+    assert cli.main(["show", run_dir.name, "--runs-dir", str(run_dir.parent)]) == 0
+    assert SMOKE[algo][0] in capsys.readouterr().out
+    assert cli.main(["eval", run_dir.name, "--runs-dir", str(run_dir.parent), "--episodes", "2"]) == 0
+    assert "over 2 episodes" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("algo", list(SMOKE))
+async def test_mcp_metrics_and_diagnosis_of_an_sb3_run(sb3_runs: dict[str, Path], algo: str) -> None:
+    run_dir = sb3_runs[algo]
+    async with Client(create_server(run_dir.parent)) as client:
+        res = await client.call_tool("get_run_metrics", {"run_id": run_dir.name, "metrics": SMOKE[algo][1]})
+        assert not res.is_error and res.structured_content is not None
+        series = {s["metric"]: s for s in res.structured_content["series"]}
+        assert list(series) == SMOKE[algo][1] and all(s["values"] for s in series.values())
+        res = await client.call_tool("diagnose_run", {"run_id": run_dir.name})
+        assert not res.is_error and res.structured_content is not None
+        assert res.structured_content["run_id"] == run_dir.name
+
+
+def test_resume_of_an_sb3_run_is_refused_with_a_sentence(tmp_path: Path) -> None:
+    run_dir = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=200"]), tmp_path).run_dir
+    info = rf.read_run_info(run_dir)
+    info.status, info.stop_reason, info.solved = rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED, False
+    rf.write_run_info(run_dir, info)
+    with pytest.raises(ValueError, match="through Stable-Baselines3.*start a new run instead"):
+        plan_resume(run_dir)
+
+
+def test_bad_sb3_keys_are_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ConfigError, match="unknown key 'buffer_sise'; did you mean 'buffer_size'"):
+        resolve_config("CartPole-v1:dqn", ["buffer_sise=10"])
+    with pytest.raises(ConfigError, match="vf_coef is not used by dqn"):
+        resolve_config("CartPole-v1:dqn", ["vf_coef=0.3"])
+    with pytest.raises(ConfigError, match="'target_update_interval' is a dqn or qrdqn key; a sac config has no"):
+        resolve_config("Pendulum-v1:sac", ["target_update_interval=10"])
+    with pytest.raises(ConfigError, match="exploration_final_eps: must be <= 1"):
+        resolve_config("CartPole-v1:dqn", ["exploration_final_eps=2"])
+    assert cli.main(["train", "CartPole-v1:dqn", "--set", "buffer_sise=10", "--quiet"]) == 2
+    assert "did you mean 'buffer_size'" in capsys.readouterr().err
+
+
+def test_sac_on_discrete_actions_fails_with_a_sentence(tmp_path: Path) -> None:
+    cfg = resolve_config("Pendulum-v1:sac", TINY).model_copy(update={"env_id": "CartPole-v1"})
+    result = train(cfg, tmp_path)
+    assert result.status == rf.RunStatus.FAILED and result.failure is not None
+    assert "sac needs continuous (Box) actions" in result.failure.message
+
+
+def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
+    """What `gsolve stop` and MCP stop_training send (SIGTERM to the trainer), here to this process."""
+    run_id = "20261126-000000-5b3a"
+    metrics = tmp_path / run_id / rf.METRICS_CSV
+
+    def stop_once_training() -> None:
+        deadline = time.monotonic() + 120
+        while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_once_training, daemon=True).start()
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=100000000"]), tmp_path, run_id=run_id)
+    assert result.status == rf.RunStatus.STOPPED and result.stop_reason == rf.StopReason.USER_STOPPED
+    info = rf.read_run_info(tmp_path / run_id)
+    assert info.status == rf.RunStatus.STOPPED and info.last_eval is not None and info.finished_at
+    assert (tmp_path / run_id / rf.CHECKPOINTS_DIR / "last.pt").is_file()
