@@ -7,6 +7,7 @@ commands that need them:
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
 - cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
+- cli_ops.py       serve-metrics, check, promote, models, rollback
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import argparse
 import errno
 import sys
 
-from gymnasium_solver import cli_diagnose, cli_fix, cli_mcp, cli_runs, cli_train
+from gymnasium_solver import cli_diagnose, cli_fix, cli_mcp, cli_ops, cli_runs, cli_train
 from gymnasium_solver.cli_error import CliError
 
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_diagnose.register(sub)
     cli_fix.register(sub)
     cli_mcp.register(sub)
+    cli_ops.register(sub)
     return parser
 
 

@@ -114,6 +114,9 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     from mcp_server import resume_tools
 
     resume_tools.register(server, store, limits)
+    from mcp_server import ops_tools
+
+    ops_tools.register(server, store)
     return server
 
 
