@@ -131,10 +131,10 @@ def cmd_models(args: argparse.Namespace) -> int:
         return 0
     if listing.note and not listing.models:
         print(listing.note)
-    rows = [("", "MODEL", "RUN", "DECISION", "EVAL MEAN", "LOWER BOUND", "EPISODES", "TIME")]
+    rows = [("", "MODEL", "RUN", "CONFIG", "DECISION", "EVAL MEAN", "LOWER BOUND", "EPISODES", "TIME")]
     for m in listing.models:
         ev = m.evaluation
-        rows.append(("*" if m.current else "", m.model_ref, m.run_id or "-", m.kind.value,
+        rows.append(("*" if m.current else "", m.model_ref, m.run_id or "-", m.config_id or "-", m.kind.value,
                      f"{ev.return_mean:.4g}" if ev else "-", f"{ev.lower_bound:.4g}" if ev else "-",
                      str(ev.episodes) if ev else "-", m.time[:19]))
     if len(rows) > 1:
@@ -146,7 +146,8 @@ def cmd_models(args: argparse.Namespace) -> int:
         for d in listing.recent_decisions:
             failed = f" failed: {', '.join(d.failed_checks)}" if d.failed_checks else ""
             why = f" reason: {d.reason}" if d.reason else ""
-            print(f"  #{d.seq} {d.time[:19]} {d.kind.value} run {d.run_id} version {d.version}{failed}{why}")
+            version = f" v{d.version}" if d.version is not None else ""
+            print(f"  #{d.seq} {d.time[:19]} {d.kind.value}{version} run {d.run_id}{failed}{why}")
     return 0
 
 

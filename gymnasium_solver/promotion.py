@@ -167,7 +167,7 @@ def describe(decision: Decision) -> str:
         return f"{d.env_id}: rolled back from v{d.current_before} to v{d.version} (run {d.run_id})"
     ev = d.evaluation
     e = (f"; re-evaluation mean {ev.return_mean:.4g} over {ev.episodes} episodes, {ev.confidence:.0%} lower bound "
-         f"{ev.lower_bound:.4g}, threshold {ev.threshold if ev.threshold is not None else '-'}") if ev else ""
+         f"{ev.lower_bound:.4g}, threshold {'-' if ev.threshold is None else f'{ev.threshold:g}'}") if ev else ""
     if d.kind == DecisionKind.APPROVED:
         return f"approved: run {d.run_id} is {d.env_id} v{d.version} (current){e}"
     if d.kind == DecisionKind.MANUAL_APPROVAL:

@@ -15,6 +15,8 @@ prometheus-client is the ``telemetry`` extra; nothing here imports torch.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +24,11 @@ from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any, NamedTuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+import numpy as np
+
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import M, RunStatus
-from gymnasium_solver.run_store import RunFileError, RunStore
+from gymnasium_solver.run_store import MetricsArrays, RunFileError, RunStore, read_run_file
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
@@ -33,6 +37,7 @@ DEFAULT_KEEP_FINISHED_SECONDS = 600.0
 MAX_KEEP_FINISHED_SECONDS = 7 * 24 * 3600.0
 LABELS = ("run", "env", "algo")
 PREFIX = "gsolve"
+TAIL_BYTES = 4096  # ~8 rows of metrics.csv: where the last values of a live run are
 METRICS_PATH = "/metrics"
 
 # The metrics.csv columns exported as gauges, named from the vocabulary: train/policy_loss ->
@@ -92,40 +97,90 @@ def _finite(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
+def _last_values(arrays: MetricsArrays, names: tuple[str, ...]) -> dict[str, float]:
+    """The last measured value of each column in ``names`` that the file has."""
+    out = {}
+    for name in names:
+        if name in arrays.columns:
+            j = arrays.col(name)
+            measured = np.flatnonzero(~arrays.missing[:, j])
+            if len(measured):
+                out[name] = float(arrays.values[measured[-1], j])
+    return out
+
+
+def _tail_values(run_dir: Path, columns: list[str], names: tuple[str, ...]) -> dict[str, float] | None:
+    """The last measured value of each of ``names``, from the complete rows in the last TAIL_BYTES
+    of metrics.csv (columns: the header the trainer recorded in run.json). None when a column is
+    measured in none of those rows, so the caller falls back to the whole file."""
+    got = read_run_file(run_dir, rf.METRICS_CSV, last=TAIL_BYTES)
+    text = got.data.decode("utf-8", errors="replace")
+    lines = text[: text.rfind("\n") + 1].splitlines()[1:]  # the first is the header or a cut line
+    want = {n: columns.index(n) for n in names if n in columns}
+    out: dict[str, float] = {}
+    for line in reversed(lines):
+        parts = line.split(",")
+        if len(parts) != len(columns):
+            return None  # not the header run.json recorded: read the file properly
+        for name, j in list(want.items()):
+            if parts[j]:
+                out[name] = float(parts[j])
+                del want[name]
+        if not want:
+            return out
+    return out if got.offset == 0 else None
+
+
 def sample_run(store: RunStore, run_dir: Path, info: rf.RunInfo, status: RunStatus, now: float) -> RunSample:
-    """The exported values of one run, from run.json and the last row of metrics.csv."""
-    columns: dict[str, float] = {}
-    fps = None
+    """The exported values of one run, from run.json and the last rows of metrics.csv."""
+    names = (M.ENV_STEPS, M.FPS, *EXPORTED_COLUMNS)
     try:
-        have = set(store.metric_columns(run_dir))
-        fps = _finite(store.last_value(run_dir, M.FPS)) if M.FPS in have else None
-        for col in EXPORTED_COLUMNS:
-            if col in have:
-                v = store.last_value(run_dir, col)
-                if v is not None:
-                    columns[col] = v
-    except RunFileError:
-        pass  # no metrics.csv yet (a run that is starting): export what run.json says
+        # The tail is enough when every column was measured recently (a scrape of 50 live runs
+        # then parses 50 lines); else the run store's cached, incremental read of the whole file.
+        last = _tail_values(run_dir, info.metric_columns, names) if info.metric_columns else None
+        if last is None:
+            last = _last_values(store.metric_arrays(run_dir), names)
+    except (RunFileError, ValueError):
+        last = {}  # no metrics.csv yet (a run that is starting): export what run.json says
+    # run.json is rewritten as a heartbeat, so the last metrics row may be ahead of its progress.
+    steps = max(info.progress.env_steps, int(last.get(M.ENV_STEPS, 0)) if math.isfinite(last.get(M.ENV_STEPS, 0)) else 0)
     try:
         age: float | None = max(0.0, now - rf.parse_iso(info.updated_at))
     except ValueError:
         age = None
     return RunSample(
-        run_id=info.run_id, env_id=info.env_id, algo=info.algo, status=status, env_steps=store.env_steps(run_dir),
-        max_env_steps=info.max_env_steps, fps=fps,
+        run_id=info.run_id, env_id=info.env_id, algo=info.algo, status=status, env_steps=steps,
+        max_env_steps=info.max_env_steps, fps=_finite(last.get(M.FPS)),
         last_eval=info.last_eval.return_mean if info.last_eval else None,
         best_eval=info.best_eval.return_mean if info.best_eval else None,
-        reward_threshold=info.reward_threshold, solved=info.solved, heartbeat_age=age, columns=columns,
+        reward_threshold=info.reward_threshold, solved=info.solved, heartbeat_age=age,
+        columns={c: last[c] for c in EXPORTED_COLUMNS if c in last},
     )
 
 
+def _identity(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def scrape(store: RunStore, keep_finished_seconds: float = DEFAULT_KEEP_FINISHED_SECONDS,
-           now: float | None = None) -> Scrape:
-    """The runs to export now (live ones, and ones finished within ``keep_finished_seconds``)."""
+           now: float | None = None, retired: dict[str, tuple[int, int, int]] | None = None) -> Scrape:
+    """The runs to export now (live ones, and ones finished within ``keep_finished_seconds``).
+
+    ``retired`` (kept by the caller between scrapes) remembers runs that ended before the window,
+    by their run.json's identity: they are skipped without being read until run.json changes (a
+    resume), so a folder of thousands of old runs costs one lstat each per scrape."""
     start = time.perf_counter()
     now = time.time() if now is None else now
     samples, unreadable = [], 0
+    root = str(store.runs_dir)
     for rid in store.run_ids():
+        ident = _identity(f"{root}/{rid}/{rf.RUN_JSON}")
+        if ident is None or (retired is not None and retired.get(rid) == ident):
+            continue
         run_dir = store.runs_dir / rid
         try:
             info = store.info(run_dir)
@@ -133,6 +188,8 @@ def scrape(store: RunStore, keep_finished_seconds: float = DEFAULT_KEEP_FINISHED
             continue  # not a run (or not yet): nothing to label it with
         status = rf.effective_status(info, now)
         if not _exported(info, status, now, keep_finished_seconds):
+            if retired is not None and status != RunStatus.RUNNING:
+                retired[rid] = ident
             continue
         try:
             samples.append(sample_run(store, run_dir, info, status, now))
@@ -147,6 +204,8 @@ class RunCollector:
     def __init__(self, store: RunStore, keep_finished_seconds: float = DEFAULT_KEEP_FINISHED_SECONDS):
         self.store = store
         self.keep_finished_seconds = keep_finished_seconds
+        self.retired: dict[str, tuple[int, int, int]] = {}  # see scrape(); one writer: collect() is serialised
+        self._lock = threading.Lock()
 
     def describe(self) -> list[Any]:
         return []  # no registration-time scrape (the runs folder may be large); names are checked per scrape
@@ -154,7 +213,8 @@ class RunCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        got = scrape(self.store, self.keep_finished_seconds)
+        with self._lock:  # concurrent scrapes share the retired-run memo
+            got = scrape(self.store, self.keep_finished_seconds, retired=self.retired)
 
         def gauge(name: str, doc: str, extra: tuple[str, ...] = ()) -> GaugeMetricFamily:
             return GaugeMetricFamily(f"{PREFIX}_{name}", doc, labels=[*LABELS, *extra])

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from gymnasium_solver import model_registry, promotion, regression
+from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
 from gymnasium_solver.model_registry import Decision, ModelList
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, tool
@@ -60,8 +61,20 @@ async def run_promote(store: RunStore, run_id: str, episodes: int, progress: Con
     return Decision.model_validate_json(out)
 
 
-def register(server: MCPServer, store: RunStore) -> None:
-    """Add compare_to_baseline, list_models and promote_run to ``server``."""
+def check_promote_capacity(store: RunStore, limits: StartLimits | None) -> None:
+    """A promote's re-evaluation is a process the server starts: it counts against the live-run cap."""
+    if limits is None:
+        return
+    try:
+        check_capacity(store, limits)
+    except RunLimitError as exc:
+        raise RunLimitError(f"promote_run re-evaluates in a child process, which counts as a live run: {exc}; or run "
+                            "`gsolve promote RUN` from a shell") from None
+
+
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+    """Add compare_to_baseline, list_models and promote_run to ``server``; with ``limits``, a
+    promote counts against the live-run cap like a start."""
 
     @tool(server, READ_ONLY, store.runs_dir)
     def compare_to_baseline(
@@ -105,4 +118,6 @@ def register(server: MCPServer, store: RunStore) -> None:
         recorded with the failing checks (kind 'rejected', failed_checks). Never approves what the policy
         rejects: a manual override is for a person at the CLI (gsolve promote --approve-manually --reason).
         Takes seconds to a few minutes (progress is reported); list_models shows the result afterwards."""
+        store.resolve(run_id)  # an unknown run is named before the cap is
+        check_promote_capacity(store, limits)
         return await run_promote(store, run_id, episodes, ctx)

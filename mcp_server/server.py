@@ -116,7 +116,7 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     resume_tools.register(server, store, limits)
     from mcp_server import ops_tools
 
-    ops_tools.register(server, store)
+    ops_tools.register(server, store, limits)
     return server
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
 from conftest import RealRuns
 from mcp import Client
 
+from gymnasium_solver import launcher
 from gymnasium_solver import model_registry as reg
+from gymnasium_solver import run_folder as rf
 from mcp_server.server import create_server
 
 pytestmark = pytest.mark.anyio
@@ -50,12 +53,25 @@ async def test_compare_to_baseline_and_empty_registry(real_runs: RealRuns) -> No
 
 
 async def test_promote_run_applies_the_policy_and_never_overrides_it(scratch_runs: RealRuns) -> None:
+    # Without checkpoints the child `gsolve promote` never needs torch: the test stays fast, and the
+    # path through the child process, its JSON and the decision log is the same.
+    shutil.rmtree(scratch_runs.runs_dir / scratch_runs.short / rf.CHECKPOINTS_DIR)
     async with Client(create_server(scratch_runs.runs_dir)) as client:
         err, sc, text = await call(client, "promote_run", {"run_id": scratch_runs.short, "episodes": 5})
         assert not err, text
-        assert sc["kind"] == "rejected" and "solved" in sc["failed_checks"] and sc["actor"] == "mcp"
+        assert sc["kind"] == "rejected" and sc["actor"] == "mcp" and sc["version"] is None
+        assert set(sc["failed_checks"]) == {"solved", "diagnosis", "checkpoint"} and sc["evaluation"] is None
         err, sc, text = await call(client, "list_models", {"env_id": "CartPole-v1"})
         assert not err and sc["models"] == [] and sc["recent_decisions"][0]["kind"] == "rejected"
         err, _, text = await call(client, "promote_run", {"run_id": "nope"})
         assert err and "no run 'nope'" in text
     assert len(reg.read_decisions(scratch_runs.runs_dir, "CartPole-v1")) == 1
+
+
+async def test_promote_run_respects_the_live_run_cap(real_runs: RealRuns) -> None:
+    cap0 = launcher.StartLimits(max_live_runs=0, max_env_steps=launcher.DEFAULT_MAX_ENV_STEPS,
+                                max_n_envs=launcher.DEFAULT_MAX_N_ENVS)
+    async with Client(create_server(real_runs.runs_dir, cap0)) as client:
+        err, _, text = await call(client, "promote_run", {"run_id": real_runs.solved, "episodes": 5})
+    assert err and "promote_run re-evaluates in a child process" in text and "gsolve promote RUN" in text
+    assert reg.read_decisions(real_runs.runs_dir, "CartPole-v1") == []

@@ -93,6 +93,10 @@ def test_a_growing_run_is_seen_by_the_next_scrape_and_other_paths_404(live: tupl
     w.close()
     got = _scrape(base)
     assert _by_run(got["gsolve_train_policy_loss"])[runs.short] == pytest.approx(first + 1.5)
+    # Columns the new row left empty keep their last measured value (read further back).
+    store = RunStore(runs.runs_dir)
+    assert _by_run(got["gsolve_train_value_loss"])[runs.short] == pytest.approx(store.last_value(d, rf.M.VALUE_LOSS))
+    assert _by_run(got["gsolve_run_fps"])[runs.short] == pytest.approx(store.last_value(d, rf.M.FPS))
     assert _by_run(got["gsolve_run_env_steps_total"])[runs.short] == 10**6
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(f"{base}/other", timeout=10)
