@@ -11,8 +11,9 @@ figure of issue 8 (server RSS after reading 20 runs of 300k rows each).
 
 It then starts ``gsolve mcp --transport http`` on a free loopback port, runs ``--clients`` asyncio
 tasks, each with its own SDK streamable-HTTP client session, making ``--calls`` mixed calls each
-(list_runs, get_run_info, get_run_metrics, get_training_status, diagnose_run, compare_runs), and
-prints total calls, errors, p50/p95/p99 latency (client side, per call) and the server's RSS
+(list_runs, get_run_info, get_run_metrics, get_training_status, diagnose_run, compare_runs), back to
+back (closed loop, the default) or with an exponential think time of mean ``--pace`` seconds between
+calls (as an assistant, which thinks between tool calls), and prints total calls, errors, p50/p95/p99 latency (client side, per call) and the server's RSS
 (/proc/<pid>/status) before and after. Not a test: timings depend on the machine and its load
 (the clients share the machine's cores with the server).
 """
@@ -126,12 +127,14 @@ def _args_for(tool: str, ids: list[str], rng: random.Random) -> dict[str, Any]:
 
 
 async def client_task(url: str, ids: list[str], calls: int, seed: int,
-                      out: list[tuple[str, float, bool, str]]) -> None:
+                      out: list[tuple[str, float, bool, str]], pace: float = 0.0) -> None:
     from mcp import Client
 
     rng = random.Random(seed)
     async with Client(url) as client:
         for _ in range(calls):
+            if pace:  # an assistant's think time between calls: exponential, mean `pace` seconds
+                await asyncio.sleep(rng.expovariate(1.0 / pace))
             tool = rng.choice(TOOLS)
             args = _args_for(tool, ids, rng)
             t = time.perf_counter()
@@ -144,12 +147,24 @@ async def client_task(url: str, ids: list[str], calls: int, seed: int,
             out.append((tool, time.perf_counter() - t, failed, text))
 
 
-async def load(url: str, ids: list[str], clients: int, calls: int) -> tuple[list[tuple[str, float, bool, str]], float]:
+async def guarded_client(url: str, ids: list[str], calls: int, seed: int,
+                         out: list[tuple[str, float, bool, str]], pace: float) -> None:
+    """A client whose session itself fails (connect, transport) counts its missing calls as errors."""
+    mine: list[tuple[str, float, bool, str]] = []
+    try:
+        await client_task(url, ids, calls, seed, mine, pace)
+    except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
+        mine.extend(("session", 0.0, True, f"{type(exc).__name__}: {exc}"[:200]) for _ in range(calls - len(mine)))
+    out.extend(mine)
+
+
+async def load(url: str, ids: list[str], clients: int, calls: int,
+               pace: float = 0.0) -> tuple[list[tuple[str, float, bool, str]], float]:
     out: list[tuple[str, float, bool, str]] = []
     t = time.perf_counter()
     async with asyncio.TaskGroup() as tg:
         for k in range(clients):
-            tg.create_task(client_task(url, ids, calls, k, out))
+            tg.create_task(guarded_client(url, ids, calls, k, out, pace))
     return out, time.perf_counter() - t
 
 
@@ -169,7 +184,7 @@ def _pct(sorted_ms: list[float], q: float) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, int(round(q / 100 * (len(sorted_ms) - 1))))]
 
 
-def run(runs_dir: Path, ids: list[str], clients: int, calls: int) -> bool:
+def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 0.0) -> bool:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
@@ -180,18 +195,26 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int) -> bool:
         _wait_for_port(port, proc)
         load_before = " ".join(_loadavg())
         rss_before = _rss_mb(proc.pid)
-        results, wall = asyncio.run(load(f"http://127.0.0.1:{port}/mcp", ids, clients, calls))
+        results, wall = asyncio.run(load(f"http://127.0.0.1:{port}/mcp", ids, clients, calls, pace))
+        server_cpu = _cpu_seconds(proc.pid)
         rss_after, rss_peak = _rss_mb(proc.pid), _rss_mb(proc.pid, "VmHWM")
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     ms = sorted(r[1] * 1000 for r in results)
     errors = [r for r in results if r[2]]
     p95 = _pct(ms, 95)
     rows = sum(1 for _ in open(runs_dir / ids[0] / rf.METRICS_CSV, "rb")) - 1
+    mode = (f"each waits ~{pace:g} s (exponential) between calls" if pace
+            else "closed loop: each calls again as soon as it has its answer")
     print(f"runs folder {runs_dir}: {len(ids)} runs of ~{rows:,} metrics rows; {clients} clients x {calls} calls "
-          f"over streamable HTTP; load average before/after: {load_before} / {' '.join(_loadavg())}")
-    print(f"calls {len(results)}  errors {len(errors)}  wall {wall:.1f} s  ({len(results) / wall:.0f} calls/s)")
+          f"over streamable HTTP ({mode}); load average before/after: {load_before} / {' '.join(_loadavg())}")
+    print(f"calls {len(results)}  errors {len(errors)}  wall {wall:.1f} s  ({len(results) / wall:.0f} calls/s)  "
+          f"server CPU {server_cpu:.1f} s ({server_cpu / max(len(results), 1) * 1000:.1f} ms per call, start-up included)")
     print(f"latency ms  p50 {_pct(ms, 50):.0f}  p95 {p95:.0f}  p99 {_pct(ms, 99):.0f}  max {ms[-1]:.0f}  "
           f"(target p95 <= {P95_TARGET_MS:.0f}: {'yes' if p95 <= P95_TARGET_MS else 'NO'})")
     print(f"server RSS MB  before {rss_before:.0f}  after {rss_after:.0f}  peak {rss_peak:.0f}  "
@@ -203,6 +226,11 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int) -> bool:
     for tool, _, _, text in errors[:5]:
         print(f"  error in {tool}: {text}")
     return not errors
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def _loadavg() -> list[str]:
@@ -217,13 +245,15 @@ def main() -> None:
     ap.add_argument("--pad-rows", type=int, default=0, help="grow each run's metrics.csv to this many rows")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--calls", type=int, default=20, help="calls per client")
+    ap.add_argument("--pace", type=float, default=0.0,
+                    help="mean seconds each client waits between calls (an assistant's think time); 0 = closed loop")
     args = ap.parse_args()
     ids = build_runs(args.dir / "real", args.runs, args.max_env_steps)
     runs_dir = args.dir / "real"
     if args.pad_rows:
         runs_dir = args.dir / f"padded-{args.pad_rows}"
         pad_runs(args.dir / "real", runs_dir, ids, args.pad_rows)
-    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls) else 1)
+    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls, args.pace) else 1)
 
 
 if __name__ == "__main__":

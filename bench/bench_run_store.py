@@ -174,6 +174,8 @@ async def measure_memory(root: Path, ids: list[str], cache_mb: int | None) -> li
             assert not res.is_error, res.content
             res = await c.call_tool("list_available_metrics", {"run_id": run_id})
             assert not res.is_error, res.content
+            res = await c.call_tool("diagnose_run", {"run_id": run_id})  # every column of the run
+            assert not res.is_error, res.content
         out.append((f"RSS after reading {len(ids)} runs, MB", _rss_mb()))
         out.append(("peak RSS (VmHWM), MB", _rss_mb("VmHWM")))
     return out

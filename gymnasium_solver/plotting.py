@@ -1,19 +1,23 @@
 """PNG plots of run metrics plus a one-paragraph text description of each curve.
 
-matplotlib is imported lazily (it costs ~0.5 s) so the MCP server starts fast; the Agg backend
-is forced so plotting works without a display.
+matplotlib is imported lazily (it costs ~0.5 s) so the MCP server starts fast; figures are drawn
+without pyplot, so plotting works without a display and never changes a notebook's backend.
 """
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_store import MetricSeries, RunStore, first_non_finite, query_metrics
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PLOT_POINTS = 1000  # per curve; min/max downsampling keeps spikes visible at this density
 
@@ -95,32 +99,47 @@ def _curve(store: RunStore, run_dir: Path, metric: str, start: int | None, end: 
     )
 
 
+def _draw(curves: list[tuple[MetricSeries, CurveSummary]], metric: str, threshold: float | None) -> Figure:
+    # A bare Figure, not pyplot: no global figure list to leak into and no backend to switch, so the
+    # server draws without a display and a notebook keeps its own (inline) backend.
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.5), dpi=100)
+    ax = fig.subplots()
+    for s, c in curves:
+        ax.plot(s.env_steps, s.values, label=c.run_id, linewidth=1.2)
+        bad = sorted(step for steps in s.non_finite.values() for step in steps)
+        if bad:
+            ax.scatter(bad, [s.max if s.max is not None else 0.0] * len(bad), marker="x", color="red",
+                       label=f"{c.run_id} non-finite", zorder=3)
+    if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
+        ax.axhline(threshold, color="gray", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
 def _render(curves: list[tuple[MetricSeries, CurveSummary]], metric: str, threshold: float | None) -> bytes:
-    import matplotlib
+    buf = io.BytesIO()
+    _draw(curves, metric, threshold).savefig(buf, format="png")
+    return buf.getvalue()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
-    try:
-        for s, c in curves:
-            ax.plot(s.env_steps, s.values, label=c.run_id, linewidth=1.2)
-            bad = sorted(step for steps in s.non_finite.values() for step in steps)
-            if bad:
-                ax.scatter(bad, [s.max if s.max is not None else 0.0] * len(bad), marker="x", color="red",
-                           label=f"{c.run_id} non-finite", zorder=3)
-        if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
-            ax.axhline(threshold, color="gray", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel(metric)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
-    finally:
-        plt.close(fig)
+def _shared_threshold(store: RunStore, run_dirs: list[Path]) -> float | None:
+    """The reward threshold to draw: the runs' common one, none if they differ."""
+    thresholds = {t for t in (_threshold(store, d) for d in run_dirs) if t is not None}
+    return thresholds.pop() if len(thresholds) == 1 else None
+
+
+def metric_figure(store: RunStore, run_dirs: list[Path], metric: str, start_env_steps: int | None = None,
+                  end_env_steps: int | None = None) -> Figure:
+    """A matplotlib Figure of one metric of one or more runs against env steps (the Python API's plot):
+    the same curves as the PNG tools draw, the threshold dashed when the runs share one."""
+    curves = [_curve(store, d, metric, start_env_steps, end_env_steps) for d in run_dirs]
+    return _draw(curves, metric, _shared_threshold(store, run_dirs))
 
 
 def plot_run_metric(
@@ -136,8 +155,7 @@ def plot_run_metric(
 def plot_compare_runs(store: RunStore, run_dirs: list[Path], metric: str) -> tuple[bytes, PlotResult]:
     """PNG of one metric for several runs on shared axes, and a description of each curve."""
     curves = [_curve(store, d, metric, None, None) for d in run_dirs]
-    thresholds = {t for t in (_threshold(store, d) for d in run_dirs) if t is not None}
-    threshold = thresholds.pop() if len(thresholds) == 1 else None
+    threshold = _shared_threshold(store, run_dirs)
     png = _render(curves, metric, threshold)
     ranked = sorted((c for _, c in curves if c.max is not None), key=lambda c: -(c.max or 0.0))
     lead = f"Highest {metric}: {ranked[0].run_id} ({_fmt(ranked[0].max)}). " if ranked else ""

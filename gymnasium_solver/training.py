@@ -7,6 +7,7 @@ progress bar, failure handling) lives in ``_Session`` below it.
 from __future__ import annotations
 
 import copy
+import datetime
 import signal
 import sys
 import time
@@ -485,35 +486,37 @@ class _Session:
 
 
 class _ProgressBar:
-    """A one-line live progress bar on stderr, redrawn at most every 0.2 s."""
+    """The live progress bar on stderr, drawn by rich: redrawn in place (at most every 0.2 s) only
+    on a terminal; into a pipe or a file it writes just the final state, once, as a plain line."""
 
-    def __init__(self, total: int):
-        self.total = total
+    def __init__(self, total: int, console: Any = None):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
+
+        console = console or Console(stderr=True)
+        columns: list[str | ProgressColumn] = [MofNCompleteColumn(), TextColumn("steps"), TextColumn(
+            "| {task.fields[fps]} | {task.fields[recent]} | {task.fields[last_eval]} | {task.fields[wall]}")]
+        if console.is_terminal or console.is_jupyter:
+            columns.insert(0, BarColumn(bar_width=24))
+        else:  # the one final line in a log: plain text, never cut to the 80 columns rich assumes for files
+            console.width = 200
         self._last_draw = 0.0
-        self._drawn = False
+        self._progress = Progress(*columns, console=console, auto_refresh=False)
+        self._task = self._progress.add_task("train", total=total, fps="- fps", recent="return -", last_eval="eval -",
+                                             wall="0:00:00")
+        self._progress.start()
 
     def update(self, steps: int, wall: float, fps: float, recent: float | None, last_eval: float | None) -> None:
         now = time.monotonic()
-        if now - self._last_draw < 0.2:
-            return
-        self._last_draw = now
-        frac = min(steps / self.total, 1.0)
-        width = 24
-        filled = int(frac * width)
-        avg_fps = steps / max(wall, 1e-9)
-        eta = (self.total - steps) / avg_fps if avg_fps > 0 else float("inf")
-        parts = [
-            f"[{'#' * filled}{'.' * (width - filled)}] {steps}/{self.total} steps",
-            f"{fps:,.0f} fps",
-            f"return {recent:.1f}" if recent is not None else "return -",
-            f"eval {last_eval:.1f}" if last_eval is not None else "eval -",
-            f"ETA {eta:.0f}s (budget)",
-        ]
-        sys.stderr.write("\r" + " | ".join(parts) + "\x1b[K")
-        sys.stderr.flush()
-        self._drawn = True
+        refresh = now - self._last_draw >= 0.2
+        if refresh:
+            self._last_draw = now
+        self._progress.update(
+            self._task, completed=steps, refresh=refresh, fps=f"{fps:,.0f} fps",
+            recent=f"return {recent:.1f}" if recent is not None else "return -",
+            last_eval=f"eval {last_eval:.1f}" if last_eval is not None else "eval -",
+            wall=str(datetime.timedelta(seconds=int(wall))),  # the run's wall time, a resumed run's included
+        )
 
     def close(self) -> None:
-        if self._drawn:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        self._progress.stop()

@@ -33,3 +33,22 @@ def test_fewer_than_three_solved_runs_fall_back_to_the_shipped_references(tmp_pa
     d = diagnose_run_dir(store, store.resolve(rid))
     assert "shipped with the project" in d.references.solved_source
     assert any(b.metric == M.APPROX_KL and b.position == "below" for b in d.references.bands)
+
+
+def test_a_memoised_diagnosis_follows_new_references_and_changed_files(tmp_path: Path) -> None:
+    """Diagnoses of finished runs are memoised (issue 8: the server answers from memory); the memo
+    must never hide a new solved sibling or a rewritten run.json."""
+    copy_case("healthy_s0", tmp_path)
+    rid = copy_case("lr_low_s0", tmp_path)
+    store = RunStore(tmp_path)
+    run_dir = store.resolve(rid)
+    first = diagnose_run_dir(store, run_dir)
+    assert diagnose_run_dir(store, run_dir) is first  # memoised: nothing changed
+    assert "shipped with the project" in first.references.solved_source
+    for case in ("healthy_s1", "healthy_s2"):
+        copy_case(case, tmp_path)
+    with_siblings = diagnose_run_dir(store, run_dir)
+    assert "3 solved CartPole-v1 ppo run(s) in the runs folder" in with_siblings.references.solved_source
+    with open(run_dir / "run.json", "a") as f:
+        f.write("\n")  # same content, new size: a rewrite the memo must notice
+    assert diagnose_run_dir(store, run_dir) is not with_siblings

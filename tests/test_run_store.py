@@ -115,6 +115,39 @@ def test_growing_file_is_read_incrementally_and_torn_line_tolerated(tmp_path: Pa
     assert len(done) == 3 and done.values[2, 1] == 192 and np.isnan(done.values[2, 3]) and not done.missing[2, 3]
 
 
+def test_only_the_columns_asked_for_are_converted_and_grow_in_step(tmp_path: Path) -> None:
+    """Issue 8: memory and cold reads pay for the columns a call needs, not for the whole file."""
+    path = tmp_path / rf.METRICS_CSV
+    write_rows(path, COLS, [{"iteration": i, rf.M.ENV_STEPS: 64 * i, rf.M.POLICY_LOSS: i / 10} for i in range(1, 4)])
+    store = rs.RunStore(tmp_path)
+    assert store.metric_columns(tmp_path) == list(COLS)  # the header alone converts only the row keys
+    assert store._metrics(tmp_path, ()).arrays.columns == ["iteration", rf.M.ENV_STEPS]
+    assert store.last_value(tmp_path, rf.M.POLICY_LOSS) == pytest.approx(0.3)
+    held = store._metrics(tmp_path, ())
+    assert held.arrays.columns == ["iteration", rf.M.ENV_STEPS, rf.M.POLICY_LOSS]
+    small = held.nbytes
+    with open(path, "a") as f:
+        f.write("4,256,7.5,0.4\n")  # grown: the held columns are extended from where the read stopped
+    assert store.last_value(tmp_path, rf.M.POLICY_LOSS) == pytest.approx(0.4)
+    assert store.metric_rows(tmp_path) == 4
+    values, missing = store.metric_column(tmp_path, rf.M.EVAL_RETURN_MEAN)  # a new column: the union is read
+    assert values[3] == 7.5 and missing[:3].all()
+    assert store.metric_column(tmp_path, rf.M.ENV_STEPS)[0].tolist() == [64, 128, 192, 256]
+    assert store._metrics(tmp_path, ()).nbytes > small
+    assert store.metric_arrays(tmp_path).columns == list(COLS)
+
+
+def test_a_damaged_field_in_a_column_asked_for_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / rf.METRICS_CSV
+    write_rows(path, COLS, [{"iteration": 1, rf.M.ENV_STEPS: 64, rf.M.POLICY_LOSS: 0.5}])
+    with open(path, "a") as f:
+        f.write("2,128,,oops\n")
+    store = rs.RunStore(tmp_path)
+    assert store.metric_rows(tmp_path) == 2  # the damaged column was not asked for
+    with pytest.raises(rs.RunFileError, match="line 3.*'oops' is not a number"):
+        store.metric_column(tmp_path, rf.M.POLICY_LOSS)
+
+
 def test_malformed_row_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / rf.METRICS_CSV
     write_rows(path, COLS, [{"iteration": 1, rf.M.ENV_STEPS: 64}])
@@ -303,11 +336,12 @@ def test_a_long_parse_of_one_run_does_not_block_reading_another(tmp_path: Path,
     parsing, release = threading.Event(), threading.Event()
     real_parse = metrics_mod.parse_rows
 
-    def parse(data: bytes, start: int, end: int, ncols: int, first: int, where: str) -> object:
+    def parse(data: bytes, start: int, end: int, ncols: int, first: int, where: str,
+              include: list[int] | None = None) -> object:
         if threading.current_thread().name == "slow":
             parsing.set()
             assert release.wait(10), "the test did not release the slow parse"
-        return real_parse(data, start, end, ncols, first, where)
+        return real_parse(data, start, end, ncols, first, where, include)
 
     monkeypatch.setattr(metrics_mod, "parse_rows", parse)
     t = threading.Thread(target=store.metric_arrays, args=(slow,), name="slow")

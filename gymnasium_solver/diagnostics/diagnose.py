@@ -33,7 +33,17 @@ from gymnasium_solver.diagnostics.references import (
 from gymnasium_solver.diagnostics.rules import RULES
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.diagnostics.suggest import fmt
-from gymnasium_solver.run_folder import PPO_COLUMNS, M, MetricsTable, RunInfo, RunStatus, effective_status
+from gymnasium_solver.run_folder import (
+    CONFIG_YAML,
+    METRICS_CSV,
+    PPO_COLUMNS,
+    RUN_JSON,
+    M,
+    MetricsTable,
+    RunInfo,
+    RunStatus,
+    effective_status,
+)
 
 if TYPE_CHECKING:
     from gymnasium_solver.run_store import RunStore
@@ -275,7 +285,17 @@ def diagnose_run_dir(store: RunStore, run_dir: Path) -> Diagnosis:
     """Diagnose one run folder through the run store: cached reads, numpy metrics, crash-aware status.
 
     The CLI and the MCP tools call this; resolve a reference first with ``store.resolve(ref)``.
+    A finished run's diagnosis is memoised until one of its files or its set of references changes
+    (a live run's is computed every time: its ETA moves with the clock). Shared: do not change it.
     """
     info = store.info(run_dir)
-    return diagnose(info, store.config(run_dir), store.metric_arrays(run_dir), status=store.status(run_dir),
-                    references=store_references(store, run_dir, info))
+    status = store.status(run_dir)
+    refs = store_references(store, run_dir, info)
+
+    def compute() -> Diagnosis:
+        return diagnose(info, store.config(run_dir), store.metric_arrays(run_dir), status=status, references=refs)
+
+    if status == RunStatus.RUNNING:
+        return compute()
+    key = ("diagnosis", str(status), refs.source, tuple(r.run_id for r in refs.runs))
+    return store.memo(run_dir, key, compute, files=(RUN_JSON, CONFIG_YAML, METRICS_CSV))

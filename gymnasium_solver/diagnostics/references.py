@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -174,21 +174,34 @@ def store_references(store: RunStore, run_dir: Path, info: RunInfo) -> Reference
             o = store.info(other)
             if not (o.solved and o.env_id == info.env_id and o.algo == info.algo):
                 continue
-            present = [m for m in BAND_METRICS if m in o.metric_columns]
-            # One parse of the file for all of them: column by column costs a parse each (7x).
-            store.prefetch_columns(other, [M.ENV_STEPS, *present])
-            steps, _ = store.metric_column(other, M.ENV_STEPS)
-            series = {}
-            for m in present:
-                y, missing = store.metric_column(other, m)
-                keep = ~missing & np.isfinite(y) & np.isfinite(steps)
-                series[m] = (steps[keep], y[keep])
+            # Memoised by the file's identity: the series stay without the parsed file staying.
+            series = store.memo(other, ("reference_series",), _band_series_of(store, other, o.metric_columns))
         except (ValueError, OSError, KeyError):
             continue  # unreadable references are skipped, never fatal
         runs.append(ReferenceRun(rid, o.solved_at.env_steps if o.solved_at else None, series))
     if len(runs) >= MIN_STORE_REFERENCES:
         return ReferenceSet(runs, f"{len(runs)} solved {info.env_id} {info.algo} run(s) in the runs folder")
     return shipped_references(info.config_id)
+
+
+Series = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def _band_series_of(store: RunStore, run_dir: Path, columns: list[str]) -> Callable[[], Series]:
+    return lambda: _band_series(store, run_dir, columns)
+
+
+def _band_series(store: RunStore, run_dir: Path, columns: list[str]) -> Series:
+    """(env steps, value) of each band metric a solved run measured, finite points only."""
+    present = [m for m in BAND_METRICS if m in columns]
+    store.prefetch_columns(run_dir, [M.ENV_STEPS, *present])
+    steps, _ = store.metric_column(run_dir, M.ENV_STEPS)
+    series = {}
+    for m in present:
+        y, missing = store.metric_column(run_dir, m)
+        keep = ~missing & np.isfinite(y) & np.isfinite(steps)
+        series[m] = (steps[keep], y[keep])
+    return series
 
 
 def shipped_path(config_id: str) -> Path:

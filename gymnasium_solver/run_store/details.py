@@ -95,12 +95,25 @@ def preset_comparison(config: dict[str, Any], config_id: str | None) -> tuple[st
     return config_id, {k: PresetDifference(value=v, preset=p) for k, (v, p) in diffs.items()}
 
 
+_DETAIL_FILES = (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV, rf.RUN_LOG)
+
+
 def run_details(store: RunStore, run_dir: Path) -> RunDetails:
-    """A RunDetails for one run. Unreadable files are reported in ``files``, never raised."""
+    """A RunDetails for one run, memoised until one of its files changes (or a live run's status
+    does: a run whose heartbeat stopped turns 'crashed' without any file changing). Unreadable files
+    are reported in ``files``, never raised. Shared between callers: read it, do not change it."""
+    try:
+        status: str = store.status(run_dir)
+    except RunFileError:
+        status = "unreadable"
+    return store.memo(run_dir, ("details", status), lambda: _run_details(store, run_dir), files=_DETAIL_FILES)
+
+
+def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
     files: list[FileState] = []
     config: dict[str, Any] = {}
     rows: int | None = None
-    for name in (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV, rf.RUN_LOG):
+    for name in _DETAIL_FILES:
         st = FileState(name=name, present=False)
         try:
             st.bytes = regular_file_size(run_dir, name)

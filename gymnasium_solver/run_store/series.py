@@ -184,6 +184,7 @@ def _query_metrics(
     if budget < max_points:
         notes.append(f"max_points lowered to {budget} per metric to keep the answer small; ask for fewer metrics for more")
         max_points = budget
+    store.prefetch_columns(run_dir, chosen)  # one read converts them all
     # x axis: env_steps (the contract's step counter); a file without it falls back to row numbers.
     if rf.M.ENV_STEPS in columns:
         steps = store.metric_column(run_dir, rf.M.ENV_STEPS)[0]
@@ -239,7 +240,9 @@ def available_metrics(store: RunStore, run_dir: Path) -> MetricList:
     """Every column of the run's metrics.csv with its meaning, how often it was measured and its last value."""
     out = []
     rows = 0
-    for name in store.metric_columns(run_dir):
+    columns = store.metric_columns(run_dir)
+    store.prefetch_columns(run_dir, columns)
+    for name in columns:
         missing = store.metric_missing(run_dir, name)
         rows = int(missing.shape[0])
         v = store.last_value(run_dir, name)

@@ -7,7 +7,9 @@ Every file goes through :mod:`.files`; parsed files live in one byte-bounded LRU
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+import threading
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,7 +25,8 @@ from gymnasium_solver.run_store.metrics import MetricsArrays, MetricsFile, as_ta
 from gymnasium_solver.run_store.refs import list_run_ids, resolve_run_dir
 
 _T = TypeVar("_T")
-_MEMO_BYTES = 64 * 1024  # a memoised answer is bounded well under 25k tokens
+_MEMO_BYTES = 64 * 1024
+PARALLEL_PARSES = 2  # a memoised answer is bounded well under 25k tokens
 
 
 def _identity(run_dir: Path, name: str, missing: str) -> tuple[int, int, int]:
@@ -34,12 +37,16 @@ def _identity(run_dir: Path, name: str, missing: str) -> tuple[int, int, int]:
 class RunStore:
     """Cached, read-only access to the runs folder. Thread-safe; never imports torch.
 
-    ``cache_bytes`` caps the memory of parsed files (default $GSOLVE_CACHE_MB or 256 MB).
+    ``cache_bytes`` caps the memory of parsed files (default $GSOLVE_CACHE_MB or 160 MB).
     """
 
     def __init__(self, runs_dir: Path | str | None = None, cache_bytes: int | None = None):
         self.runs_dir: Path = rf.resolve_runs_dir(runs_dir)
         self.cache = ByteLRU(cache_bytes)
+        # Parses of different files run side by side, but no more of them than there are cores: a
+        # parse holds the file's bytes, arrow's table and the arrays at once (~5x the file), and 50
+        # clients opening 20 big runs at once took the server to 4 GB (issue 8 load bench).
+        self._parse_slots = threading.BoundedSemaphore(max(1, min(PARALLEL_PARSES, os.cpu_count() or 1)))
 
     def resolve(self, ref: str) -> Path:
         """The folder of run ``ref`` (full id, unique prefix or @last); see :func:`resolve_run_dir`."""
@@ -118,9 +125,12 @@ class RunStore:
         return read_run_text(run_dir, rf.CONFIG_YAML)
 
     # -- metrics.csv ------------------------------------------------------------------------
-    def _metrics(self, run_dir: Path) -> MetricsFile:
+    def _metrics(self, run_dir: Path, names: Collection[str] | None = None) -> MetricsFile:
+        """The cached metrics.csv with at least the columns ``names`` converted (None: all)."""
+
         def load(previous: MetricsFile | None) -> tuple[MetricsFile, int]:
-            got = read_metrics(run_dir, previous)
+            with self._parse_slots:
+                got = read_metrics(run_dir, previous, names)
             return got, got.nbytes
 
         return self.cache.load((rf.METRICS_CSV, run_dir), load)  # type: ignore[no-any-return]
@@ -133,19 +143,19 @@ class RunStore:
 
     def metric_columns(self, run_dir: Path) -> list[str]:
         """The metrics.csv header."""
-        return list(self._metrics(run_dir).columns)
+        return list(self._metrics(run_dir, ()).columns)
 
     def metric_rows(self, run_dir: Path) -> int:
         """Complete rows in metrics.csv."""
-        return self._metrics(run_dir).rows
+        return self._metrics(run_dir, ()).rows
 
     def metric_column(self, run_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
         """One column as ``(values, missing)``. KeyError if absent."""
-        return self._metrics(run_dir).column(name)
+        return self._metrics(run_dir, (name,)).column(name)
 
-    def prefetch_columns(self, run_dir: Path, names: list[str]) -> None:
-        """Kept for callers written for lazy columns: every column is parsed on read."""
-        self._metrics(run_dir)
+    def prefetch_columns(self, run_dir: Path, names: Collection[str]) -> None:
+        """Convert these columns in one read (a column asked for later costs a read of the file)."""
+        self._metrics(run_dir, names)
 
     def metric_missing(self, run_dir: Path, name: str) -> np.ndarray:
         """Rows where column ``name`` is empty ("not measured")."""
@@ -153,12 +163,26 @@ class RunStore:
 
     def last_value(self, run_dir: Path, name: str) -> float | None:
         """The last measured value of a column (None if never measured)."""
-        return self._metrics(run_dir).last_value(name)
+        return self._metrics(run_dir, (name,)).last_value(name)
 
-    def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
-        """A result derived from this run's metrics.csv, recomputed only when the file changed."""
-        offset = self._metrics(run_dir).offset
-        full_key = ("memo", run_dir, offset, *key)
+    def identities(self, run_dir: Path, names: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+        """(inode, size, mtime) of each named run file, None where it is absent or not a regular
+        file: a cheap key for answers derived from those files (a few lstat calls, no read)."""
+        out: list[tuple[int, int, int] | None] = []
+        for name in names:
+            try:
+                out.append(_identity(run_dir, name, ""))
+            except RunFileError:
+                out.append(None)
+        return tuple(out)
+
+    def memo(self, run_dir: Path, key: tuple[Any, ...], compute: Callable[[], _T],
+             files: tuple[str, ...] = (rf.METRICS_CSV,)) -> _T:
+        """A result derived from this run's ``files``, recomputed only when one of them changed.
+
+        Keyed by the files' identities, not by their parsed contents, so a memoised answer stays
+        valid (and cheap) after the parsed file itself was evicted from the cache."""
+        full_key = ("memo", run_dir, self.identities(run_dir, files), *key)
         hit = self.cache.get(full_key)
         if hit is None:
             hit = compute()
