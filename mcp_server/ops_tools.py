@@ -81,7 +81,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         run_id: RunRef,
         baseline: Annotated[str, Field(description="a baseline run (id, prefix, '@last') or 'preset' for the "
                                                    "preset's reference runs")] = regression.PRESET_BASELINE,
-        alpha: Annotated[float, Field(gt=0, lt=0.5, description="one-sided significance level")] = 0.05,
+        alpha: Annotated[float, Field(ge=1e-6, le=0.499, description="one-sided significance level")] = 0.05,
     ) -> regression.RegressionCheck:
         """Is a run significantly worse than a baseline at the same env steps? The regression check a CI
         job gates on (same as `gsolve check RUN --against BASELINE`).
