@@ -24,6 +24,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.run_store.metrics import map_large_buffers
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
 from mcp_server.http_auth import BearerAuth, check_bind
 
@@ -96,6 +97,7 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     """Build the server over the runs folder (None: $GSOLVE_RUNS_DIR, else ./runs). ``limits`` caps the
     runs it starts (live runs at once, budget, sub-environments); None: the defaults."""
     store = rs.RunStore(runs_dir)
+    map_large_buffers()  # a long-lived reader: freed parse buffers go back to the system
     limits = limits or launcher.StartLimits.from_options()
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
     _register_config_tools(server, store)

@@ -37,7 +37,7 @@ def _identity(run_dir: Path, name: str, missing: str) -> tuple[int, int, int]:
 class RunStore:
     """Cached, read-only access to the runs folder. Thread-safe; never imports torch.
 
-    ``cache_bytes`` caps the memory of parsed files (default $GSOLVE_CACHE_MB or 160 MB).
+    ``cache_bytes`` caps the memory of parsed files (default $GSOLVE_CACHE_MB or 128 MB).
     """
 
     def __init__(self, runs_dir: Path | str | None = None, cache_bytes: int | None = None):
