@@ -20,6 +20,8 @@ from gymnasium_solver.config import Config
 from gymnasium_solver.envs import SpaceSpec
 
 _LOG_2PI = math.log(2.0 * math.pi)
+# Pixel observations scored per forward pass (~50 MB of CNN activations at 84x84).
+SCORE_CHUNK = 1024
 
 
 class ActOutput(NamedTuple):
@@ -76,11 +78,47 @@ def mlp(sizes: list[int], activation: str) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _init_linear(layer: nn.Linear, gain: float) -> None:
+class _ScalePixels(nn.Module):
+    """uint8 pixels to floats in [0, 1], inside the network: the rollout stores uint8 (4x less memory)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.float() / 255.0
+
+
+def nature_cnn(in_channels: int, height: int, width: int) -> nn.Sequential:
+    """The Nature DQN trunk (Mnih et al. 2015, https://doi.org/10.1038/nature14236) as SB3's
+    NatureCNN and CleanRL's ppo_atari use it: 3 convolutions, then a 512-unit ReLU layer."""
+    convs = nn.Sequential(
+        _ScalePixels(),
+        nn.Conv2d(in_channels, 32, 8, stride=4), nn.ReLU(),
+        nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+        nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
+        nn.Flatten(),
+    )
+    with torch.no_grad():
+        n_flat = int(convs(torch.zeros(1, in_channels, height, width, dtype=torch.uint8)).shape[1])
+    return nn.Sequential(*convs, nn.Linear(n_flat, 512), nn.ReLU())
+
+
+def resolve_device(cfg: Config) -> torch.device:
+    """The device PPO's network runs on: ``device: auto`` is CUDA when torch sees a GPU and the network
+    is the CNN (the MLP acts in numpy, so it always runs on the CPU; REINFORCE always runs on the CPU)."""
+    if cfg.network == "mlp":
+        return torch.device("cpu")
+    if cfg.device == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("device: cuda, but torch sees no CUDA GPU on this machine "
+                             f"(torch {torch.__version__}); use device: auto or cpu")
+        return torch.device("cuda")
+    return torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else "cpu")
+
+
+def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
     # Orthogonal init with small policy-head gain, as in the PPO implementation details study
     # (https://iclr-blog-track.github.io/2022/03/25/ppo-implementation-details/, detail 2).
     nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
 
 
 class ActorCritic(nn.Module):
@@ -91,15 +129,22 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.spec = spec
         self.discrete = spec.discrete
-        sizes = [spec.obs_dim, *cfg.hidden_sizes]
-        self.actor_body = mlp(sizes, cfg.activation)
+        self.pixels = cfg.network == "nature_cnn"
         self.critic_body: nn.Module | None = None
-        if with_critic and not cfg.shared_network:
-            self.critic_body = mlp(sizes, cfg.activation)
-        self.actor_head = nn.Linear(sizes[-1], spec.n_actions)
-        self.value_head = nn.Linear(sizes[-1], 1) if with_critic else None
+        if self.pixels:
+            # One trunk for actor and critic, as SB3's CnnPolicy and CleanRL's ppo_atari.
+            self.actor_body: nn.Sequential = nature_cnn(*spec.observation_shape)
+            width = 512
+        else:
+            sizes = [spec.obs_dim, *cfg.hidden_sizes]
+            self.actor_body = mlp(sizes, cfg.activation)
+            if with_critic and not cfg.shared_network:
+                self.critic_body = mlp(sizes, cfg.activation)
+            width = sizes[-1]
+        self.actor_head = nn.Linear(width, spec.n_actions)
+        self.value_head = nn.Linear(width, 1) if with_critic else None
         for module in self.modules():
-            if isinstance(module, nn.Linear):
+            if isinstance(module, nn.Linear | nn.Conv2d):
                 _init_linear(module, math.sqrt(2.0))
         _init_linear(self.actor_head, 0.01)
         if self.value_head is not None:
@@ -113,6 +158,10 @@ class ActorCritic(nn.Module):
     @property
     def has_critic(self) -> bool:
         return self.value_head is not None
+
+    @property
+    def device(self) -> torch.device:
+        return self.actor_head.weight.device
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         # The numpy views used by act() must follow the parameters if assign=True replaces them.
@@ -147,11 +196,7 @@ class ActorCritic(nn.Module):
         is several times faster than torch's per-op dispatch, and this runs once per env step.
         Log-probs and values are computed later for the whole rollout at once (``score_rollout``).
         """
-        h = obs
-        for weight, bias in self._numpy_layers[:-1]:
-            h = self._numpy_activation(h @ weight.T + bias)
-        weight, bias = self._numpy_layers[-1]
-        out = h @ weight.T + bias
+        out = self._actor_out(obs)
         if self.discrete:
             if deterministic or rng is None:
                 actions = out.argmax(-1)
@@ -170,6 +215,18 @@ class ActorCritic(nn.Module):
             actions = (out + std * rng.standard_normal(out.shape)).astype(np.float32)
         return ActOutput(actions, np.clip(actions, self._low, self._high))
 
+    def _actor_out(self, obs: np.ndarray) -> np.ndarray:
+        """The actor head's output for a batch: the MLP in numpy, the CNN in torch on its device."""
+        if self.pixels:
+            with torch.no_grad():
+                hidden = self.actor_body(torch.from_numpy(obs).to(self.device))
+                return self.actor_head(hidden).cpu().numpy()
+        h = obs
+        for weight, bias in self._numpy_layers[:-1]:
+            h = self._numpy_activation(h @ weight.T + bias)
+        weight, bias = self._numpy_layers[-1]
+        return h @ weight.T + bias
+
     @property
     def _numpy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         if self._np_cache is None:
@@ -182,14 +239,22 @@ class ActorCritic(nn.Module):
 
     @torch.no_grad()
     def score_rollout(self, obs: np.ndarray, actions: np.ndarray, last_obs: np.ndarray) -> RolloutScores:
-        """Log-probs of the taken actions and values of every observation of a ``[T, N]`` rollout."""
+        """Log-probs of the taken actions and values of every observation of a ``[T, N]`` rollout
+        (pixels in chunks of SCORE_CHUNK, so the CNN's activations of a long rollout never pile up)."""
         t, n = obs.shape[:2]
-        flat_obs = torch.from_numpy(np.concatenate([obs.reshape(t * n, -1), last_obs]))
-        out, value = self._heads(flat_obs)
-        flat_actions = torch.from_numpy(actions.reshape(t * n, *actions.shape[2:]))
-        log_probs, _ = self._log_prob_entropy(out[: t * n], flat_actions)
-        values = np.zeros(t * n + n, np.float32) if value is None else value.numpy()
-        return RolloutScores(log_probs.numpy().reshape(t, n), values[: t * n].reshape(t, n), values[t * n :])
+        sample_shape = obs.shape[2:] if self.pixels else (-1,)
+        flat_obs = np.concatenate([obs.reshape(t * n, *sample_shape), last_obs])
+        chunk = SCORE_CHUNK if self.pixels else len(flat_obs)
+        outs, vals = [], []
+        for start in range(0, len(flat_obs), chunk):
+            out, value = self._heads(torch.from_numpy(flat_obs[start : start + chunk]).to(self.device))
+            outs.append(out)
+            if value is not None:
+                vals.append(value)
+        flat_actions = torch.from_numpy(actions.reshape(t * n, *actions.shape[2:])).to(self.device)
+        log_probs, _ = self._log_prob_entropy(torch.cat(outs)[: t * n], flat_actions)
+        values = np.zeros(t * n + n, np.float32) if not vals else torch.cat(vals).cpu().numpy()
+        return RolloutScores(log_probs.cpu().numpy().reshape(t, n), values[: t * n].reshape(t, n), values[t * n :])
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
         """Log-probs, entropies and values of stored actions, with gradients."""
@@ -232,7 +297,8 @@ class ObsNormalizer:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         if not self.enabled:
-            return obs.astype(np.float32, copy=False)
+            # uint8 pixels pass through as they are: the CNN scales them (rollouts store uint8).
+            return obs if obs.dtype == np.uint8 else obs.astype(np.float32, copy=False)
         out = (obs - self.mean) / np.sqrt(self.var + 1e-8)
         return np.clip(out, -self.CLIP, self.CLIP).astype(np.float32)
 
@@ -281,6 +347,14 @@ class Batch(NamedTuple):
     advantages: torch.Tensor
     returns: torch.Tensor
     explained_variance: float | None
+
+    def to(self, device: torch.device) -> Batch:
+        """The same batch on ``device`` (itself when it is already there; pixels stay uint8)."""
+        if self.obs.device == device:
+            return self
+        return Batch(self.obs.to(device), self.actions.to(device), self.log_probs.to(device),
+                     self.values.to(device), self.advantages.to(device), self.returns.to(device),
+                     self.explained_variance)
 
 
 class NonFiniteLossError(RuntimeError):

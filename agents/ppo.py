@@ -18,6 +18,7 @@ from agents.common import (
     check_finite,
     make_batch,
     normalize,
+    resolve_device,
 )
 from gymnasium_solver.advantages import compute_gae, shift_values
 from gymnasium_solver.config import Algo, PPOConfig, schedule_start, schedule_value
@@ -29,7 +30,7 @@ class PPO:
 
     def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
         self.cfg = cfg
-        self.policy = ActorCritic(spec, cfg, with_critic=True)
+        self.policy = ActorCritic(spec, cfg, with_critic=True).to(resolve_device(cfg))
         # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. fused=True: one
         # kernel for all parameters, ~20% faster per minibatch step for our small networks.
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
@@ -46,7 +47,7 @@ class PPO:
             self.cfg.gamma, self.cfg.gae_lambda,
         )
         return make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret,
-                          rollout.valid, with_critic=True)
+                          rollout.valid, with_critic=True).to(self.policy.device)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
@@ -69,7 +70,7 @@ class PPO:
             # The KL is needed on every minibatch for early stopping, else only for the last epoch's metric.
             measure_kl = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
             kls = []
-            for idx in torch.randperm(n).tensor_split(n_minibatches):
+            for idx in torch.randperm(n, device=batch.obs.device).tensor_split(n_minibatches):
                 ev = self.policy.evaluate(batch.obs[idx], batch.actions[idx])
                 log_ratio = ev.log_probs - batch.log_probs[idx]
                 ratio = log_ratio.exp()

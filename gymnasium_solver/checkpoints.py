@@ -95,7 +95,8 @@ def snapshot(
 ) -> CheckpointState:
     """Copy the policy's weights and normalisation state now (training may continue meanwhile);
     ``training`` (already a copy) makes the checkpoint resumable."""
-    model = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    # On the CPU: a GPU run's checkpoints load anywhere, and the copies do not hold GPU memory.
+    model = {k: v.detach().to("cpu", copy=True) for k, v in policy.state_dict().items()}
     return CheckpointState(model, normalizer.state_dict(), env_steps, iteration, wall_seconds, eval_return_mean,
                            training)
 

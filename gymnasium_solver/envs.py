@@ -26,6 +26,50 @@ class SpaceSpec(NamedTuple):
     n_actions: int  # discrete: number of actions; box: action dimension
     action_low: np.ndarray | None
     action_high: np.ndarray | None
+    # uint8 images [C, H, W] (Atari frame stacks): kept as uint8 from the env to the network
+    # (a 4x84x84 frame stack is 28 KB as uint8, 113 KB as float32), never flattened.
+    pixels: bool = False
+
+
+ATARI_INSTALL = 'pip install "gymnasium-solver[atari]" (or: pip install "ale-py>=0.9" opencv-python-headless)'
+# The standard Atari preprocessing (Mnih et al. 2015; Machado et al. 2018 for the life-loss choice).
+ATARI_FRAME_SKIP = 4
+ATARI_NOOP_MAX = 30
+ATARI_SCREEN_SIZE = 84
+ATARI_FRAME_STACK = 4
+
+
+def register_atari() -> None:
+    """Register the ALE environments with Gymnasium (ale-py >= 0.9 ships the ROMs: nothing is
+    downloaded). ValueError with the pip command when the atari extra is not installed."""
+    try:
+        import ale_py
+    except ImportError:
+        raise ValueError(f"atari_wrappers: true needs the ALE, which is not installed; {ATARI_INSTALL}") from None
+    gym.register_envs(ale_py)
+
+
+def _check_ale_game(env_id: str) -> None:
+    try:
+        entry_point = str(gym.spec(env_id).entry_point)
+    except gym.error.Error:
+        return  # an unknown id: gym.make_vec says so, with close matches
+    if not entry_point.startswith("ale_py"):
+        raise ValueError(f"atari_wrappers: true needs an ALE game such as PongNoFrameskip-v4; {env_id!r} is not "
+                         "one (set atari_wrappers: false and network: mlp)")
+
+
+def atari_wrappers(env: gym.Env) -> gym.Env:
+    """Noop reset, frame skip 4 with max-pooling, 84x84 grayscale, not terminal on life loss
+    (Gymnasium's default and Machado et al. 2018's advice; SB3's AtariWrapper/CleanRL end an episode
+    per life instead, which Pong, with no lives, does not notice), then a stack of the last 4 frames.
+    Rewards are left alone: clipping is the learner's business (config ``reward_clip``) so that
+    episode returns and evaluations stay in game score."""
+    env = gym.wrappers.AtariPreprocessing(
+        env, noop_max=ATARI_NOOP_MAX, frame_skip=ATARI_FRAME_SKIP, screen_size=ATARI_SCREEN_SIZE,
+        terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False,
+    )
+    return gym.wrappers.FrameStackObservation(env, ATARI_FRAME_STACK)
 
 
 def _has_vector_entry_point(env_id: str) -> bool:
@@ -44,12 +88,47 @@ def make_vec_env(cfg: Config, num_envs: int) -> gym.vector.VectorEnv:
         mode = "vector_entry_point"
     else:
         mode = "async" if cfg.vectorization == "async" else "sync"
+    if cfg.atari_wrappers:
+        register_atari()
+        _check_ale_game(cfg.env_id)
+        mode = "async" if cfg.vectorization == "async" else "sync"
+        kwargs["wrappers"] = [atari_wrappers]
     try:
         env = gym.make_vec(cfg.env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
     except gym.error.Error as exc:
-        raise ValueError(f"cannot create environment {cfg.env_id!r}: {exc}") from exc
-    space_spec(env)  # fail early, with a clear message, on spaces we cannot learn on
+        ale_id = "NoFrameskip" in cfg.env_id or cfg.env_id.startswith("ALE/")
+        hint = f" (an ALE game needs atari_wrappers: true and {ATARI_INSTALL})" if ale_id and not cfg.atari_wrappers else ""
+        raise ValueError(f"cannot create environment {cfg.env_id!r}: {exc}{hint}") from exc
+    except ValueError as exc:
+        if not cfg.atari_wrappers:
+            raise
+        # AtariPreprocessing refuses an ALE env that already skips frames (ALE/Pong-v5 skips 4).
+        raise ValueError(f"cannot apply atari_wrappers to {cfg.env_id!r}: {exc}; use a NoFrameskip-v4 id, or "
+                         "env_kwargs: {frameskip: 1} for an ALE/...-v5 id") from exc
+    try:
+        check_network_fits(cfg.network, space_spec(env))  # fail early, with a sentence, on what we cannot learn on
+    except ValueError:
+        env.close()
+        raise
     return env
+
+
+def check_network_fits(network: str, spec: SpaceSpec) -> None:
+    """ValueError unless pixel observations go to the CNN and flat ones to the MLP."""
+    if spec.pixels and network != "nature_cnn":
+        raise ValueError(f"the observations are {'x'.join(map(str, spec.observation_shape))} uint8 images; "
+                         "set network: nature_cnn (and atari_wrappers: true for an ALE game)")
+    if not spec.pixels and network == "nature_cnn":
+        raise ValueError(f"network: nature_cnn needs 4x84x84 uint8 frame stacks, but the observations are "
+                         f"{spec.observation_shape}; set atari_wrappers: true with an ALE game, or network: mlp")
+
+
+def batch_obs(raw: Any, spec: SpaceSpec, n: int) -> np.ndarray:
+    """A vector env's observations as the policy takes them: ``[n, obs_dim]`` float32, or
+    ``[n, C, H, W]`` uint8 for pixels (converted to float inside the network, never before)."""
+    if spec.pixels:
+        return np.asarray(raw, dtype=np.uint8).reshape(n, *spec.observation_shape)
+    return np.asarray(raw, dtype=np.float32).reshape(n, spec.obs_dim)
 
 
 def space_spec(env: gym.vector.VectorEnv) -> SpaceSpec:
@@ -60,12 +139,13 @@ def space_spec(env: gym.vector.VectorEnv) -> SpaceSpec:
         raise ValueError(f"only Box observation spaces are supported, got {obs_space}")
     obs_shape = tuple(int(d) for d in obs_space.shape)
     obs_dim = int(np.prod(obs_shape))
+    pixels = obs_space.dtype == np.uint8 and len(obs_shape) == 3
     if isinstance(act_space, gym.spaces.Discrete):
-        return SpaceSpec(obs_dim, obs_shape, True, int(act_space.n), None, None)
+        return SpaceSpec(obs_dim, obs_shape, True, int(act_space.n), None, None, pixels)
     if isinstance(act_space, gym.spaces.Box) and len(act_space.shape) == 1:
         low = act_space.low.astype(np.float32)
         high = act_space.high.astype(np.float32)
-        return SpaceSpec(obs_dim, obs_shape, False, int(act_space.shape[0]), low, high)
+        return SpaceSpec(obs_dim, obs_shape, False, int(act_space.shape[0]), low, high, pixels)
     raise ValueError(f"only Discrete and 1-D Box action spaces are supported, got {act_space}")
 
 

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.common import ActorCritic, ObsNormalizer
+from gymnasium_solver.envs import batch_obs
 
 # Safety bound on vector steps per evaluation, for environments without a time limit.
 MAX_EVAL_STEPS = 100_000
@@ -35,7 +36,7 @@ def evaluate(
     lengths = np.zeros(n, np.int64)
     running = np.ones(n, bool)
     for _ in range(MAX_EVAL_STEPS):
-        obs = normalizer(np.asarray(raw, np.float32).reshape(n, -1))
+        obs = normalizer(batch_obs(raw, policy.spec, n))
         out = policy.act(obs, None, deterministic=True)
         raw, reward, term, trunc, _ = env.step(out.env_actions)
         returns += np.where(running, reward, 0.0)

@@ -300,6 +300,8 @@ class RunInfo(BaseModel):
     solved_at: SolvedAt | None = None
     action_space: ActionSpaceInfo | None = None
     observation_shape: list[int] | None = None
+    device: str | None = Field(default=None, description="where the network ran: cpu, cuda or cuda:N (None: "
+                                                         "written before the trainer recorded it)")
     versions: dict[str, str] = Field(default_factory=dict)
     git_commit: str | None = None
     parent_run_id: str | None = None

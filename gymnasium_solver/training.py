@@ -240,16 +240,17 @@ class _Session:
         self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
         self.agent = PPO(cfg, spec) if isinstance(cfg, PPOConfig) else Reinforce(cfg, spec)
         env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
-        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed)
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip)
         self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
         if self.restore is not None:
             self._restore(self.restore)
         info.action_space = action_space_info(spec)
         info.observation_shape = list(spec.observation_shape)
+        info.device = str(self.agent.policy.device)
         self.writer.write()
         self.writer.log(
             f"{'resumed' if self.restore else 'started'} {cfg.config_id} seed {cfg.seed}: {cfg.algo}, "
-            f"{cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
+            f"{cfg.network} on {info.device} (device: {cfg.device}), {cfg.n_envs} envs, budget {cfg.max_env_steps} env steps, threshold {cfg.reward_threshold}, pid {info.pid}"
         )
         return _Parts(self.agent, self.collector)
 

@@ -89,7 +89,7 @@ MAX_ENV_KWARGS = 32
 # Limits that involve more than one field, checked by the model validators below; each has a row
 # (with the reason) in the Limits table of docs/configs.md.
 CROSS_FIELD_LIMITS = ("n_envs * n_steps", "vectorization: async", "hidden_sizes (weights)",
-                      "checkpoint_freq (count)", "torch_threads (machine)")
+                      "checkpoint_freq (count)", "torch_threads (machine)", "network: nature_cnn")
 
 
 def _why(reason: str, **extra: Any) -> dict[str, Any]:
@@ -124,6 +124,19 @@ def _check_schedule(name: str, value: ScheduleOrFloat, start_above_zero: bool) -
         raise ValueError(f"{name} must be >= 0, got {value}")
     if start_above_zero and schedule_start(value) <= 0:
         raise ValueError(f"{name} must start above 0, got {value}")
+
+
+def _check_network(cfg: ConfigBase) -> None:
+    """The keys that go with pixel observations and the CNN, checked together."""
+    if cfg.atari_wrappers and cfg.network != "nature_cnn":
+        raise ValueError("atari_wrappers: true gives 4x84x84 uint8 pixel observations; set network: nature_cnn")
+    if cfg.network == "nature_cnn" and cfg.normalize_observations:
+        raise ValueError("network: nature_cnn scales pixels by 1/255 itself; set normalize_observations: false")
+    if cfg.device == "cuda" and cfg.network == "mlp":
+        raise ValueError("device: cuda needs network: nature_cnn; the MLP acts in numpy on the CPU, which is "
+                         "faster than a GPU for networks this small (use device: cpu or auto)")
+    if cfg.device == "cuda" and cfg.algo != Algo.PPO:
+        raise ValueError(f"device: cuda is for PPO; {cfg.algo} runs on the CPU (use device: cpu or auto)")
 
 
 class ConfigBase(BaseModel):
@@ -173,6 +186,18 @@ class ConfigBase(BaseModel):
     normalize_observations: bool = Field(default=False, description="running mean/std observation normalisation")
     reward_scale: float = Field(default=1.0, gt=0.0, description="multiply rewards by this before learning",
                                 json_schema_extra=_why("any finite positive factor"))
+    reward_clip: float | None = Field(
+        default=None, gt=0.0,
+        description="clip learning rewards to [-reward_clip, reward_clip] (after reward_scale); episode returns "
+                    "and evaluations stay unclipped; None = off. Atari's reward clipping is 1.0 (Mnih et al. 2015)",
+        json_schema_extra=_why("finite and > 0, or null for no clipping"))
+    atari_wrappers: bool = Field(
+        default=False,
+        description="the standard Atari preprocessing (Gymnasium's AtariPreprocessing + FrameStackObservation): "
+                    "up to 30 no-op actions at reset, frame skip 4 with max-pooling of the last two frames, "
+                    "84x84 grayscale, a stack of the last 4 frames, not terminal on life loss; needs an ALE "
+                    "environment with frameskip 1 (e.g. PongNoFrameskip-v4) and the atari extra (ale-py)",
+        json_schema_extra=_why("true gives 4x84x84 uint8 pixel observations, which need network: nature_cnn"))
 
     # optimisation
     learning_rate: ScheduleOrFloat = Field(default=3e-4, description="Adam learning rate, constant or {start, end}",
@@ -195,6 +220,18 @@ class ConfigBase(BaseModel):
                                "a CPU trainer's memory and time"),
     )
     activation: Literal["tanh", "relu"] = Field(default="tanh", description="MLP activation")
+    network: Literal["mlp", "nature_cnn"] = Field(
+        default="mlp",
+        description="mlp = the MLP of hidden_sizes/activation; nature_cnn = the Nature DQN CNN (Mnih et al. "
+                    "2015) as SB3's CnnPolicy and CleanRL's ppo_atari use it, one trunk shared by actor and "
+                    "critic, for 4x84x84 uint8 pixel observations (hidden_sizes, activation and "
+                    "shared_network do not apply to it)",
+        json_schema_extra=_why("a closed choice: the two policy networks the trainer has"))
+    device: Literal["cpu", "auto", "cuda"] = Field(
+        default="cpu",
+        description="where the network runs: cpu; cuda; auto = cuda when torch sees a GPU, else cpu. "
+                    "The MLP (it acts in numpy, faster than a GPU for small nets) and REINFORCE always run on the CPU",
+        json_schema_extra=_why("a closed choice; cuda needs network: nature_cnn and algo: ppo"))
     shared_network: bool = Field(default=False, description="actor and critic share the hidden layers")
     log_std_init: float = Field(default=0.0, ge=-20.0, le=5.0,
                                 description="initial log std of the Gaussian policy (Box actions)",
@@ -261,6 +298,7 @@ class ConfigBase(BaseModel):
                     raise ValueError(
                         f"{name}={getattr(self, name)} with vectorization: async would start that many "
                         f"processes; use {name} <= {MAX_ASYNC_PROCESSES} or vectorization: sync")
+        _check_network(self)
         if self.checkpoint_freq and self.max_env_steps / self.checkpoint_freq > MAX_PERIODIC_CHECKPOINTS:
             least = -(-self.max_env_steps // MAX_PERIODIC_CHECKPOINTS)
             raise ValueError(
