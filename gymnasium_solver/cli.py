@@ -10,6 +10,7 @@ commands that need them:
 - cli_sweep.py     sweep, sweep-status
 - cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
 - cli_import.py    import (runs from the RL Zoo, SB3, CleanRL)
+- cli_ops.py       serve-metrics, check, promote, models, rollback
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gymnasium_solver import (
     cli_fix,
     cli_import,
     cli_mcp,
+    cli_ops,
     cli_runs,
     cli_sweep,
     cli_train,
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_sweep.register(sub)
     cli_mcp.register(sub)
     cli_import.register(sub)
+    cli_ops.register(sub)
     return parser
 
 

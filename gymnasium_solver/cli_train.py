@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("eval", help="evaluate a saved policy deterministically",
                        description="Run a run's saved policy (argmax / Gaussian mean) for N episodes in "
                        "parallel and print the mean and std of the returns.")
-    p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
+    p.add_argument("run", metavar="RUN", help="run id, unique id prefix, @last, or a registered model: "
+                   "model:ENV (its current version) or model:ENV@N")
     p.add_argument("--checkpoint", default=rf.BEST_CHECKPOINT,
                    help="checkpoint name: best (default), last, or a periodic one such as step_20480")
     p.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
@@ -177,6 +178,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError(f"--episodes must be between 1 and {MAX_EVAL_EPISODES}, got {args.episodes}")
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    from gymnasium_solver.model_registry import is_model_ref
+
+    if is_model_ref(args.run):
+        return _eval_model(args)
     from gymnasium_solver.run_store import resolve_run_dir
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
@@ -193,6 +198,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(f"{run_dir.name} checkpoint {args.checkpoint} ({loaded.env_steps} env steps, {loaded.config.config_id}): "
           f"return {result.return_mean:.2f} +- {result.return_std:.2f} over {result.episodes} episodes "
           f"(min {min(result.returns):.2f}, max {max(result.returns):.2f}, mean length {result.ep_len_mean:.1f})")
+    return 0
+
+
+def _eval_model(args: argparse.Namespace) -> int:
+    """`gsolve eval model:ENV[@N]`: evaluate a registered version's checkpoint (docs/ops.md)."""
+    from gymnasium_solver.model_registry import resolve_model
+
+    if args.checkpoint != rf.BEST_CHECKPOINT:
+        raise CliError("--checkpoint applies to runs; a registered model is one checkpoint (pick a version with @N)")
+    model = resolve_model(args.runs_dir, args.run)
+    try:
+        result, loaded = evaluate_checkpoint(model.checkpoint, args.episodes, args.seed)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"{model.version.model_ref} cannot be evaluated: {exc}") from None
+    print(f"{model.version.model_ref} (run {model.version.run_id}, {loaded.env_steps} env steps, "
+          f"{loaded.config.config_id}): return {result.return_mean:.2f} +- {result.return_std:.2f} over "
+          f"{result.episodes} episodes (min {min(result.returns):.2f}, max {max(result.returns):.2f}, "
+          f"mean length {result.ep_len_mean:.1f})")
     return 0
 
 

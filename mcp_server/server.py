@@ -122,6 +122,9 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     from mcp_server import sweep_tools
 
     sweep_tools.register(server, store, limits)
+    from mcp_server import ops_tools
+
+    ops_tools.register(server, store, limits)
     return server
 
 

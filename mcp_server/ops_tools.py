@@ -1,0 +1,123 @@
+"""MCP tools ``compare_to_baseline``, ``list_models`` and ``promote_run``: thin adapters over
+``gymnasium_solver.regression``, ``model_registry`` and ``promotion`` (docs/ops.md).
+
+``promote_run`` re-evaluates a checkpoint, which needs torch, so it runs ``gsolve promote --json``
+in a child process and waits for it without blocking the server (bounded, with progress
+notifications); the server itself never imports torch. It applies the policy only: a manual
+approval of a rejected run is for a person at the CLI (``gsolve promote --approve-manually --reason``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from gymnasium_solver import model_registry, promotion, regression
+from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
+from gymnasium_solver.model_registry import Decision, ModelList
+from gymnasium_solver.run_store import RunStore
+from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, tool
+
+PROMOTE_TIMEOUT_SECONDS = 600.0
+MAX_MCP_EPISODES = 200
+_PROGRESS_EVERY = 5.0
+
+
+async def run_promote(store: RunStore, run_id: str, episodes: int, progress: Context | None = None,
+                      timeout: float = PROMOTE_TIMEOUT_SECONDS) -> Decision:
+    """Run `gsolve promote RUN --json` in a child process and return the recorded decision."""
+    run_dir = store.resolve(run_id)  # a clear error for unknown runs before any process starts
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "promote", run_dir.name, "--episodes", str(episodes),
+           "--runs-dir", str(store.runs_dir), "--json", "--actor", "mcp"]
+    proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    start = time.monotonic()
+    communicate = asyncio.ensure_future(proc.communicate())
+    try:
+        while True:
+            done, _ = await asyncio.wait({communicate}, timeout=_PROGRESS_EVERY)
+            if done:
+                break
+            elapsed = time.monotonic() - start
+            if elapsed > timeout:
+                proc.kill()
+                await communicate
+                raise ValueError(f"promoting run {run_dir.name} took over {timeout:g} s and was stopped; nothing was "
+                                 f"recorded; retry with fewer episodes")
+            if progress is not None:
+                await progress.report_progress(elapsed, timeout, f"re-evaluating {run_dir.name} over {episodes} episodes")
+    except asyncio.CancelledError:
+        proc.kill()
+        raise
+    out, err = communicate.result()
+    if proc.returncode not in (0, 1):
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(lines[-1] if lines else f"gsolve promote exited with code {proc.returncode}")
+    return Decision.model_validate_json(out)
+
+
+def check_promote_capacity(store: RunStore, limits: StartLimits | None) -> None:
+    """A promote's re-evaluation is a process the server starts: it counts against the live-run cap."""
+    if limits is None:
+        return
+    try:
+        check_capacity(store, limits)
+    except RunLimitError as exc:
+        raise RunLimitError(f"promote_run re-evaluates in a child process, which counts as a live run: {exc}; or run "
+                            "`gsolve promote RUN` from a shell") from None
+
+
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+    """Add compare_to_baseline, list_models and promote_run to ``server``; with ``limits``, a
+    promote counts against the live-run cap like a start."""
+
+    @tool(server, READ_ONLY, store.runs_dir)
+    def compare_to_baseline(
+        run_id: RunRef,
+        baseline: Annotated[str, Field(description="a baseline run (id, prefix, '@last') or 'preset' for the "
+                                                   "preset's reference runs")] = regression.PRESET_BASELINE,
+        alpha: Annotated[float, Field(ge=1e-6, le=0.499, description="one-sided significance level")] = 0.05,
+    ) -> regression.RegressionCheck:
+        """Is a run significantly worse than a baseline at the same env steps? The regression check a CI
+        job gates on (same as `gsolve check RUN --against BASELINE`).
+
+        Against a run: one-sided Welch t-test on the evaluation returns at the last env step both reached.
+        Against 'preset': t prediction test on log env steps to solve vs the preset's reference runs (an
+        unsolved run counts with the env steps it spent, a lower bound). Returns the verdict (not_worse,
+        worse, cannot_compare, with exit_code 0/1/2), the test, statistic, df, p-value and the compared
+        evaluations or steps-to-solve; summary says it in one sentence (and why, when it cannot compare)."""
+        return regression.check_run(store, run_id, baseline, alpha)
+
+    @tool(server, READ_ONLY, store.runs_dir)
+    def list_models(
+        env_id: Annotated[str | None, Field(description="only this environment, e.g. 'CartPole-v1'; "
+                                                        "omit for every environment")] = None,
+    ) -> ModelList:
+        """The model registry: registered versions of trained policies per environment, newest first, the
+        current one marked, each with its run, the re-evaluation (mean, lower confidence bound, episodes)
+        and a model_ref for `gsolve eval`. With env_id, also its recent decisions (approvals, rejections
+        with the failing checks, manual approvals with their reason, rollbacks)."""
+        return model_registry.list_models(store.runs_dir, env_id)
+
+    @tool(server, STARTS_PROCESS, store.runs_dir)
+    async def promote_run(
+        run_id: RunRef,
+        ctx: Context,
+        episodes: Annotated[int, Field(ge=1, le=MAX_MCP_EPISODES, description="fresh re-evaluation episodes")] = (
+            promotion.DEFAULT_EPISODES),
+    ) -> Decision:
+        """Apply the promotion policy to a run's best checkpoint and record the decision in the model
+        registry: it becomes the environment's new current version only if the run solved, its diagnosis
+        has no critical or warning finding, and a fresh re-evaluation over `episodes` new episodes has a
+        mean >= the reward threshold (the 95% lower confidence bound is stated). Otherwise the rejection is
+        recorded with the failing checks (kind 'rejected', failed_checks). Never approves what the policy
+        rejects: a manual override is for a person at the CLI (gsolve promote --approve-manually --reason).
+        Takes seconds to a few minutes (progress is reported); list_models shows the result afterwards."""
+        store.resolve(run_id)  # an unknown run is named before the cap is
+        check_promote_capacity(store, limits)
+        return await run_promote(store, run_id, episodes, ctx)
