@@ -126,12 +126,34 @@ def _args_for(tool: str, ids: list[str], rng: random.Random) -> dict[str, Any]:
     return {"run_id": rng.choice(ids)}
 
 
+class _StartLine:
+    """Every client connects (initialize + tools/list) before any starts its timed calls: the figures
+    are the steady state, not 50 sessions opening in the same second (reported on their own)."""
+
+    def __init__(self, clients: int):
+        self.waiting, self.go = clients, asyncio.Event()
+
+    async def ready(self) -> None:
+        self.waiting -= 1
+        if self.waiting <= 0:
+            self.go.set()
+        await self.go.wait()
+
+
 async def client_task(url: str, ids: list[str], calls: int, seed: int,
-                      out: list[tuple[str, float, bool, str]], pace: float = 0.0) -> None:
+                      out: list[tuple[str, float, bool, str]], pace: float = 0.0,
+                      start: _StartLine | None = None) -> None:
     from mcp import Client
 
     rng = random.Random(seed)
     async with Client(url) as client:
+        # As a real client does once at connect (and as the SDK would do lazily inside the first call
+        # of each tool, to validate results against the tools' output schemas): listed, then timed.
+        t = time.perf_counter()
+        await client.list_tools()
+        out.append(("(tools/list at connect)", time.perf_counter() - t, False, ""))
+        if start is not None:
+            await start.ready()
         for _ in range(calls):
             if pace:  # an assistant's think time between calls: exponential, mean `pace` seconds
                 await asyncio.sleep(rng.expovariate(1.0 / pace))
@@ -148,24 +170,71 @@ async def client_task(url: str, ids: list[str], calls: int, seed: int,
 
 
 async def guarded_client(url: str, ids: list[str], calls: int, seed: int,
-                         out: list[tuple[str, float, bool, str]], pace: float) -> None:
+                         out: list[tuple[str, float, bool, str]], pace: float, start: _StartLine) -> None:
     """A client whose session itself fails (connect, transport) counts its missing calls as errors."""
     mine: list[tuple[str, float, bool, str]] = []
     try:
-        await client_task(url, ids, calls, seed, mine, pace)
+        await client_task(url, ids, calls, seed, mine, pace, start)
     except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
+        await start.ready()  # never leave the others waiting for a client that failed to connect
         mine.extend(("session", 0.0, True, f"{type(exc).__name__}: {exc}"[:200]) for _ in range(calls - len(mine)))
     out.extend(mine)
 
 
-async def load(url: str, ids: list[str], clients: int, calls: int,
-               pace: float = 0.0) -> tuple[list[tuple[str, float, bool, str]], float]:
+async def load(url: str, ids: list[str], clients: int, calls: int, pace: float = 0.0, first: int = 0,
+               start: _StartLine | None = None) -> tuple[list[tuple[str, float, bool, str]], float]:
     out: list[tuple[str, float, bool, str]] = []
     t = time.perf_counter()
+    start = start or _StartLine(clients)
     async with asyncio.TaskGroup() as tg:
         for k in range(clients):
-            tg.create_task(guarded_client(url, ids, calls, k, out, pace))
+            tg.create_task(guarded_client(url, ids, calls, first + k, out, pace, start))
     return out, time.perf_counter() - t
+
+
+def _worker(url: str, ids: list[str], clients: int, calls: int, pace: float, first: int,
+            ready: Any, go: Any, results: Any) -> None:
+    """One load-generating process: its clients connect, report ready, wait for all processes, call."""
+
+    class _Cross(_StartLine):
+        async def ready(self) -> None:
+            self.waiting -= 1
+            if self.waiting <= 0:
+                ready.release()
+                await asyncio.get_running_loop().run_in_executor(None, go.wait)
+                self.go.set()
+            await self.go.wait()
+
+    out, _ = asyncio.run(load(url, ids, clients, calls, pace, first, _Cross(clients)))
+    results.put(out)
+
+
+def load_in_processes(url: str, ids: list[str], clients: int, calls: int, pace: float,
+                      procs: int) -> tuple[list[tuple[str, float, bool, str]], float]:
+    """The clients spread over ``procs`` processes, so that the load generator's own CPU (the SDK
+    client validates every result against the tool's JSON schema: ~20 ms for a metrics answer) does
+    not queue the answers it measures behind one event loop."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    ready, go, results = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
+    shares = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
+    firsts = [sum(shares[:k]) for k in range(procs)]
+    workers = [ctx.Process(target=_worker, args=(url, ids, n, calls, pace, f, ready, go, results))
+               for n, f in zip(shares, firsts, strict=True) if n]
+    for w in workers:
+        w.start()
+    for _ in workers:
+        ready.acquire()
+    t = time.perf_counter()
+    go.set()
+    out: list[tuple[str, float, bool, str]] = []
+    for _ in workers:
+        out.extend(results.get())
+    wall = time.perf_counter() - t
+    for w in workers:
+        w.join()
+    return out, wall
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline_s: float = 60.0) -> None:
@@ -184,7 +253,23 @@ def _pct(sorted_ms: list[float], q: float) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, int(round(q / 100 * (len(sorted_ms) - 1))))]
 
 
-def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 0.0) -> bool:
+async def warm_up(url: str, ids: list[str]) -> float:
+    """One client calls every tool once on every run (untimed): parsed files and memoised answers in
+    place, as on a server that has been up for a while. Returns the seconds it took."""
+    from mcp import Client
+
+    t = time.perf_counter()
+    async with Client(url) as client:
+        for tool in TOOLS:
+            for k, run_id in enumerate(ids):
+                args = {"limit": 50} if tool == "list_runs" else (
+                    {"run_ids": [run_id, ids[(k + 1) % len(ids)]]} if tool == "compare_runs" else {"run_id": run_id})
+                await client.call_tool(tool, args)
+    return time.perf_counter() - t
+
+
+def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 0.0, procs: int = 1,
+        warm: bool = False) -> bool:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
@@ -195,7 +280,11 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
         _wait_for_port(port, proc)
         load_before = " ".join(_loadavg())
         rss_before = _rss_mb(proc.pid)
-        results, wall = asyncio.run(load(f"http://127.0.0.1:{port}/mcp", ids, clients, calls, pace))
+        url = f"http://127.0.0.1:{port}/mcp"
+        if warm:
+            print(f"warm-up: every tool once on every run, {asyncio.run(warm_up(url, ids)):.1f} s (untimed)")
+        results, wall = (load_in_processes(url, ids, clients, calls, pace, procs) if procs > 1
+                         else asyncio.run(load(url, ids, clients, calls, pace)))
         server_cpu = _cpu_seconds(proc.pid)
         rss_after, rss_peak = _rss_mb(proc.pid), _rss_mb(proc.pid, "VmHWM")
     finally:
@@ -205,13 +294,16 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    connects = sorted(r[1] * 1000 for r in results if r[0].startswith("("))
+    results = [r for r in results if not r[0].startswith("(")]
     ms = sorted(r[1] * 1000 for r in results)
     errors = [r for r in results if r[2]]
     p95 = _pct(ms, 95)
     rows = sum(1 for _ in open(runs_dir / ids[0] / rf.METRICS_CSV, "rb")) - 1
     mode = (f"each waits ~{pace:g} s (exponential) between calls" if pace
             else "closed loop: each calls again as soon as it has its answer")
-    print(f"runs folder {runs_dir}: {len(ids)} runs of ~{rows:,} metrics rows; {clients} clients x {calls} calls "
+    print(f"runs folder {runs_dir}: {len(ids)} runs of ~{rows:,} metrics rows; {clients} clients "
+          f"({procs} load process{'es' if procs > 1 else ''}) x {calls} calls "
           f"over streamable HTTP ({mode}); load average before/after: {load_before} / {' '.join(_loadavg())}")
     print(f"calls {len(results)}  errors {len(errors)}  wall {wall:.1f} s  ({len(results) / wall:.0f} calls/s)  "
           f"server CPU {server_cpu:.1f} s ({server_cpu / max(len(results), 1) * 1000:.1f} ms per call, start-up included)")
@@ -219,6 +311,9 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
           f"(target p95 <= {P95_TARGET_MS:.0f}: {'yes' if p95 <= P95_TARGET_MS else 'NO'})")
     print(f"server RSS MB  before {rss_before:.0f}  after {rss_after:.0f}  peak {rss_peak:.0f}  "
           f"(target after <= {RSS_TARGET_MB:.0f}: {'yes' if rss_after <= RSS_TARGET_MB else 'NO'})")
+    if connects:
+        print(f"  tools/list at connect (not in the figures above): n {len(connects)}  p50 "
+              f"{statistics.median(connects):.0f}  p95 {_pct(connects, 95):.0f} ms")
     for tool in TOOLS:
         t_ms = sorted(r[1] * 1000 for r in results if r[0] == tool)
         if t_ms:
@@ -245,6 +340,10 @@ def main() -> None:
     ap.add_argument("--pad-rows", type=int, default=0, help="grow each run's metrics.csv to this many rows")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--calls", type=int, default=20, help="calls per client")
+    ap.add_argument("--warm", action="store_true",
+                    help="call every tool once on every run before the timed calls (a server that has been up)")
+    ap.add_argument("--procs", type=int, default=1,
+                    help="spread the clients over this many load-generating processes")
     ap.add_argument("--pace", type=float, default=0.0,
                     help="mean seconds each client waits between calls (an assistant's think time); 0 = closed loop")
     args = ap.parse_args()
@@ -253,7 +352,7 @@ def main() -> None:
     if args.pad_rows:
         runs_dir = args.dir / f"padded-{args.pad_rows}"
         pad_runs(args.dir / "real", runs_dir, ids, args.pad_rows)
-    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls, args.pace) else 1)
+    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls, args.pace, args.procs, args.warm) else 1)
 
 
 if __name__ == "__main__":
