@@ -46,6 +46,14 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "action_noise_too_high": (("log_std_init", 1),),
     "action_noise_too_low": (("log_std_init", -1),),
     "clip_range_too_small": (("clip_range", -1),),
+    # Off-policy (rules/offpolicy.py): the setting each mechanism follows from.
+    "exploration_ends_too_early": (("exploration_fraction", -1), ("exploration_final_eps", -1)),
+    "exploration_never_ends": (("exploration_final_eps", 1), ("exploration_fraction", 1)),
+    "target_updates_too_rare": (("target_update_interval", 1),),
+    "target_updates_too_frequent": (("target_update_interval", -1), ("tau", 1)),
+    "q_value_divergence": (("learning_rate", 1), ("gamma", 1), ("reward_scale", 1)),
+    "replay_buffer_too_small": (("buffer_size", -1),),
+    "learning_starts_too_late": (("learning_starts", 1),),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")
