@@ -10,14 +10,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from gymnasium_solver.config.model import (
+from gymnasium_solver.config.model import Algo, ConfigBase, ConfigError
+from gymnasium_solver.config.registry import (
     CONFIG_FIELDS,
     CONFIG_KEYS,
     CONFIG_MODELS,
-    Algo,
     Config,
-    ConfigBase,
-    ConfigError,
     algos_for_key,
     limit_reason,
 )

@@ -17,11 +17,8 @@ from gymnasium_solver.config.build import (
     check_machine_limits,
     did_you_mean,
 )
-from gymnasium_solver.config.model import (
-    OUTPUT_KEYS,
-    Config,
-    ConfigError,
-)
+from gymnasium_solver.config.model import ConfigError
+from gymnasium_solver.config.registry import OUTPUT_KEYS, Config
 from gymnasium_solver.config.user import user_defaults
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from gymnasium_solver.config.build import did_you_mean
-from gymnasium_solver.config.model import CONFIG_KEYS, OUTPUT_KEYS, ConfigError
+from gymnasium_solver.config.model import ConfigError
+from gymnasium_solver.config.registry import CONFIG_KEYS, OUTPUT_KEYS
 
 USER_CONFIG_ENV = "GSOLVE_CONFIG"
 MAX_USER_CONFIG_BYTES = 64 * 1024  # a handful of keys; anything larger is not this file

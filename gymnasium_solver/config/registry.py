@@ -1,0 +1,84 @@
+"""The config as one tagged union over the algorithms' models, and what is derived from the models:
+every key with its bound and reason, which algorithms a key belongs to, which keys apply to a run."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from pydantic.fields import FieldInfo
+
+from gymnasium_solver.config.model import Algo, ConfigBase, PPOConfig, ReinforceConfig
+from gymnasium_solver.config.sb3_models import (
+    _NATIVE_ONLY,
+    A2CConfig,
+    DQNConfig,
+    QRDQNConfig,
+    SACConfig,
+    SB3ConfigBase,
+    TD3Config,
+    TQCConfig,
+)
+
+# The config is a tagged union on ``algo``: an algorithm's own keys exist only on its model, so
+# "which keys belong to which algorithm" is declared once, by the model that declares them.
+Config = Annotated[
+    PPOConfig | ReinforceConfig | DQNConfig | QRDQNConfig | A2CConfig | SACConfig | TD3Config | TQCConfig,
+    Field(discriminator="algo"),
+]
+
+# Algorithms trained by our own agents (agents/ppo.py, agents/reinforce.py); every other one by SB3.
+NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE)
+
+CONFIG_MODELS: dict[Algo, type[ConfigBase]] = {
+    Algo.PPO: PPOConfig, Algo.REINFORCE: ReinforceConfig, Algo.DQN: DQNConfig, Algo.QRDQN: QRDQNConfig,
+    Algo.A2C: A2CConfig, Algo.SAC: SACConfig, Algo.TD3: TD3Config, Algo.TQC: TQCConfig,
+}
+
+
+_ALL_MODELS: tuple[type[ConfigBase], ...] = (ConfigBase, *CONFIG_MODELS.values())
+# A key's first declaration (ConfigBase, then the models in Algo order) is the one whose bound and
+# reason are documented; an SB3 model that redeclares a shared key changes only its default.
+CONFIG_FIELDS: dict[str, FieldInfo] = {}
+for _model in _ALL_MODELS:
+    for _key, _field in _model.model_fields.items():
+        CONFIG_FIELDS.setdefault(_key, _field)
+
+
+CONFIG_KEYS: tuple[str, ...] = tuple(CONFIG_FIELDS)
+
+
+# Keys that choose where a run's results also go and which checkpoints are kept; they never change
+# what is trained, so they are not a deviation from a preset, and the user config file
+# (config/user.py) may set their defaults.
+OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", "mlflow_experiment",
+                                "keep_best_checkpoints", "keep_last_checkpoints")
+
+
+def algos_for_key(key: str) -> tuple[Algo, ...]:
+    """The algorithms whose config has ``key`` (all of them for a shared key, none for an unknown one)."""
+    return tuple(a for a, model in CONFIG_MODELS.items() if key in model.model_fields)
+
+
+def applies_to(key: str, algo: str | None, action_kind: str | None = None) -> bool:
+    """Whether config ``key`` means anything for a run of ``algo`` whose action space is of
+    ``action_kind`` ('discrete' or 'box'). Unknown keys and unknown algo/kind (None) count as applying."""
+    field = CONFIG_FIELDS.get(key)
+    if field is None:
+        return True
+    if algo in CONFIG_MODELS:
+        model = CONFIG_MODELS[Algo(algo)]
+        if key not in model.model_fields:
+            return False
+        if issubclass(model, SB3ConfigBase) and key in (*_NATIVE_ONLY, *model.unused_shared_keys):
+            return False  # a shared key this SB3 algorithm ignores (it must keep its default)
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    kinds = extra.get("action_kinds")
+    return action_kind is None or not isinstance(kinds, list) or action_kind in kinds
+
+
+def limit_reason(key: str) -> str:
+    """Why ``key`` is bounded as it is ('' for an unknown key)."""
+    field = CONFIG_FIELDS.get(key)
+    extra = field.json_schema_extra if field is not None and isinstance(field.json_schema_extra, dict) else {}
+    return str(extra.get("why", ""))
