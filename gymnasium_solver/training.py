@@ -8,16 +8,11 @@ progress bar, failure handling) lives in ``_Session`` below it.
 from __future__ import annotations
 
 import copy
-import datetime
-import signal
 import sys
 import time
 import traceback
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any, NamedTuple
 
 import torch
@@ -41,9 +36,11 @@ from gymnasium_solver.checkpoints import (
 from gymnasium_solver.config import NATIVE_ALGOS, Algo, Config, PPOConfig
 from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
+from gymnasium_solver.progress import ProgressBar
 from gymnasium_solver.resume import plan_resume
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
+from gymnasium_solver.run_guards import stop_on_signals, warnings_to
 from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder, writing
 from gymnasium_solver.tracking import check_tracking_available
 
@@ -128,7 +125,7 @@ def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
 
 def _run(s: _Session) -> TrainResult:
     cfg, writer = s.cfg, s.writer
-    with _stop_on_signals() as stop_requested, _warnings_to(writer):
+    with stop_on_signals() as stop_requested, warnings_to(writer):
         try:
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
             while True:
@@ -179,43 +176,6 @@ def _run(s: _Session) -> TrainResult:
     return s.result()
 
 
-@contextmanager
-def _stop_on_signals() -> Iterator[Any]:
-    """SIGINT/SIGTERM set a flag the loop checks after each iteration (a graceful stop with a
-    final evaluation and checkpoint) instead of killing the process mid-write."""
-    flag = {"stop": False}
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        flag["stop"] = True
-
-    previous: dict[int, Any] = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:
-        pass  # not the main thread: signals cannot be handled here; the caller owns them
-    try:
-        yield lambda: flag["stop"]
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
-
-
-@contextmanager
-def _warnings_to(writer: RunWriter) -> Iterator[None]:
-    """Python warnings raised while training go to run.log (as well as the usual stderr)."""
-    with warnings.catch_warnings():
-        previous = warnings.showwarning
-
-        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                 file: Any = None, line: str | None = None) -> None:
-            writer.log(f"warning: {category.__name__}: {message} ({filename}:{lineno})")
-            previous(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = show
-        yield
-
-
 # Our own algorithms, by the Algo they train (SB3's are in agents/sb3.py).
 NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce}
 
@@ -230,7 +190,7 @@ class _Session:
 
     def __init__(self, cfg: Config, writer: RunWriter, show_progress: bool, restore: ResumeState | None = None):
         self.cfg, self.writer, self.restore = cfg, writer, restore
-        self.progress_bar = _ProgressBar(cfg.max_env_steps) if show_progress else None
+        self.progress_bar = ProgressBar(cfg.max_env_steps) if show_progress else None
         self.t_start = time.perf_counter()
         self.iteration = 0
         self.solved = False
@@ -534,40 +494,3 @@ class _Session:
             best_eval=info.best_eval, last_eval=info.last_eval, env_steps=info.progress.env_steps,
             wall_seconds=info.progress.wall_seconds, failure=info.failure,
         )
-
-
-class _ProgressBar:
-    """The live progress bar on stderr, drawn by rich: redrawn in place (at most every 0.2 s) only
-    on a terminal; into a pipe or a file it writes just the final state, once, as a plain line."""
-
-    def __init__(self, total: int, console: Any = None):
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
-
-        console = console or Console(stderr=True)
-        columns: list[str | ProgressColumn] = [MofNCompleteColumn(), TextColumn("steps"), TextColumn(
-            "| {task.fields[fps]} | {task.fields[recent]} | {task.fields[last_eval]} | {task.fields[wall]}")]
-        if console.is_terminal or console.is_jupyter:
-            columns.insert(0, BarColumn(bar_width=24))
-        else:  # the one final line in a log: plain text, never cut to the 80 columns rich assumes for files
-            console.width = 200
-        self._last_draw = 0.0
-        self._progress = Progress(*columns, console=console, auto_refresh=False)
-        self._task = self._progress.add_task("train", total=total, fps="- fps", recent="return -", last_eval="eval -",
-                                             wall="0:00:00")
-        self._progress.start()
-
-    def update(self, steps: int, wall: float, fps: float, recent: float | None, last_eval: float | None) -> None:
-        now = time.monotonic()
-        refresh = now - self._last_draw >= 0.2
-        if refresh:
-            self._last_draw = now
-        self._progress.update(
-            self._task, completed=steps, refresh=refresh, fps=f"{fps:,.0f} fps",
-            recent=f"return {recent:.1f}" if recent is not None else "return -",
-            last_eval=f"eval {last_eval:.1f}" if last_eval is not None else "eval -",
-            wall=str(datetime.timedelta(seconds=int(wall))),  # the run's wall time, a resumed run's included
-        )
-
-    def close(self) -> None:
-        self._progress.stop()

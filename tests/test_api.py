@@ -19,7 +19,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config import ConfigError, PPOConfig, ReinforceConfig, config_from_yaml_text
 from gymnasium_solver.diagnostics import diagnose_run_dir
-from gymnasium_solver.training import _ProgressBar
+from gymnasium_solver.progress import ProgressBar
 
 if TYPE_CHECKING:
     from conftest import RealRuns
@@ -144,7 +144,7 @@ def test_train_returns_the_run_and_its_progress_bar_writes_no_carriage_return_in
 
 def test_progress_bar_redraws_in_place_on_a_terminal() -> None:
     screen = io.StringIO()
-    bar = _ProgressBar(1000, Console(file=screen, force_terminal=True, width=120))
+    bar = ProgressBar(1000, Console(file=screen, force_terminal=True, width=120))
     bar.update(400, 61.0, 12345.0, 20.5, 100.0)  # the first update always draws
     live = screen.getvalue()
     assert "\r" in live and "400/1000" in live and "12,345 fps" in live and "return 20.5" in live

@@ -68,7 +68,7 @@ def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run stopped by the user after 3 of its 16 iterations (resumable `last` at 768 steps)."""
     runs = tmp_path_factory.mktemp("stopped")
     mp = pytest.MonkeyPatch()
-    mp.setattr(training, "_stop_on_signals", lambda: _stop_after(3))
+    mp.setattr(training, "stop_on_signals", lambda: _stop_after(3))
     try:
         result = training.train(resolve_config("CartPole-v1:ppo", SMALL), runs)
     finally:

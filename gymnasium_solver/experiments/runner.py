@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from gymnasium_solver import config as config_mod
@@ -28,6 +25,7 @@ from gymnasium_solver import run_writer
 from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
 from gymnasium_solver.launcher import override_pairs
+from gymnasium_solver.run_guards import stop_on_signals
 from gymnasium_solver.run_store import RunStore
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
@@ -115,27 +113,6 @@ def _finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: 
     else:
         best = f", best eval {trial.best_eval:.4g}" if trial.best_eval is not None else ""
         trial.outcome, trial.detail = "not_solved", f"{info.stop_reason or info.status} after {trial.env_steps} env steps{best}"
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[Callable[[], bool]]:
-    """SIGTERM/SIGINT end the experiment gracefully (every trial stopped, the record finished)."""
-    flag = {"stop": False}
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        flag["stop"] = True
-
-    previous: dict[signal.Signals, Any] = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:
-        pass  # not the main thread (e.g. a test's worker thread): the caller owns signals
-    try:
-        yield lambda: flag["stop"]
-    finally:
-        for sig, h in previous.items():
-            signal.signal(sig, h)
 
 
 class _Active:
@@ -234,7 +211,7 @@ def run_experiment(
     c.save()
     deadline = time.monotonic() + record.timeout_seconds
     ending: str | None = None
-    with _stop_on_signals() as stop_requested:
+    with stop_on_signals() as stop_requested:  # every trial stopped, the record finished
         try:
             while c.pending or c.active:
                 if ending is None and stop_requested():

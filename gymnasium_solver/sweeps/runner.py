@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
 from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
-from gymnasium_solver.experiments.runner import STOP_GRACE_SECONDS, _stop_on_signals
+from gymnasium_solver.experiments.runner import STOP_GRACE_SECONDS
+from gymnasium_solver.run_guards import stop_on_signals
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import SweepRecord, write_record
@@ -262,7 +263,7 @@ def run_sweep(store: RunStore, record: SweepRecord, space: SearchSpace, backend:
            + (f" ({recovered} interrupted trials re-queued)" if recovered else ""))
     deadline = time.monotonic() + record.timeout_seconds
     ending: str | None = None
-    with _stop_on_signals() as stop_requested:
+    with stop_on_signals() as stop_requested:
         try:
             while True:
                 if ending is None and stop_requested():
