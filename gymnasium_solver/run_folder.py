@@ -84,9 +84,11 @@ def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """A sortable, unique id: creation time (UTC) then random hex, e.g. ``20261125-221900-3fa9``."""
+    """Sortable by creation time, e.g. ``20261125-221900-3fa9c1e``: the suffix starts with the
+    microsecond in hex, so two runs created in the same second still sort in creation order
+    (``@last`` and every listing rely on it), and ends with random hex against collisions."""
     now = now or datetime.now(UTC)
-    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:05x}{secrets.token_hex(1)}"
 
 
 # The metric vocabulary (metrics.csv columns) is metric_names.py, part of this contract.

@@ -111,3 +111,13 @@ def test_every_metric_is_documented() -> None:
     for column in rf.PPO_COLUMNS:
         assert f"`{column}`" in doc, f"docs/metrics.md does not document {column}"
         assert column in rf.METRIC_DESCRIPTIONS
+
+
+def test_run_ids_made_in_the_same_second_sort_in_creation_order() -> None:
+    """@last and every listing take the greatest id as the newest: runs started within one second
+    (a fast machine, a sweep) must still sort in creation order."""
+    from datetime import UTC, datetime
+
+    times = [datetime(2026, 11, 26, 7, 49, 14, us, tzinfo=UTC) for us in (5, 999, 500_000, 999_999)]
+    ids = [rf.new_run_id(t) for t in times]
+    assert ids == sorted(ids) and all(rf.RUN_ID_PATTERN.match(i) for i in ids)
