@@ -199,7 +199,8 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     if new_budget > current and str(corrected.get("algo")) in EPSILON_GREEDY:
         fraction = float(corrected.get("exploration_fraction", 0.1))
         length = fraction * current
-        kept = round_sig(min(1.0, length / new_budget))
+        # Never below the share exploration_ends_too_early asks for (it would flag its own fix).
+        kept = round_sig(min(1.0, max(length / new_budget, T.EXPLORATION_MIN_FRACTION.value)))
         now = ctx.config.get("exploration_fraction")
         if now is None or not math.isclose(kept, float(now)):
             direction = "increase" if now is not None and kept > float(now) else "decrease"
