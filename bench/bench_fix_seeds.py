@@ -9,7 +9,9 @@ parent's own overrides), and one run per seed is trained with them (``gsolve tra
 seed solved at.
 
 ``--extra KEY=VALUE ...`` adds overrides after the printed change (to test an alternative by hand);
-``--no-diagnosis`` trains the parent's overrides plus ``--extra`` only.
+``--no-diagnosis`` trains the parent's overrides plus ``--extra`` only; ``--no-preset`` diagnoses each
+run as if imported from elsewhere (no preset on this machine: nothing to revert, no shipped
+references), then trains that printed change on the real config.
 
     .venv/bin/python bench/bench_fix_seeds.py [--only dqn_target_rare] [--seeds 0 1 2 3 4] [--parallel 2]
 """
@@ -32,8 +34,9 @@ CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 FILES = ("run.json", "config.yaml", "metrics.csv")
 
 
-def printed_change(folder: Path, run_id: str) -> tuple[str, dict[str, Any]]:
-    """The top candidate of the run's diagnosis (what `gsolve fix --max-trials 1` trains)."""
+def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[str, dict[str, Any]]:
+    """The top candidate of the run's diagnosis (what `gsolve fix --max-trials 1` trains). ``no_preset``:
+    diagnosed as an imported run whose preset this machine lacks (nothing to revert, no references)."""
     from gymnasium_solver.diagnostics import diagnose_run_dir
     from gymnasium_solver.experiments.candidates import build_candidates
     from gymnasium_solver.run_store.store import RunStore
@@ -43,11 +46,21 @@ def printed_change(folder: Path, run_id: str) -> tuple[str, dict[str, Any]]:
         dst.mkdir()
         for f in FILES:
             shutil.copy2(folder / f, dst / f)
+        if no_preset:
+            info = json.loads((dst / "run.json").read_text())
+            info.update(config_id=f"{info['env_id']}:imported", variant="imported")
+            (dst / "run.json").write_text(json.dumps(info))
+            cfg = (dst / "config.yaml").read_text().replace(f"variant: {folder_variant(folder)}", "variant: imported")
+            (dst / "config.yaml").write_text(cfg)
         store = RunStore(Path(tmp))
         d = diagnose_run_dir(store, store.resolve(run_id))
         overrides = dict(store.info(dst).overrides or {})
         top = build_candidates(d, overrides, max_trials=1)[0]
     return top.name, top.changes
+
+
+def folder_variant(folder: Path) -> str:
+    return str(json.loads((folder / "run.json").read_text())["variant"])
 
 
 def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, Any]:
@@ -75,6 +88,8 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--extra", nargs="*", default=[], help="KEY=VALUE overrides applied after the printed change")
     ap.add_argument("--no-diagnosis", action="store_true", help="train the parent's overrides + --extra only")
+    ap.add_argument("--no-preset", action="store_true",
+                    help="diagnose each run as an imported one (no preset to revert to, no shipped references)")
     ap.add_argument("--json", default=None, help="write the per-case results here")
     args = ap.parse_args()
     import yaml
@@ -87,7 +102,7 @@ def main() -> int:
             info = json.loads((folder / "run.json").read_text())
             if labels.get("healthy") or info.get("solved") or not any(labels["case"].startswith(o) for o in args.only):
                 continue
-            name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"])
+            name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"], args.no_preset)
             base = {**(info.get("overrides") or {}), **changes, **extra}
             jobs = [{**base, "seed": s} for s in args.seeds]
             with ThreadPoolExecutor(args.parallel) as pool:
