@@ -113,6 +113,10 @@ def test_budget_need_counts_distinct_target_networks() -> None:
     assert budget_need(dqn_config(n_envs=4, train_freq=64, target_update_interval=10), 1).period == 256  # type: ignore[union-attr]
     assert budget_need(dqn_config(target_update_interval=1000), 1).steps == 1000 + 200 * 1000  # type: ignore[union-attr]
     assert budget_need({**dqn_config(), "algo": "sac"}, 1) is None
+    # Imported configs: SB3's (n, unit) train_freq; an episode-based one leaves only the target interval.
+    assert budget_need(dqn_config(train_freq=[64, "step"], n_envs=4), 1).period == 256  # type: ignore[union-attr]
+    assert budget_need(dqn_config(train_freq=[1, "episode"]), 1).period == 10  # type: ignore[union-attr]
+    assert budget_need(dqn_config(target_update_interval="often"), 1) is None
 
 
 def test_budget_ends_while_learning_cites_rising_q_values_and_sizes_the_budget() -> None:

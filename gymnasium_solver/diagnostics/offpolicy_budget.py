@@ -53,15 +53,34 @@ class BudgetNeed(NamedTuple):
                 f"{self.steps:,} ({T.TARGET_HORIZONS.source})")
 
 
-def budget_need(config: Mapping[str, Any], budget: float) -> BudgetNeed | None:
-    """The budget an epsilon-greedy (DQN/QR-DQN) config needs; None for other algorithms."""
-    if str(config.get("algo")) not in EPSILON_GREEDY:
+def _count(value: Any, default: int) -> int | None:
+    """A step count from a config value: SB3 also takes ``train_freq`` as (n, "step"|"episode"); an
+    episode count (or anything unreadable) is None: its length in env steps is unknown."""
+    if value is None:
+        return default
+    if isinstance(value, list | tuple):
+        if len(value) == 2 and str(value[1]) == "episode":
+            return None
+        value = value[0] if value else default
+    try:
+        return max(int(float(value)), 0)
+    except (TypeError, ValueError):
+        return None
+
+
+def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = None) -> BudgetNeed | None:
+    """The budget an epsilon-greedy (DQN/QR-DQN) config needs; None for other algorithms or when the
+    config does not say how often the target is copied. ``algo`` defaults to the config's."""
+    if str(algo or config.get("algo")) not in EPSILON_GREEDY:
+        return None
+    interval = _count(config.get("target_update_interval"), 10_000)
+    if not interval:
         return None
     gamma = float(config.get("gamma", 0.99))
     horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
-    n_envs = int(config.get("n_envs") or 1)
-    period = max(int(config.get("target_update_interval", 10_000)), int(config.get("train_freq", 4)) * n_envs, 1)
-    starts = int(config.get("learning_starts") or 0)
+    n_envs = _count(config.get("n_envs"), 1) or 1
+    period = max(interval, (_count(config.get("train_freq"), 4) or 1) * n_envs, 1)
+    starts = _count(config.get("learning_starts"), 100) or 0
     steps = starts + math.ceil(T.TARGET_HORIZONS.value * horizon) * period
     return BudgetNeed(steps, horizon, period, max(budget - starts, 0.0) / period, starts)
 
@@ -184,7 +203,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     for c in reversed(f.suggested_changes):  # the first change to a key is the one that applies
         corrected[c.key] = c.suggested
     new_budget = float(corrected.get("max_env_steps") or current)
-    need = budget_need(corrected, current)
+    need = budget_need(corrected, current, ctx.algo)
     required = max(need.steps if need else 0, floor or 0)
     changes, evidence = list(f.suggested_changes), list(f.evidence)
     if required > new_budget:
@@ -196,7 +215,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
         if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon and f.id != FINDING_ID:
             evidence.append(Evidence(metric="config:max_env_steps", observed=f"with these changes: "
                                      f"{need.observed(current)}", healthy=need.healthy()))
-    if new_budget > current and str(corrected.get("algo")) in EPSILON_GREEDY:
+    if new_budget > current and ctx.algo in EPSILON_GREEDY:
         fraction = float(corrected.get("exploration_fraction", 0.1))
         length = fraction * current
         # Never below the share exploration_ends_too_early asks for (it would flag its own fix).

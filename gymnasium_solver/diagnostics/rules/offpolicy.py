@@ -243,7 +243,7 @@ def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
     current = _budget(ctx)
     if learning is None or current <= 0:
         return None
-    need = budget_need(ctx.config, current)
+    need = budget_need(ctx.config, current, ctx.algo)
     evidence = list(learning.evidence)
     if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon:
         evidence.append(Evidence(metric="config:max_env_steps", observed=need.observed(current),
