@@ -208,8 +208,10 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     changes, evidence = list(f.suggested_changes), list(f.evidence)
     if required > new_budget:
         new_budget = float(_round_up(required))
-        why = (f"with these changes the config needs {new_budget:,.0f} env steps: {need.observed(current)} in "
-               f"the run's budget, {need.healthy()}" if need and need.steps >= required else
+        why = (f"with these changes the config needs {new_budget:,.0f} env steps: the run's budget gives "
+               f"{need.periods:.0f} of the {math.ceil(T.TARGET_HORIZONS.value * need.horizon):,} target periods "
+               f"(one per {need.period:,} env steps) that {T.TARGET_HORIZONS.value:g} discount horizons need"
+               if need and need.steps >= required else
                "the run was still learning when its budget ended (see the budget_ends_while_learning evidence)")
         changes = _set(changes, change("max_env_steps", int(current), int(new_budget), "increase", why))
         if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon and f.id != FINDING_ID:
