@@ -19,6 +19,7 @@ from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
+from gymnasium_solver.imports.mapping import source_setting
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -128,7 +129,8 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
         for c in f.suggested_changes:
             lines.append(f"   change: {c.key} {yaml_value(c.current)} -> {yaml_value(c.suggested)} ({c.why})")
             if d.imported_from:  # no preset to train: the change belongs in the source's config
-                lines.append(f"     in the {d.imported_from} config: {c.set_arg}")
+                theirs = source_setting(d.imported_from.split()[0], c.key, c.set_arg.split("=", 1)[1])
+                lines.append(f"     in the {d.imported_from} config: {theirs}")
                 continue
             keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]
             lines.append(f"     {train_command(d.config_id, [*keep, c.set_arg])}")

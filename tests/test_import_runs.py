@@ -301,3 +301,18 @@ def test_import_mapping_agrees_with_what_our_sb3_runs_write() -> None:
     for source_name, ours in SB3_METRICS.items():
         got = mapping.algo_mapping(mapping.Framework.SB3, source_name, "dqn") or mapping.METRIC_MAP[mapping.Framework.SB3][source_name]
         assert got.ours == ours, source_name
+
+
+def test_diagnosis_of_imported_dqn_reads_the_sources_own_settings(imported: tuple[Path, dict[str, str]],
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A setting the source never recorded is not evidence (SB3's bare CSV logger holds no config: no
+    finding may quote SB3's default target interval of 10,000 as the run's), and a setting the source
+    names its own way is read under that name and printed back in it (CleanRL's target_network_frequency)."""
+    runs, ids = imported
+    assert cli.main(["diagnose", ids["sb3_log_dqn_cartpole"], "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "target_update_interval" not in out and "10000" not in out
+    assert cli.main(["diagnose", ids["cleanrl_dqn_cartpole"], "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "target_update_interval=500" in out  # CleanRL's target_network_frequency, read as ours
+    assert "in the cleanrl (cleanrl_tensorboard) config: target_network_frequency=" in out

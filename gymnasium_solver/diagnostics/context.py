@@ -57,6 +57,21 @@ class Ctx:
         return steps / self.info.max_env_steps < T.LIVE_MIN_PROGRESS.value
 
     @property
+    def settings_unknown(self) -> bool:
+        """An imported run whose source records no config: a missing setting is unknown."""
+        from gymnasium_solver.imports.mapping import KINDS_WITHOUT_CONFIG
+
+        return self.info.source is not None and self.info.source.kind in KINDS_WITHOUT_CONFIG
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        """A config value; when the config does not have it, ``default`` (the library's default, what
+        our runs and the RL Zoo's use), or None for an imported run whose source records no config:
+        an unknown setting is never evidence."""
+        if key in self.config:
+            return self.config[key]
+        return None if self.settings_unknown else default
+
+    @property
     def algo(self) -> str:
         return str(self.config.get("algo") or self.info.algo)
 

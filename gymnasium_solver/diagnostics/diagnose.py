@@ -20,6 +20,7 @@ from gymnasium_solver.diagnostics.models import (
     References,
     ReturnSummary,
     Severity,
+    SuggestedChange,
     Trend,
     Verdict,
 )
@@ -204,8 +205,16 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
         return head + "; no problems found."
     fix = f"; try --set {top.suggested_changes[0].set_arg}" if top.suggested_changes else ""
     if fix and ctx.info.source is not None:
-        fix = f"; try {top.suggested_changes[0].set_arg} in the {ctx.info.source.framework} config"
+        fix = f"; try {_in_source(ctx, top.suggested_changes[0])} in the {ctx.info.source.framework} config"
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
+
+
+def _in_source(ctx: Ctx, c: SuggestedChange) -> str:
+    """A change to an imported run's config, under the name its framework gives the setting."""
+    from gymnasium_solver.imports.mapping import source_setting
+
+    assert ctx.info.source is not None
+    return source_setting(ctx.info.source.framework, c.key, c.set_arg.split("=", 1)[1])
 
 
 def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
@@ -215,7 +224,7 @@ def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
     rid = ctx.info.run_id
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if ctx.info.source is not None:
-        change = f" with {top.suggested_changes[0].set_arg}" if top is not None and top.suggested_changes else ""
+        change = f" with {_in_source(ctx, top.suggested_changes[0])}" if top is not None and top.suggested_changes else ""
         return (f"This run was imported from {ctx.info.source.framework} and is read-only (gsolve fix/retry cannot "
                 f"re-run it): train it again there{change} to verify, or train our preset for {ctx.info.env_id} "
                 "(list_variants) and compare_runs with this one.")
@@ -247,6 +256,10 @@ def diagnose(
     """
     now = time.time() if now is None else now
     status = status or effective_status(info, now=now)
+    if info.source is not None:  # an imported run: its source's names for our settings, read as ours
+        from gymnasium_solver.imports.mapping import config_view
+
+        config = config_view(dict(config), info.source.framework)
     data = RunData(metrics)
     threshold = info.reward_threshold if info.reward_threshold is not None else config.get("reward_threshold")
     ex, ey = data.finite(M.EVAL_RETURN_MEAN)

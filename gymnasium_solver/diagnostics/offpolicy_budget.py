@@ -68,10 +68,15 @@ def _count(value: Any, default: int) -> int | None:
         return None
 
 
-def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = None) -> BudgetNeed | None:
+def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = None,
+                settings_unknown: bool = False) -> BudgetNeed | None:
     """The budget an epsilon-greedy (DQN/QR-DQN) config needs; None for other algorithms or when the
-    config does not say how often the target is copied. ``algo`` defaults to the config's."""
+    config does not say how often the target is copied. ``algo`` defaults to the config's.
+    ``settings_unknown``: the config is an imported run's that records nothing (Ctx.settings_unknown):
+    a missing target interval or train frequency is unknown, not SB3's default."""
     if str(algo or config.get("algo")) not in EPSILON_GREEDY:
+        return None
+    if settings_unknown and not {"target_update_interval", "train_freq"} <= set(config):
         return None
     interval = _count(config.get("target_update_interval"), 10_000)
     if not interval:
@@ -203,7 +208,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     for c in reversed(f.suggested_changes):  # the first change to a key is the one that applies
         corrected[c.key] = c.suggested
     new_budget = float(corrected.get("max_env_steps") or current)
-    need = budget_need(corrected, current, ctx.algo)
+    need = budget_need(corrected, current, ctx.algo, ctx.settings_unknown)
     required = max(need.steps if need else 0, floor or 0)
     changes, evidence = list(f.suggested_changes), list(f.evidence)
     if required > new_budget:

@@ -9,7 +9,7 @@ as one of ours.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gymnasium_solver.run_folder import M
 
@@ -87,6 +87,39 @@ ALGO_METRIC_MAP: dict[Framework, dict[str, tuple[frozenset[str], Mapping]]] = {
     },
     Framework.CLEANRL: {},
 }
+
+# Config keys other frameworks name differently from us (and from SB3, whose names we use). The
+# imported run's config.yaml keeps the source's own names; the diagnosis reads it through these.
+CONFIG_ALIASES: dict[Framework, dict[str, str]] = {
+    Framework.SB3: {"n_timesteps": "max_env_steps"},  # the RL Zoo's config.yml
+    Framework.CLEANRL: {  # cleanrl/dqn.py's arguments
+        "target_network_frequency": "target_update_interval", "train_frequency": "train_freq",
+        "start_e": "exploration_initial_eps", "end_e": "exploration_final_eps", "num_envs": "n_envs",
+        "total_timesteps": "max_env_steps",
+    },
+}
+# Import kinds that carry no config at all (SB3's bare CSV / TensorBoard logger output): a setting
+# missing from such a run's config is unknown, not the library's default. The RL Zoo's config.yml
+# lists what the Zoo set (the rest is SB3's default) and CleanRL dumps every argument.
+KINDS_WITHOUT_CONFIG = frozenset({"sb3_log_folder", "sb3_tensorboard"})
+
+
+def config_view(config: dict[str, Any], framework: str) -> dict[str, Any]:
+    """An imported run's config with the source's names for our keys renamed to ours (where ours is absent)."""
+    aliases = CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
+    out = dict(config)
+    for theirs, ours in aliases.items():
+        if theirs in config and ours not in config:
+            out[ours] = config[theirs]
+    return out
+
+
+def source_setting(framework: str, key: str, value: str) -> str:
+    """``key=value`` (one of our settings) as the source framework names it: a change to make there."""
+    aliases = CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
+    theirs = next((t for t, ours in aliases.items() if ours == key), key)
+    return f"{theirs}={value}"
+
 
 # Source columns that are the step axis or bookkeeping already in run.json: not kept as metrics.
 SKIPPED: dict[Framework, frozenset[str]] = {

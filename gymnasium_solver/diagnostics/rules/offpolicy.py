@@ -38,9 +38,12 @@ def exploration(ctx: Ctx) -> Finding | None:
     budget = _budget(ctx)
     if len(y) < 2 or budget <= 0:
         return None
-    final = float(ctx.config.get("exploration_final_eps", y[-1]))
-    fraction = float(ctx.config.get("exploration_fraction", 0.1))
+    final = float(ctx.setting("exploration_final_eps") or y[-1])  # unknown: the floor epsilon reached
     done = np.nonzero(y <= final + 1e-9)[0]
+    fraction = ctx.setting("exploration_fraction", 0.1)
+    if fraction is None:  # unknown: how long the annealing took, as logged
+        fraction = float(x[done[0]]) / budget if len(done) else 1.0
+    fraction = float(fraction)
     # "At once": by the first metrics row, or within twice the minimum fraction of the budget.
     early = max(2 * T.EXPLORATION_MIN_FRACTION.value * budget, float(x[0]))
     if len(done) and int(x[done[0]]) <= early and fraction < T.EXPLORATION_MIN_FRACTION.value and not ctx.too_early:
@@ -87,9 +90,11 @@ def target_updates(ctx: Ctx) -> Finding | None:
         return None
     budget = _budget(ctx)
     if ctx.algo in EPSILON_GREEDY:
-        interval = float(ctx.config.get("target_update_interval", 10_000))
-        train_freq = float(ctx.config.get("train_freq", 4))
-        gradient_steps = float(ctx.config.get("gradient_steps", 1))
+        settings = [ctx.setting(k, d) for k, d in (("target_update_interval", 10_000), ("train_freq", 4),
+                                                     ("gradient_steps", 1))]
+        if any(not isinstance(v, int | float) for v in settings):
+            return None  # not recorded (or SB3's (n, "episode") form): nothing to count copies with
+        interval, train_freq, gradient_steps = (float(v) for v in settings)
         per_copy = interval / max(train_freq, 1.0) * (gradient_steps if gradient_steps > 0 else train_freq)
         copies = budget / interval if interval > 0 else 0.0
         if budget > 0 and copies < T.TARGET_COPIES_MIN.value:
@@ -111,8 +116,8 @@ def target_updates(ctx: Ctx) -> Finding | None:
             return _too_frequent(ctx, "target_update_interval", int(interval),
                                  f"{per_copy:.2g} gradient updates per target copy", int(max(train_freq, 1) * 250))
         return None
-    tau = float(ctx.config.get("tau", 0.005))
-    if tau > 0.5:
+    tau = ctx.setting("tau", 0.005)
+    if isinstance(tau, int | float) and tau > 0.5:
         return _too_frequent(ctx, "tau", tau, f"tau={tau:g}: the target is {tau:.0%} the online network after "
                              "every update", 0.005)
     return None
@@ -159,7 +164,8 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
     if peak <= limit:
         return None
     changes = [lr_change(ctx, 0.1, "smaller steps keep the Q-regression from running away")]
-    if ctx.algo in EPSILON_GREEDY and float(ctx.config.get("max_grad_norm") or 1e9) > 100:
+    clip = ctx.setting("max_grad_norm", 10.0)  # SB3's DQN default
+    if ctx.algo in EPSILON_GREEDY and clip is not None and float(clip or 1e9) > 100:
         changes.append(change("max_grad_norm", ctx.config.get("max_grad_norm"), 10, "decrease",
                               "SB3's DQN default clip"))
     return Finding(
@@ -243,7 +249,7 @@ def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
     current = _budget(ctx)
     if learning is None or current <= 0:
         return None
-    need = budget_need(ctx.config, current, ctx.algo)
+    need = budget_need(ctx.config, current, ctx.algo, ctx.settings_unknown)
     evidence = list(learning.evidence)
     if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon:
         evidence.append(Evidence(metric="config:max_env_steps", observed=need.observed(current),
