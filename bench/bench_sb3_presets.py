@@ -15,6 +15,7 @@ creation to the end of the solving evaluation (training.TrainResult.solved_at).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import statistics
@@ -46,9 +47,10 @@ JUDGED_BY = ("eval_freq", "eval_episodes", "reward_threshold", "iteration_steps"
 
 def zoo_hyperparams(algo: str, env_id: str) -> dict[str, Any]:
     """The RL Zoo's entry for ``env_id`` in its hyperparams/<algo>.yml, read from the installed rl_zoo3."""
-    import rl_zoo3
-
-    path = Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
+    found = importlib.util.find_spec("rl_zoo3")  # its files only: importing rl_zoo3 itself takes seconds
+    if found is None or found.origin is None:
+        raise SystemExit("rl_zoo3 is not installed: pip install -e '.[bench]'")
+    path = Path(found.origin).parent / "hyperparams" / f"{algo}.yml"
     table = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.UnsafeLoader)  # noqa: S506 - the Zoo's own file
     if env_id not in table:
         raise SystemExit(f"{path} has no {env_id} entry")
