@@ -1,0 +1,53 @@
+"""bench/bench_sb3_presets.py builds the RL Zoo arm as the Zoo trains (its own hyperparameters, one env
+unless its entry says otherwise, its n_timesteps as the budget; only our judging keys) and judges the
+comparison on medians where an unsolved seed counts with its whole budget. No training here."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from gymnasium_solver.config import resolve_config
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_sb3_presets.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_sb3_presets", BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_sb3_presets", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("config_id", ["CartPole-v1:dqn", "LunarLander-v3:dqn", "Pendulum-v1:sac"])
+def test_zoo_arm_is_the_zoos_settings_judged_like_ours(bench: ModuleType, config_id: str) -> None:
+    algo, env_id = bench.PAIRS[config_id]
+    zoo_entry = bench.zoo_hyperparams(algo, env_id)
+    zoo = bench.zoo_config(config_id, seed=3)
+    ours = resolve_config(config_id, ["seed=3"])
+    assert zoo.n_envs == zoo_entry.get("n_envs", 1) == 1  # rl_zoo3 trains these on one env
+    assert zoo.max_env_steps == int(float(zoo_entry["n_timesteps"]))
+    assert zoo.seed == 3
+    for key in ("learning_rate", "batch_size", "train_freq", "gradient_steps", "learning_starts"):
+        if key in zoo_entry:
+            assert getattr(zoo, key) == zoo_entry[key], key
+    for key in ("eval_freq", "eval_episodes", "reward_threshold"):
+        assert getattr(zoo, key) == getattr(ours, key), key
+
+
+def test_unsolved_zoo_seeds_count_with_their_whole_budget(bench: ModuleType) -> None:
+    ours = [{"solved": True, "steps": s, "wall_s": w} for s, w in ((3000, 10.0), (4000, 12.0), (5000, 30.0))]
+    zoo = [{"solved": False, "steps": 20000, "wall_s": 40.0}, {"solved": True, "steps": 8000, "wall_s": 20.0},
+           {"solved": True, "steps": 6000, "wall_s": 18.0}]
+    summary, line = bench.summarise("Pendulum-v1:sac", {"ours": ours, "zoo": zoo})
+    assert summary["zoo"] == {"solved": "2/3", "median_env_steps": 8000, "median_wall_s": 20.0}
+    assert "wall ours/zoo = 0.60" in line and "whole budget" in line and line.endswith("target MISSED")
+    faster = [dict(r, wall_s=r["wall_s"] / 2) for r in ours]
+    assert bench.summarise("Pendulum-v1:sac", {"ours": faster, "zoo": zoo})[1].endswith("target MET")
