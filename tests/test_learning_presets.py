@@ -97,4 +97,5 @@ def test_ppo_solves_pendulum(tmp_path: Path) -> None:
 def test_ppo_solves_acrobot(tmp_path: Path) -> None:
     cfg = resolve_config("Acrobot-v1:ppo", ["seed=0"])
     solved_at = _assert_solved(train(cfg, tmp_path), -100.0)
-    assert solved_at.env_steps <= 150_000  # measured: 36,864 for this seed; slowest of 10 seeds 61,440
+    # Measured: 12,288 for this seed (and seeds 1 and 2); the preset before the sweep took 36,864.
+    assert solved_at.env_steps <= 40_960
