@@ -142,11 +142,11 @@ class _StartLine:
 
 async def client_task(url: str, ids: list[str], calls: int, seed: int,
                       out: list[tuple[str, float, bool, str]], pace: float = 0.0,
-                      start: _StartLine | None = None) -> None:
+                      start: _StartLine | None = None, client_kind: str = "raw") -> None:
     from mcp import Client
 
     rng = random.Random(seed)
-    async with Client(url) as client:
+    async with (RawClient(url) if client_kind == "raw" else Client(url)) as client:
         # As a real client does once at connect (and as the SDK would do lazily inside the first call
         # of each tool, to validate results against the tools' output schemas): listed, then timed.
         t = time.perf_counter()
@@ -161,20 +161,77 @@ async def client_task(url: str, ids: list[str], calls: int, seed: int,
             args = _args_for(tool, ids, rng)
             t = time.perf_counter()
             try:
-                res = await client.call_tool(tool, args)
-                failed = bool(res.is_error)
-                text = " ".join(getattr(c, "text", "") for c in res.content)[:200] if failed else ""
+                if isinstance(client, RawClient):
+                    failed, text = await client.call_tool(tool, args)
+                else:
+                    res = await client.call_tool(tool, args)
+                    failed = bool(res.is_error)
+                    text = " ".join(getattr(c, "text", "") for c in res.content)[:200] if failed else ""
             except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
                 failed, text = True, f"{type(exc).__name__}: {exc}"
             out.append((tool, time.perf_counter() - t, failed, text))
 
 
+class RawClient:
+    """A lean MCP client for load generation: the streamable-HTTP JSON-RPC exchange the SDK's Client
+    makes (server/discover, tools/list, tools/call with the same headers and ``_meta``), on one
+    keep-alive HTTP connection, checking each answer for a JSON-RPC error or ``isError`` but not
+    validating it against the tool's output schema. The SDK client's validation costs ~28 ms of
+    client CPU per call, which on a 2-core machine is taken from the server being measured."""
+
+    def __init__(self, url: str):
+        import httpx2  # the MCP SDK's own HTTP client
+        from mcp.types import LATEST_PROTOCOL_VERSION
+
+        self.url, self.version = url, LATEST_PROTOCOL_VERSION
+        self.http = httpx2.AsyncClient(timeout=120.0)
+        self.next_id = 0
+        self.meta = {"io.modelcontextprotocol/protocolVersion": self.version,
+                     "io.modelcontextprotocol/clientInfo": {"name": "bench_mcp_load", "version": "1"},
+                     "io.modelcontextprotocol/clientCapabilities": {}}
+
+    async def __aenter__(self) -> RawClient:
+        await self.request("server/discover", {})
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+
+    async def request(self, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+                   "mcp-protocol-version": self.version, "mcp-method": method}
+        if name is not None:
+            headers["mcp-name"] = name
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": {**params, "_meta": self.meta}}
+        resp = await self.http.post(self.url, json=body, headers=headers)
+        if resp.status_code != 200:
+            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+        msg = resp.json()
+        if "error" in msg:
+            raise RuntimeError(f"JSON-RPC error {msg['error']}")
+        return msg["result"]  # type: ignore[no-any-return]
+
+    async def list_tools(self) -> dict[str, Any]:
+        return await self.request("tools/list", {})
+
+    async def call_tool(self, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        """(failed, error text) of one tools/call."""
+        result = await self.request("tools/call", {"name": tool, "arguments": args}, name=tool)
+        if result.get("isError"):
+            return True, " ".join(c.get("text", "") for c in result.get("content", []))[:200]
+        if "structuredContent" not in result and not result.get("content"):
+            return True, "an answer with no content"
+        return False, ""
+
+
 async def guarded_client(url: str, ids: list[str], calls: int, seed: int,
-                         out: list[tuple[str, float, bool, str]], pace: float, start: _StartLine) -> None:
+                         out: list[tuple[str, float, bool, str]], pace: float, start: _StartLine,
+                         client_kind: str) -> None:
     """A client whose session itself fails (connect, transport) counts its missing calls as errors."""
     mine: list[tuple[str, float, bool, str]] = []
     try:
-        await client_task(url, ids, calls, seed, mine, pace, start)
+        await client_task(url, ids, calls, seed, mine, pace, start, client_kind)
     except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
         await start.ready()  # never leave the others waiting for a client that failed to connect
         mine.extend(("session", 0.0, True, f"{type(exc).__name__}: {exc}"[:200]) for _ in range(calls - len(mine)))
@@ -182,18 +239,18 @@ async def guarded_client(url: str, ids: list[str], calls: int, seed: int,
 
 
 async def load(url: str, ids: list[str], clients: int, calls: int, pace: float = 0.0, first: int = 0,
-               start: _StartLine | None = None) -> tuple[list[tuple[str, float, bool, str]], float]:
+               start: _StartLine | None = None, client_kind: str = "raw") -> tuple[list[tuple[str, float, bool, str]], float]:
     out: list[tuple[str, float, bool, str]] = []
     t = time.perf_counter()
     start = start or _StartLine(clients)
     async with asyncio.TaskGroup() as tg:
         for k in range(clients):
-            tg.create_task(guarded_client(url, ids, calls, first + k, out, pace, start))
+            tg.create_task(guarded_client(url, ids, calls, first + k, out, pace, start, client_kind))
     return out, time.perf_counter() - t
 
 
 def _worker(url: str, ids: list[str], clients: int, calls: int, pace: float, first: int,
-            ready: Any, go: Any, results: Any) -> None:
+            ready: Any, go: Any, results: Any, client_kind: str) -> None:
     """One load-generating process: its clients connect, report ready, wait for all processes, call."""
 
     class _Cross(_StartLine):
@@ -205,12 +262,12 @@ def _worker(url: str, ids: list[str], clients: int, calls: int, pace: float, fir
                 self.go.set()
             await self.go.wait()
 
-    out, _ = asyncio.run(load(url, ids, clients, calls, pace, first, _Cross(clients)))
+    out, _ = asyncio.run(load(url, ids, clients, calls, pace, first, _Cross(clients), client_kind))
     results.put(out)
 
 
 def load_in_processes(url: str, ids: list[str], clients: int, calls: int, pace: float,
-                      procs: int) -> tuple[list[tuple[str, float, bool, str]], float]:
+                      procs: int, client_kind: str) -> tuple[list[tuple[str, float, bool, str]], float]:
     """The clients spread over ``procs`` processes, so that the load generator's own CPU (the SDK
     client validates every result against the tool's JSON schema: ~20 ms for a metrics answer) does
     not queue the answers it measures behind one event loop."""
@@ -220,7 +277,7 @@ def load_in_processes(url: str, ids: list[str], clients: int, calls: int, pace: 
     ready, go, results = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
     shares = [clients // procs + (1 if k < clients % procs else 0) for k in range(procs)]
     firsts = [sum(shares[:k]) for k in range(procs)]
-    workers = [ctx.Process(target=_worker, args=(url, ids, n, calls, pace, f, ready, go, results))
+    workers = [ctx.Process(target=_worker, args=(url, ids, n, calls, pace, f, ready, go, results, client_kind))
                for n, f in zip(shares, firsts, strict=True) if n]
     for w in workers:
         w.start()
@@ -269,7 +326,7 @@ async def warm_up(url: str, ids: list[str]) -> float:
 
 
 def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 0.0, procs: int = 1,
-        warm: bool = False) -> bool:
+        warm: bool = False, client_kind: str = "raw") -> bool:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
@@ -283,8 +340,8 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
         url = f"http://127.0.0.1:{port}/mcp"
         if warm:
             print(f"warm-up: every tool once on every run, {asyncio.run(warm_up(url, ids)):.1f} s (untimed)")
-        results, wall = (load_in_processes(url, ids, clients, calls, pace, procs) if procs > 1
-                         else asyncio.run(load(url, ids, clients, calls, pace)))
+        results, wall = (load_in_processes(url, ids, clients, calls, pace, procs, client_kind) if procs > 1
+                         else asyncio.run(load(url, ids, clients, calls, pace, client_kind=client_kind)))
         server_cpu = _cpu_seconds(proc.pid)
         rss_after, rss_peak = _rss_mb(proc.pid), _rss_mb(proc.pid, "VmHWM")
     finally:
@@ -303,7 +360,7 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
     mode = (f"each waits ~{pace:g} s (exponential) between calls" if pace
             else "closed loop: each calls again as soon as it has its answer")
     print(f"runs folder {runs_dir}: {len(ids)} runs of ~{rows:,} metrics rows; {clients} clients "
-          f"({procs} load process{'es' if procs > 1 else ''}) x {calls} calls "
+          f"({client_kind} client, {procs} load process{'es' if procs > 1 else ''}) x {calls} calls "
           f"over streamable HTTP ({mode}); load average before/after: {load_before} / {' '.join(_loadavg())}")
     print(f"calls {len(results)}  errors {len(errors)}  wall {wall:.1f} s  ({len(results) / wall:.0f} calls/s)  "
           f"server CPU {server_cpu:.1f} s ({server_cpu / max(len(results), 1) * 1000:.1f} ms per call, start-up included)")
@@ -344,6 +401,9 @@ def main() -> None:
                     help="call every tool once on every run before the timed calls (a server that has been up)")
     ap.add_argument("--procs", type=int, default=1,
                     help="spread the clients over this many load-generating processes")
+    ap.add_argument("--client", choices=("raw", "sdk"), default="raw",
+                    help="raw: a lean JSON-RPC client (the default: the load generator's CPU stays off the server's "
+                         "cores); sdk: the MCP SDK's Client, which validates every answer against its schema")
     ap.add_argument("--pace", type=float, default=0.0,
                     help="mean seconds each client waits between calls (an assistant's think time); 0 = closed loop")
     args = ap.parse_args()
@@ -352,7 +412,7 @@ def main() -> None:
     if args.pad_rows:
         runs_dir = args.dir / f"padded-{args.pad_rows}"
         pad_runs(args.dir / "real", runs_dir, ids, args.pad_rows)
-    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls, args.pace, args.procs, args.warm) else 1)
+    sys.exit(0 if run(runs_dir, ids, args.clients, args.calls, args.pace, args.procs, args.warm, args.client) else 1)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,9 @@ def format_details(d: rs.RunDetails) -> str:
     lines.append(f"  solved      {solved}{threshold}")
     if d.failure:
         lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
+    for w in d.warnings:
+        at = f" at {_steps(w.env_steps)} env steps" if w.env_steps is not None else ""
+        lines.append(f"  warning     {w.kind} ({w.source}){at}: {w.message[:300]}")
     if d.source is not None:
         lines.append(f"  imported    read-only, from {d.source.framework} {d.source.kind} at {d.source.path}")
         lines.extend(f"  unknown     {k}: {v}" for k, v in d.source.unknown.items())

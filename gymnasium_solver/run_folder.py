@@ -437,19 +437,26 @@ def read_checkpoint_metas(run_dir: Path) -> list[CheckpointMeta]:
     return sorted(out, key=lambda m: (m.env_steps, m.name))
 
 
+_PROC_STAT = os.path.exists("/proc/self/stat")  # Linux: one read answers both "exists" and "zombie"
+
+
 def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (exited, not yet reaped by its parent)."""
+    if _PROC_STAT:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except FileNotFoundError:
+            return False
+        except (OSError, IndexError):
+            pass  # /proc not readable here (hidepid): ask the kernel instead
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    # A zombie (exited, not yet reaped by its parent) is not alive for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    return True
 
 
 def effective_status(info: RunInfo, now: float | None = None, hostname: str | None = None) -> RunStatus:

@@ -114,12 +114,12 @@ def _tail_values(run_dir: Path, columns: list[str], names: tuple[str, ...]) -> d
     of metrics.csv (columns: the header the trainer recorded in run.json). None when a column is
     measured in none of those rows, so the caller falls back to the whole file."""
     got = read_run_file(run_dir, rf.METRICS_CSV, last=TAIL_BYTES)
-    text = got.data.decode("utf-8", errors="replace")
-    lines = text[: text.rfind("\n") + 1].splitlines()[1:]  # the first is the header or a cut line
+    data = got.data
+    lines = data[: data.rfind(b"\n") + 1].split(b"\n")[1:-1]  # the first is the header or a cut line
     want = {n: columns.index(n) for n in names if n in columns}
     out: dict[str, float] = {}
-    for line in reversed(lines):
-        parts = line.split(",")
+    for line in reversed(lines):  # bytes: float() reads them, and only the fields used are looked at
+        parts = line.split(b",")
         if len(parts) != len(columns):
             return None  # not the header run.json recorded: read the file properly
         for name, j in list(want.items()):

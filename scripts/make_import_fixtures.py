@@ -12,6 +12,9 @@ Each fixture is a short real training run (a few thousand env steps, seed 1):
 - ``sb3_log_ppo_cartpole``: Stable-Baselines3 PPO with ``configure(folder, ["csv", "tensorboard"])``,
   a ``Monitor`` and an ``EvalCallback(log_path=folder)``: progress.csv, monitor.csv, evaluations.npz
   (and the event file of the same logger, which the importer ignores when progress.csv is there).
+- ``sb3_log_dqn_cartpole``: Stable-Baselines3 DQN with ``configure(folder, ["csv"])``, a ``Monitor`` and an
+  ``EvalCallback``: progress.csv (``train/loss`` is DQN's TD loss, ``rollout/exploration_rate`` its
+  epsilon), monitor.csv, evaluations.npz.
 - ``sb3_tb_ppo_pendulum``: Stable-Baselines3 PPO on Pendulum-v1 (Box actions) with
   ``tensorboard_log=``, a ``Monitor`` and an ``EvalCallback``: the ``PPO_1/`` event folder only.
 - ``cleanrl_ppo_cartpole``: CleanRL's own ``cleanrl/ppo.py``, unmodified, from a checkout made with
@@ -25,6 +28,8 @@ Each fixture is a short real training run (a few thousand env steps, seed 1):
       /tmp/cleanrl-venv/bin/pip install "gymnasium==0.29.1" tyro
 
   Only the event file it writes (``runs/<run_name>/events.out.tfevents.*``) is kept.
+- ``cleanrl_dqn_cartpole``: CleanRL's own ``cleanrl/dqn.py``, unmodified, in the same side venv
+  (``losses/td_loss``, ``losses/q_values``, ``charts/epsilon``).
 """
 
 from __future__ import annotations
@@ -74,6 +79,25 @@ def _sb3_ppo(env_id: str, folder: Path, steps: int, csv_logger: bool) -> None:
     model.learn(total_timesteps=steps, callback=eval_cb)
 
 
+def sb3_log_dqn_cartpole(dest: Path, tmp: Path) -> None:
+    import gymnasium as gym
+    import torch
+    from stable_baselines3 import DQN
+    from stable_baselines3.common.callbacks import EvalCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.monitor import Monitor
+
+    torch.set_num_threads(1)
+    dest.mkdir(parents=True, exist_ok=True)
+    env = Monitor(gym.make("CartPole-v1"), str(dest / "monitor.csv"))
+    model = DQN("MlpPolicy", env, learning_starts=500, train_freq=4, target_update_interval=250,
+                exploration_fraction=0.5, seed=SEED, verbose=0)
+    model.set_logger(configure(str(dest), ["csv"]))
+    eval_cb = EvalCallback(Monitor(gym.make("CartPole-v1")), eval_freq=1000, n_eval_episodes=5, log_path=str(dest),
+                           deterministic=True, verbose=0)
+    model.learn(total_timesteps=4000, log_interval=4, callback=eval_cb)
+
+
 def sb3_log_ppo_cartpole(dest: Path, tmp: Path) -> None:
     _sb3_ppo("CartPole-v1", dest, 6144, csv_logger=True)
 
@@ -84,8 +108,19 @@ def sb3_tb_ppo_pendulum(dest: Path, tmp: Path) -> None:
 
 
 def cleanrl_ppo_cartpole(dest: Path, tmp: Path, repo: Path, python: str) -> None:
-    subprocess.run([python, str(repo / "cleanrl" / "ppo.py"), "--env-id", "CartPole-v1", "--total-timesteps", "8192",
-                    "--num-envs", "4", "--num-steps", "128", "--seed", str(SEED)], check=True, cwd=tmp)
+    _cleanrl(dest, tmp, [python, str(repo / "cleanrl" / "ppo.py"), "--env-id", "CartPole-v1", "--total-timesteps",
+                         "8192", "--num-envs", "4", "--num-steps", "128", "--seed", str(SEED)])
+
+
+def cleanrl_dqn_cartpole(dest: Path, tmp: Path, repo: Path, python: str) -> None:
+    _cleanrl(dest, tmp, [python, str(repo / "cleanrl" / "dqn.py"), "--env-id", "CartPole-v1", "--total-timesteps",
+                         "4000", "--learning-starts", "500", "--seed", str(SEED)])
+
+
+def _cleanrl(dest: Path, tmp: Path, command: list[str]) -> None:
+    # cleanrl_utils (imported by dqn.py) sits beside cleanrl/ in the checkout
+    env = {**os.environ, "PYTHONPATH": str(Path(command[1]).parent.parent)}
+    subprocess.run(command, check=True, cwd=tmp, env=env)
     (run,) = (tmp / "runs").iterdir()
     dest.mkdir(parents=True)
     for p in run.glob("events.out.tfevents.*"):
@@ -101,25 +136,24 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = "1"  # tiny networks: one thread each is fastest on a shared machine
     makers = {"rlzoo_dqn_cartpole": rlzoo_dqn_cartpole, "sb3_log_ppo_cartpole": sb3_log_ppo_cartpole,
-              "sb3_tb_ppo_pendulum": sb3_tb_ppo_pendulum, "cleanrl_ppo_cartpole": None}
-    for name in makers:
+              "sb3_log_dqn_cartpole": sb3_log_dqn_cartpole, "sb3_tb_ppo_pendulum": sb3_tb_ppo_pendulum}
+    cleanrl = {"cleanrl_ppo_cartpole": cleanrl_ppo_cartpole, "cleanrl_dqn_cartpole": cleanrl_dqn_cartpole}
+    for name in [*makers, *cleanrl]:
         if args.only and name != args.only:
             continue
         dest = OUT / name
         shutil.rmtree(dest, ignore_errors=True)
         with tempfile.TemporaryDirectory() as t:
             tmp = Path(t)
-            if name == "cleanrl_ppo_cartpole":
+            if name in cleanrl:
                 repo = Path(args.cleanrl_repo)
                 if not (repo / "cleanrl").is_dir():  # a bare mirror: export its tree
-                    subprocess.run(f"git --git-dir={repo} archive HEAD cleanrl | tar -x -C {tmp}", shell=True,
+                    subprocess.run(f"git --git-dir={repo} archive HEAD cleanrl cleanrl_utils | tar -x -C {tmp}", shell=True,
                                    check=True)
                     repo = tmp
-                cleanrl_ppo_cartpole(dest, tmp, repo, args.cleanrl_python)
+                cleanrl[name](dest, tmp, repo, args.cleanrl_python)
             else:
-                maker = makers[name]
-                assert maker is not None
-                maker(dest, tmp)
+                makers[name](dest, tmp)
         print(f"{name}: {sum(p.stat().st_size for p in dest.rglob('*') if p.is_file())} bytes in {dest}")
     return 0
 

@@ -24,6 +24,8 @@ KINDS = {
     "sb3_log_ppo_cartpole": ("sb3_log_folder", "CartPole-v1:sb3-ppo", "ppo"),
     "sb3_tb_ppo_pendulum": ("sb3_tensorboard", "Pendulum-v1:sb3-ppo", "ppo"),
     "cleanrl_ppo_cartpole": ("cleanrl_tensorboard", "CartPole-v1:cleanrl-ppo", "ppo"),
+    "sb3_log_dqn_cartpole": ("sb3_log_folder", "CartPole-v1:sb3-dqn", "dqn"),
+    "cleanrl_dqn_cartpole": ("cleanrl_tensorboard", "CartPole-v1:cleanrl-dqn", "dqn"),
 }
 
 
@@ -58,7 +60,7 @@ def test_each_kind_is_a_read_only_run_with_its_provenance(imported: tuple[Path, 
     if kind == "cleanrl_tensorboard":
         assert "evaluation" in info.source.unknown and info.best_eval is None
         cfg = (runs / ids[name] / rf.CONFIG_YAML).read_text()
-        assert "total_timesteps: 8192" in cfg and "num_envs: 4" in cfg  # CleanRL's own arguments kept
+        assert f"exp_name: {algo}" in cfg and "total_timesteps:" in cfg  # CleanRL's own arguments kept
     else:
         assert info.best_eval is not None and M.EVAL_RETURN_MEAN in table.columns
     if kind == "rl_zoo_folder":
@@ -72,6 +74,32 @@ def test_sb3_entropy_loss_is_negated_into_entropy(imported: tuple[Path, dict[str
     entropy = [v for v in table.column(M.ENTROPY) if v is not None]
     assert entropy and all(0 < v <= np.log(2) + 1e-6 for v in entropy)  # CartPole: 2 actions
     assert "sb3/train/loss" in table.columns  # unmapped metrics keep their name under the framework
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("sb3_log_dqn_cartpole", {M.TD_LOSS, M.EXPLORATION_RATE}),
+    ("cleanrl_dqn_cartpole", {M.TD_LOSS, M.Q_MEAN}),  # CleanRL's dqn.py does not log its epsilon
+])
+def test_off_policy_metrics_land_in_our_columns(imported: tuple[Path, dict[str, str]], name: str,
+                                                expected: set[str]) -> None:
+    """What the off-policy diagnosis rules read (TD loss, Q-values, epsilon) is in our columns, so an
+    imported DQN run is diagnosed on the same evidence as one of ours."""
+    runs, ids = imported
+    table = rf.parse_metrics_text((runs / ids[name] / rf.METRICS_CSV).read_text())
+    for column in expected:
+        measured = [v for v in table.column(column) if v is not None]
+        assert len(measured) > 3 and all(np.isfinite(measured)), column
+    if M.EXPLORATION_RATE in expected:
+        eps = [v for v in table.column(M.EXPLORATION_RATE) if v is not None]
+        assert eps[0] > eps[-1] and 0.0 <= eps[-1] <= 1.0  # epsilon decays
+    assert not any(c.startswith(("sb3/train/loss", "cleanrl/losses/td_loss")) for c in table.columns)
+
+
+def test_ppo_total_loss_is_not_taken_for_a_td_loss(imported: tuple[Path, dict[str, str]]) -> None:
+    """SB3's PPO logs its total loss as train/loss, the name under which DQN logs its TD loss."""
+    runs, ids = imported
+    table = rf.parse_metrics_text((runs / ids["sb3_log_ppo_cartpole"] / rf.METRICS_CSV).read_text())
+    assert M.TD_LOSS not in table.columns and "sb3/train/loss" in table.columns
 
 
 def test_reimport_is_idempotent(imported: tuple[Path, dict[str, str]]) -> None:
@@ -264,3 +292,12 @@ def test_episode_stats_match_a_direct_rolling_window() -> None:
 def test_docs_show_the_mapping_table() -> None:
     docs = (Path(__file__).resolve().parent.parent / "docs" / "metrics.md").read_text()
     assert mapping.markdown_table() in docs, "docs/metrics.md's import table differs from imports/mapping.py"
+
+
+def test_import_mapping_agrees_with_what_our_sb3_runs_write() -> None:
+    """An SB3 metric lands in the same column whether our SB3 adapter trained the run or it was imported."""
+    from agents.sb3 import SB3_METRICS
+
+    for source_name, ours in SB3_METRICS.items():
+        got = mapping.algo_mapping(mapping.Framework.SB3, source_name, "dqn") or mapping.METRIC_MAP[mapping.Framework.SB3][source_name]
+        assert got.ours == ours, source_name

@@ -99,7 +99,7 @@ def test_mlflow_file_store_records_params_metrics_the_run_folder_and_the_best_mo
 
 
 def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from gymnasium_solver.tracking.tensorboard_sink import TensorBoardSink
 
     calls = {"n": 0}
@@ -127,6 +127,16 @@ def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
     assert table.rows and int(table.rows[-1][table.columns.index(rf.M.ENV_STEPS)] or 0) >= 1024
     log = (result.run_dir / rf.RUN_LOG).read_text(encoding="utf-8")
     assert "warning: tensorboard failed at append" in log and "warning: mlflow failed at start" in log
+    # ... and every reader shows them: get_run_info's details and `gsolve show`
+    from gymnasium_solver import cli
+    from gymnasium_solver import run_store as rs
+
+    store = rs.RunStore(tmp_path / "runs")
+    details = rs.run_details(store, result.run_dir)
+    assert sorted(w.source for w in details.warnings) == ["mlflow", "tensorboard"]
+    assert cli.main(["show", result.run_id, "--runs-dir", str(tmp_path / "runs")]) == 0
+    shown = capsys.readouterr().out
+    assert "warning     tracking_sink_failed (tensorboard)" in shown and "disk of the event files went away" in shown
 
 
 def test_asking_for_a_sink_whose_library_is_missing_is_refused_before_anything_is_written(

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.imports.build import check_variant, fingerprint, write_run
-from gymnasium_solver.imports.mapping import Framework, sb3_algo_from_keys
+from gymnasium_solver.imports.mapping import Framework, algo_mapping, sb3_algo_from_keys
 from gymnasium_solver.imports.sb3_folder import is_sb3_folder, read_sb3_folder
 from gymnasium_solver.imports.source import ImportError_, SourceRun
 from gymnasium_solver.imports.tb_events import EventFileError
@@ -105,7 +105,18 @@ def read_source(folder: Path, env_id: str | None) -> SourceRun:
     if run.algo is None:
         run.algo = "unknown"
         run.unknown["algo"] = "the source does not name its algorithm"
+    apply_algo_mappings(run)
     return run
+
+
+def apply_algo_mappings(run: SourceRun) -> None:
+    """Rename the metrics whose meaning depends on the algorithm (SB3 DQN's train/loss is its TD
+    loss) now that the algorithm is known; for other algorithms they keep their prefixed names."""
+    for source_name, kept in list(run.metric_map.items()):
+        m = algo_mapping(run.framework, source_name, run.algo)
+        if m is not None and kept in run.series and m.ours not in run.series:
+            run.series[m.ours] = run.series.pop(kept)
+            run.metric_map[source_name] = m.ours
 
 
 def _existing(runs_dir: Path) -> dict[str, rf.RunInfo]:

@@ -43,9 +43,9 @@ METRIC_MAP: dict[Framework, dict[str, Mapping]] = {
         "eval/mean_ep_length": Mapping(M.EVAL_EP_LEN_MEAN),
         "train/policy_gradient_loss": Mapping(M.POLICY_LOSS, note="PPO"),
         "train/policy_loss": Mapping(M.POLICY_LOSS, note="A2C"),
-        "train/actor_loss": Mapping(M.POLICY_LOSS, note="SAC, TD3, DDPG"),
+        "train/actor_loss": Mapping(M.ACTOR_LOSS, note="SAC, TD3, DDPG"),
         "train/value_loss": Mapping(M.VALUE_LOSS),
-        "train/critic_loss": Mapping(M.VALUE_LOSS, note="SAC, TD3, DDPG: the Q-function loss"),
+        "train/critic_loss": Mapping(M.CRITIC_LOSS, note="SAC, TD3, DDPG: the Q-function loss"),
         "train/entropy_loss": Mapping(M.ENTROPY, Transform.NEGATE, "SB3 logs minus the mean entropy"),
         "train/approx_kl": Mapping(M.APPROX_KL),
         "train/clip_fraction": Mapping(M.CLIP_FRACTION),
@@ -53,6 +53,8 @@ METRIC_MAP: dict[Framework, dict[str, Mapping]] = {
         "train/explained_variance": Mapping(M.EXPLAINED_VARIANCE),
         "train/learning_rate": Mapping(M.LEARNING_RATE),
         "train/ent_coef": Mapping(M.ENT_COEF, note="SAC's entropy coefficient"),
+        "train/ent_coef_loss": Mapping(M.ENT_COEF_LOSS, note="SAC's automatic entropy tuning"),
+        "rollout/exploration_rate": Mapping(M.EXPLORATION_RATE, note="DQN's epsilon"),
         "train/std": Mapping(M.ACTION_STD, note="gSDE / Gaussian policies"),
     },
     Framework.CLEANRL: {
@@ -61,14 +63,29 @@ METRIC_MAP: dict[Framework, dict[str, Mapping]] = {
         "charts/episodic_length": Mapping(M.EP_LEN_MEAN, Transform.EPISODES_MEAN, "CleanRL logs each episode"),
         "charts/learning_rate": Mapping(M.LEARNING_RATE),
         "losses/policy_loss": Mapping(M.POLICY_LOSS),
-        "losses/actor_loss": Mapping(M.POLICY_LOSS, note="SAC, TD3, DDPG"),
+        "losses/actor_loss": Mapping(M.ACTOR_LOSS, note="SAC, TD3, DDPG"),
+        "losses/qf_loss": Mapping(M.CRITIC_LOSS, note="SAC: mean of the two Q-functions' losses"),
+        "losses/qf1_values": Mapping(M.Q_MEAN, note="SAC, TD3: the first Q-function's mean on the batch"),
+        "losses/td_loss": Mapping(M.TD_LOSS, note="DQN"),
+        "losses/q_values": Mapping(M.Q_MEAN, note="DQN: mean Q of the batch's actions"),
         "losses/value_loss": Mapping(M.VALUE_LOSS),
         "losses/entropy": Mapping(M.ENTROPY),
         "losses/approx_kl": Mapping(M.APPROX_KL),
         "losses/clipfrac": Mapping(M.CLIP_FRACTION),
         "losses/explained_variance": Mapping(M.EXPLAINED_VARIANCE),
         "losses/alpha": Mapping(M.ENT_COEF, note="SAC's entropy coefficient"),
+        "losses/alpha_loss": Mapping(M.ENT_COEF_LOSS, note="SAC's automatic entropy tuning"),
     },
+}
+
+# Source metrics whose meaning depends on the algorithm that logged them: (algorithms, mapping). SB3's
+# DQN logs its TD loss as train/loss, where PPO logs its total loss under the same name. Until the
+# algorithm is known such a metric is kept under its prefixed name; apply_algo_mappings renames it.
+ALGO_METRIC_MAP: dict[Framework, dict[str, tuple[frozenset[str], Mapping]]] = {
+    Framework.SB3: {
+        "train/loss": (frozenset({"dqn", "qrdqn"}), Mapping(M.TD_LOSS, note="DQN, QR-DQN only: the TD (Huber) loss")),
+    },
+    Framework.CLEANRL: {},
 }
 
 # Source columns that are the step axis or bookkeeping already in run.json: not kept as metrics.
@@ -105,11 +122,18 @@ def our_name(framework: Framework, source_name: str) -> str | None:
     return m.ours if m is not None else f"{framework.value}/{source_name}"
 
 
+def algo_mapping(framework: Framework, source_name: str, algo: str | None) -> Mapping | None:
+    """The mapping of a metric whose meaning depends on the algorithm, when ``algo`` is one it applies to."""
+    entry = ALGO_METRIC_MAP[framework].get(source_name)
+    return entry[1] if entry is not None and algo in entry[0] else None
+
+
 def markdown_table() -> str:
     """The mapping as the markdown table in docs/metrics.md."""
     lines = ["| framework | source metric | our column | how |", "|---|---|---|---|"]
     for fw, table in METRIC_MAP.items():
-        for src, m in table.items():
+        rows = [*table.items(), *((src, m) for src, (_, m) in ALGO_METRIC_MAP[fw].items())]
+        for src, m in rows:
             how = m.transform.value if m.transform != Transform.SAME else ""
             how = "; ".join(x for x in (how, m.note) if x)
             lines.append(f"| {fw.value} | `{src}` | `{m.ours}` | {how} |")

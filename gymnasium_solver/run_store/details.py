@@ -79,6 +79,8 @@ class RunDetails(BaseModel):
         default=None, description="for a run imported from another framework: where from, the metric-name "
         "mapping, and 'unknown': the fields the source does not record and what was done instead")
     read_only: bool = Field(default=False, description="true for imported runs: no resume, retry or fix")
+    warnings: list[rf.RunWarning] = Field(
+        default_factory=list, description="problems that did not end the run (e.g. a tracking sink switched off)")
 
 
 def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
@@ -159,6 +161,7 @@ def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.action_space = None if info.action_space is None else info.action_space.model_dump(exclude_none=True)
     details.observation_shape, details.versions = info.observation_shape, info.versions
     details.source, details.read_only = info.source, info.read_only
+    details.warnings = list(info.warnings)
     if info.source is not None:
         details.preset = f"no comparison: imported from {info.source.framework} ({info.source.kind}), not from a preset"
     return details

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,14 @@ def inside(root: Path, candidate: Path) -> bool:
     return True
 
 
+def _is_real_folder(path: Path) -> bool:
+    """A folder that is not a symlink (symlinked run folders take the listing's checks)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _checked(root: Path, name: str) -> Path:
     path = root / name
     if not inside(root, path):
@@ -83,6 +92,8 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
     """
     root = rf.resolve_runs_dir(runs_dir)
     ref = validate_ref(ref)
+    if not ref.startswith((".", "@")) and _is_real_folder(root / ref):
+        return _checked(root, ref)  # a full id: no need to list the whole runs folder
     ids = list_run_ids(root)
     if ref.lower() == LAST_REF:
         if not ids:

@@ -155,12 +155,12 @@ def query_metrics(
 
     Downsampling keeps every bucket's min and max (spikes stay visible) and the first and last
     point; nan/inf values are counted and located separately (JSON has no NaN). The answer is
-    memoised until metrics.csv changes.
+    memoised until metrics.csv changes and shared between callers, like every memoised answer
+    (RunStore.memo): read it, do not modify it.
     """
     key = ("query_metrics", tuple(metrics or ()), start_env_steps, end_env_steps, max_points)
-    result = store.memo(run_dir, key, lambda: _query_metrics(store, run_dir, metrics, start_env_steps,
-                                                             end_env_steps, max_points))
-    return result.model_copy(deep=True)
+    return store.memo(run_dir, key, lambda: _query_metrics(store, run_dir, metrics, start_env_steps,
+                                                           end_env_steps, max_points))
 
 
 def _query_metrics(

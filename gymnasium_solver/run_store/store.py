@@ -73,6 +73,10 @@ class RunStore:
 
         def parse(text: str) -> RunInfo:
             try:
+                return RunInfo.model_validate_json(text)  # pydantic's own JSON parser: half the time of json + validate
+            except ValueError:
+                pass
+            try:  # again the slow way, for the json module's message (it names the line and column)
                 return RunInfo.model_validate(json.loads(text))
             except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
                 first = str(exc).splitlines()[0][:300]
