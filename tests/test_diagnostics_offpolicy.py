@@ -14,7 +14,7 @@ from gymnasium_solver.run_folder import M
 DQN_CONFIG: dict[str, Any] = {
     "variant": "dqn", "algo": "dqn", "buffer_size": 100_000, "learning_starts": 1000, "train_freq": 256,
     "gradient_steps": 128, "target_update_interval": 10, "exploration_fraction": 0.16,
-    "exploration_final_eps": 0.04, "batch_size": 64, "max_grad_norm": 10.0,
+    "exploration_final_eps": 0.04, "batch_size": 64, "max_grad_norm": 10.0, "n_envs": 1,
 }
 NOT_PPO = ("n_steps", "n_epochs", "clip_range", "target_kl", "vf_coef")
 
@@ -54,7 +54,11 @@ def _finding(series: dict[str, np.ndarray], config: dict[str, Any], rule_id: str
 def test_exploration_ending_at_once_is_found() -> None:
     s = {**dqn_series(solved=False), M.EXPLORATION_RATE: np.full(N, 0.04)}
     f = _finding(s, dqn_config(exploration_fraction=0.001), "exploration_ends_too_early")
-    assert f.evidence[0].metric == M.EXPLORATION_RATE and f.suggested_changes[0].set_arg == "exploration_fraction=0.1"
+    assert f.evidence[0].metric == M.EXPLORATION_RATE
+    # Anneal over a tenth of the run's budget; the budget it also raises keeps that absolute length.
+    by_key = {c.key: c.suggested for c in f.suggested_changes}
+    assert f.suggested_changes[0].key == "exploration_fraction" and by_key["max_env_steps"] > N * STEP
+    assert by_key["exploration_fraction"] * by_key["max_env_steps"] == pytest.approx(0.1 * N * STEP, rel=0.01)
 
 
 def test_exploration_that_never_ends_is_found() -> None:
@@ -90,4 +94,73 @@ def test_learning_starts_too_late_is_found() -> None:
     steps = (np.arange(N) + 1) * STEP
     s = {**dqn_series(solved=False), M.N_UPDATES: np.where(steps < N * STEP * 0.6, 0, steps)}
     f = _finding(s, dqn_config(learning_starts=int(N * STEP * 0.6)), "learning_starts_too_late")
-    assert [e.metric for e in f.evidence] == ["config:learning_starts", M.N_UPDATES]
+    assert [e.metric for e in f.evidence][:2] == ["config:learning_starts", M.N_UPDATES]
+
+
+# --- the budget a fix needs (diagnostics/offpolicy_budget.py) -------------------------------------
+# The synthetic run: N * STEP = 30,720 env steps; DQN_CONFIG's target period is max(10, 256 x 1 env) = 256,
+# so 2 horizons of 1/(1-0.99) = 200 periods after learning_starts=1000 need 1000 + 200 * 256 = 52,200.
+NEED = 52_200
+
+
+def test_budget_need_counts_distinct_target_networks() -> None:
+    from gymnasium_solver.diagnostics.offpolicy_budget import budget_need
+
+    n = budget_need(dqn_config(gamma=0.99), 30_720)
+    assert n is not None and (n.period, n.steps) == (256, NEED)
+    assert n.periods == pytest.approx((30_720 - 1000) / 256)
+    # SB3 copies the target between train calls with the same weights: 4 envs x train_freq 64 = 256 too.
+    assert budget_need(dqn_config(n_envs=4, train_freq=64, target_update_interval=10), 1).period == 256  # type: ignore[union-attr]
+    assert budget_need(dqn_config(target_update_interval=1000), 1).steps == 1000 + 200 * 1000  # type: ignore[union-attr]
+    assert budget_need({**dqn_config(), "algo": "sac"}, 1) is None
+    # Imported configs: SB3's (n, unit) train_freq; an episode-based one leaves only the target interval.
+    assert budget_need(dqn_config(train_freq=[64, "step"], n_envs=4), 1).period == 256  # type: ignore[union-attr]
+    assert budget_need(dqn_config(train_freq=[1, "episode"]), 1).period == 10  # type: ignore[union-attr]
+    assert budget_need(dqn_config(target_update_interval="often"), 1) is None
+
+
+def test_budget_ends_while_learning_cites_rising_q_values_and_sizes_the_budget() -> None:
+    f = _finding(dqn_series(solved=False), dqn_config(), "budget_ends_while_learning")
+    assert f.evidence[0].metric == M.Q_MEAN and "still rising" in f.evidence[0].observed
+    assert any("target periods" in e.observed for e in f.evidence)
+    assert f.suggested_changes[0].set_arg == f"max_env_steps={NEED}"
+    # Nothing rising (values flat, evaluations flat at the start): no finding.
+    flat = {**dqn_series(solved=False), M.Q_MEAN: np.full(N, 1.17), M.EVAL_RETURN_MEAN: np.full(N, 9.5),
+            M.EP_RETURN_MEAN: np.full(N, 9.5)}
+    assert "budget_ends_while_learning" not in ids(run(flat, dqn_config()))
+    # A run that stopped early for another reason is not a budget question.
+    stopped = run(dqn_series(solved=False), dqn_config(max_env_steps=100_000), stop_reason="user_stopped",
+                  max_env_steps=100_000)
+    assert "budget_ends_while_learning" not in ids(stopped)
+
+
+def test_budget_ends_while_learning_projects_the_evaluation_curve() -> None:
+    # SAC has no hard target period: the raise comes from the evaluations rising since learning started.
+    steps = (np.arange(N) + 1) * STEP
+    rising = np.where(steps < 10_000, 20.0, 20 + (steps - 10_000) * 0.01)  # 0.01 per step from 10k: 227 at the end
+    s = {**dqn_series(solved=False), M.EVAL_RETURN_MEAN: rising, M.EP_RETURN_MEAN: rising, M.Q_MEAN: np.full(N, 5.0),
+         M.N_UPDATES: np.maximum(steps - 10_000, 0)}
+    sac = {**dqn_config(), "algo": "sac", "variant": "sac"}
+    f = _finding(s, sac, "budget_ends_while_learning")
+    assert f.evidence[0].metric == M.EVAL_RETURN_MEAN and "in all" in f.evidence[0].observed
+    # (475 - ~217) / 0.01 more steps after 30,720: ~56,000; at least that is suggested.
+    assert 50_000 < f.suggested_changes[0].suggested < 65_000
+
+
+def test_a_fix_for_a_run_that_learned_nothing_is_completed_with_the_budget_it_needs() -> None:
+    # target_update_interval 100,000 over a 30,720 budget: values never move, so nothing says "still learning";
+    # the corrected interval (budget / 50) still needs more than the budget; exploration keeps its 4,915 steps.
+    flat = {**dqn_series(solved=False), M.Q_MEAN: np.full(N, 1.17), M.EVAL_RETURN_MEAN: np.full(N, 9.5),
+            M.EP_RETURN_MEAN: np.full(N, 9.5)}
+    d = run(flat, dqn_config(target_update_interval=100_000))
+    top = d.findings[0]
+    assert top.id == "target_updates_too_rare", ids(d)
+    by_key = {c.key: c.suggested for c in top.suggested_changes}
+    interval = by_key["target_update_interval"]
+    assert interval == N * STEP // 50
+    assert by_key["max_env_steps"] >= 1000 + 200 * interval
+    assert by_key["exploration_fraction"] * by_key["max_env_steps"] == pytest.approx(0.16 * N * STEP, rel=0.01)
+    assert any(e.metric == "config:max_env_steps" and "with these changes" in e.observed for e in top.evidence)
+    # A run that solved gets no such completion (nothing to fix).
+    solved = run(dqn_series(solved=True), dqn_config(target_update_interval=100_000))
+    assert all("max_env_steps" not in {c.key for c in f.suggested_changes} for f in solved.findings)

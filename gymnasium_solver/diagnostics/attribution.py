@@ -54,6 +54,7 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "q_value_divergence": (("learning_rate", 1), ("gamma", 1), ("reward_scale", 1)),
     "replay_buffer_too_small": (("buffer_size", -1),),
     "learning_starts_too_late": (("learning_starts", 1),),
+    "budget_ends_while_learning": (("max_env_steps", -1),),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")

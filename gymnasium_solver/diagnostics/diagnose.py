@@ -23,6 +23,7 @@ from gymnasium_solver.diagnostics.models import (
     Trend,
     Verdict,
 )
+from gymnasium_solver.diagnostics.offpolicy_budget import fit_budget
 from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,
@@ -263,7 +264,7 @@ def diagnose(
         deviations={d.key: d for d in devs}, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
-    findings = fallback(ctx, attribute(ctx, findings))
+    findings = fit_budget(ctx, fallback(ctx, attribute(ctx, findings)))
     findings = _cap_if_solved(ctx, findings)
     # Critical first (the run is broken: nan, crash, error), then warnings by score, then info.
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.score), reverse=True)

@@ -317,3 +317,26 @@ LEARNING_STARTS_LATE = _t(
     "no gradient update before this fraction of the budget: most of the budget is spent acting randomly",
     "SB3 docs (learning_starts 100 default); RL Zoo (0-10,000 of 2e4-1e6 budgets)",
 )
+TARGET_HORIZONS = _t(
+    "target_horizons", 2.0,
+    "a DQN budget gives at least this many discount horizons 1/(1-gamma) of distinct target networks after "
+    "learning_starts (one target period = max(target_update_interval, train_freq x n_envs) env steps, since SB3 "
+    "trains once per train_freq and every copy in between copies the same weights): each target network backs "
+    "the values up by one step, so fewer periods leave the Q-values short of the horizon",
+    "Fitted Q-iteration (Ernst et al. 2005: k iterations = a k-step horizon); RL Zoo dqn.yml budgets give 2-4 "
+    "horizons (CartPole 5e4 steps = 195 periods of 256 at H=100; LunarLander 1e5 = 400 of 250); Ours: "
+    "CartPole-v1:dqn solved at 26,624-34,816 env steps (5 seeds) with periods of 256",
+)
+Q_STILL_RISING = _t(
+    "q_still_rising", 0.1,
+    "mean Q over the last half of the run rose by more than this fraction of its final level (Theil-Sen "
+    "slope, 95% interval above 0): the bootstrapped values were still propagating when the budget ended",
+    "Ours: the off-policy corpus runs cut at 20k steps had mean Q 19-63 and rising (CartPole's discounted "
+    "ceiling ~99); a run whose target never moved stayed at 1.17",
+)
+BUDGET_MAX_FACTOR = _t(
+    "budget_max_factor", 10.0,
+    "a budget suggestion never exceeds this many times the run's budget (a projection from a slow slope "
+    "can be arbitrarily far)",
+    "Ours",
+)

@@ -1,26 +1,29 @@
 """Rules for off-policy runs (Stable-Baselines3 DQN, QR-DQN, SAC, TD3, TQC): exploration that ends too
 early or never, target-network updates too rare or too frequent, Q-value divergence, a replay buffer
-too small, and learning that starts too late. Each cites the metric (or setting) it saw."""
+too small, learning that starts too late, and a budget that ends while the agent is still learning.
+Each cites the metric (or setting) it saw."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.config import Algo
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev, late_x
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.offpolicy_budget import (
+    EPSILON_GREEDY,
+    FINDING_ID,
+    OFF_POLICY,
+    budget_need,
+    budget_spent,
+    sized_budget,
+    still_learning,
+)
+from gymnasium_solver.diagnostics.offpolicy_budget import budget as _budget
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
 from gymnasium_solver.run_folder import M
-
-OFF_POLICY = (Algo.DQN, Algo.QRDQN, Algo.SAC, Algo.TD3, Algo.TQC)
-EPSILON_GREEDY = (Algo.DQN, Algo.QRDQN)
-
-
-def _budget(ctx: Ctx) -> float:
-    return float(ctx.config.get("max_env_steps") or ctx.info.max_env_steps or 0)
 
 
 def _setting(key: str, value: object, healthy: str) -> Evidence:
@@ -227,4 +230,31 @@ def learning_starts_too_late(ctx: Ctx) -> Finding | None:
         "then, so little of the budget is left to learn in.",
         suggested_changes=[change("learning_starts", int(starts), int(round_sig(max(100.0, 0.01 * budget))),
                                   "decrease", "start learning after ~1% of the budget")],
+    )
+
+
+@rule(FINDING_ID)
+def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
+    """Off-policy runs only (budget_exhausted_improving covers the others): the budget ran out while
+    the Q-values or the returns were still rising; the raise is sized from the run's own evidence."""
+    if ctx.algo not in OFF_POLICY or not budget_spent(ctx):
+        return None
+    learning = still_learning(ctx)
+    current = _budget(ctx)
+    if learning is None or current <= 0:
+        return None
+    need = budget_need(ctx.config, current, ctx.algo)
+    evidence = list(learning.evidence)
+    if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon:
+        evidence.append(Evidence(metric="config:max_env_steps", observed=need.observed(current),
+                                 healthy=need.healthy()))
+    target = sized_budget(current, need, learning.projected)
+    return Finding(
+        id=FINDING_ID, severity=Severity.WARNING, score=0.7,
+        title="The budget ended while the agent was still learning",
+        evidence=evidence,
+        cause="The run stopped at max_env_steps while its values or returns were still climbing: a fix of any "
+        "other setting also needs the steps to finish learning, or it is cut short the same way.",
+        suggested_changes=[change("max_env_steps", int(current), target, "increase",
+                                  "sized from the evidence: what the config needs and what the curve projects")],
     )

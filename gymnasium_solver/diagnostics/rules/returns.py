@@ -16,6 +16,7 @@ from gymnasium_solver.diagnostics.context import (
     rolling_median3,
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
@@ -78,8 +79,8 @@ def return_collapse(ctx: Ctx) -> Finding | None:
 
 @rule("budget_exhausted_improving")
 def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
-    if ctx.solved or not ctx.finished:
-        return None
+    if ctx.solved or not ctx.finished or ctx.algo in OFF_POLICY:
+        return None  # off-policy runs: budget_ends_while_learning (sized from Q-values and target periods)
     spent = ctx.info.stop_reason == StopReason.BUDGET_EXHAUSTED or ctx.info.progress.env_steps >= ctx.info.max_env_steps
     if not spent:
         return None
