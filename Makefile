@@ -34,7 +34,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/bench_cartpole.py
+	$(BIN)/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:ppo --seeds 0 1 2 3 4 5 6 7 8 9
 	$(BIN)/python bench/bench_run_store.py
 
 clean:

@@ -123,7 +123,12 @@ def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
 
 class ActorCritic(nn.Module):
     """MLP policy with an optional value head. Discrete: categorical over logits. Box: diagonal
-    Gaussian with a state-independent, learned log std."""
+    Gaussian with a state-independent, learned log std; or, with ``use_sde`` (PPO), generalized
+    state-dependent exploration (gSDE, Raffin et al. 2022, https://arxiv.org/abs/2005.05719) as SB3
+    implements it: the noise is the actor's last hidden layer ``h`` times a matrix ``W`` whose entries
+    are drawn with std ``exp(log_std)`` (a learned ``[hidden, actions]`` parameter) and kept for
+    ``sde_sample_freq`` steps, so exploration is smooth in time. The action's std given ``h`` is
+    ``sqrt(h^2 @ exp(log_std)^2)``, with ``h`` held fixed (detached) in it, as SB3 does."""
 
     def __init__(self, spec: SpaceSpec, cfg: Config, with_critic: bool = True):
         super().__init__()
@@ -149,7 +154,16 @@ class ActorCritic(nn.Module):
         _init_linear(self.actor_head, 0.01)
         if self.value_head is not None:
             _init_linear(self.value_head, 1.0)
-        self.log_std = None if spec.discrete else nn.Parameter(torch.full((spec.n_actions,), cfg.log_std_init))
+        self.sde = bool(getattr(cfg, "use_sde", False))
+        if self.sde and spec.discrete:
+            raise ValueError("use_sde: true needs a Box action space; this environment's actions are Discrete "
+                             "(set use_sde: false)")
+        std_shape = (width, spec.n_actions) if self.sde else (spec.n_actions,)
+        self.log_std = None if spec.discrete else nn.Parameter(torch.full(std_shape, cfg.log_std_init))
+        self._sde_sample_freq = int(getattr(cfg, "sde_sample_freq", -1))
+        self._sde_weights: np.ndarray | None = None  # [n_envs, hidden, actions], drawn by act()
+        self._sde_steps = 0
+        self._sde_mean_std: float | None = None  # the mean action std over the last scored rollout
         if spec.action_low is not None and spec.action_high is not None:
             self._low, self._high = spec.action_low, spec.action_high
         self.activation = cfg.activation
@@ -168,25 +182,53 @@ class ActorCritic(nn.Module):
         self._np_cache = None
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
-    def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The actor's last hidden layer, its head's output and the value (None without a critic)."""
         hidden = self.actor_body(obs)
         value = None
         if self.value_head is not None:
             critic_hidden = hidden if self.critic_body is None else self.critic_body(obs)
             value = self.value_head(critic_hidden).squeeze(-1)
-        return self.actor_head(hidden), value
+        return hidden, self.actor_head(hidden), value
 
-    def _log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _sde_std(self, hidden: torch.Tensor) -> torch.Tensor:
+        """gSDE: the action std for each sample, sqrt(h^2 @ exp(log_std)^2) (+1e-6 inside, as SB3)."""
+        assert self.log_std is not None
+        return (hidden.detach().pow(2) @ (2 * self.log_std).exp() + 1e-6).sqrt()
+
+    def _log_prob_entropy(self, out: torch.Tensor, actions: torch.Tensor,
+                          hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if self.discrete:
             logp_all = torch.log_softmax(out, dim=-1)
             log_probs = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1)
             return log_probs, entropy
         assert self.log_std is not None
+        if self.sde:
+            std = self._sde_std(hidden)
+            log_std = std.log()
+            z = (actions - out) / std
+            log_probs = (-0.5 * z.pow(2) - log_std - 0.5 * _LOG_2PI).sum(-1)
+            return log_probs, (0.5 + 0.5 * _LOG_2PI + log_std).sum(-1)
         z = (actions - out) / self.log_std.exp()
         log_probs = (-0.5 * z.pow(2) - self.log_std - 0.5 * _LOG_2PI).sum(-1)
         entropy = (0.5 + 0.5 * _LOG_2PI + self.log_std).sum().expand(out.shape[0])
         return log_probs, entropy
+
+    def reset_noise(self) -> None:
+        """gSDE: draw new noise matrices at the next sampled step (called at the start of each rollout)."""
+        self._sde_weights, self._sde_steps = None, 0
+
+    def _sde_noise(self, hidden: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """gSDE noise for a batch, one matrix per sub-env, redrawn every sde_sample_freq steps."""
+        assert self.log_std is not None
+        n = hidden.shape[0]
+        redraw = self._sde_sample_freq > 0 and self._sde_steps % self._sde_sample_freq == 0
+        if self._sde_weights is None or self._sde_weights.shape[0] != n or redraw:
+            std = np.exp(self.log_std.detach().numpy())
+            self._sde_weights = (rng.standard_normal((n, *std.shape)) * std).astype(np.float32)
+        self._sde_steps += 1
+        return np.einsum("nh,nha->na", hidden, self._sde_weights)
 
     def act(self, obs: np.ndarray, rng: np.random.Generator | None, deterministic: bool = False) -> ActOutput:
         """Sample (or, deterministic, take the argmax / Gaussian mean of) actions for a batch.
@@ -196,7 +238,7 @@ class ActorCritic(nn.Module):
         is several times faster than torch's per-op dispatch, and this runs once per env step.
         Log-probs and values are computed later for the whole rollout at once (``score_rollout``).
         """
-        out = self._actor_out(obs)
+        hidden, out = self._actor_out(obs)
         if self.discrete:
             if deterministic or rng is None:
                 actions = out.argmax(-1)
@@ -209,23 +251,26 @@ class ActorCritic(nn.Module):
             return ActOutput(actions, actions)
         if deterministic or rng is None:
             actions = out
+        elif self.sde:
+            actions = (out + self._sde_noise(hidden, rng)).astype(np.float32)
         else:
             assert self.log_std is not None
             std = np.exp(self.log_std.detach().numpy())
             actions = (out + std * rng.standard_normal(out.shape)).astype(np.float32)
         return ActOutput(actions, np.clip(actions, self._low, self._high))
 
-    def _actor_out(self, obs: np.ndarray) -> np.ndarray:
-        """The actor head's output for a batch: the MLP in numpy, the CNN in torch on its device."""
+    def _actor_out(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The actor's last hidden layer and head output for a batch: the MLP in numpy, the CNN in
+        torch on its device (its hidden layer is not returned: gSDE is for the MLP only)."""
         if self.pixels:
             with torch.no_grad():
                 hidden = self.actor_body(torch.from_numpy(obs).to(self.device))
-                return self.actor_head(hidden).cpu().numpy()
+                return obs, self.actor_head(hidden).cpu().numpy()
         h = obs
         for weight, bias in self._numpy_layers[:-1]:
             h = self._numpy_activation(h @ weight.T + bias)
         weight, bias = self._numpy_layers[-1]
-        return h @ weight.T + bias
+        return h, h @ weight.T + bias
 
     @property
     def _numpy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -245,27 +290,35 @@ class ActorCritic(nn.Module):
         sample_shape = obs.shape[2:] if self.pixels else (-1,)
         flat_obs = np.concatenate([obs.reshape(t * n, *sample_shape), last_obs])
         chunk = SCORE_CHUNK if self.pixels else len(flat_obs)
-        outs, vals = [], []
+        hiddens, outs, vals = [], [], []
         for start in range(0, len(flat_obs), chunk):
-            out, value = self._heads(torch.from_numpy(flat_obs[start : start + chunk]).to(self.device))
+            hidden, out, value = self._heads(torch.from_numpy(flat_obs[start : start + chunk]).to(self.device))
             outs.append(out)
+            if self.sde:
+                hiddens.append(hidden)
             if value is not None:
                 vals.append(value)
         flat_actions = torch.from_numpy(actions.reshape(t * n, *actions.shape[2:])).to(self.device)
-        log_probs, _ = self._log_prob_entropy(torch.cat(outs)[: t * n], flat_actions)
+        hidden_all = torch.cat(hiddens)[: t * n] if self.sde else flat_actions  # unused without gSDE
+        log_probs, _ = self._log_prob_entropy(torch.cat(outs)[: t * n], flat_actions, hidden_all)
+        if self.sde:
+            self._sde_mean_std = float(self._sde_std(hidden_all).mean())
         values = np.zeros(t * n + n, np.float32) if not vals else torch.cat(vals).cpu().numpy()
         return RolloutScores(log_probs.cpu().numpy().reshape(t, n), values[: t * n].reshape(t, n), values[t * n :])
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
         """Log-probs, entropies and values of stored actions, with gradients."""
-        out, value = self._heads(obs)
-        log_probs, entropy = self._log_prob_entropy(out, actions)
+        hidden, out, value = self._heads(obs)
+        log_probs, entropy = self._log_prob_entropy(out, actions, hidden)
         return PolicyEval(log_probs, entropy, value)
 
     def action_std(self) -> float | None:
-        """Mean of exp(log_std) over the action dimensions (Box); None for a Discrete policy."""
+        """Mean of exp(log_std) over the action dimensions (Box); with gSDE, the mean action std over
+        the last scored rollout; None for a Discrete policy."""
         if self.log_std is None:
             return None
+        if self.sde:
+            return self._sde_mean_std
         return float(self.log_std.detach().exp().mean())
 
     def all_finite(self) -> bool:

@@ -36,6 +36,7 @@ class PPO:
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
 
     def collect(self, collector: RolloutSource) -> Rollout:
+        self.policy.reset_noise()  # gSDE draws its noise matrices afresh for every rollout, as SB3's PPO
         return collector.collect_steps(self.policy, self.cfg.n_steps)
 
     def targets(self, rollout: Rollout) -> Batch:

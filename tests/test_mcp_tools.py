@@ -186,7 +186,7 @@ async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Pa
         info = await ok(c, "get_run_info", {"run_id": "@last"})
     assert info["preset"] == "Pendulum-v1:ppo"
     diffs = info["differences_from_preset"]
-    assert diffs["reward_scale"] == {"value": 0.5, "preset": 0.1}
+    assert diffs["reward_scale"] == {"value": 0.5, "preset": 0.2}
     assert diffs["log_std_init"] == {"value": -1.0, "preset": 0.0}
     assert set(diffs) == {k.split("=")[0] for k in PENDULUM_SET + PENDULUM_SMALL}
     assert info["hyperparameters"]["log_std_init"] == -1.0 and info["hyperparameters"]["reward_scale"] == 0.5

@@ -257,7 +257,7 @@ def test_numpy_actor_matches_torch_policy(env_id):
             p.add_(torch.randn_like(p))  # move away from the near-uniform init
     obs = np.random.default_rng(0).normal(size=(5000, spec.obs_dim)).astype(np.float32)
     with torch.no_grad():
-        out, _ = policy._heads(torch.from_numpy(obs))
+        _, out, _ = policy._heads(torch.from_numpy(obs))
     greedy = policy.act(obs, None, deterministic=True).actions
     rng = np.random.default_rng(1)
     if spec.discrete:

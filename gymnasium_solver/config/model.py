@@ -369,10 +369,29 @@ class PPOConfig(ConfigBase):
     target_kl: float | None = Field(default=None, gt=0.0,
                                     description="stop the epochs of an update early above this KL; None = off",
                                     json_schema_extra=_why("finite and > 0, or null for no early stop"))
+    use_sde: bool = Field(
+        default=False,
+        description="generalized state-dependent exploration (gSDE, Raffin et al. 2022) for Box actions: the "
+                    "exploration noise is the actor's last hidden layer times a random matrix, redrawn every "
+                    "sde_sample_freq steps, so it is smooth in time; log_std_init is then the log std of that "
+                    "matrix's entries (as in SB3's use_sde)",
+        json_schema_extra=_why("true needs Box actions and network: mlp (the noise is a function of the MLP's "
+                               "last hidden layer)", action_kinds=[_BOX_ACTIONS]))
+    sde_sample_freq: int = Field(
+        default=-1, ge=-1, le=65_536,
+        description="with use_sde: redraw the noise matrix every this many env steps of each sub-environment; "
+                    "-1 = only at the start of each rollout",
+        json_schema_extra=_why("-1, or 1..65536 steps (the longest rollout per sub-environment); 0 would never "
+                               "draw one", action_kinds=[_BOX_ACTIONS]))
 
     @model_validator(mode="after")
     def _check_ppo(self) -> Self:
         _check_schedule("clip_range", self.clip_range, start_above_zero=True)
+        if self.sde_sample_freq == 0:
+            raise ValueError("sde_sample_freq=0 would never draw a noise matrix; use -1 (once per rollout) or >= 1")
+        if self.use_sde and self.network != "mlp":
+            raise ValueError("use_sde: true needs network: mlp (its noise is a function of the MLP's last hidden "
+                             "layer); set use_sde: false for nature_cnn")
         rollout = self.n_envs * self.n_steps
         if rollout > MAX_ROLLOUT_SAMPLES:
             raise ValueError(

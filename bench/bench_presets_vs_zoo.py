@@ -1,0 +1,279 @@
+"""Env steps and wall time to solve: our PPO (and REINFORCE) presets vs SB3 PPO with the RL Zoo's tuning.
+
+One solve definition for both arms, our preset's: the mean return of ``eval_episodes`` deterministic
+evaluation episodes (fresh random starts, in parallel) reaches ``reward_threshold``, checked every
+``eval_freq`` env steps. Wall time runs from environment creation to the end of the solving
+evaluation, evaluations included, imports excluded.
+
+Ours: the preset as shipped (its ``max_env_steps`` is its budget). The Zoo arm: Stable-Baselines3 PPO
+with the entry for the env in the installed ``rl_zoo3``'s ``hyperparams/ppo.yml`` (n_envs,
+n_timesteps as its budget, ``lin_`` schedules, ``normalize`` as VecNormalize, ``policy_kwargs``,
+``use_sde``/``sde_sample_freq`` and every other PPO keyword it sets), SB3's defaults for the rest,
+evaluated with ``evaluate_policy`` on ``eval_episodes`` parallel envs (observations normalised with
+the training statistics when ``normalize`` is on). Both arms run torch on one thread.
+
+Every (arm, preset, seed) runs in its own subprocess, so neither framework's imports or thread
+settings touch the other's; the arms alternate seed by seed, so machine load hits both alike and
+the ratios are what to compare on a shared machine.
+
+Pass (PPO presets): our median env steps <= the Zoo's median env steps AND Zoo median wall / our
+median wall >= 3. Unsolved seeds count against us both ways: ours as infinitely many steps and
+seconds, the Zoo's with the steps and seconds it spent (a lower bound, marked ">="). ``--zoo-max-steps``
+caps the Zoo arm's budget (its schedules still run over the Zoo's ``n_timesteps``) where a full Zoo
+run is too long to repeat: the verdict stays conservative, the Zoo's figures become lower bounds.
+REINFORCE presets are compared with the Zoo's PPO for the same env as information only: the Zoo has
+no REINFORCE.
+
+    .venv/bin/python bench/bench_presets_vs_zoo.py                                  # every preset, seeds 0-4
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:ppo --seeds 0 1 2 3 4 5 6 7 8 9
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets Pendulum-v1:ppo --arms zoo   # one arm only
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets LunarLander-v3:ppo --zoo-max-steps 400000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, cast
+
+PRESETS = ("CartPole-v1:ppo", "Acrobot-v1:ppo", "Pendulum-v1:ppo", "LunarLander-v3:ppo",
+           "LunarLander-v3:ppo_continuous", "CartPole-v1:reinforce", "Acrobot-v1:reinforce")
+# Our preset -> the Zoo's key, where it is not the env id (Gymnasium's LunarLander with continuous=True
+# is what the Zoo files under LunarLanderContinuous-v3).
+ZOO_KEY = {"LunarLander-v3:ppo_continuous": "LunarLanderContinuous-v3"}
+# PPO keywords the Zoo sets that pass to SB3 unchanged.
+PPO_KWARGS = ("n_steps", "batch_size", "gae_lambda", "gamma", "n_epochs", "ent_coef", "vf_coef",
+              "max_grad_norm", "normalize_advantage", "target_kl", "use_sde", "sde_sample_freq", "clip_range_vf")
+# What the Zoo's entry may hold besides PPO keywords, and how this script treats it.
+HANDLED = {"n_envs", "n_timesteps", "policy", "normalize", "policy_kwargs", "learning_rate", "clip_range"}
+ARMS = ("ours", "zoo")
+WALL_RATIO_TARGET = 3.0
+
+
+def zoo_entry(config_id: str, env_id: str) -> dict[str, Any]:
+    """The RL Zoo's PPO entry for the preset's env, read from the installed rl_zoo3."""
+    import rl_zoo3
+    import yaml
+
+    path = Path(rl_zoo3.__file__).parent / "hyperparams" / "ppo.yml"
+    table = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.UnsafeLoader)  # noqa: S506 - the Zoo's own file
+    key = ZOO_KEY.get(config_id, env_id)
+    if key not in table:
+        raise SystemExit(f"{path} has no {key} entry (for {config_id})")
+    entry = dict(table[key])
+    unknown = sorted(set(entry) - HANDLED - set(PPO_KWARGS))
+    if unknown:
+        raise SystemExit(f"the Zoo's {key} entry sets {unknown}, which this bench does not reproduce")
+    return entry
+
+
+def schedule(value: Any) -> Any:
+    """The Zoo's ``lin_X`` (linear from X to 0 over the budget) as SB3's callable; a number as is."""
+    if isinstance(value, str) and value.startswith("lin_"):
+        start = float(value[4:])
+        return lambda progress_remaining: progress_remaining * start
+    return float(value)
+
+
+def normalize_kwargs(value: Any, gamma: float) -> dict[str, Any] | None:
+    """The Zoo's ``normalize`` (true, or a dict as a string) as VecNormalize keywords; None = off."""
+    if value in (None, False):
+        return None
+    kwargs: dict[str, Any] = {"gamma": gamma}
+    if isinstance(value, str):
+        kwargs |= eval(value)  # noqa: S307 - the Zoo's own file, e.g. "{'norm_obs': True, 'norm_reward': False}"
+    return kwargs
+
+
+def run_ours(config_id: str, seed: int) -> dict[str, Any]:
+    import torch
+
+    from gymnasium_solver.config import resolve_config
+    from gymnasium_solver.training import train
+
+    cfg = resolve_config(config_id, [f"seed={seed}"])
+    torch.set_num_threads(cfg.torch_threads)
+    with tempfile.TemporaryDirectory() as runs_dir:
+        result = train(cfg, Path(runs_dir))
+    solved = result.solved_at
+    best = result.best_eval.return_mean if result.best_eval else None
+    return {"solved": solved is not None, "env_steps": solved.env_steps if solved else result.env_steps,
+            "wall_s": solved.wall_seconds if solved else result.wall_seconds, "best_eval": best}
+
+
+def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str, Any]:
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecNormalize
+    from torch import nn  # noqa: F401 - the Zoo's policy_kwargs strings name nn.ReLU etc.
+
+    from gymnasium_solver.config import resolve_config
+
+    ours = resolve_config(config_id, [f"seed={seed}"])
+    zoo = zoo_entry(config_id, ours.env_id)
+    torch.set_num_threads(1)
+    assert ours.reward_threshold is not None  # resolve_config fills in the spec's
+    threshold = ours.reward_threshold
+    gamma = float(zoo.get("gamma", 0.99))
+    norm = normalize_kwargs(zoo.get("normalize"), gamma)
+
+    class SolveCallback(BaseCallback):
+        """Evaluate every eval_freq env steps (our preset's); stop at the first evaluation that solves."""
+
+        def __init__(self, eval_env: Any, t0: float):
+            super().__init__()
+            self.eval_env, self.t0, self.next_eval = eval_env, t0, ours.eval_freq
+            self.solved_at: tuple[int, float] | None = None
+            self.best = -math.inf
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps < self.next_eval:
+                return True
+            self.next_eval += ours.eval_freq
+            train_norm = self.model.get_vec_normalize_env()
+            if train_norm is not None:
+                self.eval_env.obs_rms = train_norm.obs_rms
+            returns, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=ours.eval_episodes,
+                                         deterministic=True, return_episode_rewards=True)
+            mean = statistics.fmean(cast("list[float]", returns))  # return_episode_rewards=True: a list
+            self.best = max(self.best, mean)
+            if mean >= threshold:
+                self.solved_at = (self.num_timesteps, time.perf_counter() - self.t0)
+                return False
+            return True
+
+    t0 = time.perf_counter()
+    env = make_vec_env(ours.env_id, n_envs=int(zoo.get("n_envs", 1)), seed=seed, env_kwargs=ours.env_kwargs)
+    eval_env = make_vec_env(ours.env_id, n_envs=ours.eval_episodes, seed=seed + 10_000, env_kwargs=ours.env_kwargs)
+    if norm is not None:
+        env = VecNormalize(env, **norm)
+        eval_env = VecNormalize(eval_env, training=False, norm_reward=False, gamma=gamma)
+    kwargs = {k: zoo[k] for k in PPO_KWARGS if k in zoo}
+    if "policy_kwargs" in zoo:
+        kwargs["policy_kwargs"] = eval(zoo["policy_kwargs"]) if isinstance(zoo["policy_kwargs"], str) \
+            else zoo["policy_kwargs"]  # noqa: S307 - the Zoo's own file
+    model = PPO(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 3e-4)),
+                clip_range=schedule(zoo.get("clip_range", 0.2)), seed=seed, device="cpu", verbose=0, **kwargs)
+    callback = SolveCallback(eval_env, t0)
+    budget = int(float(zoo["n_timesteps"]))
+    callbacks: list[BaseCallback] = [callback]
+    if max_steps is not None and max_steps < budget:
+        # Stop at max_steps; learn() still runs over the Zoo's n_timesteps, so its lin_ schedules are the Zoo's.
+        cap = max_steps
+
+        class Cap(BaseCallback):
+            def _on_step(self) -> bool:
+                return self.num_timesteps < cap
+
+        callbacks.append(Cap())
+    model.learn(total_timesteps=budget, callback=CallbackList(callbacks))
+    solved = callback.solved_at
+    return {"solved": solved is not None, "env_steps": solved[0] if solved else model.num_timesteps,
+            "wall_s": solved[1] if solved else time.perf_counter() - t0, "best_eval": callback.best}
+
+
+def run_arm(arm: str, config_id: str, seed: int, zoo_max_steps: int | None) -> dict[str, Any]:
+    """One training in a fresh subprocess; its result line."""
+    cmd = [sys.executable, __file__, "--worker", arm, "--presets", config_id, "--seeds", str(seed)]
+    if zoo_max_steps is not None:
+        cmd += ["--zoo-max-steps", str(zoo_max_steps)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"{arm} {config_id} seed {seed} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return dict(json.loads(lines[-1]))
+
+
+def median(rows: list[dict[str, Any]], key: str, unsolved_as_spent: bool) -> float:
+    """Median over seeds; an unsolved seed counts as infinitely many steps and seconds, or (for the
+    Zoo: pessimistic for us) as what it spent, a lower bound."""
+    return statistics.median(r[key] if r["solved"] or unsolved_as_spent else math.inf for r in rows)
+
+
+def cell(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return f"{'-':>28}"
+    best = f" (best {r['best_eval']:.0f})" if not r["solved"] and r["best_eval"] is not None else ""
+    return f"{'yes' if r['solved'] else 'NO':>3} {r['env_steps']:>9,} {r['wall_s']:>7.2f}{best:>7}"
+
+
+def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Print one preset's table, medians, ratios and verdict; return the summary."""
+    ours, zoo = rows.get("ours", []), rows.get("zoo", [])
+    print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo PPO solved env steps wall s")
+    for i in range(max(len(ours), len(zoo))):
+        o, z = (ours[i] if i < len(ours) else None), (zoo[i] if i < len(zoo) else None)
+        print(f"{(o or z or {}).get('seed', '?'):>4} | {cell(o)} | {cell(z)}")
+    summary: dict[str, Any] = {"preset": config_id}
+    for arm, arm_rows in rows.items():
+        if arm_rows:
+            spent = arm == "zoo"
+            lower = spent and not all(r["solved"] for r in arm_rows)
+            summary[arm] = {"solved": sum(r["solved"] for r in arm_rows), "seeds": len(arm_rows),
+                            "median_env_steps": median(arm_rows, "env_steps", spent),
+                            "median_wall_s": median(arm_rows, "wall_s", spent), "lower_bound": lower}
+            ge = ">= " if lower else ""
+            print(f"  {arm}: solved {summary[arm]['solved']}/{len(arm_rows)}, median env steps "
+                  f"{ge}{summary[arm]['median_env_steps']:,.0f}, median wall {ge}{summary[arm]['median_wall_s']:.2f} s")
+    if ours and zoo:
+        steps_ratio = summary["zoo"]["median_env_steps"] / summary["ours"]["median_env_steps"]
+        wall_ratio = summary["zoo"]["median_wall_s"] / summary["ours"]["median_wall_s"]
+        passed = steps_ratio >= 1.0 and wall_ratio >= WALL_RATIO_TARGET
+        verdict = ("info only (the Zoo has no REINFORCE)" if algo != "ppo"
+                   else "PASS" if passed else "FAIL")
+        if summary["zoo"]["lower_bound"]:
+            verdict += " (the Zoo's medians are lower bounds: unsolved Zoo seeds count with what they spent)"
+        summary |= {"steps_ratio": steps_ratio, "wall_ratio": wall_ratio, "verdict": verdict}
+        ge = ">= " if summary["zoo"]["lower_bound"] else ""
+        print(f"  Zoo median env steps / ours = {ge}{steps_ratio:.2f} (pass >= 1), Zoo median wall / ours = {ge}"
+              f"{wall_ratio:.2f} (pass >= {WALL_RATIO_TARGET:g}): {verdict}")
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--presets", nargs="+", default=list(PRESETS), metavar="ENV:VARIANT")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(5)))
+    parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
+    parser.add_argument("--zoo-max-steps", type=int, default=None,
+                        help="stop the Zoo arm after this many env steps (default: its n_timesteps)")
+    parser.add_argument("--json", type=Path, help="also write the per-seed rows and summaries here")
+    parser.add_argument("--worker", choices=ARMS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        config_id, seed = args.presets[0], args.seeds[0]
+        result = run_ours(config_id, seed) if args.worker == "ours" else run_zoo(config_id, seed, args.zoo_max_steps)
+        print(json.dumps({"arm": args.worker, "seed": seed, **result}), flush=True)
+        return
+
+    from gymnasium_solver.config import resolve_config
+
+    summaries, all_rows = [], {}
+    for config_id in args.presets:
+        cfg = resolve_config(config_id, [])
+        print(f"\n{config_id}: solved = mean of {cfg.eval_episodes} deterministic eval episodes >= "
+              f"{cfg.reward_threshold:g}, evaluated every {cfg.eval_freq:,} env steps (both arms)", flush=True)
+        rows: dict[str, list[dict[str, Any]]] = {arm: [] for arm in args.arms}
+        for seed in args.seeds:
+            for arm in args.arms:
+                r = run_arm(arm, config_id, seed, args.zoo_max_steps)
+                rows[arm].append(r)
+                print(f"  seed {seed} {arm:>4}: {cell(r)}", flush=True)
+        summaries.append(report(config_id, str(cfg.algo), rows))
+        all_rows[config_id] = rows
+    if args.json:
+        args.json.write_text(json.dumps({"rows": all_rows, "summaries": summaries}, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
