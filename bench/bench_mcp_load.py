@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -172,6 +173,16 @@ async def client_task(url: str, ids: list[str], calls: int, seed: int,
             out.append((tool, time.perf_counter() - t, failed, text))
 
 
+def _jsonrpc_answer(content_type: str, body: str) -> dict[str, Any]:
+    """The JSON-RPC answer in a response body: plain JSON, or (a slow answer, which the server streams
+    so that it can send progress and keep-alives first) the last ``data:`` event of an SSE stream."""
+    if content_type.startswith("text/event-stream"):
+        events = [line[5:].strip() for line in body.splitlines() if line.startswith("data:")]
+        answers = [json.loads(e) for e in events if e]
+        return next(a for a in reversed(answers) if "result" in a or "error" in a)
+    return json.loads(body)  # type: ignore[no-any-return]
+
+
 class RawClient:
     """A lean MCP client for load generation: the streamable-HTTP JSON-RPC exchange the SDK's Client
     makes (server/discover, tools/list, tools/call with the same headers and ``_meta``), on one
@@ -184,7 +195,7 @@ class RawClient:
         from mcp.types import LATEST_PROTOCOL_VERSION
 
         self.url, self.version = url, LATEST_PROTOCOL_VERSION
-        self.http = httpx2.AsyncClient(timeout=120.0)
+        self.http = httpx2.AsyncClient(timeout=600.0)  # measure slow answers, do not fail them
         self.next_id = 0
         self.meta = {"io.modelcontextprotocol/protocolVersion": self.version,
                      "io.modelcontextprotocol/clientInfo": {"name": "bench_mcp_load", "version": "1"},
@@ -207,7 +218,7 @@ class RawClient:
         resp = await self.http.post(self.url, json=body, headers=headers)
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
-        msg = resp.json()
+        msg = _jsonrpc_answer(resp.headers.get("content-type", ""), resp.text)
         if "error" in msg:
             raise RuntimeError(f"JSON-RPC error {msg['error']}")
         return msg["result"]  # type: ignore[no-any-return]
