@@ -11,7 +11,7 @@ import ctypes
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -86,6 +86,22 @@ def map_large_buffers() -> None:
         pass
 
 
+def _fill_column(column: Any, values: np.ndarray, missing: np.ndarray) -> None:
+    """Copy a float64 arrow column into ``values`` (NaN where empty) and ``missing``, straight from its
+    buffers: arrow's own to_numpy imports pandas for a column with nulls, ~50 MB of the server's RSS."""
+    at = 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        validity, data = chunk.buffers()
+        values[at:at + n] = np.frombuffer(data, dtype=np.float64)[chunk.offset:chunk.offset + n]
+        if validity is not None and chunk.null_count:
+            bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            empty = bits[chunk.offset:chunk.offset + n] == 0
+            missing[at:at + n] = empty
+            values[at:at + n][empty] = np.nan
+        at += n
+
+
 def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int, where: str,
                include: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(values, missing)`` of the complete rows in ``data[start:end]`` (which ends with a newline),
@@ -122,10 +138,7 @@ def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int,
         raise RunFileError(f"{where} is malformed: {detail}; {_DAMAGED}")
     values, missing = np.empty((rows, len(cols)), order="F"), np.zeros((rows, len(cols)), dtype=bool, order="F")
     for k in range(len(cols)):
-        column = table.column(k)
-        values[:, k] = column.to_numpy()
-        if column.null_count:
-            missing[:, k] = column.is_null().to_numpy()
+        _fill_column(table.column(k), values[:, k], missing[:, k])
     del table
     if end - start > 1 << 20:
         _give_back_memory()
