@@ -129,7 +129,7 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
         for c in f.suggested_changes:
             lines.append(f"   change: {c.key} {yaml_value(c.current)} -> {yaml_value(c.suggested)} ({c.why})")
             if d.imported_from:  # no preset to train: the change belongs in the source's config
-                theirs = source_setting(d.imported_from.split()[0], c.key, c.set_arg.split("=", 1)[1])
+                theirs = source_setting(d.imported_from.split()[0], c.set_arg)
                 lines.append(f"     in the {d.imported_from} config: {theirs}")
                 continue
             keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]

@@ -214,7 +214,7 @@ def _in_source(ctx: Ctx, c: SuggestedChange) -> str:
     from gymnasium_solver.imports.mapping import source_setting
 
     assert ctx.info.source is not None
-    return source_setting(ctx.info.source.framework, c.key, c.set_arg.split("=", 1)[1])
+    return source_setting(ctx.info.source.framework, c.set_arg)
 
 
 def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:

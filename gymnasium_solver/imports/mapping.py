@@ -104,9 +104,13 @@ CONFIG_ALIASES: dict[Framework, dict[str, str]] = {
 KINDS_WITHOUT_CONFIG = frozenset({"sb3_log_folder", "sb3_tensorboard"})
 
 
+def _aliases(framework: str) -> dict[str, str]:
+    return CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
+
+
 def config_view(config: dict[str, Any], framework: str) -> dict[str, Any]:
     """An imported run's config with the source's names for our keys renamed to ours (where ours is absent)."""
-    aliases = CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
+    aliases = _aliases(framework)
     out = dict(config)
     for theirs, ours in aliases.items():
         if theirs in config and ours not in config:
@@ -114,10 +118,10 @@ def config_view(config: dict[str, Any], framework: str) -> dict[str, Any]:
     return out
 
 
-def source_setting(framework: str, key: str, value: str) -> str:
-    """``key=value`` (one of our settings) as the source framework names it: a change to make there."""
-    aliases = CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
-    theirs = next((t for t, ours in aliases.items() if ours == key), key)
+def source_setting(framework: str, set_arg: str) -> str:
+    """A change ``key=value`` to one of our settings, as the source framework names the key."""
+    key, value = set_arg.split("=", 1)
+    theirs = next((t for t, ours in _aliases(framework).items() if ours == key), key)
     return f"{theirs}={value}"
 
 
