@@ -105,6 +105,7 @@ def _off_policy_kwargs(cfg: OffPolicyConfigBase, spec: SpaceSpec) -> dict[str, A
     kw: dict[str, Any] = {
         "buffer_size": cfg.buffer_size, "learning_starts": cfg.learning_starts, "batch_size": cfg.batch_size,
         "tau": cfg.tau, "train_freq": cfg.train_freq, "gradient_steps": cfg.gradient_steps,
+        "n_steps": cfg.n_steps,
     }
     if isinstance(cfg, DQNConfig):
         kw |= {"target_update_interval": cfg.target_update_interval, "exploration_fraction": cfg.exploration_fraction,

@@ -201,7 +201,7 @@ def test_each_algorithm_has_its_own_config_model() -> None:
 @pytest.mark.parametrize(
     ("config_id", "override", "message"),
     [
-        ("CartPole-v1:reinforce", "n_steps=64", "'n_steps' is a ppo or a2c key; a reinforce config has no 'n_steps'"),
+        ("CartPole-v1:reinforce", "gae_lambda=0.9", "'gae_lambda' is a ppo or a2c key; a reinforce config has no 'gae_lambda'"),
         ("CartPole-v1:reinforce", "clip_range_vf=0.2", "'clip_range_vf' is a ppo key"),
         ("CartPole-v1:ppo", "episodes_per_update=4", "'episodes_per_update' is a reinforce key"),
         ("CartPole-v1:ppo", "use_baseline=false", "'use_baseline' is a reinforce key; a ppo config"),
@@ -214,11 +214,11 @@ def test_set_naming_another_algorithms_key_says_which_algorithm_it_belongs_to(co
 
 def test_preset_naming_another_algorithms_key_is_an_error(tmp_path, monkeypatch) -> None:
     (tmp_path / "CartPole-v1.yaml").write_text(
-        "base: {n_steps: 64}\nvariants:\n  ppo: {algo: ppo}\n  reinforce: {algo: reinforce}\n", encoding="utf-8")
+        "base: {gae_lambda: 0.9}\nvariants:\n  ppo: {algo: ppo}\n  reinforce: {algo: reinforce}\n", encoding="utf-8")
     (tmp_path / "Acrobot-v1.yaml").write_text("variants:\n  x: {gamma: 0.9}\n  y: {algo: ppx}\n", encoding="utf-8")
     monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path))
-    assert resolve_config("CartPole-v1:ppo").n_steps == 64  # type: ignore[union-attr]
-    with pytest.raises(ConfigError, match=r"CartPole-v1.yaml \(variant 'reinforce'\): 'n_steps' is a ppo or a2c key"):
+    assert resolve_config("CartPole-v1:ppo").gae_lambda == 0.9  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match=r"CartPole-v1.yaml \(variant 'reinforce'\): 'gae_lambda' is a ppo or a2c key"):
         resolve_config("CartPole-v1:reinforce")
     with pytest.raises(ConfigError, match="missing key 'algo'; set it to one of ppo, reinforce"):
         resolve_config("Acrobot-v1:x")

@@ -125,3 +125,24 @@ def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
     info = rf.read_run_info(tmp_path / run_id)
     assert info.status == rf.RunStatus.STOPPED and info.last_eval is not None and info.finished_at
     assert (tmp_path / run_id / rf.CHECKPOINTS_DIR / "last.pt").is_file()
+
+
+def test_n_step_returns_reach_sb3(tmp_path: Path) -> None:
+    """n_steps of an off-policy config is SB3's n-step returns: the model replays n-step transitions."""
+    import gymnasium as gym
+    from stable_baselines3 import DQN
+    from stable_baselines3.common.buffers import NStepReplayBuffer
+
+    from agents.sb3 import sb3_kwargs
+    from gymnasium_solver.config.sb3_models import DQNConfig
+    from gymnasium_solver.envs import space_spec
+
+    cfg = resolve_config("CartPole-v1:dqn", ["n_steps=3"])
+    assert isinstance(cfg, DQNConfig)
+    spec = space_spec(gym.make_vec("CartPole-v1", num_envs=1))
+    model = DQN("MlpPolicy", "CartPole-v1", **sb3_kwargs(cfg, spec))
+    assert isinstance(model.replay_buffer, NStepReplayBuffer) and model.replay_buffer.n_steps == 3
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "n_steps=3", "max_env_steps=200"]), tmp_path)
+    assert result.status == rf.RunStatus.COMPLETED
+    with pytest.raises(ConfigError, match="n_steps: must be >= 1"):
+        resolve_config("CartPole-v1:dqn", ["n_steps=0"])

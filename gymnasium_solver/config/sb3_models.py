@@ -30,6 +30,7 @@ MAX_REPLAY_BUFFER = 10_000_000
 MAX_ITERATION_STEPS = 1_000_000
 MAX_GRADIENT_STEPS = 10_000
 MAX_SB3_BATCH = 65_536
+MAX_N_STEP_RETURNS = 1000
 
 _NATIVE_ONLY = ("normalize_observations", "reward_scale", "shared_network", "reward_clip", "atari_wrappers", "network")
 
@@ -79,6 +80,10 @@ class OffPolicyConfigBase(SB3ConfigBase):
     gradient_steps: int = Field(default=1, ge=-1, le=MAX_GRADIENT_STEPS,
                                 description="gradient steps per gradient phase; -1 = as many as steps collected",
                                 json_schema_extra=_why(f"-1, or 0..{MAX_GRADIENT_STEPS:,} per phase"))
+    n_steps: int = Field(default=1, ge=1, le=MAX_N_STEP_RETURNS,
+                         description="n-step returns (SB3's n_steps): the TD target bootstraps after this many "
+                                     "rewards instead of one; reward reaches earlier states n times faster",
+                         json_schema_extra=_why(f"1..{MAX_N_STEP_RETURNS}: each replay sample sums up to n rewards"))
 
 
 class DQNConfig(OffPolicyConfigBase):
