@@ -18,7 +18,9 @@ from gymnasium_solver.run_store.summaries import EvalSummary, RunSummary, summar
 KEY_HYPERPARAMETERS = (
     "n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
     "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "hidden_sizes",
-    "normalize_observations", "reward_scale", "log_std_init", "episodes_per_update", "use_baseline", "seed",
+    "normalize_observations", "reward_scale", "log_std_init", "use_sde", "sde_sample_freq", "episodes_per_update",
+    "use_baseline", "buffer_size", "learning_starts", "train_freq", "gradient_steps", "target_update_interval",
+    "exploration_fraction", "exploration_final_eps", "tau", "seed",
 )  # fmt: skip
 
 
