@@ -43,7 +43,10 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
     )
     solved = training.train(
         config.resolve_config(
-            "CartPole-v1:ppo", [*SMALL, "max_env_steps=20000", "batch_size=64", "reward_threshold=15"]
+            # A slow learning rate keeps its one evaluation far below the preset's 475: the run stops at
+            # its own threshold, and what it would have needed for 475 stays unknown.
+            "CartPole-v1:ppo", [*SMALL, "max_env_steps=20000", "batch_size=64", "reward_threshold=15",
+                                "learning_rate=0.0003"]
         ),
         runs_dir,
     )

@@ -17,12 +17,14 @@ from mcp import Client
 
 from gymnasium_solver import cli
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import resolve_config
 from gymnasium_solver.experiments import read_record
 from mcp_server.server import create_server
 
 pytestmark = pytest.mark.slow
 
-PRESET_LR = {"start": 0.004, "end": 0.0}  # CartPole-v1:ppo's learning rate: what the fault changed
+# CartPole-v1:ppo's learning rate: what the fault changed.
+PRESET_LR = resolve_config("CartPole-v1:ppo").learning_rate.model_dump()  # type: ignore[union-attr]
 MAX_WAIT_SECONDS = 300.0  # a bound so a broken coordinator fails the test instead of hanging it
 
 
@@ -34,7 +36,8 @@ def test_gsolve_fix_runs_trials_and_names_the_solving_change(tmp_path: Path, cap
     assert code == 0, out + err
     assert "CANDIDATE" in out and "OUTCOME" in out
     winner = next(line for line in out.splitlines() if line.startswith("Winner: "))
-    assert "learning_rate={end: 0.0, start: 0.004}" in winner and "solved at" in winner
+    assert f"learning_rate={{end: {PRESET_LR['end']}, start: {PRESET_LR['start']}}}" in winner, winner
+    assert "solved at" in winner
     assert "Reproduce: gsolve train CartPole-v1:ppo" in out and "--set seed=0" in out
     assert err.count("[") >= 2  # one progress line per finished trial, on stderr
 

@@ -209,7 +209,8 @@ def test_cli_resume_refusals_are_one_line_errors(stopped: Path, capsys: pytest.C
 # ---------------------------------------------------------------------------------------------
 E2E = ["reward_threshold=1000", "max_env_steps=40000", "eval_freq=10000", "eval_episodes=2",
        "last_checkpoint_seconds=0.3"]
-E2E_ROLLOUT = 16 * 32  # the CartPole-v1:ppo preset: 16 envs x 32 steps
+_PRESET = resolve_config("CartPole-v1:ppo")
+E2E_ROLLOUT = _PRESET.n_envs * _PRESET.n_steps  # type: ignore[union-attr]  # one rollout of the preset
 
 
 def _gsolve(*args: str) -> list[str]:
