@@ -377,7 +377,7 @@ def test_a_deviation_consistent_with_the_mechanism_is_reverted_to_the_preset() -
     s = unsolved(healthy_series())
     s[M.APPROX_KL] = np.full(N, 2e-6)
     s[M.CLIP_FRACTION] = np.zeros(N)
-    d = run(s, {"learning_rate": 1e-5}, config_id="CartPole-v1:ppo", variant="ppo")
+    d = run(s, {"learning_rate": 1e-5}, config_id="CartPole-v1:ppo", variant="ppo", overrides={"learning_rate": 1e-5})
     top = d.findings[0]
     assert top.id == "approx_kl_near_zero"
     assert top.suggested_changes[0].set_arg == f"learning_rate={{start: {preset_lr:g}, end: 0.0}}"
@@ -389,7 +389,8 @@ def test_a_deviation_consistent_with_the_mechanism_is_reverted_to_the_preset() -
 def test_an_unexplained_failure_with_deviations_names_them() -> None:
     """No mechanism fires, but the run differs from a preset that solves: the differences are the
     finding (largest first), each revert a suggested change; never 'healthy, no findings'."""
-    d = run(unsolved(healthy_series(), peak=100), {"activation": "relu"}, config_id="CartPole-v1:ppo", variant="ppo")
+    d = run(unsolved(healthy_series(), peak=100), {"activation": "relu"}, config_id="CartPole-v1:ppo", variant="ppo",
+            overrides={"activation": "relu"})
     assert d.verdict == Verdict.WARNING and d.findings[0].id == "preset_deviation"
     assert "activation=tanh" in [c.set_arg for c in d.findings[0].suggested_changes]
     assert d.next_step and "gsolve fix" in d.next_step
@@ -421,3 +422,23 @@ def test_a_significant_but_immaterial_slope_says_why_it_is_flat() -> None:
     t = trend(M.EVAL_RETURN_MEAN, x, y, THRESHOLD, horizon=40_000)
     assert t.direction == "flat" and t.slope_low is not None and t.slope_low > 0
     assert "excludes 0" in t.note
+
+
+def test_a_key_the_run_did_not_set_is_preset_drift_not_a_deviation() -> None:
+    """A run made before its preset changed differs from today's preset in keys it never set: those
+    are named in a note, never counted or reverted as the run's changes; the key it did set is."""
+    s = unsolved(healthy_series())
+    s[M.APPROX_KL] = np.full(N, 2e-6)
+    s[M.CLIP_FRACTION] = np.zeros(N)
+    # n_epochs and gae_lambda differ from today's CartPole-v1:ppo, but only learning_rate was --set.
+    cfg = {"learning_rate": 1e-5, "n_epochs": 3, "gae_lambda": 0.5}
+    d = run(s, cfg, config_id="CartPole-v1:ppo", variant="ppo", overrides={"learning_rate": 1e-5, "seed": 0})
+    assert [x.key for x in d.references.deviations] == ["learning_rate"]
+    assert all(c.key not in ("n_epochs", "gae_lambda") for f in d.findings for c in f.suggested_changes)
+    [note] = [n for n in d.notes if "has changed since this run" in n]
+    assert "gae_lambda" in note and "n_epochs" in note and "learning_rate" not in note
+    # Set by the run itself, the same keys are its deviations.
+    d = run(s, cfg, config_id="CartPole-v1:ppo", variant="ppo", overrides=cfg)
+    assert {x.key for x in d.references.deviations} == {"learning_rate", "n_epochs", "gae_lambda"}
+    [note] = [n for n in d.notes if "has changed since this run" in n]  # the test's base config's other keys
+    assert "n_epochs" not in note and "gae_lambda" not in note

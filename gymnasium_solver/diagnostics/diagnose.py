@@ -29,6 +29,7 @@ from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,
     deviations,
+    preset_drift,
     shipped_references,
     store_references,
 )
@@ -181,6 +182,11 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
         notes.append(f"Imported from {ctx.info.source.framework} ({ctx.info.source.kind}): no preset to compare with "
                      "or revert to; rules use the metrics the source logged (get_run_info lists what it could not "
                      "record); a suggested change is a setting to change in that framework.")
+    drift = preset_drift(ctx.config, ctx.info.config_id, ctx.info) if ctx.info.config_id else []
+    if drift:
+        notes.append(f"The preset {ctx.info.config_id} has changed since this run: {', '.join(drift)} now differ "
+                     "from it although the run did not set them, so they are not counted as the run's changes "
+                     "(get_run_info lists every difference from today's preset).")
     if len(ctx.eval_y) == 0:
         notes.append("No evaluation yet: trends use the training return only.")
     return notes

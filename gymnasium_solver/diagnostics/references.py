@@ -139,14 +139,40 @@ def _size(key: str, value: Any, preset: Any, config: Mapping[str, Any], data: Ru
     return f"{value} instead of the preset's {preset}"
 
 
+def changed_by_run(info: RunInfo) -> set[str] | None:
+    """The config keys this run's own ``--set`` overrides changed (run.json ``overrides``; a dotted key
+    such as ``learning_rate.start`` counts for its top-level key), or None when the run did not come
+    from our trainer's presets (imported runs: every difference from a preset is theirs)."""
+    if info.source is not None:
+        return None
+    return {key.split(".", 1)[0] for key in info.overrides}
+
+
+def preset_drift(config: Mapping[str, Any], config_id: str, info: RunInfo) -> list[str]:
+    """Keys that differ from today's preset although the run did not override them: the preset has
+    changed since the run was made (the run had the preset's value of its day)."""
+    changed = changed_by_run(info)
+    preset = preset_config(config_id)
+    if changed is None or preset is None:
+        return []
+    return sorted(k for k in preset_differences(config, preset) if k not in changed)
+
+
 def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: RunData,
                refs: ReferenceSet) -> tuple[str | None, list[Deviation]]:
-    """(preset id or None, every key that differs from it, sized), largest difference first."""
+    """(preset id or None, every key the run changed from its preset, sized), largest difference first.
+
+    A key counts when the run's own overrides set it (changed_by_run): a key that differs from
+    today's preset only because the preset file changed since the run is not something the run did,
+    and reverting it is not a fix for what went wrong (preset_drift lists those)."""
     preset = preset_config(config_id)
     if preset is None:
         return None, []
+    changed = changed_by_run(info)
     out = []
     for key, (value, pre) in preset_differences(config, preset).items():
+        if changed is not None and key not in changed:
+            continue
         direction = _direction(key, value, pre)
         revert = change(key, value, pre, direction, f"the preset's value ({config_id})")
         out.append(Deviation(key=key, value=value, preset=pre, size=_size(key, value, pre, config, data, info, refs),
