@@ -36,6 +36,8 @@ class Ctx:
     notes: list[str] = field(default_factory=list)
     # References (references.py): keys that differ from the preset, solved runs' bands per metric.
     deviations: dict[str, Deviation] = field(default_factory=dict)
+    # Keys that differ from today's preset only because the preset changed since the run (not its doing).
+    preset_drift: list[str] = field(default_factory=list)
     bands: dict[str, ReferenceBand] = field(default_factory=dict)
     steps_to_solve: list[int] | None = None
 

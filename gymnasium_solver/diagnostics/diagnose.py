@@ -29,7 +29,6 @@ from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,
     deviations,
-    preset_drift,
     shipped_references,
     store_references,
 )
@@ -182,9 +181,8 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
         notes.append(f"Imported from {ctx.info.source.framework} ({ctx.info.source.kind}): no preset to compare with "
                      "or revert to; rules use the metrics the source logged (get_run_info lists what it could not "
                      "record); a suggested change is a setting to change in that framework.")
-    drift = preset_drift(ctx.config, ctx.info.config_id, ctx.info) if ctx.info.config_id else []
-    if drift:
-        notes.append(f"The preset {ctx.info.config_id} has changed since this run: {', '.join(drift)} now differ "
+    if ctx.preset_drift:
+        notes.append(f"The preset {ctx.info.config_id} has changed since this run: {', '.join(ctx.preset_drift)} now differ "
                      "from it although the run did not set them, so they are not counted as the run's changes "
                      "(get_run_info lists every difference from today's preset).")
     if len(ctx.eval_y) == 0:
@@ -271,7 +269,7 @@ def diagnose(
     ex, ey = data.finite(M.EVAL_RETURN_MEAN)
     tx, ty = data.finite(M.EP_RETURN_MEAN)
     refs = references if references is not None else shipped_references(info.config_id)
-    preset_id, devs = deviations(config, info.config_id, info, data, refs)
+    preset_id, devs, drift = deviations(config, info.config_id, info, data, refs)
     solved = bool(info.solved) or (threshold is not None and len(ey) > 0 and float(np.max(ey)) >= float(threshold))
     ctx = Ctx(
         info=info, config=dict(config), data=data, status=status,
@@ -280,7 +278,7 @@ def diagnose(
         eval_x=ex, eval_y=ey, train_x=tx, train_y=ty,
         eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold, info.max_env_steps),
         train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold, info.max_env_steps),
-        deviations={d.key: d for d in devs}, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
+        deviations={d.key: d for d in devs}, preset_drift=drift, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
     findings = fit_budget(ctx, fallback(ctx, attribute(ctx, findings)))

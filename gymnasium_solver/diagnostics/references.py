@@ -148,37 +148,29 @@ def changed_by_run(info: RunInfo) -> set[str] | None:
     return {key.split(".", 1)[0] for key in info.overrides}
 
 
-def preset_drift(config: Mapping[str, Any], config_id: str, info: RunInfo) -> list[str]:
-    """Keys that differ from today's preset although the run did not override them: the preset has
-    changed since the run was made (the run had the preset's value of its day)."""
-    changed = changed_by_run(info)
-    preset = preset_config(config_id)
-    if changed is None or preset is None:
-        return []
-    return sorted(k for k in preset_differences(config, preset) if k not in changed)
-
-
 def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: RunData,
-               refs: ReferenceSet) -> tuple[str | None, list[Deviation]]:
-    """(preset id or None, every key the run changed from its preset, sized), largest difference first.
+               refs: ReferenceSet) -> tuple[str | None, list[Deviation], list[str]]:
+    """(preset id or None, every key the run changed from its preset, sized, largest difference first,
+    the preset's drift).
 
     A key counts when the run's own overrides set it (changed_by_run): a key that differs from
     today's preset only because the preset file changed since the run is not something the run did,
-    and reverting it is not a fix for what went wrong (preset_drift lists those)."""
+    and reverting it is not a fix for what went wrong. Those keys are the drift, sorted."""
     preset = preset_config(config_id)
     if preset is None:
-        return None, []
+        return None, [], []
     changed = changed_by_run(info)
-    out = []
+    out, drift = [], []
     for key, (value, pre) in preset_differences(config, preset).items():
         if changed is not None and key not in changed:
+            drift.append(key)
             continue
         direction = _direction(key, value, pre)
         revert = change(key, value, pre, direction, f"the preset's value ({config_id})")
         out.append(Deviation(key=key, value=value, preset=pre, size=_size(key, value, pre, config, data, info, refs),
                              ratio=_ratio(value, pre), revert=revert))
     out.sort(key=lambda d: -abs(math.log(d.ratio)) if d.ratio and d.ratio > 0 and math.isfinite(d.ratio) else 0.0)
-    return config_id, out
+    return config_id, out, sorted(drift)
 
 
 # ---------------------------------------------------------------------------------------------
