@@ -146,3 +146,8 @@ def test_n_step_returns_reach_sb3(tmp_path: Path) -> None:
     assert result.status == rf.RunStatus.COMPLETED
     with pytest.raises(ConfigError, match="n_steps: must be >= 1"):
         resolve_config("CartPole-v1:dqn", ["n_steps=0"])
+    # The reason is DQN's n_steps', not PPO's rollout length under the same name.
+    with pytest.raises(ConfigError, match=r"must be >= 1 \(1..1000: each replay sample sums up to n rewards\)"):
+        resolve_config("CartPole-v1:dqn", ["n_steps=0"])
+    with pytest.raises(ConfigError, match=r"must be >= 1 \(n_envs \* n_steps must also be"):
+        resolve_config("CartPole-v1:ppo", ["n_steps=0"])

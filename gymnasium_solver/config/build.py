@@ -12,11 +12,11 @@ from pydantic import ValidationError
 
 from gymnasium_solver.config.model import Algo, ConfigBase, ConfigError
 from gymnasium_solver.config.registry import (
-    CONFIG_FIELDS,
     CONFIG_KEYS,
     CONFIG_MODELS,
     Config,
     algos_for_key,
+    config_field,
     limit_reason,
 )
 
@@ -51,7 +51,7 @@ _BOUND_WORDS = {"less_than_equal": ("le", "<="), "less_than": ("lt", "<"), "grea
                 "string_too_short": ("min_length", "at least")}
 
 
-def _error_message(err: Any, key: str) -> str:
+def _error_message(err: Any, key: str, model: type[ConfigBase]) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _BOUND_WORDS and _BOUND_WORDS[kind][0] in ctx:
         name, word = _BOUND_WORDS[kind]
@@ -60,15 +60,15 @@ def _error_message(err: Any, key: str) -> str:
     elif kind == "finite_number":
         msg = "must be a finite number"
     elif kind == "int_parsing_size":
-        bounds = [m.le for m in getattr(CONFIG_FIELDS.get(key), "metadata", []) if hasattr(m, "le")]
+        bounds = [m.le for m in getattr(config_field(key, model), "metadata", []) if hasattr(m, "le")]
         msg = f"is far too large; must be <= {bounds[0]}" if bounds else "is far too large"
     else:
         return str(err["msg"]).removeprefix("Value error, ")
-    why = limit_reason(key)
+    why = limit_reason(key, model)
     return f"{msg} ({why})" if why else msg
 
 
-def _format_validation_error(exc: ValidationError, where: str) -> str:
+def _format_validation_error(exc: ValidationError, where: str, model: type[ConfigBase]) -> str:
     lines: list[str] = []
     errors = exc.errors()
     for err in errors:
@@ -85,7 +85,7 @@ def _format_validation_error(exc: ValidationError, where: str) -> str:
             if line not in lines:
                 lines.append(line)
             continue
-        msg = _error_message(err, parts[0] if parts else "")
+        msg = _error_message(err, parts[0] if parts else "", model)
         got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
         lines.append(f"{loc or 'config'}: {msg}{got_s}")
     return f"{where}: invalid config: " + "; ".join(lines)
@@ -119,7 +119,7 @@ def build_config(data: Mapping[str, Any], where: str = "config") -> Config:
     try:
         return model.model_validate(clean)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, where)) from exc
+        raise ConfigError(_format_validation_error(exc, where, model)) from exc
 
 
 def check_machine_limits(cfg: Config, where: str = "config") -> None:

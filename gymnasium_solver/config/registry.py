@@ -77,8 +77,14 @@ def applies_to(key: str, algo: str | None, action_kind: str | None = None) -> bo
     return action_kind is None or not isinstance(kinds, list) or action_kind in kinds
 
 
-def limit_reason(key: str) -> str:
-    """Why ``key`` is bounded as it is ('' for an unknown key)."""
-    field = CONFIG_FIELDS.get(key)
+def config_field(key: str, model: type[ConfigBase] | None = None) -> FieldInfo | None:
+    """``key``'s field in ``model`` (an algorithm's config model), or in any model when it is None:
+    two algorithms can give one key different meanings (PPO's rollout n_steps, DQN's n-step returns)."""
+    return model.model_fields.get(key) if model is not None else CONFIG_FIELDS.get(key)
+
+
+def limit_reason(key: str, model: type[ConfigBase] | None = None) -> str:
+    """Why ``key`` is bounded as it is in ``model`` (any model when None; '' for an unknown key)."""
+    field = config_field(key, model)
     extra = field.json_schema_extra if field is not None and isinstance(field.json_schema_extra, dict) else {}
     return str(extra.get("why", ""))
