@@ -67,6 +67,16 @@ def test_exploration_that_never_ends_is_found() -> None:
     assert f.suggested_changes[0].set_arg == "exploration_final_eps=0.05"
 
 
+def test_exploration_never_ending_with_a_zero_floor_blames_the_fraction() -> None:
+    # exploration_final_eps=0 is a real setting: the evidence must say 0 (not the logged epsilon) and
+    # the fix must shorten the annealing, never "decrease" a floor that is already 0.
+    s = {**dqn_series(solved=False), M.EXPLORATION_RATE: np.linspace(1.0, 0.4, N)}
+    f = _finding(s, dqn_config(exploration_final_eps=0.0, exploration_fraction=0.95), "exploration_never_ends")
+    assert "exploration_final_eps=0.0" in [e.observed for e in f.evidence]
+    by_key = {c.key: c for c in f.suggested_changes}
+    assert "exploration_final_eps" not in by_key and by_key["exploration_fraction"].direction == "decrease"
+
+
 def test_target_updates_too_rare_and_too_frequent() -> None:
     s = dqn_series(solved=False)
     rare = _finding(s, dqn_config(target_update_interval=N * STEP // 2), "target_updates_too_rare")

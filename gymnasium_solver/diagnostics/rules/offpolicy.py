@@ -38,7 +38,8 @@ def exploration(ctx: Ctx) -> Finding | None:
     budget = _budget(ctx)
     if len(y) < 2 or budget <= 0:
         return None
-    final = float(ctx.setting("exploration_final_eps") or y[-1])  # unknown: the floor epsilon reached
+    final_eps = ctx.setting("exploration_final_eps")  # 0 is a setting (pure greedy), not "unknown"
+    final = float(y[-1] if final_eps is None else final_eps)  # unknown: the floor epsilon reached
     done = np.nonzero(y <= final + 1e-9)[0]
     fraction = ctx.setting("exploration_fraction", 0.1)
     if fraction is None:  # unknown: how long the annealing took, as logged
