@@ -98,6 +98,13 @@ def _policy_kwargs(cfg: SB3ConfigBase) -> dict[str, Any]:
         kwargs["n_quantiles"] = cfg.n_quantiles
     if isinstance(cfg, SACConfig | A2CConfig):
         kwargs["log_std_init"] = cfg.log_std_init
+    if isinstance(cfg, OffPolicyConfigBase):
+        # Adam over all tensors at once (foreach): bitwise the same update as torch's default
+        # per-tensor loop, which on these small networks is much of a gradient step (LunarLander
+        # DQN, batch 128: 128x128 5.0 -> 3.8 ms, 256x256 8.3 -> 5.7 ms). fused=True is faster still
+        # but rounds differently, so every seed would train differently. A2C keeps SB3's RMSprop,
+        # whose kwargs SB3 sets itself.
+        kwargs["optimizer_kwargs"] = {"foreach": True}
     return kwargs
 
 

@@ -151,3 +151,30 @@ def test_n_step_returns_reach_sb3(tmp_path: Path) -> None:
         resolve_config("CartPole-v1:dqn", ["n_steps=0"])
     with pytest.raises(ConfigError, match=r"must be >= 1 \(n_envs \* n_steps must also be"):
         resolve_config("CartPole-v1:ppo", ["n_steps=0"])
+
+
+def test_off_policy_adam_steps_all_tensors_at_once_with_the_default_update() -> None:
+    """SB3's off-policy optimizers run Adam with foreach (one pass over all tensors): faster on small
+    networks, and the same arithmetic as the per-tensor default, so every seed trains as before."""
+    import torch
+
+    from agents.sb3 import _policy_kwargs
+    from gymnasium_solver.config.sb3_models import DQNConfig
+
+    cfg = resolve_config("LunarLander-v3:dqn")
+    assert isinstance(cfg, DQNConfig)
+    assert _policy_kwargs(cfg)["optimizer_kwargs"] == {"foreach": True}
+
+    def trained(**kwargs: bool) -> torch.Tensor:
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(8, 128), torch.nn.ReLU(), torch.nn.Linear(128, 4))
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3, **kwargs)
+        data = torch.Generator().manual_seed(1)
+        for _ in range(50):
+            loss = net(torch.randn(128, 8, generator=data)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return torch.cat([p.detach().flatten() for p in net.parameters()])
+
+    assert torch.equal(trained(foreach=True), trained(foreach=False))
