@@ -95,6 +95,20 @@ def test_mlflow_file_store_records_params_metrics_the_run_folder_and_the_best_mo
     assert np.asarray(actions).shape == (3,) and set(np.asarray(actions).tolist()) <= {0, 1}
 
 
+def test_the_mlflow_model_class_is_defined_without_mlflow_warnings() -> None:
+    """Defining the pyfunc model class (which every run that logs a model does) must not make MLflow
+    warn about predict's missing type hints: the run's output would carry a warning it cannot act on."""
+    import importlib
+    import warnings
+
+    from gymnasium_solver.tracking import mlflow_model
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        importlib.reload(mlflow_model)
+    assert not [w for w in caught if "type hint" in str(w.message)], [str(w.message) for w in caught]
+
+
 # --- a failing sink never fails the run -------------------------------------------------------
 
 

@@ -28,6 +28,11 @@ def pip_requirements() -> list[str]:
 
 
 class PolicyModel(PythonModel):
+    # MLflow's switch for skipping type-hint validation of predict (its own ChatModel uses it): an
+    # observation batch has no schema to validate, and without it defining this class warns
+    # "Add type hints to the `predict` method" in every run that logs a model.
+    _skip_type_hint_validation = True
+
     def load_context(self, context: Any) -> None:
         from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
         from gymnasium_solver.envs import make_vec_env, space_spec
