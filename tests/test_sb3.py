@@ -178,3 +178,12 @@ def test_off_policy_adam_steps_all_tensors_at_once_with_the_default_update() -> 
         return torch.cat([p.detach().flatten() for p in net.parameters()])
 
     assert torch.equal(trained(foreach=True), trained(foreach=False))
+
+
+def test_a_dqn_runs_updates_are_counted_from_its_td_loss(tmp_path: Path) -> None:
+    """DQN logs a TD loss, not a policy loss: its diagnosis must not say 'Only 0 update(s) recorded'."""
+    from gymnasium_solver import Runs
+
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=4000"]), tmp_path)
+    notes = Runs(tmp_path).get(result.run_id).diagnose().notes
+    assert not [n for n in notes if n.startswith("Only ")], notes

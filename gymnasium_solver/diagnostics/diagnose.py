@@ -287,7 +287,9 @@ def diagnose(
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.score), reverse=True)
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
     verdict = {0: Verdict.HEALTHY, 1: Verdict.WARNING, 2: Verdict.CRITICAL}[worst]
-    _, updates = data.finite(M.POLICY_LOSS)
+    # An update is an iteration that logged a training loss: PPO/REINFORCE/A2C's policy loss, DQN's TD
+    # loss, SAC/TD3's critic loss (counting the policy loss alone said "0 updates" of every DQN run).
+    updates = np.unique(np.concatenate([data.finite(m)[0] for m in (M.POLICY_LOSS, M.TD_LOSS, M.CRITIC_LOSS)]))
     returns = _returns(info, ctx)
     return Diagnosis(
         run_id=info.run_id,
