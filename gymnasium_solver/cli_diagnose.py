@@ -17,7 +17,7 @@ from typing import Any
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
-from gymnasium_solver.diagnostics.models import Severity
+from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
 from gymnasium_solver.imports.mapping import source_setting
 
@@ -37,12 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r = sub.add_parser(
         "retry",
         help="start a new run with the diagnosis' top suggested changes applied",
-        description="Start a new run of the same ENV:VARIANT with the parent's overrides plus the top N "
-        "suggested changes of its diagnosis (and any --set of yours, which win). The new run records "
+        description="Start a new run of the same ENV:VARIANT with the parent's overrides plus the changes "
+        "of the top N findings of its diagnosis (and any --set of yours, which win). The new run records "
         "parent_run_id and applied_changes.",
     )
     r.add_argument("run", help="run id, unique prefix of one, or @last")
-    r.add_argument("--top", type=int, default=1, help="how many suggested changes to apply, most likely first (default 1)")
+    r.add_argument("--top", type=int, default=1,
+                   help="how many findings' change sets to apply, most likely first (default 1: the top "
+                   "finding's changes, together, as `gsolve fix` tries them)")
     r.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="extra config override, applied after the suggested changes (repeatable)")
     r.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
@@ -63,12 +65,22 @@ def diagnose_ref(ref: str, runs_dir: str | Path | None = None) -> Diagnosis:
 
 
 def top_changes(diagnosis: Diagnosis, n: int) -> list[SuggestedChange]:
-    """The first ``n`` suggested changes in ranking order, one per config key, warnings first."""
+    """The changes of the first ``n`` findings that suggest any, in ranking order (warnings first),
+    each finding's set whole, one change per config key (the higher-ranked finding's wins).
+
+    A finding's changes are sized to go together (a budget raise with the exploration fraction that
+    keeps epsilon's anneal as long; a learning rate with the entropy bonus that stops the collapse),
+    and `gsolve fix` measures them together: half a set is a config nobody tested."""
+    return one_per_key([f for f in diagnosis.findings if f.suggested_changes][:n])
+
+
+def one_per_key(findings: list[Finding]) -> list[SuggestedChange]:
+    """The findings' suggested changes in order, the first change to each config key only."""
     out: list[SuggestedChange] = []
     seen: set[str] = set()
-    for finding in diagnosis.findings:
+    for finding in findings:
         for c in finding.suggested_changes:
-            if c.key not in seen and len(out) < n:
+            if c.key not in seen:
                 out.append(c)
                 seen.add(c.key)
     return out
@@ -131,15 +143,19 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
             if d.imported_from:  # no preset to train: the change belongs in the source's config
                 theirs = source_setting(d.imported_from.split()[0], c.set_arg)
                 lines.append(f"     in the {d.imported_from} config: {theirs}")
-                continue
-            keep = [a for a in base if a.split("=", 1)[0].split(".")[0] != c.key]
-            lines.append(f"     {train_command(d.config_id, [*keep, c.set_arg])}")
+        if f.suggested_changes and not d.imported_from:
+            # One command per finding: its changes are sized to go together (top_changes).
+            ours = one_per_key([f])
+            keys = {c.key for c in ours}
+            keep = [a for a in base if a.split("=", 1)[0].split(".")[0] not in keys]
+            together = " (all together)" if len(ours) > 1 else ""
+            lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)])}")
     lines.extend(_references_lines(d))
     if d.notes:
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
     if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
-        lines.append(f"\nApply the top change in a new run: gsolve retry {d.run_id}")
+        lines.append(f"\nApply the top finding's changes in a new run: gsolve retry {d.run_id}")
     if d.next_step:
         lines.append(f"Next: {d.next_step}")
     return "\n".join(lines)

@@ -63,3 +63,30 @@ def test_retry_trains_a_child_that_records_its_parent(tmp_path: Path, capsys: py
     assert child.applied_changes == {"max_env_steps": 200000}
     assert child.overrides["max_env_steps"] == 200000 and child.overrides["seed"] == 1
     assert "Parent vs retry:" in out and "config max_env_steps: 6000, 200000" in out
+
+
+def _try_lines(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines() if line.strip().startswith("try")]
+
+
+def test_a_findings_changes_print_as_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The exploration fix keeps epsilon's anneal length only with the budget raise it was sized for:
+    printed as separate commands, `exploration_fraction=0.0307` ran on the old 8,000-step budget."""
+    run_id = copy_case("dqn_explore_short_s0", tmp_path)
+    assert main(["diagnose", run_id, "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    first = _try_lines(out)[0]
+    assert first.startswith("try (all together): gsolve train CartPole-v1:dqn")
+    for arg in ("--set exploration_fraction=0.0307", "--set exploration_final_eps=0.04", "--set max_env_steps=52200"):
+        assert arg in first
+    assert first.count("max_env_steps=") == 1  # the run's own budget override is replaced, not repeated
+    assert "try --set exploration_fraction=0.0307 --set exploration_final_eps=0.04 --set max_env_steps=52200" in out
+
+
+def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As `gsolve fix` tries (and the held-out score measures) them: the learning rate with the entropy bonus."""
+    run_id = copy_case("lr_high_s0", tmp_path)
+    assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "learning_rate: 0.05 -> {start: 0.00758201, end: 0.0}" in out and "ent_coef: 0.0 -> 0.01" in out
+    assert "--set ent_coef=0.01" in out.split("equivalent:")[1]

@@ -20,7 +20,6 @@ from gymnasium_solver.diagnostics.models import (
     References,
     ReturnSummary,
     Severity,
-    SuggestedChange,
     Trend,
     Verdict,
 )
@@ -207,18 +206,19 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if top is None:
         return head + "; no problems found."
-    fix = f"; try --set {top.suggested_changes[0].set_arg}" if top.suggested_changes else ""
+    fix = "; try " + " ".join(f"--set {c.set_arg}" for c in top.suggested_changes) if top.suggested_changes else ""
     if fix and ctx.info.source is not None:
-        fix = f"; try {_in_source(ctx, top.suggested_changes[0])} in the {ctx.info.source.framework} config"
+        fix = f"; try {_in_source(ctx, top)} in the {ctx.info.source.framework} config"
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
 
 
-def _in_source(ctx: Ctx, c: SuggestedChange) -> str:
-    """A change to an imported run's config, under the name its framework gives the setting."""
+def _in_source(ctx: Ctx, f: Finding) -> str:
+    """A finding's changes (they go together) to an imported run's config, under the names its
+    framework gives the settings."""
     from gymnasium_solver.imports.mapping import source_setting
 
     assert ctx.info.source is not None
-    return source_setting(ctx.info.source.framework, c.set_arg)
+    return " and ".join(source_setting(ctx.info.source.framework, c.set_arg) for c in f.suggested_changes)
 
 
 def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
@@ -228,7 +228,7 @@ def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
     rid = ctx.info.run_id
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if ctx.info.source is not None:
-        change = f" with {_in_source(ctx, top.suggested_changes[0])}" if top is not None and top.suggested_changes else ""
+        change = f" with {_in_source(ctx, top)}" if top is not None and top.suggested_changes else ""
         return (f"This run was imported from {ctx.info.source.framework} and is read-only (gsolve fix/retry cannot "
                 f"re-run it): train it again there{change} to verify, or train our preset for {ctx.info.env_id} "
                 "(list_variants) and compare_runs with this one.")
