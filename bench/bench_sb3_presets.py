@@ -34,13 +34,19 @@ PAIRS = {
     "LunarLander-v3:dqn": ("dqn", "LunarLander-v3"),
     "Pendulum-v1:sac": ("sac", "Pendulum-v1"),
     "Pendulum-v1:td3": ("td3", "Pendulum-v1"),
+    "CartPole-v1:a2c": ("a2c", "CartPole-v1"),
 }
 # Keys of the Zoo's files that are ours under the same name.
 SAME_NAME = ("learning_rate", "batch_size", "buffer_size", "learning_starts", "gamma", "tau", "train_freq",
              "gradient_steps", "target_update_interval", "exploration_fraction", "exploration_final_eps",
-             "exploration_initial_eps", "policy_delay", "target_policy_noise", "target_noise_clip", "n_envs")
-# SB3's default networks where the Zoo does not set one (DQN [64, 64]; SAC [256, 256]; TD3 [400, 300]).
-SB3_NET_ARCH = {"dqn": [64, 64], "sac": [256, 256], "td3": [400, 300]}
+             "exploration_initial_eps", "policy_delay", "target_policy_noise", "target_noise_clip", "n_envs",
+             "n_steps", "ent_coef", "gae_lambda", "vf_coef", "max_grad_norm")
+# The Zoo's names for ours.
+RENAMED = {"normalize_advantage": "normalize_advantages"}
+# SB3's default networks where the Zoo does not set one (DQN [64, 64]; SAC [256, 256]; TD3 [400, 300];
+# A2C's actor and critic [64, 64] each), and their activations (ActorCriticPolicy's is tanh).
+SB3_NET_ARCH = {"dqn": [64, 64], "sac": [256, 256], "td3": [400, 300], "a2c": [64, 64]}
+SB3_ACTIVATION = {"a2c": "tanh"}
 # What we keep from our preset in the Zoo arm: how it is judged, never how it learns.
 JUDGED_BY = ("eval_freq", "eval_episodes", "reward_threshold", "iteration_steps", "torch_threads")
 
@@ -64,10 +70,14 @@ def zoo_config(config_id: str, seed: int) -> Any:
     zoo = zoo_hyperparams(algo, zoo_env)
     # The Zoo trains on one env unless its entry sets n_envs (rl_zoo3 exp_manager: hyperparams.get("n_envs", 1)).
     data: dict[str, Any] = {"env_id": ours.env_id, "variant": f"zoo-{algo}", "algo": algo, "seed": seed,
-                            "max_env_steps": int(float(zoo["n_timesteps"])), "activation": "relu",
+                            "max_env_steps": int(float(zoo["n_timesteps"])),
+                            "activation": SB3_ACTIVATION.get(algo, "relu"),
                             "hidden_sizes": SB3_NET_ARCH[algo], "n_envs": 1}
     data |= {k: getattr(ours, k) for k in JUDGED_BY}
     data |= {k: zoo[k] for k in SAME_NAME if k in zoo}
+    data |= {ours_key: zoo[k] for k, ours_key in RENAMED.items() if k in zoo}
+    if isinstance(data.get("learning_rate"), str):  # the Zoo's "lin_X" schedules: not in our pairs yet
+        raise SystemExit(f"{algo} {zoo_env}: the Zoo's learning_rate {data['learning_rate']!r} is a schedule; map it first")
     net = re.search(r"net_arch=\[([0-9, ]+)\]", str(zoo.get("policy_kwargs", "")))
     if net:
         data["hidden_sizes"] = [int(x) for x in net.group(1).split(",")]
@@ -109,9 +119,10 @@ def summarise(config_id: str, rows: dict[str, list[dict[str, Any]]]) -> tuple[di
         partly = "" if all(r["solved"] for r in rows["zoo"]) else " (zoo figures include unsolved seeds at their whole budget)"
         steps = o["median_env_steps"] / z["median_env_steps"]
         wall = o["median_wall_s"] / z["median_wall_s"]
-        met = all(r["solved"] for r in rows["ours"]) and steps <= 1 and wall <= 0.5
-        line += (f"; steps ours/zoo = {steps:.2f} (target <= 1), wall ours/zoo = {wall:.2f} (target <= 0.5)"
-                 f"{partly}: target {'MET' if met else 'MISSED'}")
+        solved = all(r["solved"] for r in rows["ours"]) and steps <= 1
+        line += (f"; steps ours/zoo = {steps:.2f} (target <= 1), wall ours/zoo = {wall:.2f}{partly}: "
+                 f"half the wall time {'MET' if solved and wall <= 0.5 else 'MISSED'}, "
+                 f"3x faster {'MET' if solved and wall <= 1 / 3 else 'MISSED'}")
     return summary, line
 
 

@@ -7,7 +7,7 @@ commands that need them:
 - cli_checkpoints.py checkpoints
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
-- cli_sweep.py     sweep, sweep-status
+- cli_sweep.py     sweep, sweep-status, sweep-check
 - cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
 - cli_import.py    import (runs from the RL Zoo, SB3, CleanRL)
 - cli_ops.py       serve-metrics, check, promote, models, rollback

@@ -1,9 +1,10 @@
-"""`gsolve sweep` and `gsolve sweep-status`: thin adapters over gymnasium_solver.sweeps.
+"""`gsolve sweep`, `gsolve sweep-status` and `gsolve sweep-check`: thin adapters over gymnasium_solver.sweeps.
 
 ``sweep`` validates the space, creates (or, with --resume, reopens) the Optuna study and runs the
 trials on the local or the Ray backend, printing one line per finished trial and, at the end, the
 best trial, the parameter importances and the command / preset variant that reproduces it.
-Exit code 0 when a trial solved, 1 when none did, 2 on bad input.
+Exit code 0 when a trial solved, 1 when none did, 2 on bad input. ``sweep-check`` re-trains the best
+trials and the preset on held-out seeds (sweeps/check.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.experiments.backend import BACKENDS, make_backend
 from gymnasium_solver.run_store import RunStore
-from gymnasium_solver.sweeps import launch, report
-from gymnasium_solver.sweeps.record import SweepRecord, write_record
+from gymnasium_solver.sweeps import check, launch, report
+from gymnasium_solver.sweeps.record import SweepRecord, read_record, write_record
 from gymnasium_solver.sweeps.runner import run_sweep
 from gymnasium_solver.sweeps.space import SearchSpace, load_space
 
@@ -59,6 +60,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     s.set_defaults(func=cmd_sweep_status)
+
+    c = sub.add_parser(
+        "sweep-check",
+        help="re-train a sweep's best trials and the preset on held-out seeds: the figure that counts",
+        description="A sweep ranks trials on one seed, so its best is partly that seed's luck. Re-train the top "
+        "--top solved trials and the base config (the preset with the sweep's --set values) on --seeds the sweep "
+        "never saw (default: the 5 after its own), alternating the arms seed by seed, and print per arm the seeds "
+        "solved and the median env steps and seconds (an unsolved seed counts with all it spent). Every "
+        "re-training is a normal run (parent_run_id = the trial's run). Exit code 0 when an arm solved every "
+        "seed, 1 otherwise.",
+    )
+    c.add_argument("sweep_id", help="sweep id or a unique prefix")
+    c.add_argument("--top", type=int, default=check.DEFAULT_TOP,
+                   help=f"how many of the best solved trials to re-train (default {check.DEFAULT_TOP})")
+    c.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
+                   help="seeds or ranges, e.g. 1-5 or 10 11 12 (default: the 5 seeds after the sweep's own)")
+    c.add_argument("--parallel", type=int, default=None, help="runs at once (default: the machine's cores)")
+    c.add_argument("--backend", choices=BACKENDS, default="local", help="where runs train (default local)")
+    c.add_argument("--address", default=None, help="with --backend ray: the cluster to join")
+    c.add_argument("--json", action="store_true", help="print the check as JSON")
+    c.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    c.set_defaults(func=cmd_sweep_check)
 
 
 def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, SearchSpace, int]:
@@ -121,3 +144,19 @@ def cmd_sweep_status(args: argparse.Namespace) -> int:
     summary = report.summarize(store, args.sweep_id, diagnose=True)
     print(summary.model_dump_json(indent=2) if args.json else report.render(summary))
     return 0
+
+
+def cmd_sweep_check(args: argparse.Namespace) -> int:
+    if args.parallel is not None and args.parallel < 1:
+        raise CliError(f"--parallel must be at least 1, got {args.parallel}")
+    if args.address is not None and args.backend != "ray":
+        raise CliError("--address is for --backend ray (the Ray cluster to join)")
+    store = RunStore(args.runs_dir)
+    record = read_record(store.runs_dir, args.sweep_id)
+    seeds = check.parse_seeds(args.seeds) if args.seeds else None
+    backend = make_backend(store.runs_dir, args.parallel, args.backend, args.address)
+    result = check.check_sweep(store, record, backend, top=args.top, seeds=seeds,
+                               progress=lambda line: print(line, file=sys.stderr, flush=True))
+    check.write_check(store.runs_dir, result)
+    print(result.model_dump_json(indent=2) if args.json else check.render(result))
+    return 0 if any(a.solved == len(result.seeds) for a in result.arms) else 1

@@ -17,6 +17,8 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
+from gymnasium_solver.sweeps.check import SweepCheck, read_check
+from gymnasium_solver.sweeps.check import render as render_check
 from gymnasium_solver.sweeps.record import SweepRecord, list_sweep_ids, read_record
 from gymnasium_solver.sweeps.space import to_overrides
 
@@ -64,6 +66,9 @@ class SweepSummary(BaseModel):
     importances_note: str | None = None
     trials: list[TrialRow]
     trials_omitted: int = Field(default=0, description="older finished trials left out of 'trials'")
+    check: SweepCheck | None = Field(
+        default=None, description="the latest `gsolve sweep-check`: the best trials and the preset re-trained on "
+        "held-out seeds (the figure that counts; the sweep itself ranks trials on one seed)")
 
 
 def _row(t: Any) -> TrialRow:
@@ -133,7 +138,7 @@ def summarize(store: RunStore, sweep_id: str, *, diagnose: bool = False) -> Swee
         _add_diagnoses(store, shown)
     return SweepSummary(sweep=record, finished=sum(1 for t in trials if st.counts_toward_total(t)), counts=counts,
                         best=best_trial(record, study), importances=imp, importances_note=note, trials=shown,
-                        trials_omitted=len(rows) - len(shown))
+                        trials_omitted=len(rows) - len(shown), check=read_check(store.runs_dir, record.sweep_id))
 
 
 def _refresh_running(store: RunStore, row: TrialRow) -> None:
@@ -206,6 +211,12 @@ def render(summary: SweepSummary) -> str:
                      + (f" ({summary.importances_note})" if summary.importances_note else ""))
     elif summary.importances_note:
         lines.append(f"Parameter importances: {summary.importances_note}")
+    if summary.check is not None:
+        lines.append("Held-out check (gsolve sweep-check):")
+        lines += ["  " + ln for ln in render_check(summary.check).splitlines()]
+    elif b is not None and b.solved:
+        lines.append(f"The best trial is ranked on one seed: gsolve sweep-check {rec.sweep_id} re-trains the best "
+                     "trials and the preset on held-out seeds.")
     return "\n".join(lines)
 
 

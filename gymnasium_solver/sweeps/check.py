@@ -1,0 +1,244 @@
+"""Held-out seeds for a sweep's best trials (`gsolve sweep-check`).
+
+A sweep ranks its trials on one seed, so its best trial is partly that seed's luck: on CartPole a
+trial can solve at the first evaluation on seed 0 and need ten times as many env steps on the next
+seeds. ``check_sweep`` re-trains the top K solved trials and the base config (the preset with the
+sweep's fixed overrides) on seeds the sweep never saw, through the same trial backend as the sweep
+and `gsolve fix` (local processes or Ray), alternating the arms seed by seed so machine load hits
+them alike. Per arm it reports the seeds solved and the median env steps and seconds, an unsolved
+seed counting with everything it spent; the arm with the most seeds solved, then the lowest median
+of the sweep's objective, is the one to adopt. Each re-training is a normal run folder whose
+``parent_run_id`` is the trial's run and whose ``applied_changes`` is the seed it was given.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gymnasium_solver import config as config_mod
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
+from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.sweeps import study as st
+from gymnasium_solver.sweeps.record import SweepRecord, sweeps_dir
+from gymnasium_solver.sweeps.space import to_overrides
+
+DEFAULT_TOP = 3
+MAX_TOP = 10
+DEFAULT_SEEDS = 5
+MAX_RUNS = 200  # arms x seeds: each is a full training run
+POLL_SECONDS = 0.5
+PRESET = "preset"
+
+
+class SeedRun(BaseModel):
+    seed: int
+    run_id: str
+    solved: bool
+    env_steps: int = Field(description="where it solved; unsolved: every env step it spent")
+    seconds: float = Field(description="trainer seconds to the solving evaluation; unsolved: all it spent")
+    outcome: str = Field(description="solved, not_solved or failed (with the reason)")
+
+
+class ArmResult(BaseModel):
+    name: str = Field(description="'trial #N' or 'preset' (the base config with the sweep's fixed overrides)")
+    trial_number: int | None
+    sweep_value: float | None = Field(description="the trial's objective on the sweep's own seed")
+    overrides: dict[str, Any]
+    command: str = Field(description="`gsolve train ...` for this arm (add --set seed=S)")
+    runs: list[SeedRun] = Field(default_factory=list)
+    solved: int = 0
+    median_env_steps: float | None = None
+    median_seconds: float | None = None
+
+
+class SweepCheck(BaseModel):
+    sweep_id: str
+    config_id: str
+    objective: str
+    sweep_seed: int = Field(description="the seed every trial of the sweep trained on")
+    seeds: list[int] = Field(description="the held-out seeds each arm trained on")
+    held_out: bool = Field(description="whether none of the seeds is the sweep's own")
+    arms: list[ArmResult]
+    best: str | None = Field(description="the arm with the most seeds solved, then the lowest median objective")
+    verdict: str
+
+
+def sweep_seed(record: SweepRecord) -> int:
+    return int(config_mod.resolve_config(record.config_id, record.fixed_overrides).seed)
+
+
+def plan_arms(record: SweepRecord, study: Any, top: int) -> list[ArmResult]:
+    """The top ``top`` solved trials by the sweep's objective, then the base config. ValueError when
+    no trial solved (there is nothing to check)."""
+    if not 1 <= top <= MAX_TOP:
+        raise ValueError(f"--top must be between 1 and {MAX_TOP}, got {top}")
+    solved = [t for t in study.get_trials(deepcopy=False)
+              if t.state.name == "COMPLETE" and t.value is not None and st.result_of(t).outcome == "solved"]
+    if not solved:
+        raise ValueError(f"sweep {record.sweep_id} has no solved trial to check yet; see gsolve sweep-status "
+                         f"{record.sweep_id}")
+    arms = []
+    for t in sorted(solved, key=lambda x: x.value)[:top]:
+        overrides = to_overrides(dict(t.params), record.fixed_overrides)
+        arms.append(ArmResult(name=f"trial #{t.number}", trial_number=t.number, sweep_value=float(t.value),
+                              overrides=overrides, command=train_command(record.config_id, overrides)))
+    base = dict(record.fixed_overrides)
+    arms.append(ArmResult(name=PRESET, trial_number=None, sweep_value=None, overrides=base,
+                          command=train_command(record.config_id, base)))
+    return arms
+
+
+def _seed_run(seed: int, handle: TrialHandle, store: RunStore, code: int) -> SeedRun:
+    try:
+        info: rf.RunInfo | None = store.info(handle.run_dir)
+    except ValueError:
+        info = None
+    if info is not None and info.solved and info.solved_at is not None:
+        return SeedRun(seed=seed, run_id=handle.run_id, solved=True, env_steps=info.solved_at.env_steps,
+                       seconds=round(info.solved_at.wall_seconds, 2), outcome="solved")
+    if info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or code not in (0, 130):
+        why = info.failure.message if info is not None and info.failure is not None else f"trainer exited with code {code}"
+        return SeedRun(seed=seed, run_id=handle.run_id, solved=False,
+                       env_steps=info.progress.env_steps if info else 0,
+                       seconds=round(info.progress.wall_seconds, 2) if info else 0.0,
+                       outcome=f"failed: {why}; see gsolve show {handle.run_id}")
+    return SeedRun(seed=seed, run_id=handle.run_id, solved=False, env_steps=info.progress.env_steps,
+                   seconds=round(info.progress.wall_seconds, 2), outcome="not_solved")
+
+
+def _score(arm: ArmResult, objective: str) -> tuple[int, float]:
+    median = arm.median_env_steps if objective == "steps" else arm.median_seconds
+    return -arm.solved, float("inf") if median is None else median
+
+
+def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, top: int = DEFAULT_TOP,
+                seeds: list[int] | None = None, progress: Callable[[str], None] | None = None) -> SweepCheck:
+    """Train the top ``top`` solved trials and the base config on ``seeds`` (default: the
+    DEFAULT_SEEDS seeds after the sweep's own) and compare them. ValueError (a sentence) on bad input."""
+    study = st.open_study(record, create=False)
+    own = sweep_seed(record)
+    seeds = list(seeds) if seeds else [own + 1 + i for i in range(DEFAULT_SEEDS)]
+    if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+        raise ValueError(f"--seeds must be distinct non-negative integers, got {seeds}")
+    arms = plan_arms(record, study, top)
+    if len(arms) * len(seeds) > MAX_RUNS:
+        raise ValueError(f"{len(arms)} arms x {len(seeds)} seeds is {len(arms) * len(seeds)} training runs; "
+                         f"at most {MAX_RUNS}: use fewer --seeds or a smaller --top")
+    parents = {t.number: st.result_of(t).run_id for t in study.get_trials(deepcopy=False)}
+    queue = [(arm, seed) for seed in seeds for arm in arms]  # seed by seed: load hits every arm alike
+    say = progress or (lambda _line: None)
+    active: list[tuple[ArmResult, int, TrialHandle]] = []
+    total, done = len(queue), 0
+    try:
+        while queue or active:
+            while queue and len(active) < backend.capacity:
+                arm, seed = queue.pop(0)
+                parent = parents.get(arm.trial_number, "") if arm.trial_number is not None else ""
+                spec = TrialSpec(record.config_id, {**arm.overrides, "seed": seed}, parent or "", "",
+                                 {"seed": seed})
+                active.append((arm, seed, backend.start(spec)))
+            for item in list(active):
+                arm, seed, handle = item
+                code = backend.exit_code(handle)
+                if code is None:
+                    continue
+                active.remove(item)
+                run = _seed_run(seed, handle, store, code)
+                arm.runs.append(run)
+                done += 1
+                how = (f"solved at {run.env_steps:,} env steps in {run.seconds:.1f}s" if run.solved
+                       else f"{run.outcome} after {run.env_steps:,} env steps")
+                say(f"[{done}/{total}] {arm.name} seed {seed}: {how} [run {run.run_id}]")
+            if active:
+                time.sleep(POLL_SECONDS)
+    finally:
+        for _arm, _seed, handle in active:  # interrupted: leave no trainer behind
+            backend.stop(handle, force=True)
+    for arm in arms:
+        arm.runs.sort(key=lambda r: r.seed)
+        arm.solved = sum(r.solved for r in arm.runs)
+        if arm.runs:
+            arm.median_env_steps = float(statistics.median(r.env_steps for r in arm.runs))
+            arm.median_seconds = round(float(statistics.median(r.seconds for r in arm.runs)), 2)
+    best = min(arms, key=lambda a: _score(a, record.objective))
+    return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
+                      sweep_seed=own, seeds=seeds, held_out=own not in seeds, arms=arms, best=best.name,
+                      verdict=_verdict(arms, best, len(seeds), record.objective))
+
+
+def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str) -> str:
+    preset = next(a for a in arms if a.name == PRESET)
+    unit = "env steps" if objective == "steps" else "s"
+
+    def median(a: ArmResult) -> str:
+        v = a.median_env_steps if objective == "steps" else a.median_seconds
+        return "-" if v is None else (f"{v:,.0f} {unit}" if objective == "steps" else f"{v:.1f} {unit}")
+
+    if best.solved == 0:
+        return f"No arm solved any of the {n} seeds: nothing here to adopt."
+    if best is preset:
+        return (f"The {PRESET} is at least as good on these seeds ({preset.solved}/{n} solved, median "
+                f"{median(preset)}): no trial beats it; keep the preset.")
+    return (f"{best.name} is best on these seeds: {best.solved}/{n} solved, median {median(best)}, vs the "
+            f"{PRESET}'s {preset.solved}/{n} and {median(preset)}. Reproduce: {best.command}")
+
+
+def render(check: SweepCheck) -> str:
+    seeds = ", ".join(str(s) for s in check.seeds)
+    where = "held-out seeds" if check.held_out else "seeds (including the sweep's own, so not held out)"
+    lines = [f"Sweep {check.sweep_id} ({check.config_id}, objective {check.objective}) re-trained on {where} "
+             f"{seeds}; the sweep ranked its trials on seed {check.sweep_seed}.",
+             f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9}  env steps by seed"]
+    for a in check.arms:
+        sweep = "-" if a.sweep_value is None else (f"{a.sweep_value:,.0f}" if check.objective == "steps"
+                                                   else f"{a.sweep_value:.1f}s")
+        steps = "-" if a.median_env_steps is None else f"{a.median_env_steps:,.0f}"
+        secs = "-" if a.median_seconds is None else f"{a.median_seconds:.1f}"
+        by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
+        lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9}  {by_seed}")
+    lines.append("(* = not solved: every env step it spent)")
+    lines.append(check.verdict)
+    return "\n".join(lines)
+
+
+def parse_seeds(text: list[str]) -> list[int]:
+    """``['1', '2', '5-9']`` -> [1, 2, 5, 6, 7, 8, 9]; ValueError naming the bad item."""
+    out: list[int] = []
+    for item in text:
+        try:
+            if "-" in item.strip("-"):
+                lo, hi = (int(x) for x in item.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(item))
+        except ValueError:
+            raise ValueError(f"--seeds takes integers or ranges like 1-5, got {item!r}") from None
+    return out
+
+
+def check_path(runs_dir: Path, sweep_id: str) -> Path:
+    """Where the latest check of a sweep is kept, beside its record (sweep-status and get_sweep show it)."""
+    return sweeps_dir(runs_dir) / f"{sweep_id}.check.json"
+
+
+def write_check(runs_dir: Path, check: SweepCheck) -> None:
+    rf.atomic_write_text(check_path(runs_dir, check.sweep_id), check.model_dump_json(indent=1))
+
+
+def read_check(runs_dir: Path, sweep_id: str) -> SweepCheck | None:
+    """The sweep's latest check, or None (never run, or unreadable: a check is advice, not state)."""
+    path = check_path(runs_dir, sweep_id)
+    try:
+        return SweepCheck.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,114 @@
+"""`gsolve sweep-check`: a sweep's best trials and the preset re-trained on held-out seeds.
+
+The study is written by hand (two solved trials, one pruned), so only the check's own runs train:
+tiny CartPole-v1:ppo runs that solve a low threshold in a few thousand env steps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gymnasium_solver import cli
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.sweeps import check, launch, report
+from gymnasium_solver.sweeps import study as st
+from gymnasium_solver.sweeps.space import parse_space
+
+TINY = {"n_envs": 4, "eval_freq": 512, "eval_episodes": 2, "batch_size": 64, "max_env_steps": 4096,
+        "reward_threshold": 30}
+SPACE = {"n_epochs": {"type": "int", "low": 2, "high": 8}}
+
+
+def _sweep(runs: Path, trials: list[tuple[int, str, float]]) -> str:
+    """A sweep whose study holds ``trials`` as (n_epochs, outcome, value), as its coordinator records them."""
+    optuna = st.load_optuna()
+    space = parse_space(SPACE, "space")
+    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", space, n_trials=len(trials), fixed_overrides=TINY)
+    study = st.open_study(plan.record, create=False)
+    dist = optuna.distributions.IntDistribution(2, 8)
+    for n_epochs, outcome, value in trials:
+        result = st.TrialResult(run_id=None, outcome=outcome, env_steps=int(value), solved_at_env_steps=int(value))  # type: ignore[arg-type]
+        state = optuna.trial.TrialState.COMPLETE if outcome == "solved" else optuna.trial.TrialState.PRUNED
+        study.add_trial(optuna.trial.create_trial(params={"n_epochs": n_epochs}, distributions={"n_epochs": dist},
+                                                  value=value if outcome == "solved" else None, state=state,
+                                                  user_attrs={"result": result.model_dump(mode="json")}))
+    return plan.record.sweep_id
+
+
+def test_the_best_trials_and_the_preset_train_on_held_out_seeds(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    sweep_id = _sweep(runs, [(3, "solved", 2048), (8, "pruned", 0), (6, "solved", 1024)])
+    code = cli.main(["sweep-check", sweep_id[:18], "--top", "1", "--seeds", "1-2", "--parallel", "2",
+                     "--runs-dir", str(runs)])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), out + err
+    assert "re-trained on held-out seeds 1, 2; the sweep ranked its trials on seed 0" in out
+    lines = {ln.split()[0] + (" " + ln.split()[1] if ln.startswith("trial") else ""): ln for ln in out.splitlines()}
+    assert "trial #2" in lines and "preset" in lines and "trial #0" not in lines  # top 1: the 1,024-step trial
+    assert err.count("seed ") == 4  # one progress line per run: 2 arms x 2 seeds
+
+    result = check.read_check(runs, sweep_id)
+    assert result is not None and result.held_out and result.seeds == [1, 2]
+    trial, preset = result.arms
+    assert trial.trial_number == 2 and trial.overrides["n_epochs"] == 6 and preset.name == "preset"
+    for arm in result.arms:
+        assert [r.seed for r in arm.runs] == [1, 2] and arm.solved == sum(r.solved for r in arm.runs)
+        for r in arm.runs:
+            info = rf.read_run_info(runs / r.run_id)  # every re-training is a normal run folder
+            assert info.overrides["seed"] == r.seed and info.applied_changes == {"seed": r.seed}
+            assert info.overrides["max_env_steps"] == TINY["max_env_steps"]  # the sweep's fixed overrides
+            assert info.overrides.get("n_epochs") == (6 if arm is trial else None)
+            if r.solved:
+                assert info.solved_at is not None and r.env_steps == info.solved_at.env_steps
+    assert result.best in ("trial #2", "preset") and result.verdict in out
+    # sweep-status (and the MCP get_sweep, the same summary) shows the latest check.
+    summary = report.summarize(RunStore(runs), sweep_id)
+    assert summary.check == result
+    assert "Held-out check (gsolve sweep-check):" in report.render(summary)
+
+
+def test_a_sweep_without_a_solved_trial_has_nothing_to_check(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    sweep_id = _sweep(runs, [(3, "pruned", 0)])
+    assert cli.main(["sweep-check", sweep_id, "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "has no solved trial to check yet" in err and "Traceback" not in err
+    assert not RunStore(runs).run_ids()  # nothing trained
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--top", "0"], "--top must be between 1 and 10, got 0"),
+    (["--seeds", "one"], "--seeds takes integers or ranges like 1-5, got 'one'"),
+    (["--seeds", "5-2"], "--seeds takes integers or ranges like 1-5, got '5-2'"),
+    (["--seeds", "1", "1"], "--seeds must be distinct"),
+    (["--seeds", "0-40", "--top", "10"], "at most 200"),
+    (["--parallel", "0"], "--parallel must be at least 1"),
+])
+def test_bad_arguments_are_one_sentence_and_train_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         args: list[str], expected: str) -> None:
+    runs = tmp_path / "runs"
+    sweep_id = _sweep(runs, [(n, "solved", 1000 + n) for n in range(2, 8)])
+    assert cli.main(["sweep-check", sweep_id, *args, "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+    assert not RunStore(runs).run_ids()
+
+
+def test_an_unknown_sweep_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sweep-check", "sweep-20260101-000000-abcd", "--runs-dir", str(tmp_path)]) == 2
+    assert "no sweep 'sweep-20260101-000000-abcd'" in capsys.readouterr().err
+
+
+def test_the_check_prefers_more_seeds_solved_then_the_lower_median() -> None:
+    def arm(name: str, solved: int, steps: float) -> check.ArmResult:
+        return check.ArmResult(name=name, trial_number=None, sweep_value=None, overrides={}, command="",
+                               solved=solved, median_env_steps=steps, median_seconds=steps / 1000)
+
+    arms = [arm("trial #1", 4, 2000), arm("trial #2", 5, 9000), arm("preset", 5, 8000)]
+    assert min(arms, key=lambda a: check._score(a, "steps")).name == "preset"
+    assert min(arms[:2], key=lambda a: check._score(a, "steps")).name == "trial #2"  # 5/5 beats 4/5 at any median
