@@ -13,6 +13,8 @@ a healthy run must solve.
     .venv/bin/python scripts/make_heldout.py --only h03_s1   # some cases
     git archive HEAD | tar -x -C /tmp/src && .venv/bin/python scripts/make_heldout.py --src /tmp/src
                                                              # train with committed code, not a dirty tree
+    .venv/bin/python scripts/make_heldout.py --cases scripts/heldout2_cases.py --out tests/fixtures/heldout2
+                                                             # another case table (a module defining CASES)
 
 The full set takes about 30-40 min of one core on the shared 2-core VM (every faulty case is also
 trained once more with its fix).
@@ -21,6 +23,7 @@ trained once more with its fix).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -184,6 +187,7 @@ def verify_fix(row: dict, runs_dir: Path) -> bool:
 
 
 def main() -> int:
+    global SRC, OUT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", help="case names to (re)generate")
     parser.add_argument("--runs-dir", type=Path, help="keep the run folders here (default: a temp dir)")
@@ -191,10 +195,18 @@ def main() -> int:
     parser.add_argument("--fix-only", action="store_true",
                         help="only train the fixes of cases already written and record them in labels.json")
     parser.add_argument("--src", type=Path, help="train with the code of this checkout instead of the working tree")
+    parser.add_argument("--cases", type=Path, help="a Python file defining CASES to use instead of this file's table")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"write the cases here (default: {OUT.relative_to(ROOT)})")
     args = parser.parse_args()
-    global SRC
     SRC = args.src.resolve() if args.src else None
-    rows = [r for r in CASES if not args.only or r["case"] in args.only]
+    OUT = args.out.resolve()
+    cases = CASES
+    if args.cases:
+        spec = importlib.util.spec_from_file_location("heldout_cases", args.cases)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cases = module.CASES
+    rows = [r for r in cases if not args.only or r["case"] in args.only]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         runs_dir = args.runs_dir or Path(tmp)
