@@ -5,6 +5,7 @@ signals and failures end as data, and a bad SB3 key or an impossible resume is a
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -187,3 +188,16 @@ def test_a_dqn_runs_updates_are_counted_from_its_td_loss(tmp_path: Path) -> None
     result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=4000"]), tmp_path)
     notes = Runs(tmp_path).get(result.run_id).diagnose().notes
     assert not [n for n in notes if n.startswith("Only ")], notes
+
+
+def test_a_short_dqn_run_counts_its_rows_as_iterations_not_updates(tmp_path: Path) -> None:
+    """Two iterations of hundreds of gradient steps each are not '2 update(s)'."""
+    from gymnasium_solver import Runs
+
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=2000", "iteration_steps=1000"]), tmp_path)
+    notes = Runs(tmp_path).get(result.run_id).diagnose().notes
+    short = [n for n in notes if n.startswith("Only ")]
+    assert len(short) == 1, notes
+    found = re.fullmatch(r"Only 2 metrics row\(s\) with a loss \(one per training iteration of 1000 env steps, "
+                         r"(\d+) gradient steps in all\); the trend rules need at least 8 rows\.", short[0])
+    assert found and int(found.group(1)) > 400, short  # ~(2000 - 50 learning starts) / train_freq 4

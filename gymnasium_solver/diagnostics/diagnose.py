@@ -23,7 +23,7 @@ from gymnasium_solver.diagnostics.models import (
     Trend,
     Verdict,
 )
-from gymnasium_solver.diagnostics.offpolicy_budget import fit_budget
+from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY, fit_budget
 from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,
@@ -163,7 +163,14 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
                      "entropy-never-decreasing, KL-near-zero and low-explained-variance checks start later.")
     if ctx.status == RunStatus.CRASHED:
         notes.append("The trainer process is gone without finishing (crashed): the data ends where it died.")
-    if n_updates < T.MIN_UPDATES.value:
+    if n_updates < T.MIN_UPDATES.value and ctx.algo in OFF_POLICY:
+        # A row is an iteration of many gradient steps here, not one update: say what was counted.
+        _, steps = ctx.data.finite(M.N_UPDATES)
+        done = f", {int(steps[-1]):,} gradient steps in all" if len(steps) else ""
+        notes.append(f"Only {n_updates} metrics row(s) with a loss (one per training iteration of "
+                     f"{ctx.config.get('iteration_steps', '?')} env steps{done}); the trend rules need at least "
+                     f"{int(T.MIN_UPDATES.value)} rows.")
+    elif n_updates < T.MIN_UPDATES.value:
         notes.append(f"Only {n_updates} update(s) recorded; optimisation rules need at least "
                      f"{int(T.MIN_UPDATES.value)}.")
     box = ctx.info.action_space is not None and ctx.info.action_space.kind == "box"
