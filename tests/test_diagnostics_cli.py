@@ -71,16 +71,18 @@ def _try_lines(out: str) -> list[str]:
 
 def test_a_findings_changes_print_as_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The exploration fix keeps epsilon's anneal length only with the budget raise it was sized for:
-    printed as separate commands, `exploration_fraction=0.0307` ran on the old 8,000-step budget."""
+    printed as separate commands, the resized `exploration_fraction` ran on the old 8,000-step budget."""
     run_id = copy_case("dqn_explore_short_s0", tmp_path)
     assert main(["diagnose", run_id, "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     first = _try_lines(out)[0]
     assert first.startswith("try (all together): gsolve train CartPole-v1:dqn")
-    for arg in ("--set exploration_fraction=0.0307", "--set exploration_final_eps=0.04", "--set max_env_steps=52200"):
+    # The preset's budget restored (solved references needed more than the run's 8,000) and the
+    # fraction that keeps the run's 1,600-step anneal at that budget.
+    for arg in ("--set exploration_fraction=0.016", "--set exploration_final_eps=0.04", "--set max_env_steps=100000"):
         assert arg in first
     assert first.count("max_env_steps=") == 1  # the run's own budget override is replaced, not repeated
-    assert "try --set exploration_fraction=0.0307 --set exploration_final_eps=0.04 --set max_env_steps=52200" in out
+    assert "try --set exploration_fraction=0.016 --set exploration_final_eps=0.04 --set max_env_steps=100000" in out
 
 
 def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

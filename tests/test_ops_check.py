@@ -79,7 +79,7 @@ def test_check_against_the_preset_uses_steps_to_solve(check_runs: CheckRuns, rea
     returns, missing = store.metric_column(check_runs.runs_dir / check_runs.good, M.EVAL_RETURN_MEAN)
     first = next(int(s) for s, r, m in zip(steps, returns, missing, strict=True) if not m and r >= 475)
     assert res.run_steps_to_solve == first and res.reference_threshold == 475
-    assert len(res.reference_steps_to_solve) == 8 and res.statistic is not None
+    assert len(res.reference_steps_to_solve) == 10 and res.statistic is not None
     # Stopped at its own low threshold (15) long before 475 could be reached: unknown, not "fine".
     code, text = _check(capsys, real_runs.runs_dir, real_runs.solved, "preset")
     assert code == 2 and "stopped before reaching 475" in text and "too few to call it worse" in text

@@ -39,7 +39,7 @@ async def test_compare_to_baseline_and_empty_registry(real_runs: RealRuns) -> No
         assert not err, text
         # It stopped at its own threshold 15; the preset's references are at 475: unknown, said so.
         assert sc["verdict"] == "cannot_compare" and sc["exit_code"] == 2 and sc["p_value"] is not None
-        assert sc["reference_source"].startswith("8 solved runs of the CartPole-v1:ppo preset")
+        assert sc["reference_source"].startswith("10 solved runs of the CartPole-v1:ppo preset")
         assert "stopped before reaching 475" in sc["summary"]
         err, sc, text = await call(client, "compare_to_baseline", {"run_id": real_runs.short,
                                                                    "baseline": real_runs.short})

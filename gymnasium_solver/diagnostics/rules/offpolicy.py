@@ -256,12 +256,27 @@ def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
         evidence.append(Evidence(metric="config:max_env_steps", observed=need.observed(current),
                                  healthy=need.healthy()))
     target = sized_budget(current, need, learning.projected)
+    raise_ = change("max_env_steps", int(current), target, "increase",
+                    "sized from the evidence: what the config needs and what the curve projects")
+    solved = ctx.steps_to_solve
+    if solved is not None and current >= solved[1]:
+        # As budget_exhausted_improving: solved runs of the preset needed less than this budget, so
+        # running out of it is a symptom of learning too slowly, not the cause.
+        evidence.append(Evidence(metric="run.json:max_env_steps", observed=f"budget {int(current):,} env steps",
+                                 healthy=f"solved reference runs needed {solved[0]:,}-{solved[1]:,}"))
+        return Finding(
+            id=FINDING_ID, severity=Severity.WARNING, score=0.4,
+            title="The budget ended while the agent was still learning, but solved runs needed less",
+            evidence=evidence,
+            cause="This run learns more slowly than runs that solve within this budget; more steps may get "
+            "there, but the reason it is slow is in the other findings or in what differs from the preset.",
+            suggested_changes=[raise_],
+        )
     return Finding(
         id=FINDING_ID, severity=Severity.WARNING, score=0.7,
         title="The budget ended while the agent was still learning",
         evidence=evidence,
         cause="The run stopped at max_env_steps while its values or returns were still climbing: a fix of any "
         "other setting also needs the steps to finish learning, or it is cut short the same way.",
-        suggested_changes=[change("max_env_steps", int(current), target, "increase",
-                                  "sized from the evidence: what the config needs and what the curve projects")],
+        suggested_changes=[raise_],
     )
