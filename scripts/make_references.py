@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from gymnasium_solver.diagnostics.references import SHIPPED_DIR, reference_record, shipped_path
+from gymnasium_solver.diagnostics.references import SHIPPED_DIR, preset_fingerprint, reference_record, shipped_path
 from gymnasium_solver.diagnostics.series import RunData
 from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
 
@@ -78,7 +78,8 @@ def main() -> int:
     for config_id, runs in sorted(by_preset.items()):
         path = shipped_path(config_id)
         path.write_text(json.dumps({"config_id": config_id, "source": f"{source} (scripts/make_references.py)",
-                                    "runs": runs}, separators=(",", ":")) + "\n", encoding="utf-8")
+                                    "preset_fingerprint": preset_fingerprint(config_id), "runs": runs},
+                                   separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"{path.relative_to(ROOT)}: {len(runs)} solved runs")
     return 0
 

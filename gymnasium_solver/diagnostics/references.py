@@ -14,6 +14,7 @@ Pure functions over plain data, no torch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gymnasium_solver.config import PACKAGE_CONFIG_DIR, preset_config, preset_differences
+from gymnasium_solver.config import PACKAGE_CONFIG_DIR, preset_config, preset_differences, resolve_config
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
@@ -226,13 +227,29 @@ def shipped_path(config_id: str) -> Path:
     return SHIPPED_DIR / (config_id.replace(":", ".") + ".json")
 
 
+def preset_fingerprint(config_id: str) -> str | None:
+    """A hash of the preset as it resolves today, seed aside (None for no such preset). Shipped
+    references record the one they were trained with: after a retune they describe a config nobody
+    ships, and a diagnosis that trusted them would call a budget that covers the new preset short."""
+    try:
+        data = resolve_config(config_id).model_dump(mode="json")
+    except ValueError:
+        return None
+    data.pop("seed", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def shipped_references(config_id: str) -> ReferenceSet:
-    """The reference runs shipped for a preset (solved runs of the preset itself), or EMPTY."""
+    """The reference runs shipped for a preset (solved runs of the preset itself), or EMPTY; a file
+    made with another version of the preset is not used, and the source says so."""
     path = shipped_path(config_id)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return EMPTY
+    if raw.get("preset_fingerprint") != preset_fingerprint(config_id):
+        return ReferenceSet([], f"none: the references shipped for {config_id} were made with another version of "
+                                "the preset, so they are not used (scripts/make_references.py --train remakes them)")
     runs = [ReferenceRun(r["run_id"], r.get("steps_to_solve"),
                          {m: (np.asarray(s[0], dtype=float), np.asarray(s[1], dtype=float))
                           for m, s in r["series"].items()})
