@@ -1,8 +1,10 @@
-"""MCP tools ``start_sweep``, ``get_sweep`` and ``list_sweeps``: thin adapters over gymnasium_solver.sweeps.
+"""MCP tools ``start_sweep``, ``get_sweep``, ``check_sweep`` and ``list_sweeps``: thin adapters over
+gymnasium_solver.sweeps.
 
 ``register(server, store, limits)`` is called by ``mcp_server.server.create_server``. ``start_sweep``
 validates the space, creates the study and starts a detached ``gsolve sweep --resume ID`` process,
-returning the sweep id at once; the others read the sweep record and its Optuna study. None of them
+returning the sweep id at once; ``check_sweep`` starts a detached ``gsolve sweep-check`` the same way;
+the others read the sweep record and its Optuna study. None of them
 imports torch (trials are separate processes; Optuna is imported when a tool is first called).
 """
 
@@ -17,12 +19,14 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver.experiments import default_parallel
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.run_store import RunStore
-from gymnasium_solver.sweeps import launch, report
+from gymnasium_solver.sweeps import check, launch, report
+from gymnasium_solver.sweeps.record import read_record
 from gymnasium_solver.sweeps.space import parse_space, to_overrides
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 
 MAX_MCP_TRIALS = 200
 MAX_MCP_TIMEOUT = 4 * 3600.0
+MAX_MCP_CHECK_SEEDS = 20
 
 
 def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
@@ -84,6 +88,28 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         outcome, run_id; failed and pruned ones with their diagnosis summary). Objective values: lower
         is better, unsolved trials are ~1e12. Cheap enough to poll every few seconds."""
         return report.summarize(store, sweep_id, diagnose=True)
+
+    @tool(server, STARTS_PROCESS, store.runs_dir)
+    def check_sweep(
+        sweep_id: Annotated[str, Field(description="the sweep to check (or a unique prefix of its id)")],
+        top: Annotated[int, Field(ge=1, le=check.MAX_TOP, description="how many of its best solved trials")] = 3,
+        seeds: Annotated[list[int] | None, Field(
+            max_length=MAX_MCP_CHECK_SEEDS,
+            description="seeds to train each arm on; default: the 5 after the sweep's own (never seen by it)")] = None,
+    ) -> check.CheckStart:
+        """A sweep ranks its trials on one seed, so its best is partly luck. Re-train the `top` best solved
+        trials and the preset (with the sweep's fixed overrides) on held-out seeds, in the background, and
+        return at once; get_sweep(sweep_id).check then holds, per arm, seeds solved and median env steps and
+        seconds, the best arm and a verdict: the figure to report instead of the sweep's own best."""
+        record = read_record(store.runs_dir, sweep_id)
+        _study, arms, planned = check.plan_check(record, top, seeds)
+        parallel = default_parallel()
+        if limits is not None:
+            for arm in arms:
+                cfg = config_mod.resolve_config(record.config_id, arm.overrides)
+                check_budget(limits, cfg.max_env_steps, cfg.n_envs, f"the check of {record.sweep_id}")
+            parallel = min(check_capacity(store, limits), parallel)
+        return check.start_detached(store.runs_dir, record, arms, planned, top, parallel)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def list_sweeps() -> list[report.SweepListItem]:

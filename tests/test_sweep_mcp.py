@@ -1,4 +1,4 @@
-"""MCP tools start_sweep / get_sweep / list_sweeps through the in-process client: the sweep starts
+"""MCP tools start_sweep / get_sweep / check_sweep / list_sweeps through the in-process client: the sweep starts
 detached and returns its id at once, get_sweep follows it to the best trial, errors are sentences,
 and the server's live-run cap is respected."""
 
@@ -64,6 +64,26 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
         is_error, _, text = await call(client, "get_sweep", {"sweep_id": sweep_id[:-1] + "x"})
         assert is_error and f"did you mean {sweep_id}" in text
 
+        # check_sweep: the best trial and the preset on a held-out seed, in the background.
+        assert summary["best"]["solved"] and summary["check"] is None
+        t0 = time.monotonic()
+        is_error, started, text = await call(client, "check_sweep", {"sweep_id": sweep_id, "top": 1, "seeds": [7]})
+        assert not is_error, text
+        assert time.monotonic() - t0 < 15 and started["runs"] == 2 and started["seeds"] == [7]
+        assert started["arms"] == [f"trial #{summary['best']['number']}", "preset"] and "get_sweep" in started["note"]
+        deadline = time.monotonic() + MAX_WAIT_SECONDS
+        while True:
+            _, summary, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            if summary["check"] is not None or time.monotonic() > deadline:
+                break
+            await anyio.sleep(1.0)
+        checked = summary["check"]
+        assert checked is not None, Path(started["log"]).read_text(encoding="utf-8")[-2000:]
+        assert checked["seeds"] == [7] and checked["held_out"] and [a["name"] for a in checked["arms"]] == started["arms"]
+        for arm in checked["arms"]:
+            (run,) = arm["runs"]
+            assert rf.read_run_info(runs / run["run_id"]).overrides["seed"] == 7
+
 
 @pytest.mark.anyio
 async def test_start_sweep_errors_are_sentences_and_caps_hold(tmp_path: Path) -> None:
@@ -83,3 +103,8 @@ async def test_start_sweep_errors_are_sentences_and_caps_hold(tmp_path: Path) ->
             "config_id": "CartPole-v1:ppo", "space": SPACE, "overrides": {"max_env_steps": 1000}})
         assert is_error and "--max-live-runs" in text
     assert not (runs / ".sweeps").exists() or not list((runs / ".sweeps").glob("*.json"))
+    async with Client(create_server(runs)) as client:
+        is_error, _, text = await call(client, "check_sweep", {"sweep_id": "sweep-20260101-000000-abcd"})
+        assert is_error and "no sweep 'sweep-20260101-000000-abcd'" in text
+        is_error, _, text = await call(client, "check_sweep", {"sweep_id": "x", "top": 0})
+        assert is_error and "top" in text

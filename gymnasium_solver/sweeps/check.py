@@ -14,6 +14,7 @@ of the sweep's objective, is the one to adopt. Each re-training is a normal run 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import SweepRecord, sweeps_dir
@@ -119,10 +121,10 @@ def _score(arm: ArmResult, objective: str) -> tuple[int, float]:
     return -arm.solved, float("inf") if median is None else median
 
 
-def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, top: int = DEFAULT_TOP,
-                seeds: list[int] | None = None, progress: Callable[[str], None] | None = None) -> SweepCheck:
-    """Train the top ``top`` solved trials and the base config on ``seeds`` (default: the
-    DEFAULT_SEEDS seeds after the sweep's own) and compare them. ValueError (a sentence) on bad input."""
+def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | None = None,
+               ) -> tuple[Any, list[ArmResult], list[int]]:
+    """The study, the arms and the seeds of a check, validated before anything trains: ValueError
+    (a sentence) on a bad --top or --seeds, a sweep with nothing solved, or too many runs."""
     study = st.open_study(record, create=False)
     own = sweep_seed(record)
     seeds = list(seeds) if seeds else [own + 1 + i for i in range(DEFAULT_SEEDS)]
@@ -132,6 +134,15 @@ def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, 
     if len(arms) * len(seeds) > MAX_RUNS:
         raise ValueError(f"{len(arms)} arms x {len(seeds)} seeds is {len(arms) * len(seeds)} training runs; "
                          f"at most {MAX_RUNS}: use fewer --seeds or a smaller --top")
+    return study, arms, seeds
+
+
+def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, top: int = DEFAULT_TOP,
+                seeds: list[int] | None = None, progress: Callable[[str], None] | None = None) -> SweepCheck:
+    """Train the top ``top`` solved trials and the base config on ``seeds`` (default: the
+    DEFAULT_SEEDS seeds after the sweep's own) and compare them. ValueError (a sentence) on bad input."""
+    study, arms, seeds = plan_check(record, top, seeds)
+    own = sweep_seed(record)
     parents = {t.number: st.result_of(t).run_id for t in study.get_trials(deepcopy=False)}
     queue = [(arm, seed) for seed in seeds for arm in arms]  # seed by seed: load hits every arm alike
     say = progress or (lambda _line: None)
@@ -242,3 +253,30 @@ def read_check(runs_dir: Path, sweep_id: str) -> SweepCheck | None:
         return SweepCheck.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+class CheckStart(BaseModel):
+    """A sweep check started in the background (MCP check_sweep)."""
+
+    sweep_id: str
+    arms: list[str] = Field(description="the trials re-trained, and 'preset'")
+    seeds: list[int]
+    runs: int = Field(description="training runs it will make: arms x seeds")
+    pid: int
+    log: str
+    note: str
+
+
+def start_detached(runs_dir: Path, record: SweepRecord, arms: list[ArmResult], seeds: list[int], top: int,
+                   parallel: int) -> CheckStart:
+    """Start `gsolve sweep-check` in its own session; it writes the check where get_sweep reads it."""
+    log = sweeps_dir(runs_dir) / f"{record.sweep_id}.check.log"
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "sweep-check", record.sweep_id, "--top", str(top),
+           "--seeds", *(str(s) for s in seeds), "--parallel", str(parallel), "--runs-dir", str(Path(runs_dir).resolve())]
+    proc = spawn_detached(cmd, log)
+    reap(proc)
+    n = len(arms) * len(seeds)
+    return CheckStart(sweep_id=record.sweep_id, arms=[a.name for a in arms], seeds=seeds, runs=n, pid=proc.pid,
+                      log=str(log), note=f"{n} training runs started in the background, {parallel} at a time; when "
+                      f"they are done, get_sweep(sweep_id={record.sweep_id!r}) has the result under 'check' (its "
+                      "'seeds' and 'arms' say which check it is), and the log says how far it got")
