@@ -6,7 +6,7 @@ machine (no solved runs in a runs folder: the references shipped for the preset)
 the top finding's first suggested change moves ``expected_key`` the ``expected_direction`` way
 (strict), or moves one of ``acceptable_keys`` (lenient); healthy runs must get no warning.
 
-    .venv/bin/python scripts/score_heldout.py [HELDOUT_DIR]
+    .venv/bin/python scripts/score_heldout.py [HELDOUT_DIR] [--no-preset]
 """
 
 from __future__ import annotations
@@ -24,12 +24,18 @@ from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(root: Path) -> int:
+def main(root: Path, no_preset: bool = False) -> int:
+    """``no_preset``: each run diagnosed as one whose preset this machine lacks (an imported run, a
+    user's own config): no deviations to revert and no shipped references, so a hit means the
+    diagnosis named the mechanism from the run's own metrics and settings."""
     rows, strict, lenient, faults, healthy_warned, healthy = [], 0, 0, 0, 0, 0
     for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
         labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
         info = read_run_info(folder)
         config = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        if no_preset:
+            info = info.model_copy(update={"config_id": f"{info.env_id}:imported", "variant": "imported"})
+            config = {**config, "variant": "imported"}
         d = diagnose(info, config, parse_metrics_text((folder / "metrics.csv").read_text(encoding="utf-8")))
         loud = [f for f in d.findings if f.severity != Severity.INFO]
         top = loud[0] if loud else None
@@ -59,4 +65,5 @@ def main(root: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "fixtures" / "heldout"))
+    args = [a for a in sys.argv[1:] if a != "--no-preset"]
+    sys.exit(main(Path(args[0]) if args else ROOT / "tests" / "fixtures" / "heldout", no_preset="--no-preset" in sys.argv))

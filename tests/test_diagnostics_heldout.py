@@ -1,7 +1,7 @@
-"""The two held-out sets (tests/fixtures/heldout, heldout2) as regression tests of the diagnosis.
+"""The three held-out sets (tests/fixtures/heldout, heldout2, heldout3) as regression tests of the diagnosis.
 
-Neither is blind any more: each was scored once blind (heldout: 1/8, heldout2: 2/7; docs/diagnostics.md)
-and the diagnosis changed after. These pin today's figures so a change that loses a case says so;
+heldout and heldout2 are not blind any more: each was scored once blind (1/8, 2/7; docs/diagnostics.md)
+and the diagnosis changed after. heldout3's figures are its blind scoring (5/6; 1/6 with no preset). These pin today's figures so a change that loses a case says so;
 they are not the accuracy figure (that is the first, blind scoring of a set nobody tuned to).
 """
 
@@ -27,13 +27,22 @@ def score() -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize(("folder", "expected"), [
-    ("heldout", "held-out fault runs: 8; top change moves the planted key the right way: 7/8 (88%); an acceptable "
-                "key: 8/8 (100%); healthy runs with a warning: 0/2"),
-    ("heldout2", "held-out fault runs: 7; top change moves the planted key the right way: 7/7 (100%); an acceptable "
-                 "key: 7/7 (100%); healthy runs with a warning: 0/2"),
+def _line(faults: int, strict: int, lenient: int) -> str:
+    return (f"held-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
+            f"({strict / faults:.0%}); an acceptable key: {lenient}/{faults} ({lenient / faults:.0%}); "
+            "healthy runs with a warning: 0/2")
+
+
+@pytest.mark.parametrize(("folder", "no_preset", "expected"), [
+    ("heldout", False, _line(8, 7, 8)),
+    ("heldout2", False, _line(7, 7, 7)),
+    ("heldout3", False, _line(6, 5, 5)),  # its blind scoring: nothing changed after it
+    # With nothing to revert (as an imported run or a user's own config): the mechanism alone.
+    ("heldout", True, _line(8, 0, 1)),
+    ("heldout2", True, _line(7, 2, 2)),
+    ("heldout3", True, _line(6, 1, 1)),  # blind too
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
-                                          folder: str, expected: str) -> None:
-    assert score.main(ROOT / "tests" / "fixtures" / folder) == 0
+                                          folder: str, no_preset: bool, expected: str) -> None:
+    assert score.main(ROOT / "tests" / "fixtures" / folder, no_preset=no_preset) == 0
     assert capsys.readouterr().out.rstrip().endswith(expected)
