@@ -102,7 +102,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         return at once; get_sweep(sweep_id).check then holds, per arm, seeds solved and median env steps and
         seconds, the best arm and a verdict: the figure to report instead of the sweep's own best."""
         record = read_record(store.runs_dir, sweep_id)
-        _study, arms, planned = check.plan_check(record, top, seeds)
+        _study, arms, planned, _own = check.plan_check(record, top, seeds)
         parallel = default_parallel()
         if limits is not None:
             for arm in arms:

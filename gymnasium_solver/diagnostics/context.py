@@ -82,6 +82,21 @@ class Ctx:
         return float(np.max(self.eval_y)) if len(self.eval_y) else None
 
 
+# Why a budget that solved runs did not need is a symptom: shared by the on- and off-policy budget rules.
+SLOWER_THAN_SOLVED = ("This run learns more slowly than runs that solve within this budget; more steps may get "
+                      "there, but the reason it is slow is in the other findings or in what differs from the preset.")
+
+
+def budget_covers_solved(ctx: Ctx, budget: float) -> Evidence | None:
+    """Evidence that solved reference runs needed less than ``budget`` (so running out of it is a
+    symptom of learning too slowly, not the cause), or None when nothing says so."""
+    solved = ctx.steps_to_solve
+    if solved is None or budget < solved[1]:
+        return None
+    return Evidence(metric="run.json:max_env_steps", observed=f"budget {int(budget):,} env steps",
+                    healthy=f"solved reference runs needed {solved[0]:,}-{solved[1]:,}")
+
+
 def fraction_of(threshold: float, fraction: float) -> float:
     """The return that is ``fraction`` of the way to ``threshold``, for positive and negative
     thresholds alike: 0.9 of 475 is 427.5, 0.9 of -100 is -110 (returns below it are worse)."""

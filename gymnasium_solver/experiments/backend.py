@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from gymnasium_solver import launcher
+from gymnasium_solver import run_folder as rf
 
 
 class TrialSpec(NamedTuple):
@@ -33,6 +34,17 @@ class TrialSpec(NamedTuple):
         return {k: v for k, v in (("parent_run_id", self.parent_run_id), ("experiment_id", self.experiment_id),
                                   ("applied_changes", self.applied_changes), ("sweep_id", self.sweep_id),
                                   ("trial_number", self.trial_number)) if v not in (None, "", {})}
+
+
+def trial_failed(info: rf.RunInfo | None, exit_code: int) -> bool:
+    """A finished trial process failed: no readable run.json, a run recorded as failed (or still
+    'running' after its process ended), or an exit code other than success or a graceful stop (130)."""
+    return info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or exit_code not in (0, 130)
+
+
+def failure_message(info: rf.RunInfo | None, exit_code: int) -> str:
+    """Why a failed trial failed: the run's own failure message, else its exit code."""
+    return info.failure.message if info is not None and info.failure is not None else f"trainer exited with code {exit_code}"
 
 
 class TrialHandle(NamedTuple):

@@ -22,7 +22,13 @@ from typing import Any
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
-from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
+from gymnasium_solver.experiments.backend import (
+    TrialBackend,
+    TrialHandle,
+    TrialSpec,
+    failure_message,
+    trial_failed,
+)
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
 from gymnasium_solver.launcher import override_pairs
 from gymnasium_solver.run_guards import stop_on_signals
@@ -107,10 +113,11 @@ def _finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: 
         trial.outcome, trial.detail = "solved", f"solved at {trial.solved_at_env_steps} env steps"
     elif stop_detail is not None and (info is None or info.status != rf.RunStatus.FAILED):
         trial.outcome, trial.detail = "stopped_early", stop_detail
-    elif info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or exit_code not in (0, 130):
-        why = info.failure.message if info is not None and info.failure is not None else f"trainer exited with code {exit_code}"
-        trial.outcome, trial.detail = "failed", f"{why}; see `gsolve show {trial.run_id}` and its run.log"
+    elif trial_failed(info, exit_code):
+        trial.outcome, trial.detail = "failed", (f"{failure_message(info, exit_code)}; see `gsolve show {trial.run_id}` "
+                                                 "and its run.log")
     else:
+        assert info is not None  # trial_failed covers a missing run.json
         best = f", best eval {trial.best_eval:.4g}" if trial.best_eval is not None else ""
         trial.outcome, trial.detail = "not_solved", f"{info.stop_reason or info.status} after {trial.env_steps} env steps{best}"
 

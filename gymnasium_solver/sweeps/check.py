@@ -24,7 +24,13 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
+from gymnasium_solver.experiments.backend import (
+    TrialBackend,
+    TrialHandle,
+    TrialSpec,
+    failure_message,
+    trial_failed,
+)
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
@@ -106,12 +112,13 @@ def _seed_run(seed: int, handle: TrialHandle, store: RunStore, code: int) -> See
     if info is not None and info.solved and info.solved_at is not None:
         return SeedRun(seed=seed, run_id=handle.run_id, solved=True, env_steps=info.solved_at.env_steps,
                        seconds=round(info.solved_at.wall_seconds, 2), outcome="solved")
-    if info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or code not in (0, 130):
-        why = info.failure.message if info is not None and info.failure is not None else f"trainer exited with code {code}"
+    if trial_failed(info, code):
+        why = failure_message(info, code)
         return SeedRun(seed=seed, run_id=handle.run_id, solved=False,
                        env_steps=info.progress.env_steps if info else 0,
                        seconds=round(info.progress.wall_seconds, 2) if info else 0.0,
                        outcome=f"failed: {why}; see gsolve show {handle.run_id}")
+    assert info is not None  # trial_failed covers a missing run.json
     return SeedRun(seed=seed, run_id=handle.run_id, solved=False, env_steps=info.progress.env_steps,
                    seconds=round(info.progress.wall_seconds, 2), outcome="not_solved")
 
@@ -122,8 +129,8 @@ def _score(arm: ArmResult, objective: str) -> tuple[int, float]:
 
 
 def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | None = None,
-               ) -> tuple[Any, list[ArmResult], list[int]]:
-    """The study, the arms and the seeds of a check, validated before anything trains: ValueError
+               ) -> tuple[Any, list[ArmResult], list[int], int]:
+    """The study, the arms, the seeds and the sweep's own seed, validated before anything trains: ValueError
     (a sentence) on a bad --top or --seeds, a sweep with nothing solved, or too many runs."""
     study = st.open_study(record, create=False)
     own = sweep_seed(record)
@@ -134,15 +141,14 @@ def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | N
     if len(arms) * len(seeds) > MAX_RUNS:
         raise ValueError(f"{len(arms)} arms x {len(seeds)} seeds is {len(arms) * len(seeds)} training runs; "
                          f"at most {MAX_RUNS}: use fewer --seeds or a smaller --top")
-    return study, arms, seeds
+    return study, arms, seeds, own
 
 
 def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, top: int = DEFAULT_TOP,
                 seeds: list[int] | None = None, progress: Callable[[str], None] | None = None) -> SweepCheck:
     """Train the top ``top`` solved trials and the base config on ``seeds`` (default: the
     DEFAULT_SEEDS seeds after the sweep's own) and compare them. ValueError (a sentence) on bad input."""
-    study, arms, seeds = plan_check(record, top, seeds)
-    own = sweep_seed(record)
+    study, arms, seeds, own = plan_check(record, top, seeds)
     parents = {t.number: st.result_of(t).run_id for t in study.get_trials(deepcopy=False)}
     queue = [(arm, seed) for seed in seeds for arm in arms]  # seed by seed: load hits every arm alike
     say = progress or (lambda _line: None)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
-from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec
+from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec, trial_failed
 from gymnasium_solver.experiments.runner import STOP_GRACE_SECONDS
 from gymnasium_solver.run_guards import stop_on_signals
 from gymnasium_solver.run_store import RunStore
@@ -187,7 +187,7 @@ class SweepCoordinator:
 
     def _finish(self, a: _Active, info: rf.RunInfo | None, code: int, ending: str | None) -> None:
         r = a.result
-        failed = info is None or info.status in (rf.RunStatus.FAILED, rf.RunStatus.RUNNING) or code not in (0, 130)
+        failed = trial_failed(info, code)
         if (info is not None and info.solved and info.solved_at is not None and a.stop_detail is not None
                 and not self._solved_on_schedule(a, info)):
             # Stopped, then its final evaluation (off the schedule, other eval seeds) reached the threshold:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev, late_x
+from gymnasium_solver.diagnostics.context import SLOWER_THAN_SOLVED, Ctx, budget_covers_solved, ev, late_x
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.offpolicy_budget import (
     EPSILON_GREEDY,
@@ -258,19 +258,12 @@ def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
     target = sized_budget(current, need, learning.projected)
     raise_ = change("max_env_steps", int(current), target, "increase",
                     "sized from the evidence: what the config needs and what the curve projects")
-    solved = ctx.steps_to_solve
-    if solved is not None and current >= solved[1]:
-        # As budget_exhausted_improving: solved runs of the preset needed less than this budget, so
-        # running out of it is a symptom of learning too slowly, not the cause.
-        evidence.append(Evidence(metric="run.json:max_env_steps", observed=f"budget {int(current):,} env steps",
-                                 healthy=f"solved reference runs needed {solved[0]:,}-{solved[1]:,}"))
+    covered = budget_covers_solved(ctx, current)
+    if covered is not None:  # as budget_exhausted_improving: a symptom, not the cause
         return Finding(
             id=FINDING_ID, severity=Severity.WARNING, score=0.4,
             title="The budget ended while the agent was still learning, but solved runs needed less",
-            evidence=evidence,
-            cause="This run learns more slowly than runs that solve within this budget; more steps may get "
-            "there, but the reason it is slow is in the other findings or in what differs from the preset.",
-            suggested_changes=[raise_],
+            evidence=[*evidence, covered], cause=SLOWER_THAN_SOLVED, suggested_changes=[raise_],
         )
     return Finding(
         id=FINDING_ID, severity=Severity.WARNING, score=0.7,

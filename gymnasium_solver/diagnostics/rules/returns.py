@@ -6,7 +6,9 @@ import numpy as np
 
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
+    SLOWER_THAN_SOLVED,
     Ctx,
+    budget_covers_solved,
     ev,
     fraction_of,
     late_entropy_fraction,
@@ -118,19 +120,14 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
                          healthy="flat near the threshold when the budget ends")]
     change_ = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
                      f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")
-    solved = ctx.steps_to_solve
-    if solved is not None and budget >= solved[1]:
+    covered = budget_covers_solved(ctx, budget)
+    if covered is not None:
         # Compare with what works: solved runs of this environment needed less than this budget,
         # so running out of it is a symptom of learning too slowly, not the cause.
-        evidence.append(Evidence(metric="run.json:max_env_steps", observed=f"budget {budget:,} env steps",
-                                 healthy=f"solved reference runs needed {solved[0]:,}-{solved[1]:,}"))
         return Finding(
             id="budget_exhausted_improving", severity=Severity.WARNING, score=0.4,
             title="The budget ran out while the return was still improving, but solved runs needed less",
-            evidence=evidence,
-            cause="This run learns more slowly than runs that solve within this budget; more steps may get "
-            "there, but the reason it is slow is in the other findings or in what differs from the preset.",
-            suggested_changes=[change_],
+            evidence=[*evidence, covered], cause=SLOWER_THAN_SOLVED, suggested_changes=[change_],
         )
     return Finding(
         id="budget_exhausted_improving",
