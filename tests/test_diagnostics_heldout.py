@@ -1,8 +1,10 @@
 """The three held-out sets (tests/fixtures/heldout, heldout2, heldout3) as regression tests of the diagnosis.
 
-heldout and heldout2 are not blind any more: each was scored once blind (1/8, 2/7; docs/diagnostics.md)
-and the diagnosis changed after. heldout3's figures are its blind scoring (5/6; 1/6 with no preset). These pin today's figures so a change that loses a case says so;
-they are not the accuracy figure (that is the first, blind scoring of a set nobody tuned to).
+None of the three is blind any more: each was scored once blind (1/8, 2/7, 5/6; with no preset 1/6;
+docs/diagnostics.md) and the diagnosis changed after; the no-preset misses of all three were read to
+write rules/mechanisms.py, so those figures are in-sample. These pin today's figures so a change that
+loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a set
+nobody tuned to: heldout4).
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ def _line(faults: int, strict: int, lenient: int) -> str:
 
 
 @pytest.mark.parametrize(("folder", "no_preset", "expected"), [
-    ("heldout", False, _line(8, 7, 8)),
+    ("heldout", False, _line(8, 8, 8)),
     ("heldout2", False, _line(7, 7, 7)),
-    ("heldout3", False, _line(6, 5, 5)),  # its blind scoring: nothing changed after it
+    ("heldout3", False, _line(6, 5, 5)),  # m01: the preset's target_entropy is null ("disable")
     # With nothing to revert (as an imported run or a user's own config): the mechanism alone.
-    ("heldout", True, _line(8, 0, 1)),
-    ("heldout2", True, _line(7, 2, 2)),
-    ("heldout3", True, _line(6, 1, 1)),  # blind too
+    ("heldout", True, _line(8, 3, 4)),
+    ("heldout2", True, _line(7, 6, 6)),
+    ("heldout3", True, _line(6, 6, 6)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

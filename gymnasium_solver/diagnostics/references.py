@@ -76,6 +76,14 @@ def episode_length(data: RunData) -> float | None:
     return median(y[len(y) // 2:]) if len(y) else None
 
 
+def action_dims(info: RunInfo) -> int | None:
+    """Dimensions of a Box action space, None for Discrete or unknown spaces."""
+    space = info.action_space
+    if space is None or space.kind != "box":
+        return None
+    return int(np.prod(space.shape or [1]))
+
+
 def action_half_range(info: RunInfo) -> float | None:
     """Mean half-width of a Box action space's bounds, None for Discrete or unbounded spaces."""
     space = info.action_space

@@ -340,3 +340,91 @@ BUDGET_MAX_FACTOR = _t(
     "can be arbitrarily far)",
     "Ours",
 )
+
+# --- mechanisms named from the run's own settings (rules/mechanisms.py): no preset needed --------
+VF_COEF_MIN = _t(
+    "vf_coef_min", 1e-3,
+    "an A2C vf_coef below this: the value loss reaches the gradient 500x weaker than SB3's default, so the "
+    "critic stays at its initialisation",
+    "SB3 docs (A2C/PPO vf_coef 0.5); RL Zoo (0.2-1)",
+)
+VALUE_CLIP_REACH = _t(
+    "value_clip_reach", 1.0,
+    "clip_range_vf x the updates in the budget below this many value scales: even moving by the full clip "
+    "every update, the critic cannot reach the size of the returns before the budget ends",
+    "PPO's value clip bounds each update's change to +-clip_range_vf around the rollout's values (ppo2, "
+    "37 details); the scale is reward per step x reward_scale x horizon",
+)
+REWARD_CLIP_RATIO = _t(
+    "reward_clip_ratio", 10.0,
+    "the typical |reward| per step (after reward_scale) above this many times reward_clip: almost every "
+    "reward is clipped to +-reward_clip, so good and bad steps look alike",
+    "DQN paper (clip 1 for Atari rewards of about 1 per scoring step); Ours: every preset's ratio <= 1",
+)
+VALUE_SCALE_MAX = _t(
+    "value_scale_max", 200.0,
+    "reward per step x reward_scale x discount horizon above this: value targets in the hundreds or "
+    "thousands, whose squared error swamps the policy's gradient (global grad-norm clip, shared Adam)",
+    "Ours: healthy preset and corpus runs 2-50 (CartPole 50, Acrobot 10, LunarLander <= 14, Pendulum 6-24); "
+    "SB3's VecNormalize keeps returns near 1-10",
+)
+VALUE_SCALE_TARGET = _t(
+    "value_scale_target", 20.0, "the value scale a reward_scale suggestion aims for", "Ours (healthy 2-50)",
+)
+PPO_STEPS_PER_ROLLOUT_MIN = _t(
+    "ppo_steps_per_rollout_min", 2,
+    "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: the rollout is used once, "
+    "losing what PPO's clipped objective exists for (many safe steps on the same data)",
+    "PPO paper (3-10 epochs of 32-64 minibatches); SB3 default 10 epochs x 32 minibatches",
+)
+REPLAY_RATIO_MIN = _t(
+    "replay_ratio_min", 1 / 32,
+    "gradient steps per env step (gradient_steps / train_freq) below this: each transition is learned from "
+    "a fraction of a time on average and the network barely trains over the budget",
+    "SB3 DQN default 1/4 (train_freq 4, gradient_steps 1); RL Zoo classic control 0.5-1; SAC/TD3 default 1",
+)
+REPLAY_RATIO_SUGGESTED = _t(
+    "replay_ratio_suggested", 0.5, "gradient steps per env step suggested for a replay ratio near zero",
+    "RL Zoo CartPole/LunarLander DQN (train_freq 256 / gradient_steps 128; 4 / -1)",
+)
+OFFPOLICY_LR_MIN = _t(
+    "offpolicy_lr_min", 3e-5,
+    "an off-policy (DQN/SAC/TD3/TQC) or A2C learning rate below this: 3x below the lowest the RL Zoo tunes "
+    "for any of them, so the networks barely move in a normal budget",
+    "RL Zoo hyperparams (dqn 1e-4 Atari to 6.3e-3; sac/td3 3e-4 to 1e-3; a2c 7e-4)",
+)
+TARGET_LAG_FRACTION = _t(
+    "target_lag_fraction", 0.25,
+    "a soft-updated target network's half-life (ln 0.5 / ln(1 - tau) target updates) longer than this "
+    "fraction of the run's target updates: the targets trail the critic by a large part of the run",
+    "SB3 default tau 0.005 (half-life 138 updates, ~1% of a 10k-step run); TD3 and SAC papers (tau 0.005)",
+)
+ACTOR_UPDATES_MIN = _t(
+    "actor_updates_min", 100,
+    "TD3 actor updates in the run (gradient steps / policy_delay) below this: the deterministic policy "
+    "stays near its random initialisation",
+    "TD3 paper (policy_delay 2); Ours: Pendulum-v1:td3 solves after ~3,000 actor updates",
+)
+GAE_CREDIT_MIN = _t(
+    "gae_credit_min", 2.0,
+    "a GAE credit horizon 1/(1 - gamma x lambda) below this many steps: advantages are one-step TD errors "
+    "and rest entirely on a critic that starts out wrong",
+    "GAE paper (Schulman et al. 2016: lambda 0.92-0.99); RL Zoo's lowest lambda 0.8 (4.6 steps at gamma 0.98)",
+)
+A2C_UPDATES_MIN = _t(
+    "a2c_updates_min", 50,
+    "A2C updates in the whole budget (max_env_steps / (n_envs x n_steps)) below this, with a rollout longer "
+    "than A2C's usual: one gradient step per huge rollout",
+    "SB3 A2C default n_steps 5 (Mnih et al. 2016: 5-step rollouts); Ours: CartPole-v1:a2c solves after ~32 updates",
+)
+A2C_N_STEPS_MAX = _t(
+    "a2c_n_steps_max", 32, "A2C rollouts per env longer than this are unusual (the suggestion stays within it)",
+    "SB3 default 5; RL Zoo a2c.yml 5-32 for classic control",
+)
+TEMPERATURE_RUNAWAY = _t(
+    "temperature_runaway", 100.0,
+    "SAC/TQC's learned entropy coefficient grew by more than this factor over the run: the entropy never meets "
+    "its target, and the soft Q-values grow with the temperature",
+    "Haarnoja et al. 2018 (SAC with learned temperature: alpha falls as the policy reaches its target); Ours: "
+    "healthy Pendulum SAC runs' ent_coef falls 0.74 -> 0.15",
+)

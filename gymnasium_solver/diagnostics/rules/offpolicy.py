@@ -20,6 +20,7 @@ from gymnasium_solver.diagnostics.offpolicy_budget import (
     still_learning,
 )
 from gymnasium_solver.diagnostics.offpolicy_budget import budget as _budget
+from gymnasium_solver.diagnostics.references import action_dims
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
@@ -151,6 +152,19 @@ def _largest_return(ctx: Ctx) -> float:
     return max(candidates, default=0.0)
 
 
+def _temperature_runaway(ctx: Ctx) -> Evidence | None:
+    """SAC/TQC's learned entropy temperature grew by orders of magnitude over the run, or None."""
+    x, coef = ctx.data.finite(M.ENT_COEF)
+    if ctx.algo not in ("sac", "tqc") or len(coef) < 3 or not coef[0] > 0:
+        return None
+    growth = float(np.max(coef[len(coef) // 2:]) / coef[0])
+    if not growth > T.TEMPERATURE_RUNAWAY.value:
+        return None
+    return ev(M.ENT_COEF, x, f"{fmt(float(coef[0]))} -> {fmt(float(coef[-1]))} ({fmt(growth)}x)",
+              f"settles or falls once the entropy meets its target (<= {T.TEMPERATURE_RUNAWAY.value:g}x; "
+              f"{T.TEMPERATURE_RUNAWAY.source})")
+
+
 @rule("q_value_divergence")
 def q_value_divergence(ctx: Ctx) -> Finding | None:
     if ctx.algo not in OFF_POLICY:
@@ -164,6 +178,20 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
     limit = T.Q_DIVERGENCE_FACTOR.value * scale
     if peak <= limit:
         return None
+    runaway = _temperature_runaway(ctx)
+    if runaway is not None:
+        # SAC's soft Q-values carry the entropy bonus alpha x entropy / (1 - gamma): they follow the temperature.
+        return Finding(
+            id="q_value_divergence", severity=Severity.WARNING, score=0.6,
+            title="The Q-values grow without bound because the entropy temperature does",
+            evidence=[ev(M.Q_MEAN, late_x(x), f"late max |mean Q| {fmt(peak)}",
+                         f"<= {T.Q_DIVERGENCE_FACTOR.value:g}x the largest return seen ({fmt(scale)})"), runaway],
+            cause="The soft Q-values include the entropy bonus, and the automatic temperature keeps rising because "
+            "the policy's entropy stays below target_entropy: the values grow with the temperature, not from "
+            "bootstrapping on their own errors.",
+            suggested_changes=[change("target_entropy", ctx.setting("target_entropy"), float(-(action_dims(ctx.info) or 1)),
+                                      "decrease", "-(action dims), SAC's automatic target")],
+        )
     changes = [lr_change(ctx, 0.1, "smaller steps keep the Q-regression from running away")]
     clip = ctx.setting("max_grad_norm", 10.0)  # SB3's DQN default
     if ctx.algo in EPSILON_GREEDY and clip is not None and float(clip or 1e9) > 100:

@@ -1,0 +1,385 @@
+"""Rules that name a broken mechanism from the run's own settings and metrics, so they work where
+there is no preset to revert to (an imported run, a user's own config): a critic that gets no
+gradient, a value clip or a reward clip that erases the signal, value targets far out of scale,
+PPO that takes one step per rollout, A2C rollouts so long the budget holds a handful of updates,
+a replay ratio near zero, an off-policy learning rate below anything tuned, a soft target network
+that never moves, a TD3 actor that is almost never updated, an SAC entropy target no squashed
+policy can reach, and one-step GAE advantages. Each sizes the setting against what the algorithm
+needs (thresholds.py gives every bound and its source) and cites what the run logged."""
+
+from __future__ import annotations
+
+import math
+
+from gymnasium_solver.diagnostics import thresholds as T
+from gymnasium_solver.diagnostics.context import Ctx, ev, late_window, late_x
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.references import action_dims, episode_length, horizon
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.series import median
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.run_folder import M
+
+ON_POLICY_CRITIC = ("ppo", "a2c")
+SOFT_TARGET = ("sac", "td3", "tqc")
+REPLAY = ("dqn", "qrdqn", "sac", "td3", "tqc")
+
+
+def _failing(ctx: Ctx) -> bool:
+    return not ctx.solved and not ctx.too_early
+
+
+def _setting(key: str, value: object, healthy: str) -> Evidence:
+    return Evidence(metric=f"config:{key}", observed=f"{key}={value}", healthy=healthy)
+
+
+def _budget(ctx: Ctx) -> int:
+    return int(ctx.config.get("max_env_steps") or ctx.info.max_env_steps or 0)
+
+
+def _rollout(ctx: Ctx) -> int | None:
+    n_steps, n_envs = ctx.setting("n_steps"), ctx.setting("n_envs", 1)
+    return int(n_steps) * int(n_envs) if n_steps and n_envs else None
+
+
+def reward_per_step(ctx: Ctx) -> float | None:
+    """Typical |reward| per env step (before reward_scale): |episode return| / episode length over the
+    last half of the run (metrics log the environment's own returns)."""
+    _, ret = ctx.data.finite(M.EP_RETURN_MEAN)
+    length = episode_length(ctx.data)
+    if not len(ret) or not length:
+        return None
+    return abs(median(ret[len(ret) // 2:])) / length
+
+
+def value_scale(ctx: Ctx) -> tuple[float, str] | None:
+    """How large the critic's targets get: |reward| per step x reward_scale x the discount horizon
+    (a bound on |V| that the time-limit bootstrap reaches), with how it was computed."""
+    per, gamma = reward_per_step(ctx), ctx.setting("gamma")
+    if per is None or gamma is None or float(gamma) >= 1:
+        return None
+    scale = float(ctx.setting("reward_scale", 1.0) or 1.0)
+    h = horizon(float(gamma))
+    return per * scale * h, (f"|reward| per step {fmt(per)} x reward_scale {fmt(scale)} x horizon 1/(1-gamma) "
+                             f"{fmt(h)} = {fmt(per * scale * h)}")
+
+
+def gradient_steps(ctx: Ctx) -> int | None:
+    """Gradient steps an off-policy run made (its logged counter), else None."""
+    _, n = ctx.data.finite(M.N_UPDATES)
+    return int(n[-1]) if len(n) else None
+
+
+@rule("critic_not_trained")
+def critic_not_trained(ctx: Ctx) -> Finding | None:
+    # PPO's starved critic is explained_variance_low (rules/value.py), which also sees the metric.
+    vf = ctx.setting("vf_coef")
+    if ctx.algo != "a2c" or vf is None or not _failing(ctx) or float(vf) >= T.VF_COEF_MIN.value:
+        return None
+    evidence = [_setting("vf_coef", vf, f">= {T.VF_COEF_MIN.value:g} ({T.VF_COEF_MIN.source})")]
+    w = late_window(ctx, M.EXPLAINED_VARIANCE)
+    if w is not None:
+        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}",
+                           "rising toward 1 as the critic learns"))
+    return Finding(
+        id="critic_not_trained", severity=Severity.WARNING, score=0.9,
+        title="The critic gets no gradient: vf_coef is (almost) zero",
+        evidence=evidence,
+        cause=f"vf_coef={vf} removes the value loss from the update, so the critic keeps its random initial "
+        "values; A2C's advantages (returns minus those values) are then noise with a random offset, and the "
+        "policy gradient follows the noise.",
+        suggested_changes=[change("vf_coef", vf, T.VF_COEF_SUGGESTED.value, "increase",
+                                  f"{T.VF_COEF_SUGGESTED.source}")],
+    )
+
+
+@rule("value_clip_too_tight")
+def value_clip_too_tight(ctx: Ctx) -> Finding | None:
+    clip, rollout = ctx.setting("clip_range_vf"), _rollout(ctx)
+    scale = value_scale(ctx)
+    if ctx.algo != "ppo" or clip is None or not rollout or scale is None or not _failing(ctx):
+        return None
+    updates = _budget(ctx) / rollout
+    reach = float(clip) * updates
+    if not reach < T.VALUE_CLIP_REACH.value * scale[0]:
+        return None
+    evidence = [_setting("clip_range_vf", clip, f"x {updates:,.0f} updates >= the value scale "
+                         f"({T.VALUE_CLIP_REACH.source})"),
+                Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}; the clip lets the critic move "
+                         f"at most {fmt(reach)} in the whole budget", healthy="a clip the critic can follow")]
+    w = late_window(ctx, M.EXPLAINED_VARIANCE)
+    if w is not None:
+        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}", "near 1"))
+    return Finding(
+        id="value_clip_too_tight", severity=Severity.WARNING, score=0.9,
+        title="The value clip is too tight for the critic to reach the returns",
+        evidence=evidence,
+        cause=f"Each update may move a state's value by at most clip_range_vf={clip} from the rollout's, so "
+        "the critic stays near its initial predictions: the advantages are built on a near-constant baseline "
+        "and are mostly noise.",
+        suggested_changes=[change("clip_range_vf", clip, None, "disable",
+                                  "no value clip (SB3's default); 37 details found it does not help")],
+    )
+
+
+@rule("reward_clip_erases_signal")
+def reward_clip_erases_signal(ctx: Ctx) -> Finding | None:
+    clip, per = ctx.setting("reward_clip"), reward_per_step(ctx)
+    if clip is None or per is None or not _failing(ctx) or float(clip) <= 0:
+        return None
+    scaled = per * float(ctx.setting("reward_scale", 1.0) or 1.0)
+    if not scaled > T.REWARD_CLIP_RATIO.value * float(clip):
+        return None
+    return Finding(
+        id="reward_clip_erases_signal", severity=Severity.WARNING, score=0.9,
+        title="Reward clipping flattens the rewards: good and bad steps look alike",
+        evidence=[_setting("reward_clip", clip, f"typical |reward| per step <= {T.REWARD_CLIP_RATIO.value:g}x "
+                           f"the clip ({T.REWARD_CLIP_RATIO.source})"),
+                  Evidence(metric=M.EP_RETURN_MEAN, observed=f"typical |reward| per step after reward_scale "
+                           f"{fmt(scaled)} = {fmt(scaled / float(clip))}x reward_clip",
+                           healthy=f"<= {T.REWARD_CLIP_RATIO.value:g}x")],
+        cause=f"Nearly every reward is clipped to +-{clip}, so the learner sees almost the same reward whatever "
+        "it does: the shaping that tells a good step from a bad one is cut off.",
+        suggested_changes=[change("reward_clip", clip, None, "disable", "learn from the rewards as they are "
+                                  "(scale them with reward_scale instead)")],
+    )
+
+
+@rule("value_targets_too_large")
+def value_targets_too_large(ctx: Ctx) -> Finding | None:
+    scale = value_scale(ctx)
+    if ctx.algo != "ppo" or scale is None or not _failing(ctx) or not scale[0] > T.VALUE_SCALE_MAX.value:
+        return None
+    gamma = float(ctx.setting("gamma"))
+    ep = episode_length(ctx.data)
+    evidence = [Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}",
+                         healthy=f"<= {T.VALUE_SCALE_MAX.value:g} ({T.VALUE_SCALE_MAX.source})")]
+    w = late_window(ctx, M.VALUE_LOSS)
+    if w is not None:
+        evidence.append(ev(M.VALUE_LOSS, late_x(w[0]), f"late median {fmt(median(w[2]))}", "of order 1-100"))
+    if ep is not None and horizon(gamma) > 2 * ep:
+        # The horizon is longer than the episodes: values sum (bootstrapped) rewards the episodes never show.
+        target_h = max(10.0, ep / 4)
+        changes = [change("gamma", gamma, round(1 - 1 / target_h, 4), "decrease",
+                          f"a horizon of {fmt(target_h)} steps, a quarter of the ~{fmt(ep)}-step episodes")]
+        cause = (f"gamma={gamma} looks {fmt(horizon(gamma))} steps ahead in ~{fmt(ep)}-step episodes: the critic must "
+                 "predict bootstrapped sums far longer than any episode, its targets are large and noisy, and their "
+                 "squared error swamps the policy's share of each (clipped) update.")
+    else:
+        rs = float(ctx.setting("reward_scale", 1.0) or 1.0)
+        changes = [change("reward_scale", rs, round_sig(rs * T.VALUE_SCALE_TARGET.value / scale[0]), "decrease",
+                          f"value targets near {T.VALUE_SCALE_TARGET.value:g}")]
+        cause = ("The critic's targets are in the hundreds or more: the value loss is their square, it dominates "
+                 "the gradient (one global norm clip, one optimiser), and the policy's share of each update shrinks "
+                 "to nothing while the critic chases the scale.")
+    return Finding(id="value_targets_too_large", severity=Severity.WARNING, score=0.85,
+                   title="Value targets are far too large for the critic to fit", evidence=evidence, cause=cause,
+                   suggested_changes=changes)
+
+
+@rule("ppo_one_step_per_rollout")
+def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
+    rollout, epochs, batch = _rollout(ctx), ctx.setting("n_epochs"), ctx.setting("batch_size")
+    if ctx.algo != "ppo" or not rollout or not epochs or not batch or not _failing(ctx):
+        return None
+    minibatches = max(1, round(rollout / int(batch)))
+    steps = int(epochs) * minibatches
+    if steps > T.PPO_STEPS_PER_ROLLOUT_MIN.value:
+        return None
+    changes = [change("n_epochs", epochs, 10, "increase", "SB3's default 10 passes over each rollout")]
+    if minibatches < 4:
+        changes.append(change("batch_size", batch, max(32, rollout // 16), "decrease", "16 minibatches per epoch"))
+    return Finding(
+        id="ppo_one_step_per_rollout", severity=Severity.WARNING, score=0.88,
+        title="PPO takes only one or two gradient steps per rollout",
+        evidence=[_setting("n_epochs", epochs, f"n_epochs x minibatches > {T.PPO_STEPS_PER_ROLLOUT_MIN.value:g} "
+                           f"({T.PPO_STEPS_PER_ROLLOUT_MIN.source})"),
+                  _setting("batch_size", batch, f"{minibatches} minibatch(es) of the {rollout:,}-sample rollout: "
+                           f"{steps} gradient step(s) per rollout")],
+        cause=f"{steps} gradient step(s) per {rollout:,}-sample rollout use each sample once: the policy moves a "
+        "tiny step per rollout, and the budget runs out long before it has moved far enough to solve.",
+        suggested_changes=changes,
+    )
+
+
+@rule("a2c_rollout_too_long")
+def a2c_rollout_too_long(ctx: Ctx) -> Finding | None:
+    rollout, n_steps = _rollout(ctx), ctx.setting("n_steps")
+    if ctx.algo != "a2c" or not rollout or not _failing(ctx) or int(n_steps) <= T.A2C_N_STEPS_MAX.value:
+        return None
+    updates = _budget(ctx) / rollout
+    if not updates < T.A2C_UPDATES_MIN.value:
+        return None
+    n_envs = int(ctx.setting("n_envs", 1))
+    # A power of two that leaves ~4x the minimum updates in this budget, within A2C's usual rollouts.
+    want = _budget(ctx) / (n_envs * 4 * T.A2C_UPDATES_MIN.value)
+    new = int(min(T.A2C_N_STEPS_MAX.value, max(5, 2 ** int(math.log2(max(want, 1))))))
+    return Finding(
+        id="a2c_rollout_too_long", severity=Severity.WARNING, score=0.88,
+        title="A2C's rollouts are so long the budget holds only a handful of updates",
+        evidence=[_setting("n_steps", n_steps, f"<= {T.A2C_N_STEPS_MAX.value:g} ({T.A2C_N_STEPS_MAX.source})"),
+                  Evidence(metric="run.json:max_env_steps", observed=f"{_budget(ctx):,} env steps / ({n_envs} envs x "
+                           f"{n_steps} steps) = {updates:.1f} updates", healthy=f">= {T.A2C_UPDATES_MIN.value:g} "
+                           f"({T.A2C_UPDATES_MIN.source})")],
+        cause="A2C takes one gradient step per rollout; rollouts this long spend thousands of env steps on each "
+        "step, so the run ends after a few updates however long it is.",
+        suggested_changes=[change("n_steps", n_steps, new, "decrease",
+                                  f"{_budget(ctx) // (n_envs * new):,} updates in this budget")],
+    )
+
+
+@rule("replay_ratio_too_low")
+def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
+    freq, grad = ctx.setting("train_freq"), ctx.setting("gradient_steps")
+    if ctx.algo not in REPLAY or not isinstance(freq, int) or not isinstance(grad, int) or grad < 0:
+        return None  # gradient_steps -1 = one per env step collected
+    ratio = grad / freq
+    if not _failing(ctx) or not ratio < T.REPLAY_RATIO_MIN.value:
+        return None
+    new = max(1, round(freq * T.REPLAY_RATIO_SUGGESTED.value))
+    done = gradient_steps(ctx)
+    return Finding(
+        id="replay_ratio_too_low", severity=Severity.WARNING, score=0.88,
+        title="Almost no gradient steps per env step: the network barely trains",
+        evidence=[_setting("gradient_steps", grad, f"gradient_steps / train_freq >= {fmt(T.REPLAY_RATIO_MIN.value)} "
+                           f"({T.REPLAY_RATIO_MIN.source})"),
+                  Evidence(metric=M.N_UPDATES, observed=f"{grad} gradient step(s) per {freq} env steps (ratio "
+                           f"{fmt(ratio)})" + (f"; {done:,} in the whole run" if done is not None else ""),
+                           healthy=f">= {fmt(T.REPLAY_RATIO_MIN.value)}")],
+        cause="Each transition is replayed a small fraction of a time on average: the Q-network (or critic) is "
+        "trained so rarely that its values stay near their initialisation for most of the budget.",
+        suggested_changes=[change("gradient_steps", grad, new, "increase",
+                                  f"{fmt(T.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step "
+                                  f"({T.REPLAY_RATIO_SUGGESTED.source})")],
+    )
+
+
+@rule("learning_rate_below_tuned")
+def learning_rate_below_tuned(ctx: Ctx) -> Finding | None:
+    lr = ctx.setting("learning_rate")
+    if ctx.algo not in (*REPLAY, "a2c") or lr is None or not _failing(ctx):
+        return None
+    start = start_value(lr)
+    if not 0 < start < T.OFFPOLICY_LR_MIN.value:
+        return None
+    done = gradient_steps(ctx)
+    return Finding(
+        id="learning_rate_below_tuned", severity=Severity.WARNING, score=0.86,
+        title="The learning rate is below anything tuned for this algorithm",
+        evidence=[_setting("learning_rate", lr, f">= {T.OFFPOLICY_LR_MIN.value:g} ({T.OFFPOLICY_LR_MIN.source})")]
+        + ([Evidence(metric=M.N_UPDATES, observed=f"{done:,} gradient steps of at most ~{fmt(start)} each",
+                     healthy="enough steps x rate to move the weights")] if done is not None else []),
+        cause=f"With learning_rate={lr} every gradient step moves the weights so little that the networks "
+        "stay near their initialisation over the budget: the agent learns, but far too slowly to solve.",
+        suggested_changes=[lr_change(ctx, T.LR_STEP.value, "into the range tuned runs use")],
+    )
+
+
+def _target_updates(ctx: Ctx) -> float | None:
+    done = gradient_steps(ctx)
+    if done is None:
+        return None
+    every = ctx.setting("policy_delay", 2) if ctx.algo == "td3" else ctx.setting("target_update_interval", 1)
+    return done / max(1, int(every or 1))
+
+
+@rule("target_network_frozen")
+def target_network_frozen(ctx: Ctx) -> Finding | None:
+    tau = ctx.setting("tau")
+    if ctx.algo not in SOFT_TARGET or tau is None or not _failing(ctx) or float(tau) >= 0.005:
+        return None
+    tau = float(tau)
+    updates = _target_updates(ctx)
+    half_life = math.inf if tau <= 0 else math.log(0.5) / math.log(1 - tau)
+    if updates is not None and tau > 0 and not half_life > T.TARGET_LAG_FRACTION.value * updates:
+        return None
+    if updates is None and tau > 0:
+        return None
+    moved = "never moves" if tau <= 0 else f"half-life {fmt(half_life)} target updates"
+    return Finding(
+        id="target_network_frozen", severity=Severity.WARNING, score=0.9,
+        title="The target networks barely move: tau is too small",
+        evidence=[_setting("tau", tau, f"a half-life <= {T.TARGET_LAG_FRACTION.value:.0%} of the run's target "
+                           f"updates ({T.TARGET_LAG_FRACTION.source})"),
+                  Evidence(metric=M.N_UPDATES, observed=f"the target {moved}" + (
+                      f" over {updates:,.0f} target updates in the run" if updates is not None else ""),
+                           healthy="a target that follows the critic within a small part of the run")],
+        cause=f"tau={tau} keeps the target critics at (or near) their random initialisation: every Bellman target "
+        "is the reward plus a fixed random function, so the critic never learns values beyond one step and the "
+        "actor cannot find behaviour that pays off later.",
+        suggested_changes=[change("tau", tau, 0.005, "increase", "SB3's default (TD3 and SAC papers)")],
+    )
+
+
+@rule("actor_updates_starved")
+def actor_updates_starved(ctx: Ctx) -> Finding | None:
+    delay, done = ctx.setting("policy_delay"), gradient_steps(ctx)
+    if ctx.algo != "td3" or delay is None or done is None or not _failing(ctx) or int(delay) <= 2:
+        return None
+    actor = done / int(delay)
+    if not actor < T.ACTOR_UPDATES_MIN.value:
+        return None
+    return Finding(
+        id="actor_updates_starved", severity=Severity.WARNING, score=0.9,
+        title="The actor is almost never updated: policy_delay is too long",
+        evidence=[_setting("policy_delay", delay, "2 (TD3 paper)"),
+                  Evidence(metric=M.N_UPDATES, observed=f"{done:,} critic steps / policy_delay {delay} = "
+                           f"{actor:,.0f} actor (and target) updates", healthy=f">= {T.ACTOR_UPDATES_MIN.value:g} "
+                           f"({T.ACTOR_UPDATES_MIN.source})")],
+        cause=f"TD3 updates its actor and its target networks once every policy_delay={delay} critic steps: the "
+        "deterministic policy gets a handful of gradient steps in the whole run and stays near its random start.",
+        suggested_changes=[change("policy_delay", delay, 2, "decrease", "the TD3 paper's delay")],
+    )
+
+
+@rule("entropy_target_unreachable")
+def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
+    target, dims = ctx.setting("target_entropy"), action_dims(ctx.info)
+    if ctx.algo not in ("sac", "tqc") or target is None or dims is None or not _failing(ctx):
+        return None
+    ceiling = dims * math.log(2)
+    if not float(target) > ceiling:
+        return None
+    evidence = [_setting("target_entropy", target, f"<= {fmt(ceiling)} nats: {dims} dim(s) x log 2, the entropy of "
+                         "a uniform action in [-1, 1], the most a tanh-squashed policy has")]
+    x, coef = ctx.data.finite(M.ENT_COEF)
+    if len(coef) >= 2:
+        evidence.append(ev(M.ENT_COEF, x, f"{fmt(float(coef[0]))} -> {fmt(float(coef[-1]))}",
+                           "settles once the entropy meets its target"))
+    return Finding(
+        id="entropy_target_unreachable", severity=Severity.WARNING, score=0.92,
+        title="SAC's entropy target is higher than any squashed policy can reach",
+        evidence=evidence,
+        cause=f"The automatic temperature rises while the entropy is below target_entropy={target}; no policy "
+        "on a bounded action space can get there, so the entropy bonus grows until it swamps the reward and the "
+        "policy stays close to uniform noise.",
+        suggested_changes=[change("target_entropy", target, float(-dims), "decrease",
+                                  "-(action dims), SAC's automatic target (null sets it too)")],
+    )
+
+
+@rule("gae_one_step")
+def gae_one_step(ctx: Ctx) -> Finding | None:
+    gamma, lam = ctx.setting("gamma"), ctx.setting("gae_lambda")
+    if ctx.algo not in ON_POLICY_CRITIC or gamma is None or lam is None or not _failing(ctx):
+        return None
+    if horizon(float(gamma)) <= T.HORIZON_MIN_STEPS.value:
+        return None  # a short discount horizon is the cause: horizon_too_short names it
+    credit = horizon(float(gamma) * float(lam))
+    if not credit < T.GAE_CREDIT_MIN.value:
+        return None
+    evidence = [_setting("gae_lambda", lam, f"credit horizon 1/(1 - gamma x lambda) = {fmt(credit)} step(s); >= "
+                         f"{T.GAE_CREDIT_MIN.value:g} ({T.GAE_CREDIT_MIN.source})")]
+    w = late_window(ctx, M.EXPLAINED_VARIANCE)
+    if w is not None:
+        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}",
+                           "near 1 (one-step advantages are only as good as the critic)"))
+    return Finding(
+        id="gae_one_step", severity=Severity.WARNING, score=0.88,
+        title="GAE lambda makes every advantage a one-step TD error",
+        evidence=evidence,
+        cause=f"With gae_lambda={lam} the advantage looks one step ahead and trusts the critic for the rest; the "
+        "critic starts out wrong, so the advantages are biased toward its errors and the policy learns from "
+        "them instead of from the returns.",
+        suggested_changes=[change("gae_lambda", lam, 0.95, "increase", "the GAE paper's and SB3's 0.95")],
+    )

@@ -1,0 +1,152 @@
+"""The mechanism rules (diagnostics/rules/mechanisms.py) on hand-built runs with no preset: each names
+its mechanism from the run's own settings and metrics, suggests the change that undoes it, and stays
+quiet just inside its bound and on a solved run."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from test_diagnostics_offpolicy import dqn_config, dqn_series
+from test_diagnostics_rules import BASE_CONFIG, N, healthy_series, ids, run, unsolved
+
+from gymnasium_solver.diagnostics.thresholds import ALL
+from gymnasium_solver.run_folder import ActionSpaceInfo, M
+
+# CartPole-like episodes: 100 steps, reward 1 per step.
+EPISODES = {M.EP_LEN_MEAN: np.full(N, 100.0)}
+
+
+def top(d: Any) -> Any:
+    return next(f for f in d.findings if f.severity != "info")
+
+
+def fired(series: dict[str, np.ndarray], config: dict[str, Any], rule_id: str, **info: Any) -> Any:
+    d = run({**series, **EPISODES}, config, **info)
+    found = [f for f in d.findings if f.id == rule_id]
+    assert found, (rule_id, ids(d))
+    assert found[0].evidence and found[0].suggested_changes
+    return found[0]
+
+
+def quiet(series: dict[str, np.ndarray], config: dict[str, Any], rule_id: str, **info: Any) -> None:
+    assert rule_id not in ids(run({**series, **EPISODES}, config, **info))
+
+
+FAILED = unsolved(healthy_series())
+
+
+def a2c(**changes: Any) -> dict[str, Any]:
+    base = {k: v for k, v in BASE_CONFIG.items() if k not in ("n_epochs", "batch_size", "clip_range", "target_kl")}
+    return {**base, "variant": "a2c", "algo": "a2c", "n_envs": 8, "n_steps": 16, "learning_rate": 7e-4,
+            "gamma": 0.99, "gae_lambda": 1.0, **changes}
+
+
+def test_a2c_critic_without_gradient_is_named_and_a_small_weight_is_not() -> None:
+    f = fired(FAILED, a2c(vf_coef=0.0), "critic_not_trained")
+    assert f.suggested_changes[0].set_arg == "vf_coef=0.5" and f.suggested_changes[0].direction == "increase"
+    quiet(FAILED, a2c(vf_coef=0.01), "critic_not_trained")
+    quiet(healthy_series(), a2c(vf_coef=0.0), "critic_not_trained")  # solved anyway: not a finding
+
+
+def test_value_clip_the_critic_cannot_follow_is_disabled() -> None:
+    # Returns ~150 over 100-step episodes at gamma 0.99: a value scale of ~150. 60 updates x 0.001 = 0.06.
+    cfg = {"gamma": 0.99, "gae_lambda": 0.95}
+    f = fired(FAILED, {**cfg, "clip_range_vf": 0.001}, "value_clip_too_tight")
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("clip_range_vf=null", "disable")
+    assert top(run({**FAILED, **EPISODES}, {**cfg, "clip_range_vf": 0.001})).id == "value_clip_too_tight"
+    quiet(FAILED, {**cfg, "clip_range_vf": 10.0}, "value_clip_too_tight")  # 600 over the budget: it can follow
+
+
+def test_reward_clip_far_below_the_rewards_is_disabled() -> None:
+    f = fired(FAILED, {"gamma": 0.99, "reward_clip": 0.01}, "reward_clip_erases_signal")
+    assert f.suggested_changes[0].set_arg == "reward_clip=null"
+    quiet(FAILED, {"gamma": 0.99, "reward_clip": 1.0}, "reward_clip_erases_signal")  # Atari-style: reward 1 fits
+
+
+def test_value_targets_too_large_blame_the_scale_or_a_horizon_past_the_episodes() -> None:
+    # ~1.5 reward per step x 10 x horizon 100 = 1500: scale the rewards down toward 20.
+    f = fired(FAILED, {"gamma": 0.99, "reward_scale": 10.0}, "value_targets_too_large")
+    assert f.suggested_changes[0].key == "reward_scale" and f.suggested_changes[0].suggested == pytest.approx(0.133, rel=0.02)
+    # Horizon 1000 in 100-step episodes: the discount is the cause.
+    f = fired(FAILED, {"gamma": 0.999}, "value_targets_too_large")
+    assert f.suggested_changes[0].key == "gamma" and f.suggested_changes[0].suggested == pytest.approx(0.96)
+    quiet(FAILED, {"gamma": 0.98}, "value_targets_too_large")  # 1.5 x 50 = 75: inside the healthy range
+
+
+def test_ppo_one_gradient_step_per_rollout() -> None:
+    rollout = BASE_CONFIG["n_envs"] * BASE_CONFIG["n_steps"]
+    f = fired(FAILED, {"n_epochs": 1, "batch_size": rollout}, "ppo_one_step_per_rollout")
+    assert [c.set_arg for c in f.suggested_changes] == ["n_epochs=10", f"batch_size={rollout // 16}"]
+    quiet(FAILED, {"n_epochs": 1, "batch_size": rollout // 4}, "ppo_one_step_per_rollout")  # 4 steps a rollout
+
+
+def test_a2c_rollouts_too_long_for_the_budget() -> None:
+    # 30,720-step budget / (8 x 1024) = 3.75 updates.
+    f = fired(FAILED, a2c(n_steps=1024), "a2c_rollout_too_long")
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("n_steps", "decrease")
+    assert 5 <= f.suggested_changes[0].suggested <= ALL["a2c_n_steps_max"].value
+    quiet(FAILED, a2c(n_steps=32), "a2c_rollout_too_long")  # a usual A2C rollout, whatever the budget
+
+
+def test_replay_ratio_near_zero() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, dqn_config(train_freq=256, gradient_steps=1), "replay_ratio_too_low")
+    assert f.suggested_changes[0].set_arg == "gradient_steps=128"
+    quiet(s, dqn_config(train_freq=256, gradient_steps=16), "replay_ratio_too_low")  # 1/16: low but inside
+    quiet(s, dqn_config(train_freq=4, gradient_steps=-1), "replay_ratio_too_low")  # -1: one per env step
+
+
+def test_off_policy_learning_rate_below_anything_tuned() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, dqn_config(learning_rate=1e-5), "learning_rate_below_tuned")
+    assert f.suggested_changes[0].direction == "increase" and f.suggested_changes[0].suggested >= 1e-4
+    quiet(s, dqn_config(learning_rate=1e-4), "learning_rate_below_tuned")  # the Zoo's Atari DQN rate
+
+
+def sac(**changes: Any) -> dict[str, Any]:
+    return dqn_config(**{"algo": "sac", "variant": "sac", "tau": 0.005, "train_freq": 1, "gradient_steps": 1, "target_update_interval": 1,
+                         **changes})
+
+
+BOX = {"action_space": ActionSpaceInfo(kind="box", shape=[1], low=[-2.0], high=[2.0])}
+
+
+def test_soft_target_that_never_moves() -> None:
+    s = dqn_series(solved=False)  # ~15k gradient steps logged
+    f = fired(s, sac(tau=0.0), "target_network_frozen", **BOX)
+    assert f.suggested_changes[0].set_arg == "tau=0.005"
+    fired(s, sac(tau=1e-5), "target_network_frozen", **BOX)  # half-life 69k updates: it barely moves
+    quiet(s, sac(tau=0.001), "target_network_frozen", **BOX)  # half-life 693 of ~15k: it follows
+
+
+def test_td3_actor_starved_by_policy_delay() -> None:
+    s = dqn_series(solved=False)
+    td3 = sac(algo="td3", variant="td3", policy_delay=1000)
+    f = fired(s, td3, "actor_updates_starved", **BOX)
+    assert f.suggested_changes[0].set_arg == "policy_delay=2"
+    quiet(s, sac(algo="td3", variant="td3", policy_delay=10), "actor_updates_starved", **BOX)
+
+
+def test_unreachable_entropy_target_and_the_q_growth_it_causes() -> None:
+    t = np.linspace(0, 1, N)
+    coef = 10.0 ** (8 * t)  # the temperature runs away
+    s = {**dqn_series(solved=False), M.ENT_COEF: coef, M.Q_MEAN: 10.0 ** (6 * t)}
+    d = run({**s, **EPISODES}, sac(target_entropy=5.0), **BOX)
+    assert top(d).id == "entropy_target_unreachable", ids(d)
+    assert top(d).suggested_changes[0].set_arg == "target_entropy=-1.0"
+    # The Q growth is the temperature's doing, not a critical divergence with a learning-rate fix.
+    q = next(f for f in d.findings if f.id == "q_value_divergence")
+    assert q.severity == "warning" and q.suggested_changes[0].key == "target_entropy"
+    quiet(s, sac(target_entropy=0.5), "entropy_target_unreachable", **BOX)  # below log 2: reachable
+    assert math.log(2) > 0.5
+
+
+def test_one_step_gae_advantages() -> None:
+    f = fired(FAILED, {"gamma": 0.99, "gae_lambda": 0.0}, "gae_one_step")
+    assert f.suggested_changes[0].set_arg == "gae_lambda=0.95"
+    quiet(FAILED, {"gamma": 0.98, "gae_lambda": 0.8}, "gae_one_step")  # the Zoo's CartPole: 4.6 steps
+    # A short discount horizon is its own finding (horizon_too_short), not this one.
+    quiet(FAILED, {"gamma": 0.5, "gae_lambda": 0.0}, "gae_one_step")
