@@ -150,3 +150,18 @@ def test_one_step_gae_advantages() -> None:
     quiet(FAILED, {"gamma": 0.98, "gae_lambda": 0.8}, "gae_one_step")  # the Zoo's CartPole: 4.6 steps
     # A short discount horizon is its own finding (horizon_too_short), not this one.
     quiet(FAILED, {"gamma": 0.5, "gae_lambda": 0.0}, "gae_one_step")
+
+
+def test_a_clip_range_too_wide_to_bound_the_update_is_blamed_before_the_learning_rate() -> None:
+    s = {**FAILED, M.APPROX_KL: np.full(N, 0.2), M.CLIP_FRACTION: np.full(N, 0.1)}
+    f = fired(s, {"clip_range": 1.0}, "approx_kl_high")
+    assert [c.key for c in f.suggested_changes] == ["clip_range", "learning_rate"]
+    assert f.suggested_changes[0].set_arg == "clip_range=0.2"
+    assert fired(s, {"clip_range": 0.4}, "approx_kl_high").suggested_changes[0].key == "learning_rate"
+
+
+def test_a_tuned_entropy_bonus_is_not_blamed_for_a_policy_that_does_not_move() -> None:
+    s = {**FAILED, M.ENTROPY: np.full(N, math.log(2)), M.APPROX_KL: np.full(N, 1e-3)}
+    assert fired(s, {"ent_coef": 1.0}, "entropy_bonus_dominates").suggested_changes[0].key == "ent_coef"
+    d = run({**s, **EPISODES}, {"ent_coef": 0.01})
+    assert "entropy_bonus_dominates" not in ids(d) and "entropy_no_decrease" in ids(d)

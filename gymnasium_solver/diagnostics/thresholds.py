@@ -428,3 +428,14 @@ TEMPERATURE_RUNAWAY = _t(
     "Haarnoja et al. 2018 (SAC with learned temperature: alpha falls as the policy reaches its target); Ours: "
     "healthy Pendulum SAC runs' ent_coef falls 0.74 -> 0.15",
 )
+ENT_COEF_TUNED_MAX = _t(
+    "ent_coef_tuned_max", 0.05,
+    "an entropy bonus above this can outweigh the reward; at or below it (where tuned configs sit) a policy "
+    "that stays near uniform is not updating enough",
+    "RL Zoo ppo.yml/a2c.yml (ent_coef 0-0.01 for classic control and Box2D, 0.01 Atari); SB3 default 0",
+)
+CLIP_RANGE_MAX = _t(
+    "clip_range_max", 0.5,
+    "a PPO clip range above this hardly bounds an update (ratios up to 1.5x or more pass unclipped)",
+    "PPO paper (0.1-0.3 tried, 0.2 best); RL Zoo ppo.yml (at most 0.4); Ours: CartPole-v1:ppo starts at 0.386",
+)

@@ -67,6 +67,20 @@ def approx_kl_high(ctx: Ctx) -> Finding | None:
     cx, cy = ctx.data.finite(M.CLIP_FRACTION)
     if len(cy):
         evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"< {T.CLIP_FRACTION_HIGH.value:g}"))
+    clip = ctx.setting("clip_range")
+    lr_fix = lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02")
+    if ctx.algo == "ppo" and clip is not None and start_value(clip) > T.CLIP_RANGE_MAX.value:
+        # The clip is what bounds a PPO update; one this wide bounds nothing, whatever the learning rate.
+        evidence.append(Evidence(metric="config:clip_range", observed=f"clip_range={clip}",
+                                 healthy=f"<= {T.CLIP_RANGE_MAX.value:g} ({T.CLIP_RANGE_MAX.source})"))
+        return Finding(
+            id="approx_kl_high", severity=Severity.WARNING, score=0.8 + 0.15 * strength(med / limit),
+            title="Policy moves too far per update: the clip range is too wide to hold it",
+            evidence=evidence,
+            cause=f"clip_range={clip} lets the probability ratio move far from 1 before the clip stops the gradient, "
+            "so each update leaves the region where the rollout's advantages are valid.",
+            suggested_changes=[change("clip_range", clip, 0.2, "decrease", "the PPO paper's 0.2"), lr_fix],
+        )
     return Finding(
         id="approx_kl_high",
         severity=Severity.WARNING,
@@ -75,7 +89,7 @@ def approx_kl_high(ctx: Ctx) -> Finding | None:
         evidence=evidence,
         cause="The learning rate is too high for this problem: each update leaves the region where the "
         "rollout's advantages are valid, so progress is erratic or collapses.",
-        suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02")],
+        suggested_changes=[lr_fix],
     )
 
 
