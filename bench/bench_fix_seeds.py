@@ -14,6 +14,7 @@ run as if imported from elsewhere (no preset on this machine: nothing to revert,
 references), then trains that printed change on the real config.
 
     .venv/bin/python bench/bench_fix_seeds.py [--only dqn_target_rare] [--seeds 0 1 2 3 4] [--parallel 2]
+    .venv/bin/python bench/bench_fix_seeds.py tests/fixtures/heldout3 --only "" --own-seed --no-preset --parallel 1
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def main() -> int:
     ap.add_argument("corpus", nargs="?", default=str(CORPUS))
     ap.add_argument("--only", nargs="*", default=["dqn_"], help="case name prefixes (default: dqn_)")
     ap.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2, 3, 4])
+    ap.add_argument("--own-seed", action="store_true", help="train each case on its own run's seed (not --seeds)")
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--extra", nargs="*", default=[], help="KEY=VALUE overrides applied after the printed change")
     ap.add_argument("--no-diagnosis", action="store_true", help="train the parent's overrides + --extra only")
@@ -104,17 +106,18 @@ def main() -> int:
                 continue
             name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"], args.no_preset)
             base = {**(info.get("overrides") or {}), **changes, **extra}
-            jobs = [{**base, "seed": s} for s in args.seeds]
+            seeds = [int(info["seed"])] if args.own_seed else args.seeds
+            jobs = [{**base, "seed": s} for s in seeds]
             with ThreadPoolExecutor(args.parallel) as pool:
                 outs = list(pool.map(train, [info["config_id"]] * len(jobs), jobs, [Path(tmp)] * len(jobs)))
             solved = sum(o["solved"] for o in outs)
             row = {"case": labels["case"], "finding": name, "changes": changes, "extra": extra,
-                   "solved": solved, "seeds": len(args.seeds), "per_seed": outs}
+                   "solved": solved, "seeds": len(seeds), "per_seed": outs}
             results.append(row)
             at = ", ".join(f"s{s}:{o.get('solved_at') or 'no (' + str(o.get('best_eval')) + ')'}"
-                           for s, o in zip(args.seeds, outs, strict=True))
+                           for s, o in zip(seeds, outs, strict=True))
             print(f"{labels['case']:30s} {name:34s} {json.dumps({**changes, **extra})}  "
-                  f"solved {solved}/{len(args.seeds)}  [{at}]", flush=True)
+                  f"solved {solved}/{len(seeds)}  [{at}]", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     return 0
