@@ -65,6 +65,10 @@ def test_the_best_trials_and_the_preset_train_on_held_out_seeds(tmp_path: Path,
             if r.solved:
                 assert info.solved_at is not None and r.env_steps == info.solved_at.env_steps
     assert result.best in ("trial #2", "preset") and result.verdict in out
+    # The legend only when a run did not solve; the preset arm's label names the overrides it carries.
+    unsolved = any(not r.solved for arm in result.arms for r in arm.runs)
+    assert ("(* = not solved" in out) == unsolved
+    assert "(preset = CartPole-v1:ppo with the sweep's fixed overrides: n_envs=4 " in out
     # sweep-status (and the MCP get_sweep, the same summary) shows the latest check.
     summary = report.summarize(RunStore(runs), sweep_id)
     assert summary.check == result
@@ -112,3 +116,23 @@ def test_the_check_prefers_more_seeds_solved_then_the_lower_median() -> None:
     arms = [arm("trial #1", 4, 2000), arm("trial #2", 5, 9000), arm("preset", 5, 8000)]
     assert min(arms, key=lambda a: check._score(a, "steps")).name == "preset"
     assert min(arms[:2], key=lambda a: check._score(a, "steps")).name == "trial #2"  # 5/5 beats 4/5 at any median
+
+
+def test_the_table_explains_a_star_only_when_a_run_did_not_solve() -> None:
+    def arm(name: str, solved: list[bool], overrides: dict[str, object]) -> check.ArmResult:
+        runs = [check.SeedRun(seed=i + 1, run_id=f"r{name}{i}", solved=s, env_steps=1000, seconds=1.0,
+                              outcome="solved" if s else "not_solved")
+                for i, s in enumerate(solved)]
+        return check.ArmResult(name=name, trial_number=None, sweep_value=None, overrides=overrides, command="",
+                               solved=sum(solved), runs=runs)
+
+    def table(solved: list[bool], overrides: dict[str, object]) -> str:
+        return check.render(check.SweepCheck(sweep_id="s", config_id="CartPole-v1:ppo", objective="steps",
+                                             sweep_seed=0, seeds=[1, 2], held_out=True, best="preset", verdict="v",
+                                             arms=[arm("trial #1", [True, True], {"n_epochs": 3}),
+                                                   arm("preset", solved, overrides)]))
+
+    assert "not solved" not in table([True, True], {}) and "fixed overrides" not in table([True, True], {})
+    out = table([True, False], {"max_env_steps": 30000})
+    assert "1,000*" in out and "(* = not solved" in out
+    assert "(preset = CartPole-v1:ppo with the sweep's fixed overrides: max_env_steps=30000)" in out

@@ -221,7 +221,12 @@ def render(check: SweepCheck) -> str:
         secs = "-" if a.median_seconds is None else f"{a.median_seconds:.1f}"
         by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
         lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9}  {by_seed}")
-    lines.append("(* = not solved: every env step it spent)")
+    if any(not r.solved for a in check.arms for r in a.runs):
+        lines.append("(* = not solved: every env step it spent)")
+    base = next((a for a in check.arms if a.name == PRESET), None)
+    if base is not None and base.overrides:
+        fixed = " ".join(f"{k}={v}" for k, v in base.overrides.items())
+        lines.append(f"({PRESET} = {check.config_id} with the sweep's fixed overrides: {fixed})")
     lines.append(check.verdict)
     return "\n".join(lines)
 
