@@ -85,10 +85,10 @@ def test_ppo_one_gradient_step_per_rollout() -> None:
 
 def test_a2c_rollouts_too_long_for_the_budget() -> None:
     # 30,720-step budget / (8 x 1024) = 3.75 updates.
-    f = fired(FAILED, a2c(n_steps=1024), "a2c_rollout_too_long")
+    f = fired(FAILED, a2c(n_steps=1024), "rollout_too_long")
     assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("n_steps", "decrease")
     assert 5 <= f.suggested_changes[0].suggested <= ALL["a2c_n_steps_max"].value
-    quiet(FAILED, a2c(n_steps=32), "a2c_rollout_too_long")  # a usual A2C rollout, whatever the budget
+    quiet(FAILED, a2c(n_steps=32), "rollout_too_long")  # a usual A2C rollout, whatever the budget
 
 
 def test_replay_ratio_near_zero() -> None:
@@ -165,3 +165,25 @@ def test_a_tuned_entropy_bonus_is_not_blamed_for_a_policy_that_does_not_move() -
     assert fired(s, {"ent_coef": 1.0}, "entropy_bonus_dominates").suggested_changes[0].key == "ent_coef"
     d = run({**s, **EPISODES}, {"ent_coef": 0.01})
     assert "entropy_bonus_dominates" not in ids(d) and "entropy_no_decrease" in ids(d)
+
+
+def test_ppo_rollouts_too_long_for_the_budget() -> None:
+    # 30,720-step budget / (16 envs x 4096) = 0.5 updates; a usual 2048-step rollout is a budget question.
+    f = fired(FAILED, {"n_steps": 4096, "batch_size": 256}, "rollout_too_long")
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("n_steps", "decrease")
+    assert 32 <= f.suggested_changes[0].suggested <= 2048
+    quiet(FAILED, {"n_steps": 2048, "batch_size": 256}, "rollout_too_long")
+
+
+def test_a_fixed_sac_entropy_bonus_larger_than_the_rewards() -> None:
+    # Rewards ~1.5 per step (returns ~150 over 100 steps); a bonus of up to 10 x log 2 = 6.9 per step.
+    s = dqn_series(solved=False)
+    f = fired(s, sac(ent_coef_auto=False, ent_coef=10.0), "fixed_entropy_bonus_too_large", **BOX)
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("ent_coef_auto=true", "enable")
+    quiet(s, sac(ent_coef_auto=False, ent_coef=0.1), "fixed_entropy_bonus_too_large", **BOX)
+    quiet(s, sac(ent_coef_auto=True, ent_coef=10.0), "fixed_entropy_bonus_too_large", **BOX)  # learned: it falls
+
+
+def test_sac_initial_log_std_is_not_a_finding_without_gsde() -> None:
+    s = {**dqn_series(solved=False), M.ACTION_STD: np.full(N, 0.05)}
+    quiet(s, sac(log_std_init=-3.0), "action_noise_too_low", **BOX)

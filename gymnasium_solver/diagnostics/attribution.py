@@ -63,13 +63,14 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "reward_clip_erases_signal": (("reward_clip", -1),),
     "value_targets_too_large": (("reward_scale", 1), ("gamma", 1)),
     "ppo_one_step_per_rollout": (("n_epochs", -1), ("batch_size", 1)),
-    "a2c_rollout_too_long": (("n_steps", 1), ("n_envs", 1)),
+    "rollout_too_long": (("n_steps", 1), ("n_envs", 1)),
     "replay_ratio_too_low": (("gradient_steps", -1), ("train_freq", 1)),
     "learning_rate_below_tuned": (("learning_rate", -1),),
     "target_network_frozen": (("tau", -1),),
     "actor_updates_starved": (("policy_delay", 1),),
     "entropy_target_unreachable": (("target_entropy", 1),),
     "gae_one_step": (("gae_lambda", -1),),
+    "fixed_entropy_bonus_too_large": (("ent_coef", 1), ("ent_coef_auto", 0)),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")

@@ -439,3 +439,20 @@ CLIP_RANGE_MAX = _t(
     "a PPO clip range above this hardly bounds an update (ratios up to 1.5x or more pass unclipped)",
     "PPO paper (0.1-0.3 tried, 0.2 best); RL Zoo ppo.yml (at most 0.4); Ours: CartPole-v1:ppo starts at 0.386",
 )
+ENTROPY_BONUS_REWARD_RATIO = _t(
+    "entropy_bonus_reward_ratio", 0.5,
+    "a fixed SAC/TQC entropy bonus (ent_coef x action dims x log 2, the most a squashed policy earns per step) "
+    "above this fraction of the typical |reward| per step: randomness pays about as well as the task",
+    "Haarnoja et al. 2018 (the temperature sets the reward/entropy trade-off; the learned one falls to ~0.1-0.2 "
+    "on Pendulum); Ours: healthy Pendulum SAC ent_coef 0.15 x log 2 = 0.1 vs ~6 per step",
+)
+PPO_N_STEPS_MAX = _t(
+    "ppo_n_steps_max", 2048, "PPO rollouts per env longer than this are unusual (the suggestion stays within it)",
+    "SB3 PPO default 2048 (the longest of the PPO paper's and the RL Zoo's usual 128-2048)",
+)
+PPO_UPDATES_MIN = _t(
+    "ppo_updates_min", 10,
+    "PPO updates in the whole budget (max_env_steps / (n_envs x n_steps)) below this, with a rollout longer than "
+    "PPO's usual: the run ends before the policy has been updated enough to show anything",
+    "Ours: every PPO preset's budget holds >= 28 updates; min_updates (8) is what the trend rules need",
+)

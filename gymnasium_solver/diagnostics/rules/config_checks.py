@@ -170,6 +170,8 @@ def action_noise(ctx: Ctx) -> Finding | None:
     std = _action_std(ctx)
     if half is None or std is None or not _not_learning(ctx):
         return None
+    if ctx.algo in ("sac", "tqc") and not ctx.setting("use_sde", False):
+        return None  # SAC's std is a learned output pushed up by its entropy term; log_std_init only seeds gSDE
     first, late, source = std
     log_std = ctx.config.get("log_std_init", 0.0)
     if late / half > T.ACTION_STD_HIGH.value:

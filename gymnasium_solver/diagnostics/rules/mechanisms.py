@@ -1,11 +1,12 @@
 """Rules that name a broken mechanism from the run's own settings and metrics, so they work where
 there is no preset to revert to (an imported run, a user's own config): a critic that gets no
 gradient, a value clip or a reward clip that erases the signal, value targets far out of scale,
-PPO that takes one step per rollout, A2C rollouts so long the budget holds a handful of updates,
+PPO that takes one step per rollout, rollouts so long the budget holds a handful of updates,
 a replay ratio near zero, an off-policy learning rate below anything tuned, a soft target network
 that never moves, a TD3 actor that is almost never updated, an SAC entropy target no squashed
-policy can reach, and one-step GAE advantages. Each sizes the setting against what the algorithm
-needs (thresholds.py gives every bound and its source) and cites what the run logged."""
+policy can reach (or a fixed entropy bonus that pays more than the task), and one-step GAE
+advantages. Each sizes the setting against what the algorithm needs (thresholds.py gives every
+bound and its source) and cites what the run logged."""
 
 from __future__ import annotations
 
@@ -202,27 +203,32 @@ def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
     )
 
 
-@rule("a2c_rollout_too_long")
-def a2c_rollout_too_long(ctx: Ctx) -> Finding | None:
+# algo -> (longest usual n_steps, fewest updates a budget should hold, shortest n_steps to suggest)
+ROLLOUT_BOUNDS = {"a2c": (T.A2C_N_STEPS_MAX, T.A2C_UPDATES_MIN, 5), "ppo": (T.PPO_N_STEPS_MAX, T.PPO_UPDATES_MIN, 32)}
+
+
+@rule("rollout_too_long")
+def rollout_too_long(ctx: Ctx) -> Finding | None:
     rollout, n_steps = _rollout(ctx), ctx.setting("n_steps")
-    if ctx.algo != "a2c" or not rollout or not _failing(ctx) or int(n_steps) <= T.A2C_N_STEPS_MAX.value:
+    if ctx.algo not in ROLLOUT_BOUNDS or not rollout or not _failing(ctx):
         return None
+    longest, fewest, shortest = ROLLOUT_BOUNDS[ctx.algo]
     updates = _budget(ctx) / rollout
-    if not updates < T.A2C_UPDATES_MIN.value:
+    if int(n_steps) <= longest.value or not updates < fewest.value:
         return None
     n_envs = int(ctx.setting("n_envs", 1))
-    # A power of two that leaves ~4x the minimum updates in this budget, within A2C's usual rollouts.
-    want = _budget(ctx) / (n_envs * 4 * T.A2C_UPDATES_MIN.value)
-    new = int(min(T.A2C_N_STEPS_MAX.value, max(5, 2 ** int(math.log2(max(want, 1))))))
+    # A power of two that leaves ~4x the minimum updates in this budget, within the usual rollouts.
+    want = _budget(ctx) / (n_envs * 4 * fewest.value)
+    new = int(min(longest.value, max(shortest, 2 ** int(math.log2(max(want, 1))))))
     return Finding(
-        id="a2c_rollout_too_long", severity=Severity.WARNING, score=0.88,
-        title="A2C's rollouts are so long the budget holds only a handful of updates",
-        evidence=[_setting("n_steps", n_steps, f"<= {T.A2C_N_STEPS_MAX.value:g} ({T.A2C_N_STEPS_MAX.source})"),
+        id="rollout_too_long", severity=Severity.WARNING, score=0.88,
+        title="Rollouts so long the budget holds only a handful of updates",
+        evidence=[_setting("n_steps", n_steps, f"<= {longest.value:g} ({longest.source})"),
                   Evidence(metric="run.json:max_env_steps", observed=f"{_budget(ctx):,} env steps / ({n_envs} envs x "
-                           f"{n_steps} steps) = {updates:.1f} updates", healthy=f">= {T.A2C_UPDATES_MIN.value:g} "
-                           f"({T.A2C_UPDATES_MIN.source})")],
-        cause="A2C takes one gradient step per rollout; rollouts this long spend thousands of env steps on each "
-        "step, so the run ends after a few updates however long it is.",
+                           f"{n_steps} steps) = {updates:.1f} updates", healthy=f">= {fewest.value:g} "
+                           f"({fewest.source})")],
+        cause=f"{ctx.algo.upper()} updates once per rollout; rollouts this long spend thousands of env steps on each "
+        "update, so the run ends after a few updates however good each one is.",
         suggested_changes=[change("n_steps", n_steps, new, "decrease",
                                   f"{_budget(ctx) // (n_envs * new):,} updates in this budget")],
     )
@@ -382,4 +388,29 @@ def gae_one_step(ctx: Ctx) -> Finding | None:
         "critic starts out wrong, so the advantages are biased toward its errors and the policy learns from "
         "them instead of from the returns.",
         suggested_changes=[change("gae_lambda", lam, 0.95, "increase", "the GAE paper's and SB3's 0.95")],
+    )
+
+
+@rule("fixed_entropy_bonus_too_large")
+def fixed_entropy_bonus_too_large(ctx: Ctx) -> Finding | None:
+    coef, dims, per = ctx.setting("ent_coef"), action_dims(ctx.info), reward_per_step(ctx)
+    if ctx.algo not in ("sac", "tqc") or ctx.setting("ent_coef_auto", True) or coef is None or dims is None:
+        return None
+    if per is None or not _failing(ctx) or float(coef) <= 0:
+        return None
+    bonus = float(coef) * dims * math.log(2)  # the most a tanh-squashed policy's entropy pays per step
+    if not bonus > T.ENTROPY_BONUS_REWARD_RATIO.value * per:
+        return None
+    return Finding(
+        id="fixed_entropy_bonus_too_large", severity=Severity.WARNING, score=0.9,
+        title="A fixed entropy coefficient pays more for randomness than the task pays for acting well",
+        evidence=[_setting("ent_coef", coef, "learned (ent_coef_auto: true), or small next to the rewards"),
+                  Evidence(metric=M.EP_RETURN_MEAN, observed=f"entropy bonus up to {fmt(bonus)} per step (ent_coef x "
+                           f"{dims} dim(s) x log 2) vs |reward| per step {fmt(per)}",
+                           healthy=f"<= {T.ENTROPY_BONUS_REWARD_RATIO.value:g}x the reward per step "
+                           f"({T.ENTROPY_BONUS_REWARD_RATIO.source})")],
+        cause=f"With ent_coef={coef} fixed, the soft values reward a uniform policy about as much as a good one, "
+        "so the actor stays close to random noise.",
+        suggested_changes=[change("ent_coef_auto", False, True, "enable",
+                                  "SAC's learned temperature, which falls as the policy reaches its entropy target")],
     )
