@@ -456,3 +456,9 @@ PPO_UPDATES_MIN = _t(
     "PPO's usual: the run ends before the policy has been updated enough to show anything",
     "Ours: every PPO preset's budget holds >= 28 updates; min_updates (8) is what the trend rules need",
 )
+OFFPOLICY_LR_SUGGESTED = _t(
+    "offpolicy_lr_suggested", 1e-3,
+    "the learning rate suggested for an off-policy or A2C run whose rate is below anything tuned",
+    "RL Zoo classic control: dqn 6.3e-4 to 2.3e-3, sac/td3 1e-3, a2c 7e-4; SB3 TD3 default 1e-3 (3e-4, "
+    "the PPO default, left a CartPole DQN run with lr 1e-5 unsolved in 64k steps; measured stop 17)",
+)

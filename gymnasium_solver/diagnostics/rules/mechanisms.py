@@ -18,7 +18,7 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.references import action_dims, episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median
-from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, start_value
 from gymnasium_solver.run_folder import M
 
 ON_POLICY_CRITIC = ("ppo", "a2c")
@@ -277,7 +277,8 @@ def learning_rate_below_tuned(ctx: Ctx) -> Finding | None:
                      healthy="enough steps x rate to move the weights")] if done is not None else []),
         cause=f"With learning_rate={lr} every gradient step moves the weights so little that the networks "
         "stay near their initialisation over the budget: the agent learns, but far too slowly to solve.",
-        suggested_changes=[lr_change(ctx, T.LR_STEP.value, "into the range tuned runs use")],
+        suggested_changes=[change("learning_rate", lr, T.OFFPOLICY_LR_SUGGESTED.value, "increase",
+                                  f"the middle of the tuned range ({T.OFFPOLICY_LR_SUGGESTED.source})")],
     )
 
 
