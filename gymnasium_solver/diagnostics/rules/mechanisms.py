@@ -65,6 +65,15 @@ def value_scale(ctx: Ctx) -> tuple[float, str] | None:
                              f"{fmt(h)} = {fmt(per * scale * h)}")
 
 
+def with_explained_variance(ctx: Ctx, evidence: list[Evidence], healthy: str) -> list[Evidence]:
+    """``evidence`` plus the late explained variance when the run logged enough of it (what a critic
+    finding is about)."""
+    w = late_window(ctx, M.EXPLAINED_VARIANCE)
+    if w is None:
+        return evidence
+    return [*evidence, ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}", healthy)]
+
+
 def gradient_steps(ctx: Ctx) -> int | None:
     """Gradient steps an off-policy run made (its logged counter), else None."""
     _, n = ctx.data.finite(M.N_UPDATES)
@@ -77,11 +86,8 @@ def critic_not_trained(ctx: Ctx) -> Finding | None:
     vf = ctx.setting("vf_coef")
     if ctx.algo != "a2c" or vf is None or not _failing(ctx) or float(vf) >= T.VF_COEF_MIN.value:
         return None
-    evidence = [_setting("vf_coef", vf, f">= {T.VF_COEF_MIN.value:g} ({T.VF_COEF_MIN.source})")]
-    w = late_window(ctx, M.EXPLAINED_VARIANCE)
-    if w is not None:
-        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}",
-                           "rising toward 1 as the critic learns"))
+    evidence = with_explained_variance(ctx, [_setting("vf_coef", vf, f">= {T.VF_COEF_MIN.value:g} "
+                                                      f"({T.VF_COEF_MIN.source})")], "rising toward 1 as the critic learns")
     return Finding(
         id="critic_not_trained", severity=Severity.WARNING, score=0.9,
         title="The critic gets no gradient: vf_coef is (almost) zero",
@@ -108,13 +114,10 @@ def value_clip_too_tight(ctx: Ctx) -> Finding | None:
                          f"({T.VALUE_CLIP_REACH.source})"),
                 Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}; the clip lets the critic move "
                          f"at most {fmt(reach)} in the whole budget", healthy="a clip the critic can follow")]
-    w = late_window(ctx, M.EXPLAINED_VARIANCE)
-    if w is not None:
-        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}", "near 1"))
     return Finding(
         id="value_clip_too_tight", severity=Severity.WARNING, score=0.9,
         title="The value clip is too tight for the critic to reach the returns",
-        evidence=evidence,
+        evidence=with_explained_variance(ctx, evidence, "near 1"),
         cause=f"Each update may move a state's value by at most clip_range_vf={clip} from the rollout's, so "
         "the critic stays near its initial predictions: the advantages are built on a near-constant baseline "
         "and are mostly noise.",
@@ -375,12 +378,10 @@ def gae_one_step(ctx: Ctx) -> Finding | None:
     credit = horizon(float(gamma) * float(lam))
     if not credit < T.GAE_CREDIT_MIN.value:
         return None
-    evidence = [_setting("gae_lambda", lam, f"credit horizon 1/(1 - gamma x lambda) = {fmt(credit)} step(s); >= "
-                         f"{T.GAE_CREDIT_MIN.value:g} ({T.GAE_CREDIT_MIN.source})")]
-    w = late_window(ctx, M.EXPLAINED_VARIANCE)
-    if w is not None:
-        evidence.append(ev(M.EXPLAINED_VARIANCE, late_x(w[0]), f"late median {fmt(median(w[2]))}",
-                           "near 1 (one-step advantages are only as good as the critic)"))
+    evidence = with_explained_variance(ctx, [_setting(
+        "gae_lambda", lam, f"credit horizon 1/(1 - gamma x lambda) = {fmt(credit)} step(s); >= "
+        f"{T.GAE_CREDIT_MIN.value:g} ({T.GAE_CREDIT_MIN.source})")],
+        "near 1 (one-step advantages are only as good as the critic)")
     return Finding(
         id="gae_one_step", severity=Severity.WARNING, score=0.88,
         title="GAE lambda makes every advantage a one-step TD error",
