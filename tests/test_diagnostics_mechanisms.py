@@ -187,3 +187,10 @@ def test_a_fixed_sac_entropy_bonus_larger_than_the_rewards() -> None:
 def test_sac_initial_log_std_is_not_a_finding_without_gsde() -> None:
     s = {**dqn_series(solved=False), M.ACTION_STD: np.full(N, 0.05)}
     quiet(s, sac(log_std_init=-3.0), "action_noise_too_low", **BOX)
+
+
+def test_dqn_exploration_that_starts_at_its_floor() -> None:
+    s = {**dqn_series(solved=False), M.EXPLORATION_RATE: np.full(N, 0.05)}
+    f = fired(s, dqn_config(exploration_initial_eps=0.05, exploration_final_eps=0.05), "exploration_ends_too_early")
+    assert f.suggested_changes[0].set_arg == "exploration_initial_eps=1.0"
+    quiet(dqn_series(solved=False), dqn_config(exploration_initial_eps=1.0), "exploration_ends_too_early")

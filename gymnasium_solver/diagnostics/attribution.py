@@ -49,7 +49,8 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "action_noise_too_low": (("log_std_init", -1),),
     "clip_range_too_small": (("clip_range", -1),),
     # Off-policy (rules/offpolicy.py): the setting each mechanism follows from.
-    "exploration_ends_too_early": (("exploration_fraction", -1), ("exploration_final_eps", -1)),
+    "exploration_ends_too_early": (("exploration_fraction", -1), ("exploration_final_eps", -1),
+                                   ("exploration_initial_eps", -1)),
     "exploration_never_ends": (("exploration_final_eps", 1), ("exploration_fraction", 1)),
     "target_updates_too_rare": (("target_update_interval", 1),),
     "target_updates_too_frequent": (("target_update_interval", -1), ("tau", 1)),

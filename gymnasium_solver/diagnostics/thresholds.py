@@ -462,3 +462,8 @@ OFFPOLICY_LR_SUGGESTED = _t(
     "RL Zoo classic control: dqn 6.3e-4 to 2.3e-3, sac/td3 1e-3, a2c 7e-4; SB3 TD3 default 1e-3 (3e-4, "
     "the PPO default, left a CartPole DQN run with lr 1e-5 unsolved in 64k steps; measured stop 17)",
 )
+EXPLORATION_INITIAL_MIN = _t(
+    "exploration_initial_min", 0.5,
+    "a DQN exploration_initial_eps below this: most actions are greedy on an untrained Q-network from the start",
+    "SB3 default and every RL Zoo dqn.yml entry start at 1.0 (Mnih et al. 2015: 1.0 annealed to 0.1)",
+)

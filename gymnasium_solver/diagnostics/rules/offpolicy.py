@@ -46,6 +46,21 @@ def exploration(ctx: Ctx) -> Finding | None:
     if fraction is None:  # unknown: how long the annealing took, as logged
         fraction = float(x[done[0]]) / budget if len(done) else 1.0
     fraction = float(fraction)
+    initial = ctx.setting("exploration_initial_eps")
+    if initial is not None and float(initial) < T.EXPLORATION_INITIAL_MIN.value and not ctx.too_early:
+        return Finding(
+            id="exploration_ends_too_early", severity=Severity.WARNING, score=0.85,
+            title="Exploration never starts: epsilon begins near its floor",
+            evidence=[_setting("exploration_initial_eps", initial, f">= {T.EXPLORATION_INITIAL_MIN.value:g} "
+                               f"({T.EXPLORATION_INITIAL_MIN.source})"),
+                      ev(M.EXPLORATION_RATE, x[:1], f"epsilon {fmt(float(y[0]))} at the first metrics row",
+                         "1.0 at the start, annealed down")],
+            cause=f"Starting at epsilon {initial}, the agent acts greedily on an untrained Q-network from the first "
+            "step: it sees one narrow slice of the state space and the replay buffer never holds the experience "
+            "the Q-values need.",
+            suggested_changes=[change("exploration_initial_eps", initial, 1.0, "increase",
+                                      "SB3's and the RL Zoo's starting epsilon")],
+        )
     # "At once": by the first metrics row, or within twice the minimum fraction of the budget.
     early = max(2 * T.EXPLORATION_MIN_FRACTION.value * budget, float(x[0]))
     if len(done) and int(x[done[0]]) <= early and fraction < T.EXPLORATION_MIN_FRACTION.value and not ctx.too_early:
