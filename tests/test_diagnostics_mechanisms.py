@@ -52,12 +52,12 @@ def test_a2c_critic_without_gradient_is_named_and_a_small_weight_is_not() -> Non
 
 
 def test_value_clip_the_critic_cannot_follow_is_disabled() -> None:
-    # Returns ~150 over 100-step episodes at gamma 0.99: a value scale of ~150. 60 updates x 0.001 = 0.06.
+    # The value loss starts near 12 (a typical error of ~3.5): a clip of 0.001 is 0.03% of it.
     cfg = {"gamma": 0.99, "gae_lambda": 0.95}
     f = fired(FAILED, {**cfg, "clip_range_vf": 0.001}, "value_clip_too_tight")
     assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("clip_range_vf=null", "disable")
     assert top(run({**FAILED, **EPISODES}, {**cfg, "clip_range_vf": 0.001})).id == "value_clip_too_tight"
-    quiet(FAILED, {**cfg, "clip_range_vf": 10.0}, "value_clip_too_tight")  # 600 over the budget: it can follow
+    quiet(FAILED, {**cfg, "clip_range_vf": 0.2}, "value_clip_too_tight")  # 6% of the errors: the usual use
 
 
 def test_reward_clip_far_below_the_rewards_is_disabled() -> None:

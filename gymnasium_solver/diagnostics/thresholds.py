@@ -348,12 +348,13 @@ VF_COEF_MIN = _t(
     "critic stays at its initialisation",
     "SB3 docs (A2C/PPO vf_coef 0.5); RL Zoo (0.2-1)",
 )
-VALUE_CLIP_REACH = _t(
-    "value_clip_reach", 1.0,
-    "clip_range_vf x the updates in the budget below this many value scales: even moving by the full clip "
-    "every update, the critic cannot reach the size of the returns before the budget ends",
-    "PPO's value clip bounds each update's change to +-clip_range_vf around the rollout's values (ppo2, "
-    "37 details); the scale is reward per step x reward_scale x horizon",
+VALUE_CLIP_ERROR_FRACTION = _t(
+    "value_clip_error_fraction", 0.01,
+    "clip_range_vf below this fraction of the critic's typical early error (sqrt of the value loss): each "
+    "sample's value gradient is cut after a sliver of the way to its target",
+    "PPO's value clip (ppo2; 37 details: clip_range_vf = clip_range 0.2 with returns of order 1-10, i.e. 2-20% "
+    "of the errors); Ours: clip_range_vf 0.001 against errors of ~4 left Pendulum PPO unsolved in 300k env steps; "
+    "without it the same run solved at 106k",
 )
 REWARD_CLIP_RATIO = _t(
     "reward_clip_ratio", 10.0,

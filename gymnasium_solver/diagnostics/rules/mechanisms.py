@@ -100,27 +100,36 @@ def critic_not_trained(ctx: Ctx) -> Finding | None:
     )
 
 
+def value_error(ctx: Ctx) -> tuple[float, str] | None:
+    """The critic's typical error while it learns: sqrt of the median value loss over the first quarter of
+    the updates (the loss is a mean squared error), else the value scale."""
+    _, loss = ctx.data.finite(M.VALUE_LOSS)
+    if len(loss) >= 4:
+        early = float(median(loss[: max(1, len(loss) // 4)]))
+        return math.sqrt(max(early, 0.0)), f"sqrt(early median value loss {fmt(early)})"
+    scale = value_scale(ctx)
+    return None if scale is None else (scale[0], f"value scale {scale[1]}")
+
+
 @rule("value_clip_too_tight")
 def value_clip_too_tight(ctx: Ctx) -> Finding | None:
-    clip, rollout = ctx.setting("clip_range_vf"), _rollout(ctx)
-    scale = value_scale(ctx)
-    if ctx.algo != "ppo" or clip is None or not rollout or scale is None or not _failing(ctx):
+    clip, error = ctx.setting("clip_range_vf"), value_error(ctx)
+    if ctx.algo != "ppo" or clip is None or error is None or not _failing(ctx):
         return None
-    updates = _budget(ctx) / rollout
-    reach = float(clip) * updates
-    if not reach < T.VALUE_CLIP_REACH.value * scale[0]:
+    if not float(clip) < T.VALUE_CLIP_ERROR_FRACTION.value * error[0]:
         return None
-    evidence = [_setting("clip_range_vf", clip, f"x {updates:,.0f} updates >= the value scale "
-                         f"({T.VALUE_CLIP_REACH.source})"),
-                Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}; the clip lets the critic move "
-                         f"at most {fmt(reach)} in the whole budget", healthy="a clip the critic can follow")]
+    evidence = [_setting("clip_range_vf", clip, f">= {T.VALUE_CLIP_ERROR_FRACTION.value:.0%} of the critic's typical "
+                         f"error ({T.VALUE_CLIP_ERROR_FRACTION.source})"),
+                Evidence(metric=M.VALUE_LOSS, observed=f"typical value error {fmt(error[0])} ({error[1]}) = "
+                         f"{fmt(error[0] / float(clip))}x clip_range_vf", healthy="a clip near the size of the errors")]
     return Finding(
         id="value_clip_too_tight", severity=Severity.WARNING, score=0.9,
-        title="The value clip is too tight for the critic to reach the returns",
-        evidence=with_explained_variance(ctx, evidence, "near 1"),
-        cause=f"Each update may move a state's value by at most clip_range_vf={clip} from the rollout's, so "
-        "the critic stays near its initial predictions: the advantages are built on a near-constant baseline "
-        "and are mostly noise.",
+        title="The value clip is far smaller than the critic's errors: the critic learns slowly",
+        evidence=with_explained_variance(ctx, evidence, "near 1 early in the run"),
+        cause=f"A sample stops contributing to the value loss once its value moves clip_range_vf={clip} from the "
+        "rollout's, a tiny fraction of its error: the critic learns only through the samples not yet clipped "
+        "and the optimiser's momentum, so for much of the run the advantages rest on an inaccurate baseline "
+        "and the policy learns slowly.",
         suggested_changes=[change("clip_range_vf", clip, None, "disable",
                                   "no value clip (SB3's default); 37 details found it does not help")],
     )
@@ -167,15 +176,17 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
         changes = [change("gamma", gamma, round(1 - 1 / target_h, 4), "decrease",
                           f"a horizon of {fmt(target_h)} steps, a quarter of the ~{fmt(ep)}-step episodes")]
         cause = (f"gamma={gamma} looks {fmt(horizon(gamma))} steps ahead in ~{fmt(ep)}-step episodes: the critic must "
-                 "predict bootstrapped sums far longer than any episode, its targets are large and noisy, and their "
-                 "squared error swamps the policy's share of each (clipped) update.")
+                 "predict bootstrapped sums far longer than any episode, so its targets are large and noisy and the "
+                 "advantages built on them are too.")
     else:
         rs = float(ctx.setting("reward_scale", 1.0) or 1.0)
         changes = [change("reward_scale", rs, round_sig(rs * T.VALUE_SCALE_TARGET.value / scale[0]), "decrease",
                           f"value targets near {T.VALUE_SCALE_TARGET.value:g}")]
-        cause = ("The critic's targets are in the hundreds or more: the value loss is their square, it dominates "
-                 "the gradient (one global norm clip, one optimiser), and the policy's share of each update shrinks "
-                 "to nothing while the critic chases the scale.")
+        shared = ctx.setting("shared_network", False) or ctx.setting("max_grad_norm") is not None
+        cause = ("The critic's targets are in the hundreds or more: the value loss is their square, "
+                 + ("it dominates the gradient (one global norm clip over actor and critic, or a shared trunk), and "
+                    "the policy's share of each update shrinks to nothing while the critic chases the scale." if shared
+                    else "and the critic spends most of the run fitting the scale, so the advantages stay noisy."))
     return Finding(id="value_targets_too_large", severity=Severity.WARNING, score=0.85,
                    title="Value targets are far too large for the critic to fit", evidence=evidence, cause=cause,
                    suggested_changes=changes)
