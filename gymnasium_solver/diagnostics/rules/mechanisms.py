@@ -87,8 +87,9 @@ def critic_not_trained(ctx: Ctx) -> Finding | None:
         title="The critic gets no gradient: vf_coef is (almost) zero",
         evidence=evidence,
         cause=f"vf_coef={vf} removes the value loss from the update, so the critic keeps its random initial "
-        "values; A2C's advantages (returns minus those values) are then noise with a random offset, and the "
-        "policy gradient follows the noise.",
+        "values: every advantage is a return bootstrapped from a random value minus another random value, "
+        "biased by them and without the variance reduction a baseline gives, so the policy gradient is "
+        "mostly noise.",
         suggested_changes=[change("vf_coef", vf, T.VF_COEF_SUGGESTED.value, "increase",
                                   f"{T.VF_COEF_SUGGESTED.source}")],
     )
@@ -121,8 +122,8 @@ def value_clip_too_tight(ctx: Ctx) -> Finding | None:
         title="The value clip is far smaller than the critic's errors: the critic learns slowly",
         evidence=evidence,
         cause=f"A sample stops contributing to the value loss once its value moves clip_range_vf={clip} from the "
-        "rollout's, a tiny fraction of its error: the critic learns only through the samples not yet clipped "
-        "and the optimiser's momentum, so for much of the run the advantages rest on an inaccurate baseline "
+        "rollout's, a tiny fraction of its error: the critic learns mostly through the samples not yet "
+        "clipped and the optimiser's momentum, so for much of the run the advantages rest on an inaccurate baseline "
         "and the policy learns slowly.",
         suggested_changes=[change("clip_range_vf", clip, None, "disable",
                                   "no value clip (SB3's default); 37 details found it does not help")],
