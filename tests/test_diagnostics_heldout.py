@@ -1,10 +1,10 @@
-"""The three held-out sets (tests/fixtures/heldout, heldout2, heldout3) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout, heldout2, heldout3, heldout4) as regression tests of the diagnosis.
 
-None of the three is blind any more: each was scored once blind (1/8, 2/7, 5/6; with no preset 1/6;
-docs/diagnostics.md) and the diagnosis changed after; the no-preset misses of all three were read to
-write rules/mechanisms.py, so those figures are in-sample. These pin today's figures so a change that
-loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a set
-nobody tuned to: heldout4).
+None of them is blind any more: each was scored once blind (1/8, 2/7, 5/6, 8/8; with no preset 1/6 and
+4/8; docs/diagnostics.md) and the diagnosis changed after; the no-preset misses of all four were read
+to write rules/mechanisms.py, so those figures are in-sample. These pin today's figures so a change
+that loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a
+set nobody tuned to).
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ def _line(faults: int, strict: int, lenient: int) -> str:
     ("heldout", True, _line(8, 5, 5)),
     ("heldout2", True, _line(7, 6, 6)),
     ("heldout3", True, _line(6, 6, 6)),
+    # heldout4's blind scoring (a813927) was 8/8 with its preset and 4/8 (5/8 lenient) with nothing to
+    # revert; these are its figures after the three rules its misses prompted (docs/diagnostics.md).
+    ("heldout4", False, _line(8, 8, 8)),
+    ("heldout4", True, _line(8, 7, 8)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

@@ -194,3 +194,27 @@ def test_dqn_exploration_that_starts_at_its_floor() -> None:
     f = fired(s, dqn_config(exploration_initial_eps=0.05, exploration_final_eps=0.05), "exploration_ends_too_early")
     assert f.suggested_changes[0].set_arg == "exploration_initial_eps=1.0"
     quiet(dqn_series(solved=False), dqn_config(exploration_initial_eps=1.0), "exploration_ends_too_early")
+
+
+def test_replay_minibatch_of_a_few_transitions() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, dqn_config(batch_size=1), "minibatch_too_small")
+    assert f.suggested_changes[0].set_arg == "batch_size=64"
+    quiet(s, dqn_config(batch_size=32), "minibatch_too_small")
+
+
+def test_a2c_learning_rate_that_collapses_the_policy() -> None:
+    s = {**FAILED, M.ENTROPY: np.full(N, 0.001)}
+    f = fired(s, a2c(learning_rate=0.03), "learning_rate_too_high")
+    assert f.suggested_changes[0].direction == "decrease" and f.suggested_changes[0].suggested <= 0.003
+    quiet(s, a2c(learning_rate=0.003), "learning_rate_too_high")  # a tuned rate: the collapse has another cause
+
+
+def test_a_horizon_that_cannot_see_the_end_of_time_limited_episodes() -> None:
+    # Every episode runs to a 500-step limit; gamma 0.9 looks 10 steps ahead (2% of it).
+    s = {**FAILED, M.EP_LEN_MEAN: np.full(N, 500.0)}
+    assert run(s, {"gamma": 0.9}).findings[0].id == "horizon_too_short"
+    assert "horizon_too_short" not in ids(run(s, {"gamma": 0.98}))  # 50 steps: 10% of it
+    # Episodes that end early (the task ends them) are not time-limited: 10 steps may be enough.
+    short = {**FAILED, M.EP_LEN_MEAN: np.linspace(500.0, 100.0, N)}
+    assert "horizon_too_short" not in ids(run(short, {"gamma": 0.9}))

@@ -72,6 +72,7 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "entropy_target_unreachable": (("target_entropy", 1),),
     "gae_one_step": (("gae_lambda", -1),),
     "fixed_entropy_bonus_too_large": (("ent_coef", 1), ("ent_coef_auto", 0)),
+    "minibatch_too_small": (("batch_size", -1),),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")

@@ -266,6 +266,11 @@ REINFORCE_LR_MAX = _t(
     "a REINFORCE learning rate above this, with an entropy collapse, is too high (no KL to show it)",
     "Ours: presets use 0.006; Adam rates above ~0.05 move a 64-unit policy to determinism in a few updates",
 )
+A2C_LR_MAX = _t(
+    "a2c_lr_max", 0.01,
+    "an A2C (RMSprop) learning rate above this, with an entropy collapse, is too high (no KL to show it)",
+    "RL Zoo a2c.yml (7e-4 to 8.3e-4 for classic control and Box2D); Ours: CartPole-v1:a2c uses 3.5e-3",
+)
 
 # --- off-policy (Stable-Baselines3 DQN / SAC / TD3 runs) --------------------------------------
 # Sources: DQN paper: Mnih et al. 2015, "Human-level control through deep RL" (epsilon annealed over
@@ -467,4 +472,22 @@ EXPLORATION_INITIAL_MIN = _t(
     "exploration_initial_min", 0.5,
     "a DQN exploration_initial_eps below this: most actions are greedy on an untrained Q-network from the start",
     "SB3 default and every RL Zoo dqn.yml entry start at 1.0 (Mnih et al. 2015: 1.0 annealed to 0.1)",
+)
+HORIZON_EPISODE_FRACTION = _t(
+    "horizon_episode_fraction", 1 / 30,
+    "a discount horizon 1/(1-gamma) below this fraction of episodes that all run to the time limit: the agent "
+    "cannot value reaching the end it has never seen (Acrobot's goal, a landing)",
+    "RL Zoo's shortest horizon on a time-limited task: Pendulum PPO gamma 0.9 (10 steps of 200 = 1/20); Ours: "
+    "Acrobot REINFORCE at gamma 0.9 (10 of 500) never reached the goal in 160k env steps, at 0.99 it did",
+)
+TIME_LIMITED_FRACTION = _t(
+    "time_limited_fraction", 0.95,
+    "every late episode-length mean at least this fraction of the longest: episodes run to the time limit",
+    "Ours (training means over 100 episodes: a few early terminations move them by < 5%)",
+)
+MINIBATCH_MIN = _t(
+    "minibatch_min", 8,
+    "a replay minibatch (DQN/SAC/TD3/TQC batch_size) below this: each gradient step follows a handful of "
+    "transitions, so the updates are mostly noise",
+    "RL Zoo (smallest tuned batch 32, Atari DQN; 64-256 for classic control); SB3 defaults (DQN 32, SAC/TD3 256)",
 )

@@ -13,7 +13,7 @@ from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import action_half_range, band_evidence, episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
-from gymnasium_solver.diagnostics.series import median
+from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
 from gymnasium_solver.run_folder import M
 
@@ -41,6 +41,17 @@ def _n_params(ctx: Ctx) -> int | None:
         return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
 
     return mlp([n_in, *hidden, n_out]) + mlp([n_in, *hidden, 1])
+
+
+def time_limited_length(data: RunData) -> float | None:
+    """The episode length when every episode of the last half of the run ran to the same limit (the
+    time limit: the task never ended sooner), else None."""
+    _, y = data.finite(M.EP_LEN_MEAN)
+    late = y[len(y) // 2:]
+    if len(late) < 3:
+        return None
+    top = float(np.max(y))
+    return top if float(np.min(late)) >= T.TIME_LIMITED_FRACTION.value * top else None
 
 
 def _not_learning(ctx: Ctx) -> bool:
@@ -97,6 +108,10 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     ep = episode_length(ctx.data)
     dev = ctx.deviation("gamma", -1)
     short_abs = h <= T.HORIZON_MIN_STEPS.value and (ep is None or ep >= 10 * h)
+    # Episodes that all run to the time limit never showed the agent their end (the goal, a crash):
+    # a horizon that is a sliver of them cannot value reaching it.
+    limit = time_limited_length(ctx.data)
+    short_abs = short_abs or (limit is not None and h < T.HORIZON_EPISODE_FRACTION.value * limit)
     short_rel = dev is not None and h < T.HORIZON_PRESET_RATIO.value * horizon(float(dev.preset))
     if not (short_abs or short_rel):
         return None

@@ -423,3 +423,18 @@ def fixed_entropy_bonus_too_large(ctx: Ctx) -> Finding | None:
         suggested_changes=[change("ent_coef_auto", False, True, "enable",
                                   "SAC's learned temperature, which falls as the policy reaches its entropy target")],
     )
+
+
+@rule("minibatch_too_small")
+def minibatch_too_small(ctx: Ctx) -> Finding | None:
+    batch = ctx.setting("batch_size")
+    if ctx.algo not in REPLAY or batch is None or not _failing(ctx) or not int(batch) < T.MINIBATCH_MIN.value:
+        return None
+    return Finding(
+        id="minibatch_too_small", severity=Severity.WARNING, score=0.88,
+        title="Replay minibatches of a few transitions: every gradient step is mostly noise",
+        evidence=[_setting("batch_size", batch, f">= {T.MINIBATCH_MIN.value:g} ({T.MINIBATCH_MIN.source})")],
+        cause=f"Each gradient step regresses the values on {batch} sampled transition(s): the step follows "
+        "whichever transitions were drawn, so the Q-values (or critic) wander instead of converging.",
+        suggested_changes=[change("batch_size", batch, 64, "increase", "the RL Zoo's classic-control minibatch")],
+    )

@@ -186,6 +186,10 @@ def _lr_fix(ctx: Ctx, why: str) -> SuggestedChange:
     return d.revert if d is not None else lr_change(ctx, 1 / T.LR_STEP.value, why)
 
 
+# Algorithms that log no KL: the learning rate above which, with a collapsed entropy, updates are too large.
+NO_KL_LR_MAX = {"reinforce": T.REINFORCE_LR_MAX, "a2c": T.A2C_LR_MAX}
+
+
 @rule("learning_rate_too_high")
 def learning_rate_too_high(ctx: Ctx) -> Finding | None:
     """Updates too large *relative to solved runs* (PPO: KL and clip fraction above the solved band,
@@ -203,17 +207,19 @@ def learning_rate_too_high(ctx: Ctx) -> Finding | None:
                  and (cf is None or cf.observed <= T.CLIP_FRACTION_HIGH.value))
     if ctx.algo == "ppo" and kl_high and (cf is None or cf_high) and under_abs:
         evidence = [e for e in (_band_evidence(ctx, M.APPROX_KL), _band_evidence(ctx, M.CLIP_FRACTION)) if e]
-    elif ctx.algo == "reinforce":
+    elif ctx.algo in NO_KL_LR_MAX:
+        # No KL to show oversized updates: a rate far above tuned ones, with the entropy collapsed, does.
         lr = start_value(ctx.config.get("learning_rate", 0.0))
         rel = late_entropy_fraction(ctx)
         dev = ctx.deviation("learning_rate", 1)
-        big = lr > T.REINFORCE_LR_MAX.value or (dev is not None and (dev.ratio or 0) >= T.LR_STEP.value)
+        limit = NO_KL_LR_MAX[ctx.algo]
+        big = lr > limit.value or (dev is not None and (dev.ratio or 0) >= T.LR_STEP.value)
         if not (big and rel is not None and rel < T.ENTROPY_COLLAPSE.value * 3):
             return None
         x, g = ctx.data.finite(M.GRAD_NORM)
         evidence = [Evidence(metric="config:learning_rate", observed=f"learning_rate={fmt(lr)}"
                              + (f" ({dev.size})" if dev else ""),
-                             healthy=f"<= {T.REINFORCE_LR_MAX.value:g} ({T.REINFORCE_LR_MAX.source})"),
+                             healthy=f"<= {limit.value:g} ({limit.source})"),
                     Evidence(metric=M.ENTROPY, observed=f"late entropy {fmt(100 * rel)}% of its reference",
                              healthy=f">= {100 * T.ENTROPY_COLLAPSE.value:g}% until solved")]
         if len(g):
