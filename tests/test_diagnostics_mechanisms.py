@@ -218,3 +218,11 @@ def test_a_horizon_that_cannot_see_the_end_of_time_limited_episodes() -> None:
     # Episodes that end early (the task ends them) are not time-limited: 10 steps may be enough.
     short = {**FAILED, M.EP_LEN_MEAN: np.linspace(500.0, 100.0, N)}
     assert "horizon_too_short" not in ids(run(short, {"gamma": 0.9}))
+
+
+def test_a_runaway_temperature_with_the_automatic_target_stays_a_divergence() -> None:
+    # target_entropy null is already -(action dims): nothing to lower, so the Q growth is not blamed on it.
+    t = np.linspace(0, 1, N)
+    s = {**dqn_series(solved=False), M.ENT_COEF: 10.0 ** (8 * t), M.Q_MEAN: 10.0 ** (6 * t)}
+    q = next(f for f in run({**s, **EPISODES}, sac(target_entropy=None), **BOX).findings if f.id == "q_value_divergence")
+    assert q.severity == "critical" and q.suggested_changes[0].key == "learning_rate"

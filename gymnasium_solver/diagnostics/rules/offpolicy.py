@@ -194,7 +194,8 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
     if peak <= limit:
         return None
     runaway = _temperature_runaway(ctx)
-    if runaway is not None:
+    target, dims = ctx.setting("target_entropy"), action_dims(ctx.info) or 1
+    if runaway is not None and target is not None and float(target) > -dims:
         # SAC's soft Q-values carry the entropy bonus alpha x entropy / (1 - gamma): they follow the temperature.
         return Finding(
             id="q_value_divergence", severity=Severity.WARNING, score=0.6,
@@ -204,8 +205,8 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
             cause="The soft Q-values include the entropy bonus, and the automatic temperature keeps rising because "
             "the policy's entropy stays below target_entropy: the values grow with the temperature, not from "
             "bootstrapping on their own errors.",
-            suggested_changes=[change("target_entropy", ctx.setting("target_entropy"), float(-(action_dims(ctx.info) or 1)),
-                                      "decrease", "-(action dims), SAC's automatic target")],
+            suggested_changes=[change("target_entropy", target, float(-dims), "decrease",
+                                      "-(action dims), SAC's automatic target")],
         )
     changes = [lr_change(ctx, 0.1, "smaller steps keep the Q-regression from running away")]
     clip = ctx.setting("max_grad_norm", 10.0)  # SB3's DQN default
