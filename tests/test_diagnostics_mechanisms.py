@@ -226,3 +226,56 @@ def test_a_runaway_temperature_with_the_automatic_target_stays_a_divergence() ->
     s = {**dqn_series(solved=False), M.ENT_COEF: 10.0 ** (8 * t), M.Q_MEAN: 10.0 ** (6 * t)}
     q = next(f for f in run({**s, **EPISODES}, sac(target_entropy=None), **BOX).findings if f.id == "q_value_divergence")
     assert q.severity == "critical" and q.suggested_changes[0].key == "learning_rate"
+
+
+def test_the_replay_ratio_counts_every_env() -> None:
+    # SB3 trains every train_freq steps of the vector env: 2 gradient steps per 4 x 8 = 32 env steps.
+    s = dqn_series(solved=False)
+    f = fired(s, sac(train_freq=4, gradient_steps=2, n_envs=8), "replay_ratio_too_low", **BOX)
+    assert "per 4 step(s) x 8 envs = 32 env steps" in f.evidence[1].observed
+    quiet(s, sac(train_freq=4, gradient_steps=2, n_envs=1), "replay_ratio_too_low", **BOX)  # 0.5: our preset's
+
+
+def test_one_step_rollouts_are_one_step_advantages() -> None:
+    f = fired(FAILED, a2c(n_steps=1), "gae_one_step")
+    assert f.suggested_changes[0].set_arg == "n_steps=5"
+    quiet(FAILED, a2c(n_steps=5), "gae_one_step")
+
+
+def reinforce(**changes: Any) -> dict[str, Any]:
+    base = {k: v for k, v in BASE_CONFIG.items() if k not in ("n_steps", "n_epochs", "batch_size", "clip_range",
+                                                              "target_kl", "vf_coef")}
+    return {**base, "variant": "reinforce", "algo": "reinforce", "learning_rate": 0.006, "gamma": 0.99,
+            "n_envs": 8, "episodes_per_update": 8, **changes}
+
+
+def test_reinforce_with_more_envs_than_episodes_per_update() -> None:
+    s = {**FAILED, M.ENTROPY: np.full(N, 0.5)}
+    many_envs = fired(s, reinforce(n_envs=64), "reinforce_envs_outnumber_episodes")
+    assert [c.set_arg for c in many_envs.suggested_changes] == ["n_envs=8", "episodes_per_update=64"]
+    # One episode per update is mostly noise: raise it to the envs rather than drop to one env.
+    one_episode = fired(s, reinforce(episodes_per_update=1), "reinforce_envs_outnumber_episodes")
+    assert one_episode.suggested_changes[0].set_arg == "episodes_per_update=8"
+    quiet(s, reinforce(), "reinforce_envs_outnumber_episodes")
+
+
+def test_a_threshold_above_the_best_return_the_reward_allows() -> None:
+    # +1 per step (CartPole): returns equal lengths; evaluations that all ran 500 steps mark the time limit.
+    t = np.linspace(0, 1, N)
+    length = np.minimum(20 + 600 * t, 500.0)
+    s = {**healthy_series(), M.EP_RETURN_MEAN: length, M.EP_LEN_MEAN: length, M.EVAL_RETURN_MEAN: length,
+         M.EVAL_EP_LEN_MEAN: length}
+    unsolved_at = {"solved": False, "stop_reason": "budget_exhausted", "best_eval": None}
+    d = run(s, {"reward_threshold": 600.0}, reward_threshold=600.0, **unsolved_at)
+    assert d.findings[0].id == "threshold_unreachable" and d.findings[0].severity == "critical", ids(d)
+    assert d.findings[0].suggested_changes[0].set_arg == "reward_threshold=475.0"  # Gymnasium's, below 500
+    # -1 per step (Acrobot): the shortest episode returns the most, about 0; a positive threshold cannot be met.
+    neg = {**s, M.EP_RETURN_MEAN: -length, M.EVAL_RETURN_MEAN: -length}
+    d = run(neg, {"env_id": "Acrobot-v1", "reward_threshold": 100.0}, reward_threshold=100.0, env_id="Acrobot-v1",
+            **unsolved_at)
+    assert d.findings[0].id == "threshold_unreachable"
+    assert d.findings[0].suggested_changes[0].set_arg == "reward_threshold=-100.0"
+    # Returns that are not a function of length say nothing about the best return.
+    noisy = {**s, M.EP_RETURN_MEAN: length * (1 + 0.3 * np.sin(7 * t))}
+    assert "threshold_unreachable" not in ids(run(noisy, {"reward_threshold": 600.0}, reward_threshold=600.0,
+                                                  **unsolved_at))

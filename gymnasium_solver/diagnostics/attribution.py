@@ -70,9 +70,11 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "target_network_frozen": (("tau", -1),),
     "actor_updates_starved": (("policy_delay", 1),),
     "entropy_target_unreachable": (("target_entropy", 1),),
-    "gae_one_step": (("gae_lambda", -1),),
+    "gae_one_step": (("gae_lambda", -1), ("n_steps", -1)),
+    "reinforce_envs_outnumber_episodes": (("n_envs", 1), ("episodes_per_update", -1)),
     "fixed_entropy_bonus_too_large": (("ent_coef", 1), ("ent_coef_auto", 0)),
     "minibatch_too_small": (("batch_size", -1),),
+    "threshold_unreachable": (("reward_threshold", 1),),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")

@@ -383,11 +383,16 @@ PPO_STEPS_PER_ROLLOUT_MIN = _t(
     "losing what PPO's clipped objective exists for (many safe steps on the same data)",
     "PPO paper (3-10 epochs of 32-64 minibatches); SB3 default 10 epochs x 32 minibatches",
 )
-REPLAY_RATIO_MIN = _t(
-    "replay_ratio_min", 1 / 32,
-    "gradient steps per env step (gradient_steps / train_freq) below this: each transition is learned from "
-    "a fraction of a time on average and the network barely trains over the budget",
-    "SB3 DQN default 1/4 (train_freq 4, gradient_steps 1); RL Zoo classic control 0.5-1; SAC/TD3 default 1",
+REPLAY_RATIO_MIN_DQN = _t(
+    "replay_ratio_min_dqn", 1 / 32,
+    "DQN/QR-DQN gradient steps per env step (gradient_steps / (train_freq x n_envs)) below this (8x below SB3's "
+    "default): each transition is learned from too rarely and the network barely trains over the budget",
+    "SB3 DQN default 1/4 (train_freq 4, gradient_steps 1); RL Zoo classic control 0.5-1",
+)
+REPLAY_RATIO_MIN_AC = _t(
+    "replay_ratio_min_ac", 1 / 8,
+    "SAC/TD3/TQC gradient steps per env step below this (8x below SB3's default)",
+    "SB3 SAC/TD3 default 1 (train_freq 1, gradient_steps 1); RL Zoo Pendulum 1; Ours: Pendulum-v1:sac 0.5",
 )
 REPLAY_RATIO_SUGGESTED = _t(
     "replay_ratio_suggested", 0.5, "gradient steps per env step suggested for a replay ratio near zero",
@@ -490,4 +495,28 @@ MINIBATCH_MIN = _t(
     "a replay minibatch (DQN/SAC/TD3/TQC batch_size) below this: each gradient step follows a handful of "
     "transitions, so the updates are mostly noise",
     "RL Zoo (smallest tuned batch 32, Atari DQN; 64-256 for classic control); SB3 defaults (DQN 32, SAC/TD3 256)",
+)
+EPISODES_PER_UPDATE_MIN = _t(
+    "episodes_per_update_min", 4,
+    "REINFORCE updates from fewer episodes than this are mostly noise: a mismatch with n_envs is fixed by "
+    "raising the episodes (up to 16 envs), not by dropping envs",
+    "Williams 1992 / Sutton & Barto 13.3 (a Monte-Carlo gradient's variance falls with the episodes averaged); "
+    "Ours: REINFORCE presets use 8",
+)
+RETURN_FIT_MIN_SPREAD = _t(
+    "return_fit_min_spread", 5,
+    "episode-length means must span at least this many steps before returns are read as a function of length",
+    "Ours (fewer points of a line fit anything)",
+)
+RETURN_FIT_TOLERANCE = _t(
+    "return_fit_tolerance", 0.01,
+    "returns count as (reward per step) x length + constant when no training-return mean is further than this "
+    "fraction of their range from the fitted line",
+    "Ours: CartPole fits exactly (+1 per step); Acrobot within 1 step (-1 per step, 0 on the goal step)",
+)
+TIME_LIMIT_EVALS = _t(
+    "time_limit_evals", 3,
+    "evaluations whose mean episode length equals the longest seen (every episode ran exactly that long) that "
+    "mark it as the time limit",
+    "Ours: an evaluation mean of 10 episodes lands exactly on one length only when they all hit the same cap",
 )

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev, late_window, late_x
-from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import action_dims, episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median
@@ -244,24 +246,34 @@ def rollout_too_long(ctx: Ctx) -> Finding | None:
     )
 
 
+# The fewest gradient steps per env step a replay algorithm should take: 8x below SB3's default.
+REPLAY_RATIO_FLOOR = {"dqn": T.REPLAY_RATIO_MIN_DQN, "qrdqn": T.REPLAY_RATIO_MIN_DQN, "sac": T.REPLAY_RATIO_MIN_AC,
+                    "td3": T.REPLAY_RATIO_MIN_AC, "tqc": T.REPLAY_RATIO_MIN_AC}
+
+
 @rule("replay_ratio_too_low")
 def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
-    freq, grad = ctx.setting("train_freq"), ctx.setting("gradient_steps")
-    if ctx.algo not in REPLAY or not isinstance(freq, int) or not isinstance(grad, int) or grad < 0:
+    freq, grad, n_envs = ctx.setting("train_freq"), ctx.setting("gradient_steps"), ctx.setting("n_envs", 1)
+    if ctx.algo not in REPLAY or not isinstance(freq, int) or not isinstance(grad, int) or grad < 0 or not n_envs:
         return None  # gradient_steps -1 = one per env step collected
-    ratio = grad / freq
-    if not _failing(ctx) or not ratio < T.REPLAY_RATIO_MIN.value:
+    # SB3 trains every train_freq steps of the vector env, i.e. every train_freq x n_envs env steps.
+    per_call = freq * int(n_envs)
+    ratio = grad / per_call
+    floor = REPLAY_RATIO_FLOOR[ctx.algo]
+    if not _failing(ctx) or not ratio < floor.value:
         return None
-    new = max(1, round(freq * T.REPLAY_RATIO_SUGGESTED.value))
+    new = max(1, round(per_call * T.REPLAY_RATIO_SUGGESTED.value))
     done = gradient_steps(ctx)
+    envs = f" x {n_envs} envs" if int(n_envs) > 1 else ""
     return Finding(
         id="replay_ratio_too_low", severity=Severity.WARNING, score=0.88,
-        title="Almost no gradient steps per env step: the network barely trains",
-        evidence=[_setting("gradient_steps", grad, f"gradient_steps / train_freq >= {fmt(T.REPLAY_RATIO_MIN.value)} "
-                           f"({T.REPLAY_RATIO_MIN.source})"),
-                  Evidence(metric=M.N_UPDATES, observed=f"{grad} gradient step(s) per {freq} env steps (ratio "
-                           f"{fmt(ratio)})" + (f"; {done:,} in the whole run" if done is not None else ""),
-                           healthy=f">= {fmt(T.REPLAY_RATIO_MIN.value)}")],
+        title="Too few gradient steps per env step: the network barely trains",
+        evidence=[_setting("gradient_steps", grad, f"gradient_steps / (train_freq x n_envs) >= {fmt(floor.value)} "
+                           f"({floor.source})"),
+                  Evidence(metric=M.N_UPDATES, observed=f"{grad} gradient step(s) per {freq} step(s){envs} = "
+                           f"{per_call} env steps (ratio {fmt(ratio)})"
+                           + (f"; {done:,} in the whole run" if done is not None else ""),
+                           healthy=f">= {fmt(floor.value)}")],
         cause=f"The network takes one gradient step per {fmt(1 / ratio)} env steps" + (f", {done:,} in the whole run"
         if done is not None else "") + ": too few to fit the values (tuned runs take one per 1-4 env steps), so the "
         "Q-network (or critic) stays near its initialisation for most of the budget.",
@@ -377,27 +389,72 @@ def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
     )
 
 
+# The n_steps a one-step rollout is raised to: SB3's A2C default, a short PPO rollout.
+USUAL_N_STEPS = {"a2c": 5, "ppo": 128}
+
+
 @rule("gae_one_step")
 def gae_one_step(ctx: Ctx) -> Finding | None:
-    gamma, lam = ctx.setting("gamma"), ctx.setting("gae_lambda")
+    """Advantages that look one step ahead: from GAE lambda ~0, or from one-step rollouts (GAE cannot
+    look past the rollout's end, where it bootstraps from the critic)."""
+    gamma, lam, n_steps = ctx.setting("gamma"), ctx.setting("gae_lambda"), ctx.setting("n_steps")
     if ctx.algo not in ON_POLICY_CRITIC or gamma is None or lam is None or not _failing(ctx):
         return None
     if horizon(float(gamma)) <= T.HORIZON_MIN_STEPS.value:
         return None  # a short discount horizon is the cause: horizon_too_short names it
     credit = horizon(float(gamma) * float(lam))
+    if n_steps is not None and int(n_steps) < T.GAE_CREDIT_MIN.value:
+        return Finding(
+            id="gae_one_step", severity=Severity.WARNING, score=0.88,
+            title="One-step rollouts make every advantage a one-step TD error",
+            evidence=[_setting("n_steps", n_steps, f">= {T.GAE_CREDIT_MIN.value:g} steps per rollout, so the "
+                               f"advantage can look past the next state ({T.GAE_CREDIT_MIN.source})")],
+            cause=f"With n_steps={n_steps} each rollout ends after one step per env and every advantage bootstraps "
+            "from the critic's estimate of the next state, whatever gae_lambda says: the credit for an action "
+            "reaches back only through a critic that lags the policy, and each update follows a handful of "
+            "single transitions.",
+            suggested_changes=[change("n_steps", n_steps, USUAL_N_STEPS[ctx.algo], "increase",
+                                      "a rollout long enough for multi-step advantages")],
+        )
     if not credit < T.GAE_CREDIT_MIN.value:
         return None
-    evidence = [_setting("gae_lambda", lam, f"credit horizon 1/(1 - gamma x lambda) = {fmt(credit)} step(s); >= "
-                         f"{T.GAE_CREDIT_MIN.value:g} ({T.GAE_CREDIT_MIN.source})")]
     return Finding(
         id="gae_one_step", severity=Severity.WARNING, score=0.88,
         title="GAE lambda makes every advantage a one-step TD error",
-        evidence=evidence,
+        evidence=[_setting("gae_lambda", lam, f"credit horizon 1/(1 - gamma x lambda) = {fmt(credit)} step(s); >= "
+                           f"{T.GAE_CREDIT_MIN.value:g} ({T.GAE_CREDIT_MIN.source})")],
         cause=f"With gae_lambda={lam} every advantage is a one-step TD error: the credit for an action reaches "
         "back only through the critic's estimate of the next state, which describes the old policy and lags every "
         "change, so the policy gradient is short-sighted and biased where the payoff comes steps later.",
         suggested_changes=[change("gae_lambda", lam, 0.95, "increase", "the GAE paper's and SB3's 0.95")],
     )
+
+
+@rule("reinforce_envs_outnumber_episodes")
+def reinforce_envs_outnumber_episodes(ctx: Ctx) -> Finding | None:
+    n_envs, episodes = ctx.setting("n_envs", 1), ctx.setting("episodes_per_update")
+    if ctx.algo != "reinforce" or episodes is None or not _failing(ctx) or not int(n_envs) > int(episodes):
+        return None
+    return Finding(
+        id="reinforce_envs_outnumber_episodes", severity=Severity.WARNING, score=0.88,
+        title="More environments than episodes per update: each update learns only from the shortest episodes",
+        evidence=[_setting("n_envs", n_envs, f"<= episodes_per_update={episodes} (every env's episode is used)")],
+        cause=f"A REINFORCE update collects until {episodes} episode(s) have ended across the {n_envs} envs: those are "
+        f"the ones that ended first, the shortest, and the steps of the other {int(n_envs) - int(episodes)} envs are "
+        "spent and thrown away. Where failing ends an episode early (CartPole, LunarLander) the policy learns "
+        "mostly from failures, at several times the env steps per update.",
+        suggested_changes=_match_envs_and_episodes(int(n_envs), int(episodes)),
+    )
+
+
+def _match_envs_and_episodes(n_envs: int, episodes: int) -> list[SuggestedChange]:
+    """One episode per env per update: raise a small update to the env count (a policy gradient from
+    a few episodes is mostly noise), else lower the env count to the update size."""
+    more = change("episodes_per_update", episodes, n_envs, "increase",
+                  f"one episode from each of the {n_envs} envs per update")
+    fewer = change("n_envs", n_envs, episodes, "decrease", "one episode per env per update: every step is learned from")
+    return [more, fewer] if episodes < T.EPISODES_PER_UPDATE_MIN.value and n_envs <= 4 * T.EPISODES_PER_UPDATE_MIN.value \
+        else [fewer, more]
 
 
 @rule("fixed_entropy_bonus_too_large")
@@ -437,4 +494,60 @@ def minibatch_too_small(ctx: Ctx) -> Finding | None:
         cause=f"Each gradient step regresses the values on {batch} sampled transition(s): the step follows "
         "whichever transitions were drawn, so the Q-values (or critic) wander instead of converging.",
         suggested_changes=[change("batch_size", batch, 64, "increase", "the RL Zoo's classic-control minibatch")],
+    )
+
+
+def best_possible_return(ctx: Ctx) -> tuple[float, str] | None:
+    """The most any episode can return when the reward is the same every step (returns a linear function
+    of episode length: CartPole +1, Acrobot -1 until the goal), with how it was found; else None.
+    A positive reward per step needs the time limit, known once evaluation episodes all run to it."""
+    ret, length = ctx.data.raw(M.EP_RETURN_MEAN), ctx.data.raw(M.EP_LEN_MEAN)
+    if ret is None or length is None:
+        return None
+    both = np.isfinite(ret) & np.isfinite(length)
+    r, n = ret[both], length[both]
+    if len(r) < 5:
+        return None
+    if float(np.ptp(n)) < T.RETURN_FIT_MIN_SPREAD.value:
+        return None
+    c, b = np.polyfit(n, r, 1)
+    if float(np.max(np.abs(r - (c * n + b)))) > T.RETURN_FIT_TOLERANCE.value * max(float(np.ptp(r)), 1e-9):
+        return None
+    how = f"returns = {fmt(c)} x episode length {'+' if b >= 0 else '-'} {fmt(abs(b))} over {len(r)} rows"
+    if c < 0:
+        return c + b, how + ": the shortest episode (1 step) returns the most"
+    # A time limit shows as evaluations whose every episode ran the same, longest length.
+    _, eval_len = ctx.data.finite(M.EVAL_EP_LEN_MEAN)
+    cap = float(np.max(eval_len)) if len(eval_len) else 0.0
+    at_cap = int(np.count_nonzero(eval_len == cap)) if len(eval_len) else 0
+    if at_cap >= T.TIME_LIMIT_EVALS.value and cap >= float(np.max(n)):
+        return c * cap + b, how + f"; {at_cap} evaluations ran every episode to the same {fmt(cap)} steps (the time limit)"
+    return None
+
+
+@rule("threshold_unreachable")
+def threshold_unreachable(ctx: Ctx) -> Finding | None:
+    if ctx.solved or ctx.threshold is None:
+        return None
+    best = best_possible_return(ctx)
+    if best is None or not ctx.threshold > best[0] + 1e-6:
+        return None
+    from gymnasium_solver.config.presets import spec_reward_threshold
+
+    registered = spec_reward_threshold(ctx.info.env_id)
+    target = registered if registered is not None and registered <= best[0] else round_sig(
+        best[0] - 0.05 * abs(best[0]))
+    why = (f"Gymnasium's registered threshold for {ctx.info.env_id}" if target == registered
+           else "95% of the best return this reward allows")
+    return Finding(
+        id="threshold_unreachable", severity=Severity.CRITICAL, score=0.99,
+        title="The reward threshold is above the best return this environment allows",
+        evidence=[Evidence(metric=M.EP_RETURN_MEAN, observed=f"{best[1]}: at most {fmt(best[0])}",
+                           healthy=f">= reward_threshold {fmt(ctx.threshold)}"),
+                  Evidence(metric=M.EVAL_RETURN_MEAN, observed=f"best evaluation {fmt(ctx.best_eval)}",
+                           healthy=f"reaches {fmt(ctx.threshold)} only if the threshold can be reached")],
+        cause=f"No policy can return {fmt(ctx.threshold)} here: the reward is the same every step, so a return "
+        f"is fixed by the episode's length and the best any episode gets is {fmt(best[0])}. The run cannot "
+        "solve whatever it learns; the threshold is wrong, not the agent.",
+        suggested_changes=[change("reward_threshold", ctx.threshold, target, "decrease", why)],
     )
