@@ -86,9 +86,18 @@ def test_a_findings_changes_print_as_one_command(tmp_path: Path, capsys: pytest.
 
 
 def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """As `gsolve fix` tries (and the held-out score measures) them: the learning rate with the entropy bonus."""
+    """As `gsolve fix` tries (and the held-out score measures) them: the target period, the budget it needs
+    and the exploration fraction that keeps epsilon's anneal as long in env steps."""
+    run_id = copy_case("dqn_target_rare_s0", tmp_path)
+    assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "target_update_interval: 100000 -> 10" in out and "max_env_steps: 20000 -> 100000" in out
+    assert "--set exploration_fraction=0.016" in out.split("equivalent:")[1]
+
+
+def test_a_reverted_cause_is_not_corrected_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Reverting the preset's learning rate undoes the collapse: no entropy bonus on top of the preset."""
     run_id = copy_case("lr_high_s0", tmp_path)
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "learning_rate: 0.05 -> {start: 0.00758201, end: 0.0}" in out and "ent_coef: 0.0 -> 0.01" in out
-    assert "--set ent_coef=0.01" in out.split("equivalent:")[1]
+    assert "learning_rate: 0.05 -> {start: 0.00758201, end: 0.0}" in out and "ent_coef" not in out

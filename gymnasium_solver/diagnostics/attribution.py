@@ -127,8 +127,10 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         for d in devs:
             if f.id not in d.explains:
                 d.explains.append(f.id)
-        reverted = {d.key for d in devs}
-        changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in reverted]
+        # The reverts undo the mechanism; the finding's own levers on the same mechanism would then
+        # over-correct it (a reverted train_freq plus gradient_steps sized for the faulty one).
+        levers = {key for key, _ in MECHANISM_KEYS.get(f.id, ())}
+        changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in levers]
         cited = {e.metric for e in f.evidence}
         evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
                              healthy=f"the preset's {d.key}={d.preset}")
