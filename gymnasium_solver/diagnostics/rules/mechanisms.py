@@ -448,13 +448,13 @@ def reinforce_envs_outnumber_episodes(ctx: Ctx) -> Finding | None:
 
 
 def _match_envs_and_episodes(n_envs: int, episodes: int) -> list[SuggestedChange]:
-    """One episode per env per update: raise a small update to the env count (a policy gradient from
-    a few episodes is mostly noise), else lower the env count to the update size."""
-    more = change("episodes_per_update", episodes, n_envs, "increase",
-                  f"one episode from each of the {n_envs} envs per update")
-    fewer = change("n_envs", n_envs, episodes, "decrease", "one episode per env per update: every step is learned from")
-    return [more, fewer] if episodes < T.EPISODES_PER_UPDATE_MIN.value and n_envs <= 4 * T.EPISODES_PER_UPDATE_MIN.value \
-        else [fewer, more]
+    """One episode per env per update (a finding's changes go together, so one of the two): raise a
+    small update to the env count (a policy gradient from a few episodes is mostly noise), else lower
+    the env count to the update size."""
+    if episodes < T.EPISODES_PER_UPDATE_MIN.value and n_envs <= 4 * T.EPISODES_PER_UPDATE_MIN.value:
+        return [change("episodes_per_update", episodes, n_envs, "increase",
+                       f"one episode from each of the {n_envs} envs per update")]
+    return [change("n_envs", n_envs, episodes, "decrease", "one episode per env per update: every step is learned from")]
 
 
 @rule("fixed_entropy_bonus_too_large")
