@@ -209,8 +209,8 @@ def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
                            f"({T.PPO_STEPS_PER_ROLLOUT_MIN.source})"),
                   _setting("batch_size", batch, f"{minibatches} minibatch(es) of the {rollout:,}-sample rollout: "
                            f"{steps} gradient step(s) per rollout")],
-        cause=f"{steps} gradient step(s) per {rollout:,}-sample rollout use each sample once: the policy moves a "
-        "tiny step per rollout, and the budget runs out long before it has moved far enough to solve.",
+        cause=f"{steps} gradient step(s) per {rollout:,}-sample rollout use each sample {epochs} time(s): the policy "
+        "moves a tiny step per rollout, and the budget runs out long before it has moved far enough to solve.",
         suggested_changes=changes,
     )
 
@@ -239,7 +239,7 @@ def rollout_too_long(ctx: Ctx) -> Finding | None:
                   Evidence(metric="run.json:max_env_steps", observed=f"{_budget(ctx):,} env steps / ({n_envs} envs x "
                            f"{n_steps} steps) = {updates:.1f} updates", healthy=f">= {fewest.value:g} "
                            f"({fewest.source})")],
-        cause=f"{ctx.algo.upper()} updates once per rollout; rollouts this long spend thousands of env steps on each "
+        cause=f"{ctx.algo.upper()} updates once per rollout; these rollouts spend {rollout:,} env steps on each "
         "update, so the run ends after a few updates however good each one is.",
         suggested_changes=[change("n_steps", n_steps, new, "decrease",
                                   f"{_budget(ctx) // (n_envs * new):,} updates in this budget")],
