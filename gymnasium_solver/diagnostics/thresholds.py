@@ -379,8 +379,8 @@ VALUE_SCALE_TARGET = _t(
 )
 PPO_STEPS_PER_ROLLOUT_MIN = _t(
     "ppo_steps_per_rollout_min", 2,
-    "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: the rollout is used once, "
-    "losing what PPO's clipped objective exists for (many safe steps on the same data)",
+    "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: each sample is used once or "
+    "twice, losing what PPO's clipped objective exists for (many safe steps on the same data)",
     "PPO paper (3-10 epochs of 32-64 minibatches); SB3 default 10 epochs x 32 minibatches",
 )
 REPLAY_RATIO_MIN_DQN = _t(
