@@ -279,3 +279,11 @@ def test_a_threshold_above_the_best_return_the_reward_allows() -> None:
     noisy = {**s, M.EP_RETURN_MEAN: length * (1 + 0.3 * np.sin(7 * t))}
     assert "threshold_unreachable" not in ids(run(noisy, {"reward_threshold": 600.0}, reward_threshold=600.0,
                                                   **unsolved_at))
+
+
+def test_a_reinforce_learning_rate_below_anything_tuned_goes_to_a_tuned_one() -> None:
+    # A x3 step from 2e-5 (entropy_no_decrease) stays 100x below tuned REINFORCE rates and did not solve.
+    s = {**FAILED, M.ENTROPY: np.full(N, math.log(2))}
+    f = fired(s, reinforce(learning_rate=2e-5), "learning_rate_below_tuned")
+    assert f.suggested_changes[0].set_arg == "learning_rate=0.003"
+    quiet(s, reinforce(learning_rate=1e-3), "learning_rate_below_tuned")

@@ -520,3 +520,14 @@ TIME_LIMIT_EVALS = _t(
     "mark it as the time limit",
     "Ours: an evaluation mean of 10 episodes lands exactly on one length only when they all hit the same cap",
 )
+REINFORCE_LR_MIN = _t(
+    "reinforce_lr_min", 1e-4,
+    "a REINFORCE (Adam) learning rate below this: 60x below our presets' and 100x below PyTorch's REINFORCE "
+    "example's, so the policy barely moves over a normal budget",
+    "Ours: REINFORCE presets use 6e-3; PyTorch examples/reinforcement_learning/reinforce.py uses 1e-2",
+)
+REINFORCE_LR_SUGGESTED = _t(
+    "reinforce_lr_suggested", 3e-3,
+    "the learning rate suggested for a REINFORCE run whose rate is below anything tuned",
+    "between our presets' 6e-3 and the usual Adam 1e-3",
+)

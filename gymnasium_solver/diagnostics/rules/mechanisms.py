@@ -283,26 +283,37 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     )
 
 
+def _lr_bounds(algo: str) -> tuple[T.Threshold, T.Threshold] | None:
+    """(the floor below which a learning rate is below anything tuned, the rate to suggest) per algorithm;
+    PPO's is approx_kl_near_zero (its KL shows the policy not moving)."""
+    if algo == "reinforce":
+        return T.REINFORCE_LR_MIN, T.REINFORCE_LR_SUGGESTED
+    if algo in (*REPLAY, "a2c"):
+        return T.OFFPOLICY_LR_MIN, T.OFFPOLICY_LR_SUGGESTED
+    return None
+
+
 @rule("learning_rate_below_tuned")
 def learning_rate_below_tuned(ctx: Ctx) -> Finding | None:
-    lr = ctx.setting("learning_rate")
-    if ctx.algo not in (*REPLAY, "a2c") or lr is None or not _failing(ctx):
+    lr, bounds = ctx.setting("learning_rate"), _lr_bounds(ctx.algo)
+    if bounds is None or lr is None or not _failing(ctx):
         return None
+    floor, suggested = bounds
     start = start_value(lr)
-    if not 0 < start < T.OFFPOLICY_LR_MIN.value:
+    if not 0 < start < floor.value:
         return None
     done = gradient_steps(ctx)
     return Finding(
         id="learning_rate_below_tuned", severity=Severity.WARNING, score=0.86,
         title="The learning rate is below anything tuned for this algorithm",
-        evidence=[_setting("learning_rate", lr, f">= {T.OFFPOLICY_LR_MIN.value:g} ({T.OFFPOLICY_LR_MIN.source})")]
+        evidence=[_setting("learning_rate", lr, f">= {floor.value:g} ({floor.source})")]
         + ([Evidence(metric=M.N_UPDATES, observed=f"{done:,} gradient steps, each moving a weight by about "
                      f"{fmt(start)} (Adam's step is about the learning rate)",
                      healthy="enough steps x rate to move the weights")] if done is not None else []),
         cause=f"With learning_rate={lr} every gradient step moves the weights so little that the networks "
         "stay near their initialisation over the budget: the agent learns, but far too slowly to solve.",
-        suggested_changes=[change("learning_rate", lr, T.OFFPOLICY_LR_SUGGESTED.value, "increase",
-                                  f"the middle of the tuned range ({T.OFFPOLICY_LR_SUGGESTED.source})")],
+        suggested_changes=[change("learning_rate", lr, suggested.value, "increase",
+                                  f"the middle of the tuned range ({suggested.source})")],
     )
 
 
