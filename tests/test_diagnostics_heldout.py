@@ -2,7 +2,7 @@
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6; with no preset 1/6, 4/8, 0/7, 3/5,
 3/6; docs/diagnostics.md). The diagnosis changed after the first five, whose no-preset misses were
-read to write rules/mechanisms.py, so their figures are in-sample; heldout6 and heldout7 are pinned
+read to write the settings rules, so their figures are in-sample; heldout6 and heldout7 are pinned
 at their blind scoring. These pin today's figures so a change
 that loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a
 set nobody tuned to).

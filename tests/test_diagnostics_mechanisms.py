@@ -1,4 +1,4 @@
-"""The mechanism rules (diagnostics/rules/mechanisms.py) on hand-built runs with no preset: each names
+"""The mechanism rules (diagnostics/rules/onpolicy_settings.py, offpolicy_settings.py) on hand-built runs with no preset: each names
 its mechanism from the run's own settings and metrics, suggests the change that undoes it, and stays
 quiet just inside its bound and on a solved run."""
 

@@ -58,7 +58,7 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "replay_buffer_too_small": (("buffer_size", -1),),
     "learning_starts_too_late": (("learning_starts", 1),),
     "budget_ends_while_learning": (("max_env_steps", -1),),
-    # Named from the run's own settings (rules/mechanisms.py).
+    # Named from the run's own settings (rules/onpolicy_settings.py, rules/offpolicy_settings.py).
     "critic_not_trained": (("vf_coef", -1),),
     "value_clip_too_tight": (("clip_range_vf", -1),),
     "reward_clip_erases_signal": (("reward_clip", -1),),

@@ -8,11 +8,13 @@ import math
 
 import numpy as np
 
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import action_half_range, band_evidence, episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import failing
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
 from gymnasium_solver.run_folder import M
@@ -51,18 +53,14 @@ def time_limited_length(data: RunData) -> float | None:
     if len(late) < 3:
         return None
     top = float(np.max(y))
-    return top if float(np.min(late)) >= T.TIME_LIMITED_FRACTION.value * top else None
-
-
-def _not_learning(ctx: Ctx) -> bool:
-    return not ctx.solved and not ctx.too_early
+    return top if float(np.min(late)) >= B.TIME_LIMITED_FRACTION.value * top else None
 
 
 @rule("grad_clip_throttles")
 def grad_clip_throttles(ctx: Ctx) -> Finding | None:
     clip = ctx.config.get("max_grad_norm")
     x, g = ctx.data.finite(M.GRAD_NORM)
-    if clip is None or len(g) < T.MIN_UPDATES.value or not _not_learning(ctx):
+    if clip is None or len(g) < T.MIN_UPDATES.value or not failing(ctx):
         return None
     clip = float(clip)
     ratio = median(g) / clip
@@ -102,7 +100,7 @@ def grad_clip_throttles(ctx: Ctx) -> Finding | None:
 @rule("horizon_too_short")
 def horizon_too_short(ctx: Ctx) -> Finding | None:
     gamma = ctx.config.get("gamma")
-    if gamma is None or not _not_learning(ctx) or not ctx.finished and ctx.too_early:
+    if gamma is None or not failing(ctx) or not ctx.finished and ctx.too_early:
         return None
     h = horizon(float(gamma))
     ep = episode_length(ctx.data)
@@ -111,7 +109,7 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     # Episodes that all run to the time limit never showed the agent their end (the goal, a crash):
     # a horizon that is a sliver of them cannot value reaching it.
     limit = time_limited_length(ctx.data)
-    short_abs = short_abs or (limit is not None and h < T.HORIZON_EPISODE_FRACTION.value * limit)
+    short_abs = short_abs or (limit is not None and h < B.HORIZON_EPISODE_FRACTION.value * limit)
     short_rel = dev is not None and h < T.HORIZON_PRESET_RATIO.value * horizon(float(dev.preset))
     if not (short_abs or short_rel):
         return None
@@ -142,7 +140,7 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
 @rule("network_too_small")
 def network_too_small(ctx: Ctx) -> Finding | None:
     hidden = ctx.config.get("hidden_sizes")
-    if not hidden or not _not_learning(ctx):
+    if not hidden or not failing(ctx):
         return None
     width = min(int(h) for h in hidden)
     dev = ctx.deviation("hidden_sizes", -1)
@@ -183,7 +181,7 @@ def _action_std(ctx: Ctx) -> tuple[float, float, str] | None:
 def action_noise(ctx: Ctx) -> Finding | None:
     half = action_half_range(ctx.info)
     std = _action_std(ctx)
-    if half is None or std is None or not _not_learning(ctx):
+    if half is None or std is None or not failing(ctx):
         return None
     if ctx.algo in ("sac", "tqc") and not ctx.setting("use_sde", False):
         return None  # SAC's std is a learned output pushed up by its entropy term; log_std_init only seeds gSDE
@@ -222,7 +220,7 @@ def action_noise(ctx: Ctx) -> Finding | None:
 @rule("clip_range_too_small")
 def clip_range_too_small(ctx: Ctx) -> Finding | None:
     clip = ctx.config.get("clip_range")
-    if ctx.algo != "ppo" or clip is None or not _not_learning(ctx):
+    if ctx.algo != "ppo" or clip is None or not failing(ctx):
         return None
     start = start_value(clip)
     dev = ctx.deviation("clip_range", -1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import SLOWER_THAN_SOLVED, Ctx, budget_covers_solved, ev, late_x
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
@@ -22,13 +23,10 @@ from gymnasium_solver.diagnostics.offpolicy_budget import (
 from gymnasium_solver.diagnostics.offpolicy_budget import budget as _budget
 from gymnasium_solver.diagnostics.references import action_dims
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
 from gymnasium_solver.run_folder import M
-
-
-def _setting(key: str, value: object, healthy: str) -> Evidence:
-    return Evidence(metric=f"config:{key}", observed=f"{key}={value}", healthy=healthy)
 
 
 @rule("exploration_ends_too_early", "exploration_never_ends")
@@ -47,12 +45,12 @@ def exploration(ctx: Ctx) -> Finding | None:
         fraction = float(x[done[0]]) / budget if len(done) else 1.0
     fraction = float(fraction)
     initial = ctx.setting("exploration_initial_eps")
-    if initial is not None and float(initial) < T.EXPLORATION_INITIAL_MIN.value and not ctx.too_early:
+    if initial is not None and float(initial) < B.EXPLORATION_INITIAL_MIN.value and not ctx.too_early:
         return Finding(
             id="exploration_ends_too_early", severity=Severity.WARNING, score=0.85,
             title="Exploration never starts: epsilon begins near its floor",
-            evidence=[_setting("exploration_initial_eps", initial, f">= {T.EXPLORATION_INITIAL_MIN.value:g} "
-                               f"({T.EXPLORATION_INITIAL_MIN.source})"),
+            evidence=[setting_evidence("exploration_initial_eps", initial, f">= {B.EXPLORATION_INITIAL_MIN.value:g} "
+                               f"({B.EXPLORATION_INITIAL_MIN.source})"),
                       ev(M.EXPLORATION_RATE, x[:1], f"epsilon {fmt(float(y[0]))} at the first metrics row",
                          "1.0 at the start, annealed down")],
             cause=f"Starting at epsilon {initial}, the agent acts greedily on an untrained Q-network from the first "
@@ -71,7 +69,7 @@ def exploration(ctx: Ctx) -> Finding | None:
                          f"{int(x[done[0]]):,} env steps (exploration_fraction={fraction:g} of {budget:,.0f})",
                          f"annealed over >= {T.EXPLORATION_MIN_FRACTION.value:.0%} of the budget "
                          f"({T.EXPLORATION_MIN_FRACTION.source})"),
-                      _setting("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
+                      setting_evidence("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
             cause="With epsilon at its floor from the start, the agent acts greedily on an untrained "
             "Q-network: it sees one narrow slice of the state space and the replay buffer never holds the "
             "experience the Q-values need.",
@@ -92,8 +90,8 @@ def exploration(ctx: Ctx) -> Finding | None:
             title="Exploration never ends: epsilon stays high to the end of the run",
             evidence=[ev(M.EXPLORATION_RATE, late_x(x), f"late median epsilon {fmt(lm)}",
                          f"<= {T.EXPLORATION_HIGH.value:g} by mid-run ({T.EXPLORATION_HIGH.source})"),
-                      _setting("exploration_final_eps", final, "0.01-0.1"),
-                      _setting("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
+                      setting_evidence("exploration_final_eps", final, "0.01-0.1"),
+                      setting_evidence("exploration_fraction", fraction, "0.06-0.2 (RL Zoo)")],
             cause="Most actions stay random, so the training episodes are short and what the replay "
             "buffer holds is mostly a random policy's experience.",
             suggested_changes=changes,
@@ -118,7 +116,7 @@ def target_updates(ctx: Ctx) -> Finding | None:
             return Finding(
                 id="target_updates_too_rare", severity=Severity.WARNING, score=0.8,
                 title="The target network is almost never updated",
-                evidence=[_setting("target_update_interval", int(interval),
+                evidence=[setting_evidence("target_update_interval", int(interval),
                                    f">= {T.TARGET_COPIES_MIN.value:g} copies over the budget "
                                    f"({T.TARGET_COPIES_MIN.source})"),
                           Evidence(metric="config:max_env_steps",
@@ -173,11 +171,11 @@ def _temperature_runaway(ctx: Ctx) -> Evidence | None:
     if ctx.algo not in ("sac", "tqc") or len(coef) < 3 or not coef[0] > 0:
         return None
     growth = float(np.max(coef[len(coef) // 2:]) / coef[0])
-    if not growth > T.TEMPERATURE_RUNAWAY.value:
+    if not growth > B.TEMPERATURE_RUNAWAY.value:
         return None
     return ev(M.ENT_COEF, x, f"{fmt(float(coef[0]))} -> {fmt(float(coef[-1]))} ({fmt(growth)}x)",
-              f"settles or falls once the entropy meets its target (<= {T.TEMPERATURE_RUNAWAY.value:g}x; "
-              f"{T.TEMPERATURE_RUNAWAY.source})")
+              f"settles or falls once the entropy meets its target (<= {B.TEMPERATURE_RUNAWAY.value:g}x; "
+              f"{B.TEMPERATURE_RUNAWAY.source})")
 
 
 @rule("q_value_divergence")
@@ -246,7 +244,7 @@ def replay_buffer_too_small(ctx: Ctx) -> Finding | None:
         title="The replay buffer is too small: it is full almost at once and then forgets",
         evidence=[ev(M.REPLAY_FILL, x[: full[0] + 1], f"full at {at:,} env steps ({at / budget:.1%} of the budget)",
                      f"full after >= {T.REPLAY_FILLED_EARLY.value:.0%} of the budget ({T.REPLAY_FILLED_EARLY.source})"),
-                  _setting("buffer_size", int(size), f">= {T.REPLAY_MIN_TRANSITIONS.value:,.0f} transitions "
+                  setting_evidence("buffer_size", int(size), f">= {T.REPLAY_MIN_TRANSITIONS.value:,.0f} transitions "
                            f"({T.REPLAY_MIN_TRANSITIONS.source})")],
         cause="Updates sample only the last few episodes: consecutive, correlated transitions of the current "
         "policy, so the Q-network overfits them and forgets what it learned before (returns rise and fall).",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
     Ctx,
@@ -17,8 +18,10 @@ from gymnasium_solver.diagnostics.context import (
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import REPLAY, failing, gradient_steps, setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.diagnostics.thresholds import Threshold
 from gymnasium_solver.run_folder import M
 
 
@@ -69,10 +72,10 @@ def approx_kl_high(ctx: Ctx) -> Finding | None:
         evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"< {T.CLIP_FRACTION_HIGH.value:g}"))
     clip = ctx.setting("clip_range")
     lr_fix = lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02")
-    if ctx.algo == "ppo" and clip is not None and start_value(clip) > T.CLIP_RANGE_MAX.value:
+    if ctx.algo == "ppo" and clip is not None and start_value(clip) > B.CLIP_RANGE_MAX.value:
         # The clip is what bounds a PPO update; one this wide bounds nothing, whatever the learning rate.
         evidence.append(Evidence(metric="config:clip_range", observed=f"clip_range={clip}",
-                                 healthy=f"<= {T.CLIP_RANGE_MAX.value:g} ({T.CLIP_RANGE_MAX.source})"))
+                                 healthy=f"<= {B.CLIP_RANGE_MAX.value:g} ({B.CLIP_RANGE_MAX.source})"))
         return Finding(
             id="approx_kl_high", severity=Severity.WARNING, score=0.8 + 0.15 * strength(med / limit),
             title="Policy moves too far per update: the clip range is too wide to hold it",
@@ -234,4 +237,38 @@ def learning_rate_too_high(ctx: Ctx) -> Finding | None:
         cause="The learning rate moves the policy much further per update than in solved runs of this environment: "
         "it overshoots, turns near-deterministic and stops exploring before it finds the solution.",
         suggested_changes=[_lr_fix(ctx, "steps the size solved runs take")],
+    )
+
+
+def _lr_bounds(algo: str) -> tuple[Threshold, Threshold] | None:
+    """(the floor below which a learning rate is below anything tuned, the rate to suggest) per algorithm;
+    PPO's is approx_kl_near_zero (its KL shows the policy not moving)."""
+    if algo == "reinforce":
+        return B.REINFORCE_LR_MIN, B.REINFORCE_LR_SUGGESTED
+    if algo in (*REPLAY, "a2c"):
+        return B.OFFPOLICY_LR_MIN, B.OFFPOLICY_LR_SUGGESTED
+    return None
+
+
+@rule("learning_rate_below_tuned")
+def learning_rate_below_tuned(ctx: Ctx) -> Finding | None:
+    lr, bounds = ctx.setting("learning_rate"), _lr_bounds(ctx.algo)
+    if bounds is None or lr is None or not failing(ctx):
+        return None
+    floor, suggested = bounds
+    start = start_value(lr)
+    if not 0 < start < floor.value:
+        return None
+    done = gradient_steps(ctx)
+    return Finding(
+        id="learning_rate_below_tuned", severity=Severity.WARNING, score=0.86,
+        title="The learning rate is below anything tuned for this algorithm",
+        evidence=[setting_evidence("learning_rate", lr, f">= {floor.value:g} ({floor.source})")]
+        + ([Evidence(metric=M.N_UPDATES, observed=f"{done:,} gradient steps, each moving a weight by about "
+                     f"{fmt(start)} (Adam's step is about the learning rate)",
+                     healthy="enough steps x rate to move the weights")] if done is not None else []),
+        cause=f"With learning_rate={lr} every gradient step moves the weights so little that the networks "
+        "stay near their initialisation over the budget: the agent learns, but far too slowly to solve.",
+        suggested_changes=[change("learning_rate", lr, suggested.value, "increase",
+                                  f"the middle of the tuned range ({suggested.source})")],
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, entropy_reference, ev, late_window, late_x
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
@@ -88,7 +89,7 @@ def entropy_no_decrease(ctx: Ctx) -> Finding | None:
                    f"< {100 * T.ENTROPY_NO_DECREASE.value:g}% once learning ({T.ENTROPY_NO_DECREASE.source})")]
     # A bonus inside the range tuned configs use (0.01 on LunarLander) does not outweigh a reward the
     # policy is learning from: a policy that stays uniform under it is not updating enough.
-    if cur > T.ENT_COEF_TUNED_MAX.value:
+    if cur > B.ENT_COEF_TUNED_MAX.value:
         evidence.append(Evidence(metric="config:ent_coef", observed=f"ent_coef={fmt(cur)}",
                                  healthy="small enough that the reward, not randomness, drives the policy"))
         return Finding(

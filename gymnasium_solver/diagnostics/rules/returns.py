@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
     SLOWER_THAN_SOLVED,
@@ -21,7 +22,7 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
-from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
+from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
 from gymnasium_solver.run_folder import M, StopReason
 
 
@@ -198,4 +199,60 @@ def throughput_drop(ctx: Ctx) -> Finding | None:
                      f">= {100 * T.FPS_DROP.value:g}% of early ({T.FPS_DROP.source})")],
         cause="Other processes competing for the CPU, or episodes/evaluations that got slower; not a learning "
         "problem by itself.",
+    )
+
+
+def best_possible_return(ctx: Ctx) -> tuple[float, str] | None:
+    """The most any episode can return when the reward is the same every step (returns a linear function
+    of episode length: CartPole +1, Acrobot -1 until the goal), with how it was found; else None.
+    A positive reward per step needs the time limit, known once evaluation episodes all run to it."""
+    ret, length = ctx.data.raw(M.EP_RETURN_MEAN), ctx.data.raw(M.EP_LEN_MEAN)
+    if ret is None or length is None:
+        return None
+    both = np.isfinite(ret) & np.isfinite(length)
+    r, n = ret[both], length[both]
+    if len(r) < 5:
+        return None
+    if float(np.ptp(n)) < B.RETURN_FIT_MIN_SPREAD.value:
+        return None
+    c, b = np.polyfit(n, r, 1)
+    if float(np.max(np.abs(r - (c * n + b)))) > B.RETURN_FIT_TOLERANCE.value * max(float(np.ptp(r)), 1e-9):
+        return None
+    how = f"returns = {fmt(c)} x episode length {'+' if b >= 0 else '-'} {fmt(abs(b))} over {len(r)} rows"
+    if c < 0:
+        return c + b, how + ": the shortest episode (1 step) returns the most"
+    # A time limit shows as evaluations whose every episode ran the same, longest length.
+    _, eval_len = ctx.data.finite(M.EVAL_EP_LEN_MEAN)
+    cap = float(np.max(eval_len)) if len(eval_len) else 0.0
+    at_cap = int(np.count_nonzero(eval_len == cap)) if len(eval_len) else 0
+    if at_cap >= B.TIME_LIMIT_EVALS.value and cap >= float(np.max(n)):
+        return c * cap + b, how + f"; {at_cap} evaluations ran every episode to the same {fmt(cap)} steps (the time limit)"
+    return None
+
+
+@rule("threshold_unreachable")
+def threshold_unreachable(ctx: Ctx) -> Finding | None:
+    if ctx.solved or ctx.threshold is None:
+        return None
+    best = best_possible_return(ctx)
+    if best is None or not ctx.threshold > best[0] + 1e-6:
+        return None
+    from gymnasium_solver.config.presets import spec_reward_threshold
+
+    registered = spec_reward_threshold(ctx.info.env_id)
+    target = registered if registered is not None and registered <= best[0] else round_sig(
+        best[0] - 0.05 * abs(best[0]))
+    why = (f"Gymnasium's registered threshold for {ctx.info.env_id}" if target == registered
+           else "95% of the best return this reward allows")
+    return Finding(
+        id="threshold_unreachable", severity=Severity.CRITICAL, score=0.99,
+        title="The reward threshold is above the best return this environment allows",
+        evidence=[Evidence(metric=M.EP_RETURN_MEAN, observed=f"{best[1]}: at most {fmt(best[0])}",
+                           healthy=f">= reward_threshold {fmt(ctx.threshold)}"),
+                  Evidence(metric=M.EVAL_RETURN_MEAN, observed=f"best evaluation {fmt(ctx.best_eval)}",
+                           healthy=f"reaches {fmt(ctx.threshold)} only if the threshold can be reached")],
+        cause=f"No policy can return {fmt(ctx.threshold)} here: the reward is the same every step, so a return "
+        f"is fixed by the episode's length and the best any episode gets is {fmt(best[0])}. The run cannot "
+        "solve whatever it learns; the threshold is wrong, not the agent.",
+        suggested_changes=[change("reward_threshold", ctx.threshold, target, "decrease", why)],
     )

@@ -1,0 +1,185 @@
+"""Settings rules for the off-policy algorithms (DQN, QR-DQN, SAC, TD3, TQC), named from the run's own
+settings and metrics so they work with no preset to revert to: a replay ratio near zero, a replay
+minibatch of a few transitions, a soft target that never moves, a TD3 actor that is almost never
+updated, an SAC entropy target no squashed policy can reach, and a fixed entropy bonus worth more than
+the rewards. Each sizes a setting against what the algorithm needs (setting_bounds.py) and cites what
+the run logged."""
+
+from __future__ import annotations
+
+import math
+
+from gymnasium_solver.diagnostics import setting_bounds as B
+from gymnasium_solver.diagnostics.context import Ctx, ev
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.references import action_dims
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import (
+    REPLAY,
+    SOFT_TARGET,
+    failing,
+    gradient_steps,
+    reward_per_step,
+    setting_evidence,
+)
+from gymnasium_solver.diagnostics.suggest import change, fmt
+from gymnasium_solver.run_folder import M
+
+# The fewest gradient steps per env step a replay algorithm should take: 8x below SB3's default.
+REPLAY_RATIO_FLOOR = {"dqn": B.REPLAY_RATIO_MIN_DQN, "qrdqn": B.REPLAY_RATIO_MIN_DQN, "sac": B.REPLAY_RATIO_MIN_AC,
+                    "td3": B.REPLAY_RATIO_MIN_AC, "tqc": B.REPLAY_RATIO_MIN_AC}
+
+
+@rule("replay_ratio_too_low")
+def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
+    freq, grad, n_envs = ctx.setting("train_freq"), ctx.setting("gradient_steps"), ctx.setting("n_envs", 1)
+    if ctx.algo not in REPLAY or not isinstance(freq, int) or not isinstance(grad, int) or grad < 0 or not n_envs:
+        return None  # gradient_steps -1 = one per env step collected
+    # SB3 trains every train_freq steps of the vector env, i.e. every train_freq x n_envs env steps.
+    per_call = freq * int(n_envs)
+    ratio = grad / per_call
+    floor = REPLAY_RATIO_FLOOR[ctx.algo]
+    if not failing(ctx) or not ratio < floor.value:
+        return None
+    new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+    done = gradient_steps(ctx)
+    envs = f" x {n_envs} envs" if int(n_envs) > 1 else ""
+    return Finding(
+        id="replay_ratio_too_low", severity=Severity.WARNING, score=0.88,
+        title="Too few gradient steps per env step: the network barely trains",
+        evidence=[setting_evidence("gradient_steps", grad, f"gradient_steps / (train_freq x n_envs) >= {fmt(floor.value)} "
+                           f"({floor.source})"),
+                  Evidence(metric=M.N_UPDATES, observed=f"{grad} gradient step(s) per {freq} step(s){envs} = "
+                           f"{per_call} env steps (ratio {fmt(ratio)})"
+                           + (f"; {done:,} in the whole run" if done is not None else ""),
+                           healthy=f">= {fmt(floor.value)}")],
+        cause=f"The network takes one gradient step per {fmt(1 / ratio)} env steps" + (f", {done:,} in the whole run"
+        if done is not None else "") + ": too few to fit the values (tuned runs take one per 1-4 env steps), so the "
+        "Q-network (or critic) stays near its initialisation for most of the budget.",
+        suggested_changes=[change("gradient_steps", grad, new, "increase",
+                                  f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step "
+                                  f"({B.REPLAY_RATIO_SUGGESTED.source})")],
+    )
+
+
+@rule("minibatch_too_small")
+def minibatch_too_small(ctx: Ctx) -> Finding | None:
+    batch = ctx.setting("batch_size")
+    if ctx.algo not in REPLAY or batch is None or not failing(ctx) or not int(batch) < B.MINIBATCH_MIN.value:
+        return None
+    return Finding(
+        id="minibatch_too_small", severity=Severity.WARNING, score=0.88,
+        title="Replay minibatches of a few transitions: every gradient step is mostly noise",
+        evidence=[setting_evidence("batch_size", batch, f">= {B.MINIBATCH_MIN.value:g} ({B.MINIBATCH_MIN.source})")],
+        cause=f"Each gradient step regresses the values on {batch} sampled transition(s): the step follows "
+        "whichever transitions were drawn, so the Q-values (or critic) wander instead of converging.",
+        suggested_changes=[change("batch_size", batch, 64, "increase", "the RL Zoo's classic-control minibatch")],
+    )
+
+
+def _target_updates(ctx: Ctx) -> float | None:
+    done = gradient_steps(ctx)
+    if done is None:
+        return None
+    every = ctx.setting("policy_delay", 2) if ctx.algo == "td3" else ctx.setting("target_update_interval", 1)
+    return done / max(1, int(every or 1))
+
+
+@rule("target_network_frozen")
+def target_network_frozen(ctx: Ctx) -> Finding | None:
+    tau = ctx.setting("tau")
+    if ctx.algo not in SOFT_TARGET or tau is None or not failing(ctx) or float(tau) >= 0.005:
+        return None
+    tau = float(tau)
+    updates = _target_updates(ctx)
+    half_life = math.inf if tau <= 0 else math.log(0.5) / math.log(1 - tau)
+    if updates is not None and tau > 0 and not half_life > B.TARGET_LAG_FRACTION.value * updates:
+        return None
+    if updates is None and tau > 0:
+        return None
+    moved = "never moves" if tau <= 0 else f"half-life {fmt(half_life)} target updates"
+    return Finding(
+        id="target_network_frozen", severity=Severity.WARNING, score=0.9,
+        title="The target networks barely move: tau is too small",
+        evidence=[setting_evidence("tau", tau, f"a half-life <= {B.TARGET_LAG_FRACTION.value:.0%} of the run's target "
+                           f"updates ({B.TARGET_LAG_FRACTION.source})"),
+                  Evidence(metric=M.N_UPDATES, observed=f"the target {moved}" + (
+                      f" over {updates:,.0f} target updates in the run" if updates is not None else ""),
+                           healthy="a target that follows the critic within a small part of the run")],
+        cause=f"tau={tau} keeps the target critics at (or near) their random initialisation: every Bellman target "
+        "is the reward plus a fixed random function, so the critic never learns values beyond one step and the "
+        "actor cannot find behaviour that pays off later.",
+        suggested_changes=[change("tau", tau, 0.005, "increase", "SB3's default (TD3 and SAC papers)")],
+    )
+
+
+@rule("actor_updates_starved")
+def actor_updates_starved(ctx: Ctx) -> Finding | None:
+    delay, done = ctx.setting("policy_delay"), gradient_steps(ctx)
+    if ctx.algo != "td3" or delay is None or done is None or not failing(ctx) or int(delay) <= 2:
+        return None
+    actor = done / int(delay)
+    if not actor < B.ACTOR_UPDATES_MIN.value:
+        return None
+    return Finding(
+        id="actor_updates_starved", severity=Severity.WARNING, score=0.9,
+        title="The actor is almost never updated: policy_delay is too long",
+        evidence=[setting_evidence("policy_delay", delay, "2 (TD3 paper)"),
+                  Evidence(metric=M.N_UPDATES, observed=f"{done:,} critic steps / policy_delay {delay} = "
+                           f"{actor:,.0f} actor (and target) updates", healthy=f">= {B.ACTOR_UPDATES_MIN.value:g} "
+                           f"({B.ACTOR_UPDATES_MIN.source})")],
+        cause=f"TD3 updates its actor and its target networks once every policy_delay={delay} critic steps: the "
+        "deterministic policy gets a handful of gradient steps in the whole run and stays near its random start.",
+        suggested_changes=[change("policy_delay", delay, 2, "decrease", "the TD3 paper's delay")],
+    )
+
+
+@rule("entropy_target_unreachable")
+def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
+    target, dims = ctx.setting("target_entropy"), action_dims(ctx.info)
+    if ctx.algo not in ("sac", "tqc") or target is None or dims is None or not failing(ctx):
+        return None
+    ceiling = dims * math.log(2)
+    if not float(target) > ceiling:
+        return None
+    evidence = [setting_evidence("target_entropy", target, f"<= {fmt(ceiling)} nats: {dims} dim(s) x log 2, the entropy of "
+                         "a uniform action in [-1, 1], the most a tanh-squashed policy has")]
+    x, coef = ctx.data.finite(M.ENT_COEF)
+    if len(coef) >= 2:
+        evidence.append(ev(M.ENT_COEF, x, f"{fmt(float(coef[0]))} -> {fmt(float(coef[-1]))}",
+                           "settles once the entropy meets its target"))
+    return Finding(
+        id="entropy_target_unreachable", severity=Severity.WARNING, score=0.92,
+        title="SAC's entropy target is higher than any squashed policy can reach",
+        evidence=evidence,
+        cause=f"The automatic temperature rises while the entropy is below target_entropy={target}; no policy "
+        "on a bounded action space can get there, so the entropy bonus grows until it swamps the reward and the "
+        "policy stays close to uniform noise.",
+        suggested_changes=[change("target_entropy", target, float(-dims), "decrease",
+                                  "-(action dims), SAC's automatic target (null sets it too)")],
+    )
+
+
+@rule("fixed_entropy_bonus_too_large")
+def fixed_entropy_bonus_too_large(ctx: Ctx) -> Finding | None:
+    coef, dims, per = ctx.setting("ent_coef"), action_dims(ctx.info), reward_per_step(ctx)
+    if ctx.algo not in ("sac", "tqc") or ctx.setting("ent_coef_auto", True) or coef is None or dims is None:
+        return None
+    if per is None or not failing(ctx) or float(coef) <= 0:
+        return None
+    bonus = float(coef) * dims * math.log(2)  # the most a tanh-squashed policy's entropy pays per step
+    if not bonus > B.ENTROPY_BONUS_REWARD_RATIO.value * per:
+        return None
+    return Finding(
+        id="fixed_entropy_bonus_too_large", severity=Severity.WARNING, score=0.9,
+        title="A fixed entropy coefficient pays more for randomness than the task pays for acting well",
+        evidence=[setting_evidence("ent_coef", coef, "learned (ent_coef_auto: true), or small next to the rewards"),
+                  Evidence(metric=M.EP_RETURN_MEAN, observed=f"entropy bonus up to {fmt(bonus)} per step (ent_coef x "
+                           f"{dims} dim(s) x log 2) vs |reward| per step {fmt(per)}",
+                           healthy=f"<= {B.ENTROPY_BONUS_REWARD_RATIO.value:g}x the reward per step "
+                           f"({B.ENTROPY_BONUS_REWARD_RATIO.source})")],
+        cause=f"With ent_coef={coef} fixed, the soft values reward a uniform policy about as much as a good one, "
+        "so the actor stays close to random noise.",
+        suggested_changes=[change("ent_coef_auto", False, True, "enable",
+                                  "SAC's learned temperature, which falls as the policy reaches its entropy target")],
+    )
