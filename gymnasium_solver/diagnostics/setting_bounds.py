@@ -1,7 +1,8 @@
 """The bounds the settings rules (rules/onpolicy_settings.py, rules/offpolicy_settings.py and the
 settings checks of the older rule modules) size a run's settings against, each with its source: what
 lets the diagnosis name a mechanism where there is no preset to compare with. Registered in
-thresholds.ALL with the others (same Threshold type, same table in docs/diagnostics.md)."""
+thresholds.ALL with the others when this module is imported (same Threshold type, same table in
+docs/diagnostics.md); thresholds.py does not import it back, so there is no import cycle."""
 
 from __future__ import annotations
 

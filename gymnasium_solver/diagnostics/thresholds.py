@@ -346,6 +346,5 @@ BUDGET_MAX_FACTOR = _t(
     "Ours",
 )
 
-# The bounds the settings rules size a setting against live in setting_bounds.py; importing it here
-# registers them in ALL, so ALL lists every threshold whichever module is imported first.
-from gymnasium_solver.diagnostics import setting_bounds as _setting_bounds  # noqa: E402,F401
+# The bounds the settings rules size a setting against are in setting_bounds.py, which registers them
+# in ALL when it is imported (the rules import it, so a loaded diagnosis has every threshold in ALL).
