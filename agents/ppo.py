@@ -25,6 +25,16 @@ from gymnasium_solver.config import Algo, PPOConfig, schedule_start, schedule_va
 from gymnasium_solver.envs import SpaceSpec
 
 
+def gae_targets(policy: ActorCritic, rollout: Rollout, gamma: float, gae_lambda: float) -> Batch:
+    """GAE advantages and value targets for the rollout's valid steps (PPO and A2C)."""
+    scores = policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
+    next_values = shift_values(scores.values, scores.last_values)
+    adv, ret = compute_gae(rollout.rewards, scores.values, next_values, rollout.terminated, rollout.truncated,
+                           gamma, gae_lambda)
+    return make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret,
+                      rollout.valid, with_critic=True).to(policy.device)
+
+
 class PPO:
     algo = Algo.PPO
 
@@ -40,15 +50,7 @@ class PPO:
         return collector.collect_steps(self.policy, self.cfg.n_steps)
 
     def targets(self, rollout: Rollout) -> Batch:
-        """GAE advantages and value targets for the rollout's valid steps."""
-        scores = self.policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
-        next_values = shift_values(scores.values, scores.last_values)
-        adv, ret = compute_gae(
-            rollout.rewards, scores.values, next_values, rollout.terminated, rollout.truncated,
-            self.cfg.gamma, self.cfg.gae_lambda,
-        )
-        return make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret,
-                          rollout.valid, with_critic=True).to(self.policy.device)
+        return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""

@@ -1,4 +1,4 @@
-"""Stable-Baselines3 algorithms (DQN, A2C, SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
+"""Stable-Baselines3 algorithms (DQN, SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
 ``Agent`` interface, so that our training loop drives them and writes the same run folder.
 
 SB3 interleaves collection and gradient steps (``train_freq``), so ``SB3Agent.collect`` runs one
@@ -26,7 +26,6 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from agents.common import ActOutput, NonFiniteLossError, UpdateStats
 from gymnasium_solver.config import (
-    A2CConfig,
     Algo,
     DQNConfig,
     OffPolicyConfigBase,
@@ -42,7 +41,7 @@ from gymnasium_solver.run_folder import M
 
 # Which library class trains each SB3 algorithm (the Algo enum is the list; this is how each is built).
 SB3_CLASSES: dict[Algo, tuple[str, str]] = {
-    Algo.DQN: ("stable_baselines3", "DQN"), Algo.A2C: ("stable_baselines3", "A2C"),
+    Algo.DQN: ("stable_baselines3", "DQN"),
     Algo.SAC: ("stable_baselines3", "SAC"), Algo.TD3: ("stable_baselines3", "TD3"),
     Algo.QRDQN: ("sb3_contrib", "QRDQN"), Algo.TQC: ("sb3_contrib", "TQC"),
 }
@@ -96,14 +95,13 @@ def _policy_kwargs(cfg: SB3ConfigBase) -> dict[str, Any]:
                               "activation_fn": torch.nn.Tanh if cfg.activation == "tanh" else torch.nn.ReLU}
     if isinstance(cfg, QRDQNConfig | TQCConfig):
         kwargs["n_quantiles"] = cfg.n_quantiles
-    if isinstance(cfg, SACConfig | A2CConfig):
+    if isinstance(cfg, SACConfig):
         kwargs["log_std_init"] = cfg.log_std_init
     if isinstance(cfg, OffPolicyConfigBase):
         # Adam over all tensors at once (foreach): bitwise the same update as torch's default
         # per-tensor loop, which on these small networks is much of a gradient step (LunarLander
         # DQN, batch 128: 128x128 5.0 -> 3.8 ms, 256x256 8.3 -> 5.7 ms). fused=True is faster still
-        # but rounds differently, so every seed would train differently. A2C keeps SB3's RMSprop,
-        # whose kwargs SB3 sets itself.
+        # but rounds differently, so every seed would train differently.
         kwargs["optimizer_kwargs"] = {"foreach": True}
     return kwargs
 
@@ -146,10 +144,6 @@ def sb3_kwargs(cfg: SB3ConfigBase, spec: SpaceSpec) -> dict[str, Any]:
                           "device": "cpu", "verbose": 0, "policy_kwargs": _policy_kwargs(cfg)}
     if isinstance(cfg, OffPolicyConfigBase):
         kw |= _off_policy_kwargs(cfg, spec)
-    if isinstance(cfg, A2CConfig):
-        kw |= {"n_steps": cfg.n_steps, "gae_lambda": cfg.gae_lambda, "ent_coef": schedule_or_float(cfg.ent_coef),
-               "vf_coef": cfg.vf_coef, "max_grad_norm": cfg.max_grad_norm or math.inf,
-               "normalize_advantage": cfg.normalize_advantages}
     return kw
 
 
@@ -258,18 +252,14 @@ class SB3Agent:
 
     def _collect_and_train(self) -> None:
         m = self.model
-        if isinstance(m, OffPolicyAlgorithm):
-            rollout = m.collect_rollouts(m.env, callback=self.callback, train_freq=m.train_freq,  # type: ignore[arg-type]
-                                         replay_buffer=m.replay_buffer, action_noise=m.action_noise,  # type: ignore[arg-type]
-                                         learning_starts=m.learning_starts, log_interval=None)
-            if m.num_timesteps > m.learning_starts:
-                steps = m.gradient_steps if m.gradient_steps >= 0 else rollout.episode_timesteps
-                if steps > 0:
-                    m.train(batch_size=m.batch_size, gradient_steps=steps)
-            return
-        m.collect_rollouts(m.env, self.callback, m.rollout_buffer, n_rollout_steps=m.n_steps)  # type: ignore[attr-defined]
-        m._update_current_progress_remaining(m.num_timesteps, m._total_timesteps)
-        m.train()  # type: ignore[attr-defined]
+        assert isinstance(m, OffPolicyAlgorithm)  # every SB3 algorithm we train is off-policy (A2C is ours)
+        rollout = m.collect_rollouts(m.env, callback=self.callback, train_freq=m.train_freq,  # type: ignore[arg-type]
+                                     replay_buffer=m.replay_buffer, action_noise=m.action_noise,  # type: ignore[arg-type]
+                                     learning_starts=m.learning_starts, log_interval=None)
+        if m.num_timesteps > m.learning_starts:
+            steps = m.gradient_steps if m.gradient_steps >= 0 else rollout.episode_timesteps
+            if steps > 0:
+                m.train(batch_size=m.batch_size, gradient_steps=steps)
 
     def targets(self, rollout: Chunk) -> Chunk:
         return rollout  # SB3 computes its own targets inside train()

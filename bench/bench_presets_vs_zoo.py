@@ -1,12 +1,13 @@
-"""Env steps and wall time to solve: our PPO (and REINFORCE) presets vs SB3 PPO with the RL Zoo's tuning.
+"""Env steps and wall time to solve: our PPO, A2C (and REINFORCE) presets vs SB3 with the RL Zoo's tuning.
 
 One solve definition for both arms, our preset's: the mean return of ``eval_episodes`` deterministic
 evaluation episodes (fresh random starts, in parallel) reaches ``reward_threshold``, checked every
 ``eval_freq`` env steps. Wall time runs from environment creation to the end of the solving
 evaluation, evaluations included, imports excluded.
 
-Ours: the preset as shipped (its ``max_env_steps`` is its budget). The Zoo arm: Stable-Baselines3 PPO
-with the entry for the env in the installed ``rl_zoo3``'s ``hyperparams/ppo.yml`` (n_envs,
+Ours: the preset as shipped (its ``max_env_steps`` is its budget). The Zoo arm: Stable-Baselines3's PPO
+(A2C for an a2c preset) with the entry for the env in the installed ``rl_zoo3``'s ``hyperparams/ppo.yml``
+(``a2c.yml``) (n_envs,
 n_timesteps as its budget, ``lin_`` schedules, ``normalize`` as VecNormalize, ``policy_kwargs``,
 ``use_sde``/``sde_sample_freq`` and every other PPO keyword it sets), SB3's defaults for the rest,
 evaluated with ``evaluate_policy`` on ``eval_episodes`` parallel envs (observations normalised with
@@ -16,7 +17,7 @@ Every (arm, preset, seed) runs in its own subprocess, so neither framework's imp
 settings touch the other's; the arms alternate seed by seed, so machine load hits both alike and
 the ratios are what to compare on a shared machine.
 
-Pass (PPO presets): our median env steps <= the Zoo's median env steps AND Zoo median wall / our
+Pass (PPO and A2C presets): our median env steps <= the Zoo's median env steps AND Zoo median wall / our
 median wall >= 3. Unsolved seeds count against us both ways: ours as infinitely many steps and
 seconds, the Zoo's with the steps and seconds it spent (a lower bound, marked ">="). ``--zoo-max-steps``
 caps the Zoo arm's budget (its schedules still run over the Zoo's ``n_timesteps``) where a full Zoo
@@ -44,31 +45,42 @@ from pathlib import Path
 from typing import Any, cast
 
 PRESETS = ("CartPole-v1:ppo", "Acrobot-v1:ppo", "Pendulum-v1:ppo", "LunarLander-v3:ppo",
-           "LunarLander-v3:ppo_continuous", "CartPole-v1:reinforce", "Acrobot-v1:reinforce")
+           "LunarLander-v3:ppo_continuous", "CartPole-v1:a2c", "CartPole-v1:reinforce", "Acrobot-v1:reinforce")
 # Our preset -> the Zoo's key, where it is not the env id (Gymnasium's LunarLander with continuous=True
 # is what the Zoo files under LunarLanderContinuous-v3).
 ZOO_KEY = {"LunarLander-v3:ppo_continuous": "LunarLanderContinuous-v3"}
-# PPO keywords the Zoo sets that pass to SB3 unchanged.
+# Keywords the Zoo sets that pass to SB3's PPO / A2C unchanged.
 PPO_KWARGS = ("n_steps", "batch_size", "gae_lambda", "gamma", "n_epochs", "ent_coef", "vf_coef",
               "max_grad_norm", "normalize_advantage", "target_kl", "use_sde", "sde_sample_freq", "clip_range_vf")
-# What the Zoo's entry may hold besides PPO keywords, and how this script treats it.
+A2C_KWARGS = ("n_steps", "gae_lambda", "gamma", "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantage",
+              "use_rms_prop", "rms_prop_eps", "use_sde", "sde_sample_freq")
+# What the Zoo's entry may hold besides those keywords, and how this script treats it.
 HANDLED = {"n_envs", "n_timesteps", "policy", "normalize", "policy_kwargs", "learning_rate", "clip_range"}
+
+
+def zoo_algo(config_id: str) -> str:
+    """The SB3 algorithm (and the Zoo's hyperparams file) the preset is compared with: A2C for our A2C,
+    PPO for everything else (the Zoo has no REINFORCE)."""
+    from gymnasium_solver.config import resolve_config
+
+    return "a2c" if resolve_config(config_id, []).algo == "a2c" else "ppo"
 ARMS = ("ours", "zoo")
 WALL_RATIO_TARGET = 3.0
 
 
 def zoo_entry(config_id: str, env_id: str) -> dict[str, Any]:
-    """The RL Zoo's PPO entry for the preset's env, read from the installed rl_zoo3."""
+    """The RL Zoo's entry for the preset's env and algorithm (zoo_algo), read from the installed rl_zoo3."""
     import rl_zoo3
     import yaml
 
-    path = Path(rl_zoo3.__file__).parent / "hyperparams" / "ppo.yml"
+    algo = zoo_algo(config_id)
+    path = Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
     table = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.UnsafeLoader)  # noqa: S506 - the Zoo's own file
     key = ZOO_KEY.get(config_id, env_id)
     if key not in table:
         raise SystemExit(f"{path} has no {key} entry (for {config_id})")
     entry = dict(table[key])
-    unknown = sorted(set(entry) - HANDLED - set(PPO_KWARGS))
+    unknown = sorted(set(entry) - HANDLED - set(A2C_KWARGS if algo == "a2c" else PPO_KWARGS))
     if unknown:
         raise SystemExit(f"the Zoo's {key} entry sets {unknown}, which this bench does not reproduce")
     return entry
@@ -110,7 +122,7 @@ def run_ours(config_id: str, seed: int) -> dict[str, Any]:
 
 def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str, Any]:
     import torch
-    from stable_baselines3 import PPO
+    from stable_baselines3 import A2C, PPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
@@ -158,12 +170,17 @@ def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str
     if norm is not None:
         env = VecNormalize(env, **norm)
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False, gamma=gamma)
-    kwargs = {k: zoo[k] for k in PPO_KWARGS if k in zoo}
+    a2c = zoo_algo(config_id) == "a2c"
+    kwargs = {k: zoo[k] for k in (A2C_KWARGS if a2c else PPO_KWARGS) if k in zoo}
     if "policy_kwargs" in zoo:
         kwargs["policy_kwargs"] = eval(zoo["policy_kwargs"]) if isinstance(zoo["policy_kwargs"], str) \
             else zoo["policy_kwargs"]  # noqa: S307 - the Zoo's own file
-    model = PPO(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 3e-4)),
-                clip_range=schedule(zoo.get("clip_range", 0.2)), seed=seed, device="cpu", verbose=0, **kwargs)
+    if a2c:
+        model: Any = A2C(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 7e-4)),
+                         seed=seed, device="cpu", verbose=0, **kwargs)
+    else:
+        model = PPO(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 3e-4)),
+                    clip_range=schedule(zoo.get("clip_range", 0.2)), seed=seed, device="cpu", verbose=0, **kwargs)
     callback = SolveCallback(eval_env, t0)
     budget = int(float(zoo["n_timesteps"]))
     callbacks: list[BaseCallback] = [callback]
@@ -210,7 +227,8 @@ def cell(r: dict[str, Any] | None) -> str:
 def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Print one preset's table, medians, ratios and verdict; return the summary."""
     ours, zoo = rows.get("ours", []), rows.get("zoo", [])
-    print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo PPO solved env steps wall s")
+    print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo {zoo_algo(config_id).upper()} solved env "
+          "steps wall s")
     for i in range(max(len(ours), len(zoo))):
         o, z = (ours[i] if i < len(ours) else None), (zoo[i] if i < len(zoo) else None)
         print(f"{(o or z or {}).get('seed', '?'):>4} | {cell(o)} | {cell(z)}")
@@ -229,7 +247,7 @@ def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> 
         steps_ratio = summary["zoo"]["median_env_steps"] / summary["ours"]["median_env_steps"]
         wall_ratio = summary["zoo"]["median_wall_s"] / summary["ours"]["median_wall_s"]
         passed = steps_ratio >= 1.0 and wall_ratio >= WALL_RATIO_TARGET
-        verdict = ("info only (the Zoo has no REINFORCE)" if algo != "ppo"
+        verdict = ("info only (the Zoo has no REINFORCE)" if algo not in ("ppo", "a2c")
                    else "PASS" if passed else "FAIL")
         if summary["zoo"]["lower_bound"]:
             verdict += " (the Zoo's medians are lower bounds: unsolved Zoo seeds count with what they spent)"

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import torch
 import torch._dynamo  # noqa: F401 - see below
 
+from agents.a2c import A2C
 from agents.common import Agent, Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
@@ -177,7 +178,7 @@ def _run(s: _Session) -> TrainResult:
 
 
 # Our own algorithms, by the Algo they train (SB3's are in agents/sb3.py).
-NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce}
+NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce, Algo.A2C: A2C}
 
 
 class _Parts(NamedTuple):

@@ -56,11 +56,3 @@ def test_unsolved_zoo_seeds_count_with_their_whole_budget(bench: ModuleType) -> 
     half = [dict(r, wall_s=r["wall_s"] / 1.5) for r in ours]  # 0.40
     assert bench.summarise("Pendulum-v1:sac", {"ours": half, "zoo": zoo})[1].endswith(
         "half the wall time MET, 3x faster MISSED")
-
-
-def test_the_zoo_a2c_arm_is_sb3s_actor_critic_defaults(bench: ModuleType) -> None:
-    """SB3's A2C policy is tanh 64x64 per head; the Zoo's CartPole entry only sets 8 envs and ent_coef 0."""
-    zoo = bench.zoo_config("CartPole-v1:a2c", seed=1)
-    assert (zoo.activation, zoo.hidden_sizes, zoo.n_envs, zoo.ent_coef) == ("tanh", [64, 64], 8, 0.0)
-    assert (zoo.n_steps, zoo.learning_rate, zoo.gae_lambda, zoo.vf_coef, zoo.max_grad_norm) == (5, 7e-4, 1.0, 0.5, 0.5)
-    assert zoo.max_env_steps == 500_000 and zoo.normalize_advantages is False

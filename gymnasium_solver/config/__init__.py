@@ -46,6 +46,7 @@ from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
     MAX_ROLLOUT_SAMPLES,
     MAX_SEED,
     MAX_TORCH_THREADS,
+    A2CConfig,
     Algo,
     ConfigBase,
     ConfigError,
@@ -83,7 +84,6 @@ from gymnasium_solver.config.registry import (  # noqa: F401 - the package's API
     limit_reason,
 )
 from gymnasium_solver.config.sb3_models import (  # noqa: F401 - the package's API
-    A2CConfig,
     DQNConfig,
     OffPolicyConfigBase,
     QRDQNConfig,

@@ -105,7 +105,8 @@ def _config_model(data: Mapping[str, Any], where: str) -> type[ConfigBase]:
         owners = algos_for_key(key)
         if owners and key not in model.model_fields:
             names = " or ".join(a.value for a in owners)
-            raise ConfigError(f"{where}: {key!r} is a {names} key; a {algo} config has no {key!r} "
+            article = "an" if algo[0] in "aeiou" else "a"
+            raise ConfigError(f"{where}: {key!r} is a {names} key; {article} {algo} config has no {key!r} "
                               f"(remove it, or use a {names} variant)")
     return model
 

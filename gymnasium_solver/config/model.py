@@ -415,3 +415,27 @@ class ReinforceConfig(ConfigBase):
     episodes_per_update: int = Field(default=8, ge=1, le=1000, description="complete episodes per update",
                                      json_schema_extra=_why("the episodes of one update are held in memory; "
                                                             "beyond ~1000 the gradient estimate stops improving"))
+
+
+class A2CConfig(ConfigBase):
+    """An A2C run (agents/a2c.py): the shared keys plus the rollout and GAE keys; SB3's A2C defaults."""
+
+    algo: Literal[Algo.A2C] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
+    learning_rate: ScheduleOrFloat = Field(default=7e-4, description="RMSprop learning rate, constant or {start, end}",
+                                           json_schema_extra=_why(f">= 0 and starting above 0; {_BAD_NOT_INVALID}"))
+    normalize_advantages: bool = Field(default=False, description="normalise advantages per rollout")
+    n_steps: int = Field(default=5, ge=1, le=65_536, description="steps per sub-environment per rollout (one update each)",
+                         json_schema_extra=_why(f"n_envs * n_steps must also be <= {MAX_ROLLOUT_SAMPLES:,}: "
+                                                "one rollout is held in memory"))
+    gae_lambda: float = Field(default=1.0, ge=0.0, le=1.0, description="GAE lambda",
+                              json_schema_extra=_why("a mixing weight: 0 is one-step TD, 1 is Monte Carlo"))
+
+    @model_validator(mode="after")
+    def _check_a2c(self) -> Self:
+        rollout = self.n_envs * self.n_steps
+        if rollout > MAX_ROLLOUT_SAMPLES:
+            raise ValueError(
+                f"the rollout n_envs*n_steps = {self.n_envs}*{self.n_steps} = {rollout:,} samples is more "
+                f"than the {MAX_ROLLOUT_SAMPLES:,} held in memory at once; use n_steps <= "
+                f"{MAX_ROLLOUT_SAMPLES // self.n_envs} for {self.n_envs} envs")
+        return self

@@ -8,10 +8,9 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from gymnasium_solver.config.model import Algo, ConfigBase, PPOConfig, ReinforceConfig
+from gymnasium_solver.config.model import A2CConfig, Algo, ConfigBase, PPOConfig, ReinforceConfig
 from gymnasium_solver.config.sb3_models import (
     _NATIVE_ONLY,
-    A2CConfig,
     DQNConfig,
     QRDQNConfig,
     SACConfig,
@@ -27,8 +26,8 @@ Config = Annotated[
     Field(discriminator="algo"),
 ]
 
-# Algorithms trained by our own agents (agents/ppo.py, agents/reinforce.py); every other one by SB3.
-NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE)
+# Algorithms trained by our own agents (agents/ppo.py, agents/reinforce.py, agents/a2c.py); every other one by SB3.
+NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE, Algo.A2C)
 
 CONFIG_MODELS: dict[Algo, type[ConfigBase]] = {
     Algo.PPO: PPOConfig, Algo.REINFORCE: ReinforceConfig, Algo.DQN: DQNConfig, Algo.QRDQN: QRDQNConfig,

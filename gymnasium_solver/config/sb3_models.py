@@ -12,7 +12,6 @@ from gymnasium_solver.config.model import (
     _BOX_ACTIONS,
     _FINITE,
     MAX_ENV_STEPS,
-    MAX_ROLLOUT_SAMPLES,
     Algo,
     ConfigBase,
     Schedule,
@@ -171,17 +170,3 @@ class TD3Config(OffPolicyConfigBase):
     action_noise_std: float = Field(default=0.1, ge=0.0, le=10.0,
                                     description="Gaussian exploration noise std, as a fraction of the action half-range",
                                     json_schema_extra=_why("0..10 half-ranges; beyond, every action is clipped"))
-
-
-class A2CConfig(SB3ConfigBase):
-    """Advantage Actor-Critic (Mnih et al. 2016) through Stable-Baselines3."""
-
-    algo: Literal[Algo.A2C] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
-    learning_rate: ScheduleOrFloat = Field(default=7e-4, description="RMSprop learning rate, constant or {start, end}",
-                                           json_schema_extra=_why(f">= 0 and starting above 0; {_BAD_NOT_INVALID}"))
-    normalize_advantages: bool = Field(default=False, description="normalise advantages per minibatch")
-    n_steps: int = Field(default=5, ge=1, le=65_536, description="steps per sub-environment per rollout",
-                         json_schema_extra=_why(f"n_envs * n_steps must also be <= {MAX_ROLLOUT_SAMPLES:,}: "
-                                                "one rollout is held in memory"))
-    gae_lambda: float = Field(default=1.0, ge=0.0, le=1.0, description="GAE lambda",
-                              json_schema_extra=_why("a mixing weight: 0 is one-step TD, 1 is Monte Carlo"))
