@@ -287,3 +287,50 @@ def test_a_reinforce_learning_rate_below_anything_tuned_goes_to_a_tuned_one() ->
     f = fired(s, reinforce(learning_rate=2e-5), "learning_rate_below_tuned")
     assert f.suggested_changes[0].set_arg == "learning_rate=0.003"
     quiet(s, reinforce(learning_rate=1e-3), "learning_rate_below_tuned")
+
+
+def test_ppo_passing_over_each_rollout_far_too_often_is_blamed_before_the_learning_rate() -> None:
+    s = {**FAILED, M.APPROX_KL: np.full(N, 0.2), M.CLIP_FRACTION: np.full(N, 0.4)}
+    d = run({**s, **EPISODES}, {"n_epochs": 100})
+    assert top(d).id == "ppo_too_many_epochs", ids(d)
+    assert top(d).suggested_changes[0].set_arg == "n_epochs=10" and top(d).suggested_changes[0].direction == "decrease"
+    quiet(s, {"n_epochs": 30}, "ppo_too_many_epochs")  # the most the RL Zoo tunes
+    quiet(healthy_series(), {"n_epochs": 100}, "ppo_too_many_epochs")  # solved anyway
+
+
+def test_off_policy_learning_rate_far_above_anything_tuned() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, dqn_config(learning_rate=0.05), "learning_rate_above_tuned")
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("learning_rate=0.001", "decrease")
+    assert any(e.metric == M.TD_LOSS for e in f.evidence)
+    fired(s, sac(learning_rate=0.03), "learning_rate_above_tuned", **BOX)
+    quiet(s, dqn_config(learning_rate=0.0063), "learning_rate_above_tuned")  # the Zoo's highest DQN rate
+
+
+def test_a_dqn_soft_target_that_lags_most_of_the_budget() -> None:
+    s = dqn_series(solved=False)  # budget N x STEP env steps
+    f = fired(s, dqn_config(tau=0.001, target_update_interval=250), "dqn_target_frozen")  # 250k env steps
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("tau=1.0", "increase")
+    quiet(s, dqn_config(tau=1.0, target_update_interval=250), "dqn_target_frozen")  # SB3's hard copy
+    quiet(s, dqn_config(tau=0.1, target_update_interval=10), "dqn_target_frozen")  # 100 env steps
+
+
+def test_off_policy_n_step_returns_far_too_long() -> None:
+    s = dqn_series(solved=False)
+    assert fired(s, dqn_config(n_steps=50), "nstep_returns_too_long").suggested_changes[0].set_arg == "n_steps=3"
+    assert fired(s, sac(n_steps=50), "nstep_returns_too_long", **BOX).suggested_changes[0].set_arg == "n_steps=1"
+    quiet(s, dqn_config(n_steps=3), "nstep_returns_too_long")  # Rainbow's
+
+
+def test_env_kwargs_whose_reward_does_not_pay_for_the_threshold() -> None:
+    # CartPole with sutton_barto_reward: episodes grow 20 -> 500 steps while every return stays in [-1, 0].
+    length = np.linspace(20, 500, N)
+    s = {**FAILED, M.EP_LEN_MEAN: length, M.EP_RETURN_MEAN: np.linspace(-1, -0.02, N), M.EVAL_RETURN_MEAN: np.zeros(N)}
+    kwargs = {"sutton_barto_reward": True}
+    d = run(s, {"env_kwargs": kwargs})
+    f = top(d)
+    assert f.id == "reward_does_not_pay" and f.severity == "critical", ids(d)
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("env_kwargs={}", "disable")
+    assert "reward_does_not_pay" not in ids(run(s, {"env_kwargs": {}}))  # nothing changed the reward
+    rising = {**s, M.EP_RETURN_MEAN: length.copy()}  # returns that track the episodes: the reward pays
+    assert "reward_does_not_pay" not in ids(run(rising, {"env_kwargs": kwargs}))

@@ -14,7 +14,7 @@ from gymnasium_solver.run_folder import M
 DQN_CONFIG: dict[str, Any] = {
     "variant": "dqn", "algo": "dqn", "buffer_size": 100_000, "learning_starts": 1000, "train_freq": 256,
     "gradient_steps": 128, "target_update_interval": 10, "exploration_fraction": 0.16,
-    "exploration_final_eps": 0.04, "batch_size": 64, "max_grad_norm": 10.0, "n_envs": 1,
+    "exploration_final_eps": 0.04, "batch_size": 64, "max_grad_norm": 10.0, "n_envs": 1, "n_steps": 1,
 }
 NOT_PPO = ("n_steps", "n_epochs", "clip_range", "target_kl", "vf_coef")
 

@@ -192,3 +192,45 @@ REINFORCE_LR_SUGGESTED = _t(
     "the learning rate suggested for a REINFORCE run whose rate is below anything tuned",
     "between our presets' 6e-3 and the usual Adam 1e-3",
 )
+PPO_EPOCHS_MAX = _t(
+    "ppo_epochs_max", 30,
+    "PPO passes over one rollout above this: the policy is fitted to one batch of samples until it leaves "
+    "the region where their advantages hold (the clip stops a sample's gradient, not the drift of the others)",
+    "PPO paper (3-15 epochs); RL Zoo ppo.yml (1-30); SB3 default 10; Ours: CartPole-v1:ppo uses 14",
+)
+PPO_EPOCHS_SUGGESTED = _t(
+    "ppo_epochs_suggested", 10, "the n_epochs suggested for a PPO run that passes over its rollouts too often",
+    "SB3 PPO default (PPO paper: 10 for MuJoCo)",
+)
+OFFPOLICY_LR_MAX = _t(
+    "offpolicy_lr_max", 0.01,
+    "an off-policy (DQN/SAC/TD3/TQC) learning rate above this: 1.5x above the highest the RL Zoo tunes for any "
+    "of them (10x for SAC/TD3), so each step overshoots the Bellman targets it regresses on",
+    "RL Zoo hyperparams (dqn up to 6.3e-3; sac/td3 3e-4 to 1e-3); Ours: presets use 1e-3 to 3.3e-3",
+)
+SOFT_TARGET_HORIZON_FRACTION = _t(
+    "soft_target_horizon_fraction", 0.1,
+    "a DQN target whose time constant (target_update_interval / tau env steps) is above this fraction of the "
+    "budget: the target lags the online network by a large part of the run, 20x more than any tuned DQN's",
+    "Mnih et al. 2015 (hard copy every 10k of 50M steps: 0.0002 of the budget); RL Zoo dqn.yml (tau 1, every "
+    "10-600 env steps of 50k-120k on classic control: at most 0.005); Ours: CartPole-v1:dqn's is 10 of 100k",
+)
+NSTEP_RETURNS_MAX = _t(
+    "nstep_returns_max", 10,
+    "off-policy n-step returns (SB3's n_steps) longer than this: the replayed rewards come from older policies "
+    "with no correction, and the TD target sums n of them before it bootstraps",
+    "Rainbow (Hessel et al. 2018: n = 3); R2D2 (Kapturowski et al. 2019: n = 5-10, with recurrent state); "
+    "Ours: LunarLander-v3:dqn uses 3",
+)
+LENGTH_GROWTH_MIN = _t(
+    "length_growth_min", 3.0,
+    "training episodes that grew at least this many times longer (longest / shortest mean) show the agent's "
+    "behaviour changing; returns that stayed flat meanwhile do not pay for what changed",
+    "Ours: CartPole episodes grow 20 -> 500 steps as it learns; with sutton_barto_reward every return stays in "
+    "[-1, 0]",
+)
+RETURN_FLAT_GAP_FRACTION = _t(
+    "return_flat_gap_fraction", 0.05,
+    "returns whose whole range is below this fraction of their gap to the threshold count as flat",
+    "Ours (a learning run closes a visible part of the gap)",
+)

@@ -1,6 +1,7 @@
 """Settings rules for the off-policy algorithms (DQN, QR-DQN, SAC, TD3, TQC), named from the run's own
 settings and metrics so they work with no preset to revert to: a replay ratio near zero, a replay
-minibatch of a few transitions, a soft target that never moves, a TD3 actor that is almost never
+minibatch of a few transitions, a soft target that never moves (SAC/TD3/TQC and DQN), n-step returns
+far too long for replay, a TD3 actor that is almost never
 updated, an SAC entropy target no squashed policy can reach, and a fixed entropy bonus worth more than
 the rewards. Each sizes a setting against what the algorithm needs (setting_bounds.py) and cites what
 the run logged."""
@@ -17,6 +18,7 @@ from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import (
     REPLAY,
     SOFT_TARGET,
+    budget_steps,
     failing,
     gradient_steps,
     reward_per_step,
@@ -110,6 +112,52 @@ def target_network_frozen(ctx: Ctx) -> Finding | None:
         "is the reward plus a fixed random function, so the critic never learns values beyond one step and the "
         "actor cannot find behaviour that pays off later.",
         suggested_changes=[change("tau", tau, 0.005, "increase", "SB3's default (TD3 and SAC papers)")],
+    )
+
+
+@rule("dqn_target_frozen")
+def dqn_target_frozen(ctx: Ctx) -> Finding | None:
+    """DQN's soft target (SB3: Polyak with tau every target_update_interval env steps) that takes most of the
+    budget to follow the online network."""
+    tau, every = ctx.setting("tau", 1.0), ctx.setting("target_update_interval")
+    if ctx.algo not in ("dqn", "qrdqn") or tau is None or not every or not failing(ctx) or float(tau) >= 1:
+        return None
+    span = budget_steps(ctx)
+    lag = math.inf if float(tau) <= 0 else int(every) / float(tau)
+    if not lag > B.SOFT_TARGET_HORIZON_FRACTION.value * span:
+        return None
+    lag_text = "never" if math.isinf(lag) else f"after about {lag:,.0f} env steps"
+    return Finding(
+        id="dqn_target_frozen", severity=Severity.WARNING, score=0.9,
+        title="The DQN target network barely moves: tau is too small for its update interval",
+        evidence=[setting_evidence("tau", tau, f"a target that catches up within "
+                                   f"{B.SOFT_TARGET_HORIZON_FRACTION.value:.0%} of the budget "
+                                   f"({B.SOFT_TARGET_HORIZON_FRACTION.source})"),
+                  setting_evidence("target_update_interval", every, f"time constant target_update_interval / tau = "
+                                   f"{'inf' if math.isinf(lag) else f'{lag:,.0f}'} env steps vs a budget of {span:,}")],
+        cause=f"Every {every} env steps the target moves only {fmt(float(tau))} of the way to the online Q-network, so "
+        f"it catches up {lag_text}: the TD targets are the rewards plus a nearly fixed, random next-state value "
+        "for most of the run, and the Q-values cannot learn what pays off later.",
+        suggested_changes=[change("tau", tau, 1.0, "increase", "a hard copy every target_update_interval steps "
+                                  "(SB3's DQN default; Mnih et al. 2015)")],
+    )
+
+
+@rule("nstep_returns_too_long")
+def nstep_returns_too_long(ctx: Ctx) -> Finding | None:
+    n = ctx.setting("n_steps", 1)
+    if ctx.algo not in REPLAY or not n or not failing(ctx) or not int(n) > B.NSTEP_RETURNS_MAX.value:
+        return None
+    suggested = 3 if ctx.algo in ("dqn", "qrdqn") else 1
+    return Finding(
+        id="nstep_returns_too_long", severity=Severity.WARNING, score=0.89,
+        title="The n-step returns are too long for off-policy replay",
+        evidence=[setting_evidence("n_steps", n, f"<= {B.NSTEP_RETURNS_MAX.value:g} ({B.NSTEP_RETURNS_MAX.source})")],
+        cause=f"Each TD target sums {n} replayed rewards before it bootstraps. Those rewards were earned by older, "
+        "more random policies, and nothing corrects for it, so the targets value what the old behaviour did, "
+        f"not what the current policy would: with {n} steps that bias swamps what bootstrapping learns.",
+        suggested_changes=[change("n_steps", n, suggested, "decrease", "3-step returns (Rainbow)" if suggested == 3
+                                  else "one-step TD targets (SB3's default)")],
     )
 
 

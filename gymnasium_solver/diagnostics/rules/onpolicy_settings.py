@@ -1,7 +1,7 @@
 """Settings rules for the on-policy algorithms (PPO, A2C, REINFORCE), named from the run's own settings
 and metrics so they work with no preset to revert to: a critic with no gradient, a value clip far below
 the critic's errors, a reward clip that flattens the rewards, value targets out of scale, PPO with one
-or two gradient steps per rollout, rollouts too long for the budget, one-step advantages, and REINFORCE
+or two gradient steps per rollout or far too many passes over it, rollouts too long for the budget, one-step advantages, and REINFORCE
 with more envs than episodes per update. Each sizes a setting against what the algorithm needs
 (setting_bounds.py gives every bound and its source) and cites what the run logged."""
 
@@ -168,6 +168,29 @@ def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
         cause=f"{steps} gradient step(s) per {rollout:,}-sample rollout use each sample {epochs} time(s): the policy "
         "moves a tiny step per rollout, and the budget runs out long before it has moved far enough to solve.",
         suggested_changes=changes,
+    )
+
+
+@rule("ppo_too_many_epochs")
+def ppo_too_many_epochs(ctx: Ctx) -> Finding | None:
+    epochs = ctx.setting("n_epochs")
+    if ctx.algo != "ppo" or not epochs or not failing(ctx) or not int(epochs) > B.PPO_EPOCHS_MAX.value:
+        return None
+    evidence = [setting_evidence("n_epochs", epochs, f"<= {B.PPO_EPOCHS_MAX.value:g} ({B.PPO_EPOCHS_MAX.source})")]
+    x, kl = ctx.data.finite(M.APPROX_KL)
+    if len(kl):
+        evidence.append(ev(M.APPROX_KL, x, f"median {fmt(median(kl))} per update", f"< {T.APPROX_KL_HIGH.value:g} "
+                           f"({T.APPROX_KL_HIGH.source})"))
+    return Finding(
+        id="ppo_too_many_epochs", severity=Severity.WARNING, score=0.96,
+        title="PPO passes over each rollout far too many times",
+        evidence=evidence,
+        cause=f"n_epochs={epochs} fits the policy to one rollout's samples {epochs} times over: it drifts far from the "
+        "policy that collected them (the clip stops the gradient of samples already moved, while the others keep "
+        "pulling), so each update overfits one batch and the policy lurches instead of improving. A smaller "
+        "learning rate would only slow the same drift.",
+        suggested_changes=[change("n_epochs", epochs, int(B.PPO_EPOCHS_SUGGESTED.value), "decrease",
+                                  B.PPO_EPOCHS_SUGGESTED.source)],
     )
 
 

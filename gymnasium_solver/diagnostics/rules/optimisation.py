@@ -272,3 +272,33 @@ def learning_rate_below_tuned(ctx: Ctx) -> Finding | None:
         suggested_changes=[change("learning_rate", lr, suggested.value, "increase",
                                   f"the middle of the tuned range ({suggested.source})")],
     )
+
+
+@rule("learning_rate_above_tuned")
+def learning_rate_above_tuned(ctx: Ctx) -> Finding | None:
+    """An off-policy learning rate far above any tuned one (the KL-free algorithms with a policy entropy to show
+    overshooting are learning_rate_too_high's)."""
+    lr = ctx.setting("learning_rate")
+    if ctx.algo not in REPLAY or lr is None or not failing(ctx):
+        return None
+    start = start_value(lr)
+    if not start > B.OFFPOLICY_LR_MAX.value:
+        return None
+    loss = next((m for m in (M.TD_LOSS, M.CRITIC_LOSS) if ctx.data.has(m)), None)
+    evidence = [setting_evidence("learning_rate", lr, f"<= {B.OFFPOLICY_LR_MAX.value:g} ({B.OFFPOLICY_LR_MAX.source})")]
+    if loss is not None:
+        x, y = ctx.data.finite(loss)
+        if len(y) >= 2:
+            early, late = split(y)
+            evidence.append(ev(loss, x, f"early median {fmt(median(early))}, late median {fmt(median(late))}",
+                               "falls as the values fit"))
+    return Finding(
+        id="learning_rate_above_tuned", severity=Severity.WARNING, score=0.89,
+        title="The learning rate is far above anything tuned for this algorithm",
+        evidence=evidence,
+        cause=f"With learning_rate={lr} each gradient step moves the Q-network (or critic) further than the error "
+        "it corrects: the values overshoot the Bellman targets they regress on, the targets move with them, and "
+        "the policy that acts on those values never settles.",
+        suggested_changes=[change("learning_rate", lr, B.OFFPOLICY_LR_SUGGESTED.value, "decrease",
+                                  f"the middle of the tuned range ({B.OFFPOLICY_LR_SUGGESTED.source})")],
+    )

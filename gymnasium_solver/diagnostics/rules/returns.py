@@ -21,6 +21,7 @@ from gymnasium_solver.diagnostics.context import (
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
 from gymnasium_solver.run_folder import M, StopReason
@@ -255,4 +256,38 @@ def threshold_unreachable(ctx: Ctx) -> Finding | None:
         f"is fixed by the episode's length and the best any episode gets is {fmt(best[0])}. The run cannot "
         "solve whatever it learns; the threshold is wrong, not the agent.",
         suggested_changes=[change("reward_threshold", ctx.threshold, target, "decrease", why)],
+    )
+
+
+@rule("reward_does_not_pay")
+def reward_does_not_pay(ctx: Ctx) -> Finding | None:
+    """env_kwargs that change the reward: episodes get much longer (the agent learns the task) while the
+    returns do not move, so the registered threshold, set for the default reward, cannot be reached."""
+    kwargs = ctx.setting("env_kwargs")
+    if ctx.solved or ctx.too_early or ctx.threshold is None or not isinstance(kwargs, dict) or not kwargs:
+        return None
+    _, ret = ctx.data.finite(M.EP_RETURN_MEAN)
+    _, length = ctx.data.finite(M.EP_LEN_MEAN)
+    if len(ret) < 5 or len(length) < 5 or float(np.min(length)) <= 0:
+        return None
+    growth = float(np.max(length)) / float(np.min(length))
+    gap = ctx.threshold - float(np.max(ret))
+    if not (growth >= B.LENGTH_GROWTH_MIN.value and gap > 0 and float(np.ptp(ret)) < B.RETURN_FLAT_GAP_FRACTION.value * gap):
+        return None
+    return Finding(
+        id="reward_does_not_pay", severity=Severity.CRITICAL, score=0.98,
+        title="The agent's episodes changed but its return did not: env_kwargs changed what the reward pays",
+        evidence=[Evidence(metric=M.EP_LEN_MEAN, observed=f"training episodes {fmt(float(np.min(length)))} to "
+                           f"{fmt(float(np.max(length)))} steps ({fmt(growth)}x)",
+                           healthy="returns that move as the behaviour changes"),
+                  Evidence(metric=M.EP_RETURN_MEAN, observed=f"returns within {fmt(float(np.min(ret)))}.."
+                           f"{fmt(float(np.max(ret)))} the whole run", healthy=f"rising towards {fmt(ctx.threshold)}"),
+                  setting_evidence("env_kwargs", kwargs, "the environment's own reward, which the registered "
+                                   "reward_threshold is set for")],
+        cause=f"The agent's behaviour changed a lot (episodes {fmt(growth)}x longer) while its return stayed within a "
+        f"sliver of its range: under env_kwargs={kwargs} the reward does not pay for what the threshold "
+        f"{fmt(ctx.threshold)} measures, so no policy reaches it. The task is mis-specified, not the agent.",
+        suggested_changes=[change("env_kwargs", kwargs, {}, "disable", "the environment's default reward, which "
+                                  "the registered reward_threshold is for (or set a reward_threshold this reward "
+                                  "can reach)")],
     )
