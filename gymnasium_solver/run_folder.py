@@ -200,11 +200,12 @@ class ImportSource(BaseModel):
 
 class RunWarning(BaseModel):
     """Something that went wrong without ending the run, e.g. a tracking sink (TensorBoard, MLflow)
-    that failed and was switched off; the run and its folder are unaffected."""
+    that failed and was switched off, or a valid config that throws away what it collects; the run
+    and its folder are unaffected."""
 
     model_config = ConfigDict(extra="ignore")
-    kind: str = Field(description="e.g. tracking_sink_failed")
-    source: str = Field(description="what failed, e.g. tensorboard or mlflow")
+    kind: str = Field(description="e.g. tracking_sink_failed, config_wastes_samples")
+    source: str = Field(description="what failed, e.g. tensorboard or mlflow; or the config key at fault")
     message: str
     env_steps: int | None = None
     time: str

@@ -361,7 +361,12 @@ class RunWriter:
     def _sink_failed(self, sink: str, message: str) -> None:
         """A tracking sink failed and was switched off: a warning in run.json and run.log, never an
         end of the run (and never an error of its own if the disk refuses these writes too)."""
-        self.info.warnings.append(rf.RunWarning(kind="tracking_sink_failed", source=sink, message=message,
+        self.warn("tracking_sink_failed", sink, message)
+
+    def warn(self, kind: str, source: str, message: str) -> None:
+        """Something the run goes on despite: a warning in run.json and run.log (and on stderr at the end
+        of `gsolve train`); never an error of its own if the disk refuses these writes."""
+        self.info.warnings.append(rf.RunWarning(kind=kind, source=source, message=message,
                                                 env_steps=self.info.progress.env_steps, time=rf.utc_now_iso()))
         try:
             self.log(f"warning: {message}")

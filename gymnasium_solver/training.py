@@ -224,6 +224,8 @@ class _Session:
         info.observation_shape = list(spec.observation_shape)
         assert self.agent is not None
         info.device = str(self.agent.policy.device)
+        for key, message in cfg.wasteful_settings() if self.restore is None else []:
+            self.writer.warn("config_wastes_samples", key, message)  # run.json, run.log; stderr at the end
         self.writer.write()
         self.writer.log(
             f"{'resumed' if self.restore else 'started'} {cfg.config_id} seed {cfg.seed}: {cfg.algo}, "

@@ -273,3 +273,19 @@ def test_numpy_actor_matches_torch_policy(env_id):
         std = float(policy.log_std.detach().exp()[0])
         assert np.std(sample.actions - out.numpy()) == pytest.approx(std, rel=0.05)
         assert (np.abs(sample.env_actions) <= 2.0).all() and (np.abs(sample.actions) > 2.0).any()
+
+
+def test_reinforce_with_more_envs_than_episodes_trains_with_a_warning_that_names_the_fix(tmp_path, capsys):
+    """A valid config that discards most of what it collects is trained as asked, and says so: run.json,
+    run.log and gsolve train's stderr. The preset (8 envs, 8 episodes) gets no warning."""
+    sets = ["n_envs=16", "max_env_steps=1500", "eval_freq=1000", UNSOLVABLE]
+    assert cli.main(["train", "CartPole-v1:reinforce", *[a for s in sets for a in ("--set", s)],
+                     "--runs-dir", str(tmp_path), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "gsolve train: warning: n_envs=16 > episodes_per_update=8" in err and "episodes_per_update=16" in err
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    (warning,) = rf.read_run_info(run_dir).warnings
+    assert (warning.kind, warning.source) == ("config_wastes_samples", "n_envs")
+    assert "warning: n_envs=16 > episodes_per_update=8" in (run_dir / rf.RUN_LOG).read_text()
+    preset = train(resolve_config("CartPole-v1:reinforce", ["max_env_steps=1500", UNSOLVABLE]), tmp_path / "preset")
+    assert rf.read_run_info(preset.run_dir).warnings == []

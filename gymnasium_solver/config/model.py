@@ -347,6 +347,11 @@ class ConfigBase(BaseModel):
     def config_id(self) -> str:
         return f"{self.env_id}:{self.variant}"
 
+    def wasteful_settings(self) -> list[tuple[str, str]]:
+        """(key, sentence) for valid settings that throw away what the run collects: trained as asked, with
+        a warning in run.json and run.log (and on stderr from `gsolve train`)."""
+        return []
+
 
 class PPOConfig(ConfigBase):
     """A PPO run: the shared keys plus PPO's rollout, minibatch and clipping keys."""
@@ -415,6 +420,14 @@ class ReinforceConfig(ConfigBase):
     episodes_per_update: int = Field(default=8, ge=1, le=1000, description="complete episodes per update",
                                      json_schema_extra=_why("the episodes of one update are held in memory; "
                                                             "beyond ~1000 the gradient estimate stops improving"))
+
+    def wasteful_settings(self) -> list[tuple[str, str]]:
+        if self.n_envs <= self.episodes_per_update:
+            return []
+        return [("n_envs", f"n_envs={self.n_envs} > episodes_per_update={self.episodes_per_update}: each update keeps "
+                 f"the first {self.episodes_per_update} episodes to end, the shortest, and discards the other envs' "
+                 f"steps, so it learns from a biased sample; set episodes_per_update={self.n_envs} (or "
+                 f"n_envs={self.episodes_per_update})")]
 
 
 class A2CConfig(ConfigBase):
