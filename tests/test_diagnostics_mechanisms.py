@@ -334,3 +334,10 @@ def test_env_kwargs_whose_reward_does_not_pay_for_the_threshold() -> None:
     assert "reward_does_not_pay" not in ids(run(s, {"env_kwargs": {}}))  # nothing changed the reward
     rising = {**s, M.EP_RETURN_MEAN: length.copy()}  # returns that track the episodes: the reward pays
     assert "reward_does_not_pay" not in ids(run(rising, {"env_kwargs": kwargs}))
+
+
+def test_ppo_minibatches_of_a_few_samples() -> None:
+    f = fired(FAILED, {"batch_size": 4}, "minibatch_too_small")
+    assert f.suggested_changes[0].set_arg == "batch_size=64" and "normalised" in f.cause
+    quiet(FAILED, {"batch_size": 32}, "minibatch_too_small")
+    quiet(healthy_series(), {"batch_size": 4}, "minibatch_too_small")

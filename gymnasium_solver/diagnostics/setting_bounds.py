@@ -153,9 +153,10 @@ TIME_LIMITED_FRACTION = _t(
 )
 MINIBATCH_MIN = _t(
     "minibatch_min", 8,
-    "a replay minibatch (DQN/SAC/TD3/TQC batch_size) below this: each gradient step follows a handful of "
-    "transitions, so the updates are mostly noise",
-    "RL Zoo (smallest tuned batch 32, Atari DQN; 64-256 for classic control); SB3 defaults (DQN 32, SAC/TD3 256)",
+    "a replay minibatch (DQN/SAC/TD3/TQC batch_size) or a PPO minibatch below this: each gradient step follows "
+    "a handful of samples, so the updates are mostly noise",
+    "RL Zoo (smallest tuned batch 32, Atari DQN and PPO; 64-256 for classic control); SB3 defaults (DQN 32, "
+    "SAC/TD3 256, PPO 64)",
 )
 EPISODES_PER_UPDATE_MIN = _t(
     "episodes_per_update_min", 4,

@@ -66,16 +66,25 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
 
 @rule("minibatch_too_small")
 def minibatch_too_small(ctx: Ctx) -> Finding | None:
+    """Replay minibatches (and PPO's) of a handful of samples. PPO is checked here too: the same bound, a
+    different way to be noise (its advantages are normalised within each minibatch)."""
     batch = ctx.setting("batch_size")
-    if ctx.algo not in REPLAY or batch is None or not failing(ctx) or not int(batch) < B.MINIBATCH_MIN.value:
+    if ctx.algo not in (*REPLAY, "ppo") or batch is None or not failing(ctx) or not int(batch) < B.MINIBATCH_MIN.value:
         return None
+    if ctx.algo == "ppo":
+        cause = (f"Each PPO gradient step uses {batch} sample(s), with their advantages normalised among themselves: "
+                 "whatever the samples' real advantages, about half come out +1 and half -1, so the policy gradient "
+                 "says little more than which of a handful of actions happened to be drawn.")
+    else:
+        cause = (f"Each gradient step regresses the values on {batch} sampled transition(s): the step follows "
+                 "whichever transitions were drawn, so the Q-values (or critic) wander instead of converging.")
     return Finding(
         id="minibatch_too_small", severity=Severity.WARNING, score=0.88,
-        title="Replay minibatches of a few transitions: every gradient step is mostly noise",
+        title="Minibatches of a few samples: every gradient step is mostly noise",
         evidence=[setting_evidence("batch_size", batch, f">= {B.MINIBATCH_MIN.value:g} ({B.MINIBATCH_MIN.source})")],
-        cause=f"Each gradient step regresses the values on {batch} sampled transition(s): the step follows "
-        "whichever transitions were drawn, so the Q-values (or critic) wander instead of converging.",
-        suggested_changes=[change("batch_size", batch, 64, "increase", "the RL Zoo's classic-control minibatch")],
+        cause=cause,
+        suggested_changes=[change("batch_size", batch, 64, "increase", "the RL Zoo's classic-control minibatch"
+                                  if ctx.algo != "ppo" else "SB3's PPO default")],
     )
 
 
