@@ -82,7 +82,8 @@ class RunDetails(BaseModel):
         "mapping, and 'unknown': the fields the source does not record and what was done instead")
     read_only: bool = Field(default=False, description="true for imported runs: no resume, retry or fix")
     warnings: list[rf.RunWarning] = Field(
-        default_factory=list, description="problems that did not end the run (e.g. a tracking sink switched off)")
+        default_factory=list, description="problems that did not end the run (e.g. a tracking sink switched off, a "
+        "config that discards samples: kind config_wastes_samples, source the key)")
 
 
 def _eval(e: rf.EvalRecord | None) -> EvalSummary | None:
