@@ -341,3 +341,14 @@ def test_ppo_minibatches_of_a_few_samples() -> None:
     assert f.suggested_changes[0].set_arg == "batch_size=64" and "normalised" in f.cause
     quiet(FAILED, {"batch_size": 32}, "minibatch_too_small")
     quiet(healthy_series(), {"batch_size": 4}, "minibatch_too_small")
+
+
+def test_a_clip_that_provably_shrinks_adams_step_outranks_a_learning_rate_reading_of_the_tiny_kl() -> None:
+    s = {**FAILED, M.APPROX_KL: np.full(N, 1e-7), M.CLIP_FRACTION: np.zeros(N), M.GRAD_NORM: np.full(N, 2.0)}
+    # CartPole's shapes: 4 observations, 2 actions, a 64x64 actor and critic (~9k parameters).
+    shapes = {"observation_shape": [4], "action_space": ActionSpaceInfo(kind="discrete", n=2)}
+    d = run({**s, **EPISODES}, {"max_grad_norm": 1e-8, "hidden_sizes": [64, 64]}, **shapes)
+    assert top(d).id == "grad_clip_throttles", ids(d)
+    assert top(d).suggested_changes[0].key == "max_grad_norm"
+    loose = run({**s, **EPISODES}, {"max_grad_norm": 0.5, "hidden_sizes": [64, 64]}, **shapes)
+    assert top(loose).id == "approx_kl_near_zero"  # the clip does not bind: the learning rate is the reading

@@ -86,9 +86,12 @@ def grad_clip_throttles(ctx: Ctx) -> Finding | None:
     suggested = max(0.5, float(f"{median(g):.1g}")) if clip < 0.5 else float(f"{median(g):.1g}")
     fix = _revert_or(ctx, "max_grad_norm", -1, change(
         "max_grad_norm", clip, suggested, "increase", "a clip near the typical gradient norm only cuts spikes"))
+    # Computed from the clip and Adam's eps, the step is provably shrunk: this explains a near-zero KL (and
+    # outranks approx_kl_near_zero's reading of it as a learning rate too low); a KL band alone does not.
+    proven = step is not None and step < T.ADAM_STEP_FRACTION.value
     return Finding(
         id="grad_clip_throttles", severity=Severity.WARNING,
-        score=0.9,
+        score=0.96 if proven else 0.9,
         title="Gradient clipping throttles every update",
         evidence=evidence,
         cause=f"max_grad_norm={fmt(clip)} is {fmt(ratio)}x below the typical gradient norm, so every update is "
