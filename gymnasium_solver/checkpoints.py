@@ -227,6 +227,11 @@ def checkpoint_config(path: Path, payload: dict[str, Any] | None = None) -> Conf
     ValueError if the checkpoint is unreadable or its config does not validate."""
     payload = _read_payload(path) if payload is None else payload
     text = payload.get("config_yaml")
+    where = f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name}"
     if not isinstance(text, str):
-        raise ValueError(f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name} holds no config")
-    return config_from_yaml_text(text, f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name} (embedded config)")
+        raise ValueError(f"{where} holds no config")
+    if "sb3_model" in payload and "algo: a2c" in text:
+        raise ValueError(f"{where} is a Stable-Baselines3 A2C model, written before a2c became our own agent "
+                         "(2026-11-26); this version trains and loads its own A2C only. Train the run again "
+                         "(`gsolve retry` keeps its overrides) or load the model with SB3's A2C.load")
+    return config_from_yaml_text(text, f"{where} (embedded config)")
