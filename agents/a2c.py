@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from agents.common import ActorCritic, Batch, Rollout, RolloutSource, UpdateStats, check_finite
-from agents.ppo import gae_targets
+from agents.common import ActorCritic, Batch, UpdateStats, check_finite
+from agents.ppo import RolloutAgent
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
@@ -23,20 +23,15 @@ RMSPROP_ALPHA = 0.99
 RMSPROP_EPS = 1e-5
 
 
-class A2C:
+class A2C(RolloutAgent):
     algo = Algo.A2C
+    cfg: A2CConfig
 
     def __init__(self, cfg: A2CConfig, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=True)
         self.optimizer = torch.optim.RMSprop(self.policy.parameters(), lr=schedule_start(cfg.learning_rate),
                                              alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS, foreach=True)
-
-    def collect(self, collector: RolloutSource) -> Rollout:
-        return collector.collect_steps(self.policy, self.cfg.n_steps)
-
-    def targets(self, rollout: Rollout) -> Batch:
-        return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """One gradient step on the whole rollout."""

@@ -21,7 +21,7 @@ from agents.common import (
     resolve_device,
 )
 from gymnasium_solver.advantages import compute_gae, shift_values
-from gymnasium_solver.config import Algo, PPOConfig, schedule_start, schedule_value
+from gymnasium_solver.config import A2CConfig, Algo, PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
 
@@ -35,15 +35,11 @@ def gae_targets(policy: ActorCritic, rollout: Rollout, gamma: float, gae_lambda:
                       rollout.valid, with_critic=True).to(policy.device)
 
 
-class PPO:
-    algo = Algo.PPO
+class RolloutAgent:
+    """What PPO and A2C share: fixed-length rollouts of every sub-env, scored with GAE."""
 
-    def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
-        self.cfg = cfg
-        self.policy = ActorCritic(spec, cfg, with_critic=True).to(resolve_device(cfg))
-        # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. fused=True: one
-        # kernel for all parameters, ~20% faster per minibatch step for our small networks.
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
+    cfg: PPOConfig | A2CConfig
+    policy: ActorCritic
 
     def collect(self, collector: RolloutSource) -> Rollout:
         self.policy.reset_noise()  # gSDE draws its noise matrices afresh for every rollout, as SB3's PPO
@@ -51,6 +47,18 @@ class PPO:
 
     def targets(self, rollout: Rollout) -> Batch:
         return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
+
+
+class PPO(RolloutAgent):
+    algo = Algo.PPO
+    cfg: PPOConfig
+
+    def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
+        self.cfg = cfg
+        self.policy = ActorCritic(spec, cfg, with_critic=True).to(resolve_device(cfg))
+        # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. fused=True: one
+        # kernel for all parameters, ~20% faster per minibatch step for our small networks.
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""

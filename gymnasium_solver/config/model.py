@@ -134,6 +134,17 @@ def _check_schedule(name: str, value: ScheduleOrFloat, start_above_zero: bool) -
         raise ValueError(f"{name} must start above 0, got {value}")
 
 
+def _check_rollout(n_envs: int, n_steps: int) -> int:
+    """The rollout's size in samples (PPO, A2C); ValueError when it would not fit in memory."""
+    rollout = n_envs * n_steps
+    if rollout > MAX_ROLLOUT_SAMPLES:
+        raise ValueError(
+            f"the rollout n_envs*n_steps = {n_envs}*{n_steps} = {rollout:,} samples is more "
+            f"than the {MAX_ROLLOUT_SAMPLES:,} held in memory at once; use n_steps <= "
+            f"{MAX_ROLLOUT_SAMPLES // n_envs} for {n_envs} envs")
+    return rollout
+
+
 def _check_network(cfg: ConfigBase) -> None:
     """The keys that go with pixel observations and the CNN, checked together."""
     if cfg.atari_wrappers and cfg.network != "nature_cnn":
@@ -397,12 +408,7 @@ class PPOConfig(ConfigBase):
         if self.use_sde and self.network != "mlp":
             raise ValueError("use_sde: true needs network: mlp (its noise is a function of the MLP's last hidden "
                              "layer); set use_sde: false for nature_cnn")
-        rollout = self.n_envs * self.n_steps
-        if rollout > MAX_ROLLOUT_SAMPLES:
-            raise ValueError(
-                f"the rollout n_envs*n_steps = {self.n_envs}*{self.n_steps} = {rollout:,} samples is more "
-                f"than the {MAX_ROLLOUT_SAMPLES:,} held in memory at once; use n_steps <= "
-                f"{MAX_ROLLOUT_SAMPLES // self.n_envs} for {self.n_envs} envs")
+        rollout = _check_rollout(self.n_envs, self.n_steps)
         if self.batch_size > rollout:
             raise ValueError(
                 f"batch_size ({self.batch_size}) is larger than the rollout "
@@ -445,10 +451,5 @@ class A2CConfig(ConfigBase):
 
     @model_validator(mode="after")
     def _check_a2c(self) -> Self:
-        rollout = self.n_envs * self.n_steps
-        if rollout > MAX_ROLLOUT_SAMPLES:
-            raise ValueError(
-                f"the rollout n_envs*n_steps = {self.n_envs}*{self.n_steps} = {rollout:,} samples is more "
-                f"than the {MAX_ROLLOUT_SAMPLES:,} held in memory at once; use n_steps <= "
-                f"{MAX_ROLLOUT_SAMPLES // self.n_envs} for {self.n_envs} envs")
+        _check_rollout(self.n_envs, self.n_steps)
         return self
