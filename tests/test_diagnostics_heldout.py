@@ -1,8 +1,8 @@
-"""The held-out sets (tests/fixtures/heldout to heldout8) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout9) as regression tests of the diagnosis.
 
-Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7; with no preset 1/6, 4/8, 0/7, 3/5,
-3/6, 6/7; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write
-the settings rules), so every figure here is in-sample. These pin today's figures so a change
+Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
+3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them but heldout9 (their misses were read to
+write the settings rules), so every other figure here is in-sample. These pin today's figures so a change
 that loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a
 set nobody tuned to).
 """
@@ -62,6 +62,9 @@ def _line(faults: int, strict: int, lenient: int) -> str:
     # outranked that reading where the clip provably shrinks Adam's step (stop 18), 7/7.
     ("heldout8", False, _line(7, 7, 7)),
     ("heldout8", True, _line(7, 7, 7)),
+    # heldout9: its blind scoring (4ddbf98, diagnosis as at 8aa7e96), unchanged since.
+    ("heldout9", False, _line(6, 6, 6)),
+    ("heldout9", True, _line(6, 5, 6)),  # u05: gradient_steps raised for train_freq=200 (an accepted key)
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
