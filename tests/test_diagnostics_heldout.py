@@ -1,8 +1,8 @@
 """The held-out sets (tests/fixtures/heldout to heldout9) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
-3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them but heldout9 (their misses were read to
-write the settings rules), so every other figure here is in-sample. These pin today's figures so a change
+3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
+settings rules), so every figure here is in-sample. These pin today's figures so a change
 that loses a case says so; they are not the accuracy figure (that is the first, blind scoring of a
 set nobody tuned to).
 """
@@ -46,7 +46,7 @@ def _line(faults: int, strict: int, lenient: int) -> str:
     # heldout4's blind scoring (a813927) was 8/8 with its preset and 4/8 (5/8 lenient) with nothing to
     # revert; these are its figures after the three rules its misses prompted (docs/diagnostics.md).
     ("heldout4", False, _line(8, 8, 8)),
-    ("heldout4", True, _line(8, 7, 8)),
+    ("heldout4", True, _line(8, 8, 8)),  # q-case SAC train_freq=200: train_freq lowered since stop 18
     # heldout5's blind scoring (56fb935) was 6/7 with its preset and 0/7 with nothing to revert; these are
     # its figures after the rules its misses prompted.
     ("heldout5", False, _line(7, 6, 6)),
@@ -62,9 +62,11 @@ def _line(faults: int, strict: int, lenient: int) -> str:
     # outranked that reading where the clip provably shrinks Adam's step (stop 18), 7/7.
     ("heldout8", False, _line(7, 7, 7)),
     ("heldout8", True, _line(7, 7, 7)),
-    # heldout9: its blind scoring (4ddbf98, diagnosis as at 8aa7e96), unchanged since.
+    # heldout9's blind scoring (4ddbf98, diagnosis as at 8aa7e96) was 6/6 with its preset and 5/6 strict,
+    # 6/6 lenient with nothing to revert (u05, TD3 train_freq=200: gradient_steps raised, which did not solve);
+    # since replay_ratio_too_low lowers an actor-critic's train_freq (stop 18), 6/6.
     ("heldout9", False, _line(6, 6, 6)),
-    ("heldout9", True, _line(6, 5, 6)),  # u05: gradient_steps raised for train_freq=200 (an accepted key)
+    ("heldout9", True, _line(6, 6, 6)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

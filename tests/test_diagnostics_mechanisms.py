@@ -352,3 +352,12 @@ def test_a_clip_that_provably_shrinks_adams_step_outranks_a_learning_rate_readin
     assert top(d).suggested_changes[0].key == "max_grad_norm"
     loose = run({**s, **EPISODES}, {"max_grad_norm": 0.5, "hidden_sizes": [64, 64]}, **shapes)
     assert top(loose).id == "approx_kl_near_zero"  # the clip does not bind: the learning rate is the reading
+
+
+def test_an_actor_critic_training_rarely_is_told_to_train_more_often_not_only_more() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, sac(train_freq=200, gradient_steps=1), "replay_ratio_too_low", **BOX)
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("train_freq=2", "decrease")
+    # DQN collects long stretches by design (the Zoo's CartPole: 256 steps, 128 gradient steps): more steps.
+    assert fired(s, dqn_config(train_freq=256, gradient_steps=1), "replay_ratio_too_low").suggested_changes[0].key == \
+        "gradient_steps"

@@ -235,3 +235,10 @@ RETURN_FLAT_GAP_FRACTION = _t(
     "returns whose whole range is below this fraction of their gap to the threshold count as flat",
     "Ours (a learning run closes a visible part of the gap)",
 )
+ACTOR_CRITIC_TRAIN_FREQ_MAX = _t(
+    "actor_critic_train_freq_max", 8,
+    "SAC/TD3/TQC collecting more env steps per sub-env than this between gradient phases: the actor acts that "
+    "long with a policy that does not change, so a low replay ratio is fixed by training more often, not only more",
+    "SB3 SAC/TD3 default train_freq 1; RL Zoo sac.yml/td3.yml (1, or 'episode' on a few MuJoCo tasks); Ours: "
+    "Pendulum-v1:sac trains every 4",
+)

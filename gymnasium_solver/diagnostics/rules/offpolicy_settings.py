@@ -44,6 +44,14 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     if not failing(ctx) or not ratio < floor.value:
         return None
     new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+    if ctx.algo in SOFT_TARGET and freq > B.ACTOR_CRITIC_TRAIN_FREQ_MAX.value:
+        # An actor-critic also acts with a policy frozen for the whole gap: shorten the gap, not only the debt.
+        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * B.REPLAY_RATIO_SUGGESTED.value))),
+                     "decrease", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step, taken often "
+                     f"({B.ACTOR_CRITIC_TRAIN_FREQ_MAX.source})")
+    else:
+        fix = change("gradient_steps", grad, new, "increase", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient "
+                     f"steps per env step ({B.REPLAY_RATIO_SUGGESTED.source})")
     done = gradient_steps(ctx)
     envs = f" x {n_envs} envs" if int(n_envs) > 1 else ""
     return Finding(
@@ -58,9 +66,7 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
         cause=f"The network takes one gradient step per {fmt(1 / ratio)} env steps" + (f", {done:,} in the whole run"
         if done is not None else "") + ": too few to fit the values (tuned runs take one per 1-4 env steps), so the "
         "Q-network (or critic) stays near its initialisation for most of the budget.",
-        suggested_changes=[change("gradient_steps", grad, new, "increase",
-                                  f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step "
-                                  f"({B.REPLAY_RATIO_SUGGESTED.source})")],
+        suggested_changes=[fix],
     )
 
 
