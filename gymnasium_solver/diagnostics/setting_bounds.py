@@ -242,3 +242,9 @@ ACTOR_CRITIC_TRAIN_FREQ_MAX = _t(
     "SB3 SAC/TD3 default train_freq 1; RL Zoo sac.yml/td3.yml (1, or 'episode' on a few MuJoCo tasks); Ours: "
     "Pendulum-v1:sac trains every 4",
 )
+ACTOR_CRITIC_REPLAY_RATIO = _t(
+    "actor_critic_replay_ratio", 1.0,
+    "gradient steps per env step suggested when an SAC/TD3/TQC run trains too rarely",
+    "SB3 SAC/TD3 default (train_freq 1, gradient_steps 1); Ours: half that (TD3 train_freq 2 for gradient_steps "
+    "1) left a Pendulum TD3 run at -238 of -200 in 11k env steps, the default solved it",
+)

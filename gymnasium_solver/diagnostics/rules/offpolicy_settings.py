@@ -46,9 +46,9 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
     if ctx.algo in SOFT_TARGET and freq > B.ACTOR_CRITIC_TRAIN_FREQ_MAX.value:
         # An actor-critic also acts with a policy frozen for the whole gap: shorten the gap, not only the debt.
-        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * B.REPLAY_RATIO_SUGGESTED.value))),
-                     "decrease", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step, taken often "
-                     f"({B.ACTOR_CRITIC_TRAIN_FREQ_MAX.source})")
+        ratio_to = B.ACTOR_CRITIC_REPLAY_RATIO.value
+        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to))), "decrease",
+                     f"{fmt(ratio_to)} gradient step(s) per env step, taken often ({B.ACTOR_CRITIC_REPLAY_RATIO.source})")
     else:
         fix = change("gradient_steps", grad, new, "increase", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient "
                      f"steps per env step ({B.REPLAY_RATIO_SUGGESTED.source})")
