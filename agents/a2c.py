@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from agents.common import ActorCritic, Batch, UpdateStats, check_finite
+from agents.common import ActorCritic, Batch, UpdateStats, check_finite, step_schedules
 from agents.ppo import RolloutAgent
-from gymnasium_solver.config import A2CConfig, Algo, schedule_start, schedule_value
+from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 
 # SB3's A2C optimizer: torch's RMSprop with alpha 0.99 and eps 1e-5 (rms_prop_eps), no weight decay.
@@ -36,10 +36,7 @@ class A2C(RolloutAgent):
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """One gradient step on the whole rollout."""
         cfg = self.cfg
-        lr = schedule_value(cfg.learning_rate, progress)
-        ent_coef = schedule_value(cfg.ent_coef, progress)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
         ev = self.policy.evaluate(batch.obs, batch.actions)
         adv = batch.advantages
         if cfg.normalize_advantages:

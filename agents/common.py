@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from gymnasium_solver.config import Config
+from gymnasium_solver.config import Config, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -480,3 +480,12 @@ def make_batch(
 def normalize(x: torch.Tensor) -> torch.Tensor:
     """Zero mean, unit std (population std, so a batch of one gives zeros rather than NaN)."""
     return (x - x.mean()) / (x.std(correction=0) + 1e-8)
+
+
+def step_schedules(optimizer: torch.optim.Optimizer, cfg: Config, progress: float) -> tuple[float, float]:
+    """Set the optimizer's learning rate to its schedule's value at ``progress``; return (learning rate,
+    entropy coefficient) there (PPO, A2C, REINFORCE: each update starts with this)."""
+    lr = schedule_value(cfg.learning_rate, progress)
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    return lr, schedule_value(cfg.ent_coef, progress)

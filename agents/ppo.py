@@ -19,6 +19,7 @@ from agents.common import (
     make_batch,
     normalize,
     resolve_device,
+    step_schedules,
 )
 from gymnasium_solver.advantages import compute_gae, shift_values
 from gymnasium_solver.config import A2CConfig, Algo, PPOConfig, schedule_start, schedule_value
@@ -63,11 +64,8 @@ class PPO(RolloutAgent):
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
         cfg = self.cfg
-        lr = schedule_value(cfg.learning_rate, progress)
+        lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
         clip = schedule_value(cfg.clip_range, progress)
-        ent_coef = schedule_value(cfg.ent_coef, progress)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
         n = batch.obs.shape[0]
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
         n_minibatches = max(1, round(n / cfg.batch_size))

@@ -19,9 +19,10 @@ from agents.common import (
     check_finite,
     make_batch,
     normalize,
+    step_schedules,
 )
 from gymnasium_solver.advantages import compute_returns_to_go, shift_values
-from gymnasium_solver.config import Algo, ReinforceConfig, schedule_start, schedule_value
+from gymnasium_solver.config import Algo, ReinforceConfig, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 
 # Upper bound on vector steps per rollout, so an environment whose episodes never end cannot
@@ -58,10 +59,7 @@ class Reinforce:
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """One gradient step on the whole batch."""
         cfg = self.cfg
-        lr = schedule_value(cfg.learning_rate, progress)
-        ent_coef = schedule_value(cfg.ent_coef, progress)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
         ev = self.policy.evaluate(batch.obs, batch.actions)
         adv = normalize(batch.advantages) if cfg.normalize_advantages else batch.advantages
         policy_loss = -(ev.log_probs * adv).mean()
