@@ -1,4 +1,4 @@
-"""Stable-Baselines3 algorithms (DQN, SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
+"""Stable-Baselines3 algorithms (SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
 ``Agent`` interface, so that our training loop drives them and writes the same run folder.
 
 SB3 interleaves collection and gradient steps (``train_freq``), so ``SB3Agent.collect`` runs one
@@ -41,12 +41,11 @@ from gymnasium_solver.run_folder import M
 
 # Which library class trains each SB3 algorithm (the Algo enum is the list; this is how each is built).
 SB3_CLASSES: dict[Algo, tuple[str, str]] = {
-    Algo.DQN: ("stable_baselines3", "DQN"),
     Algo.SAC: ("stable_baselines3", "SAC"), Algo.TD3: ("stable_baselines3", "TD3"),
     Algo.QRDQN: ("sb3_contrib", "QRDQN"), Algo.TQC: ("sb3_contrib", "TQC"),
 }
 _BOX_ONLY = (Algo.SAC, Algo.TD3, Algo.TQC)
-_DISCRETE_ONLY = (Algo.DQN, Algo.QRDQN)
+_DISCRETE_ONLY = (Algo.QRDQN,)  # (DQN is our own: agents/dqn.py)
 
 # SB3's logger keys -> our metrics.csv columns (mean over the iteration's logger dumps). Keys not
 # named here (SB3's time/ and rollout/ bookkeeping) are not ours to write.
@@ -298,8 +297,6 @@ class SB3Agent:
         policy: Any = m.policy
         if isinstance(self.cfg, QRDQNConfig):
             q = policy.quantile_net(obs).mean(dim=1).max(dim=1).values
-        elif isinstance(self.cfg, DQNConfig):
-            q = policy.q_net(obs).max(dim=1).values
         elif isinstance(self.cfg, TQCConfig):
             q = policy.critic(obs, policy.actor(obs, deterministic=True)).mean(dim=(1, 2))
         else:

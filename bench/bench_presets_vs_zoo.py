@@ -1,34 +1,45 @@
-"""Env steps and wall time to solve: our PPO, A2C (and REINFORCE) presets vs SB3 with the RL Zoo's tuning.
+"""Env steps and wall time to solve: our PPO, A2C, DQN (and REINFORCE) presets vs SB3 with the RL Zoo's tuning.
 
 One solve definition for both arms, our preset's: the mean return of ``eval_episodes`` deterministic
 evaluation episodes (fresh random starts, in parallel) reaches ``reward_threshold``, checked every
 ``eval_freq`` env steps. Wall time runs from environment creation to the end of the solving
 evaluation, evaluations included, imports excluded.
 
-Ours: the preset as shipped (its ``max_env_steps`` is its budget). The Zoo arm: Stable-Baselines3's PPO
-(A2C for an a2c preset) with the entry for the env in the installed ``rl_zoo3``'s ``hyperparams/ppo.yml``
-(``a2c.yml``) (n_envs,
-n_timesteps as its budget, ``lin_`` schedules, ``normalize`` as VecNormalize, ``policy_kwargs``,
-``use_sde``/``sde_sample_freq`` and every other PPO keyword it sets), SB3's defaults for the rest,
-evaluated with ``evaluate_policy`` on ``eval_episodes`` parallel envs (observations normalised with
-the training statistics when ``normalize`` is on). Both arms run torch on one thread.
+Ours: the preset as shipped (its ``max_env_steps`` is its budget). The Zoo arm: Stable-Baselines3's own
+algorithm with the entry for the env in the installed ``rl_zoo3``'s hyperparams file, by our preset's
+algo (zoo_algo):
+
+    our preset    SB3 algorithm    the Zoo's file
+    ppo           PPO              hyperparams/ppo.yml
+    a2c           A2C              hyperparams/a2c.yml
+    dqn           DQN              hyperparams/dqn.yml
+    reinforce     PPO              hyperparams/ppo.yml  (the Zoo has no REINFORCE)
+
+From the entry: n_envs (1 if unset, as the Zoo trains), n_timesteps as its budget, ``lin_`` schedules,
+``normalize`` as VecNormalize, ``policy_kwargs``, and every keyword of that algorithm it sets
+(PPO_KWARGS, A2C_KWARGS, DQN_KWARGS: e.g. ``use_sde``/``sde_sample_freq`` for PPO, DQN's replay,
+target-update and exploration settings); an entry that sets anything else is refused. SB3's defaults
+for the rest; evaluated with ``evaluate_policy`` on ``eval_episodes`` parallel envs (observations
+normalised with the training statistics when ``normalize`` is on). Both arms run torch on one thread.
 
 Every (arm, preset, seed) runs in its own subprocess, so neither framework's imports or thread
 settings touch the other's; the arms alternate seed by seed, so machine load hits both alike and
 the ratios are what to compare on a shared machine.
 
-Pass (PPO and A2C presets): our median env steps <= the Zoo's median env steps AND Zoo median wall / our
-median wall >= 3. Unsolved seeds count against us both ways: ours as infinitely many steps and
+Pass (PPO, A2C and DQN presets): our median env steps <= the Zoo's median env steps AND Zoo median wall /
+our median wall >= 3. Unsolved seeds count against us both ways: ours as infinitely many steps and
 seconds, the Zoo's with the steps and seconds it spent (a lower bound, marked ">="). ``--zoo-max-steps``
-caps the Zoo arm's budget (its schedules still run over the Zoo's ``n_timesteps``) where a full Zoo
-run is too long to repeat: the verdict stays conservative, the Zoo's figures become lower bounds.
-REINFORCE presets are compared with the Zoo's PPO for the same env as information only: the Zoo has
-no REINFORCE.
+caps the Zoo arm's budget (its schedules, DQN's exploration included, still run over the Zoo's
+``n_timesteps``) where a full Zoo run is too long to repeat: the verdict stays conservative, the Zoo's
+figures become lower bounds. REINFORCE presets are compared with the Zoo's PPO for the same env as
+information only. (SAC and TD3 presets: bench_sb3_presets.py.)
 
     .venv/bin/python bench/bench_presets_vs_zoo.py                                  # every preset, seeds 0-4
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:ppo --seeds 0 1 2 3 4 5 6 7 8 9
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets Pendulum-v1:ppo --arms zoo   # one arm only
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets LunarLander-v3:ppo --zoo-max-steps 400000
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:dqn --seeds 0 1 2 3 4   # vs SB3's DQN
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets LunarLander-v3:dqn --seeds 0 1 2 3 4
 """
 
 from __future__ import annotations
@@ -45,27 +56,43 @@ from pathlib import Path
 from typing import Any, cast
 
 PRESETS = ("CartPole-v1:ppo", "Acrobot-v1:ppo", "Pendulum-v1:ppo", "LunarLander-v3:ppo",
-           "LunarLander-v3:ppo_continuous", "CartPole-v1:a2c", "CartPole-v1:reinforce", "Acrobot-v1:reinforce")
+           "LunarLander-v3:ppo_continuous", "CartPole-v1:a2c", "CartPole-v1:dqn", "LunarLander-v3:dqn",
+           "CartPole-v1:reinforce", "Acrobot-v1:reinforce")
 # Our preset -> the Zoo's key, where it is not the env id (Gymnasium's LunarLander with continuous=True
 # is what the Zoo files under LunarLanderContinuous-v3).
 ZOO_KEY = {"LunarLander-v3:ppo_continuous": "LunarLanderContinuous-v3"}
-# Keywords the Zoo sets that pass to SB3's PPO / A2C unchanged.
-PPO_KWARGS = ("n_steps", "batch_size", "gae_lambda", "gamma", "n_epochs", "ent_coef", "vf_coef",
-              "max_grad_norm", "normalize_advantage", "target_kl", "use_sde", "sde_sample_freq", "clip_range_vf")
-A2C_KWARGS = ("n_steps", "gae_lambda", "gamma", "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantage",
-              "use_rms_prop", "rms_prop_eps", "use_sde", "sde_sample_freq")
+# Keywords of the Zoo's entries that SB3's PPO / A2C / DQN take as they are (but for SCHEDULED); SB3's
+# default for each one the entry does not set.
+PPO_KWARGS = ("learning_rate", "clip_range", "n_steps", "batch_size", "gae_lambda", "gamma", "n_epochs",
+              "ent_coef", "vf_coef", "max_grad_norm", "normalize_advantage", "target_kl", "use_sde",
+              "sde_sample_freq", "clip_range_vf")
+A2C_KWARGS = ("learning_rate", "n_steps", "gae_lambda", "gamma", "ent_coef", "vf_coef", "max_grad_norm",
+              "normalize_advantage", "use_rms_prop", "rms_prop_eps", "use_sde", "sde_sample_freq")
+DQN_KWARGS = ("learning_rate", "batch_size", "buffer_size", "learning_starts", "gamma", "target_update_interval",
+              "train_freq", "gradient_steps", "exploration_fraction", "exploration_final_eps",
+              "exploration_initial_eps", "tau", "max_grad_norm", "n_steps")
+# The Zoo's file (zoo_algo) -> the keywords above for its SB3 algorithm.
+SB3_KWARGS = {"ppo": PPO_KWARGS, "a2c": A2C_KWARGS, "dqn": DQN_KWARGS}
+# The keywords the Zoo may write as "lin_X" (rl_zoo3's ExperimentManager._preprocess_schedules).
+SCHEDULED = ("learning_rate", "clip_range", "clip_range_vf")
 # What the Zoo's entry may hold besides those keywords, and how this script treats it.
-HANDLED = {"n_envs", "n_timesteps", "policy", "normalize", "policy_kwargs", "learning_rate", "clip_range"}
+HANDLED = {"n_envs", "n_timesteps", "policy", "normalize", "policy_kwargs"}
+ARMS = ("ours", "zoo")
+WALL_RATIO_TARGET = 3.0
 
 
 def zoo_algo(config_id: str) -> str:
-    """The SB3 algorithm (and the Zoo's hyperparams file) the preset is compared with: A2C for our A2C,
-    PPO for everything else (the Zoo has no REINFORCE)."""
+    """The SB3 algorithm (and the Zoo's hyperparams file) the preset is compared with: the preset's own
+    for PPO, A2C and DQN; PPO for REINFORCE (the Zoo has no REINFORCE)."""
     from gymnasium_solver.config import resolve_config
 
-    return "a2c" if resolve_config(config_id, []).algo == "a2c" else "ppo"
-ARMS = ("ours", "zoo")
-WALL_RATIO_TARGET = 3.0
+    algo = str(resolve_config(config_id, []).algo)
+    if algo == "reinforce":
+        return "ppo"
+    if algo not in SB3_KWARGS:
+        raise SystemExit(f"{config_id} is a {algo} preset: this bench compares {', '.join(SB3_KWARGS)} and "
+                         "reinforce presets (bench_sb3_presets.py compares sac and td3)")
+    return algo
 
 
 def zoo_entry(config_id: str, env_id: str) -> dict[str, Any]:
@@ -80,7 +107,7 @@ def zoo_entry(config_id: str, env_id: str) -> dict[str, Any]:
     if key not in table:
         raise SystemExit(f"{path} has no {key} entry (for {config_id})")
     entry = dict(table[key])
-    unknown = sorted(set(entry) - HANDLED - set(A2C_KWARGS if algo == "a2c" else PPO_KWARGS))
+    unknown = sorted(set(entry) - HANDLED - set(SB3_KWARGS[algo]))
     if unknown:
         raise SystemExit(f"the Zoo's {key} entry sets {unknown}, which this bench does not reproduce")
     return entry
@@ -92,6 +119,18 @@ def schedule(value: Any) -> Any:
         start = float(value[4:])
         return lambda progress_remaining: progress_remaining * start
     return float(value)
+
+
+def sb3_kwargs(algo: str, zoo: dict[str, Any]) -> dict[str, Any]:
+    """The keywords for SB3's ``algo`` from the Zoo's entry: its values, ``lin_`` schedules as SB3's
+    callables and ``policy_kwargs`` evaluated as the Zoo does; SB3's defaults for what it does not set."""
+    from torch import nn  # noqa: F401 - the Zoo's policy_kwargs strings name nn.ReLU etc.
+
+    kwargs = {k: schedule(zoo[k]) if k in SCHEDULED else zoo[k] for k in SB3_KWARGS[algo] if k in zoo}
+    if "policy_kwargs" in zoo:
+        kwargs["policy_kwargs"] = eval(zoo["policy_kwargs"]) if isinstance(zoo["policy_kwargs"], str) \
+            else zoo["policy_kwargs"]  # noqa: S307 - the Zoo's own file
+    return kwargs
 
 
 def normalize_kwargs(value: Any, gamma: float) -> dict[str, Any] | None:
@@ -122,12 +161,11 @@ def run_ours(config_id: str, seed: int) -> dict[str, Any]:
 
 def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str, Any]:
     import torch
-    from stable_baselines3 import A2C, PPO
+    from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.vec_env import VecNormalize
-    from torch import nn  # noqa: F401 - the Zoo's policy_kwargs strings name nn.ReLU etc.
 
     from gymnasium_solver.config import resolve_config
 
@@ -170,17 +208,10 @@ def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str
     if norm is not None:
         env = VecNormalize(env, **norm)
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False, gamma=gamma)
-    a2c = zoo_algo(config_id) == "a2c"
-    kwargs = {k: zoo[k] for k in (A2C_KWARGS if a2c else PPO_KWARGS) if k in zoo}
-    if "policy_kwargs" in zoo:
-        kwargs["policy_kwargs"] = eval(zoo["policy_kwargs"]) if isinstance(zoo["policy_kwargs"], str) \
-            else zoo["policy_kwargs"]  # noqa: S307 - the Zoo's own file
-    if a2c:
-        model: Any = A2C(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 7e-4)),
-                         seed=seed, device="cpu", verbose=0, **kwargs)
-    else:
-        model = PPO(zoo.get("policy", "MlpPolicy"), env, learning_rate=schedule(zoo.get("learning_rate", 3e-4)),
-                    clip_range=schedule(zoo.get("clip_range", 0.2)), seed=seed, device="cpu", verbose=0, **kwargs)
+    algo = zoo_algo(config_id)
+    sb3_class: Any = {"ppo": PPO, "a2c": A2C, "dqn": DQN}[algo]
+    model = sb3_class(zoo.get("policy", "MlpPolicy"), env, seed=seed, device="cpu", verbose=0,
+                      **sb3_kwargs(algo, zoo))
     callback = SolveCallback(eval_env, t0)
     budget = int(float(zoo["n_timesteps"]))
     callbacks: list[BaseCallback] = [callback]
@@ -227,7 +258,8 @@ def cell(r: dict[str, Any] | None) -> str:
 def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Print one preset's table, medians, ratios and verdict; return the summary."""
     ours, zoo = rows.get("ours", []), rows.get("zoo", [])
-    print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo {zoo_algo(config_id).upper()} solved env "
+    against = zoo_algo(config_id)
+    print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo {against.upper()} solved env "
           "steps wall s")
     for i in range(max(len(ours), len(zoo))):
         o, z = (ours[i] if i < len(ours) else None), (zoo[i] if i < len(zoo) else None)
@@ -247,8 +279,9 @@ def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> 
         steps_ratio = summary["zoo"]["median_env_steps"] / summary["ours"]["median_env_steps"]
         wall_ratio = summary["zoo"]["median_wall_s"] / summary["ours"]["median_wall_s"]
         passed = steps_ratio >= 1.0 and wall_ratio >= WALL_RATIO_TARGET
-        verdict = ("info only (the Zoo has no REINFORCE)" if algo not in ("ppo", "a2c")
-                   else "PASS" if passed else "FAIL")
+        vs = f"vs SB3's {against.upper()} with the Zoo's {against}.yml"
+        verdict = (f"info only, {vs} (the Zoo has no REINFORCE)" if algo not in SB3_KWARGS
+                   else f"{'PASS' if passed else 'FAIL'} {vs}")
         if summary["zoo"]["lower_bound"]:
             verdict += " (the Zoo's medians are lower bounds: unsolved Zoo seeds count with what they spent)"
         summary |= {"steps_ratio": steps_ratio, "wall_ratio": wall_ratio, "verdict": verdict}

@@ -1,15 +1,18 @@
-"""Our Stable-Baselines3 presets vs the RL Zoo's tuned hyperparameters, side by side.
+"""Our Stable-Baselines3 presets (SAC, TD3) vs the RL Zoo's tuned hyperparameters, side by side.
 
 Both arms train the same SB3 algorithm through our trainer (agents/sb3.py), so the solve definition
 is the same: our deterministic evaluation every ``eval_freq`` env steps (the preset's), stop at the
 first evaluation whose mean return reaches the threshold. The Zoo arm is SB3's defaults plus the
 RL Zoo's hyperparameters for the env (rl_zoo3's hyperparams/<algo>.yml; its ``n_timesteps`` is the
-Zoo arm's budget, since the Zoo's schedules, e.g. DQN's exploration, are fractions of it). The arms
-alternate seed by seed in one process, so machine load hits both alike. Wall time: from environment
-creation to the end of the solving evaluation (training.TrainResult.solved_at).
+Zoo arm's budget, as the Zoo trains). The arms alternate seed by seed in one process, so machine load
+hits both alike. Wall time: from environment creation to the end of the solving evaluation
+(training.TrainResult.solved_at).
+
+Our A2C and DQN presets are our own implementations, not SB3's: bench_presets_vs_zoo.py compares
+them with SB3's own A2C and DQN on the Zoo's settings.
 
     .venv/bin/python bench/bench_sb3_presets.py                       # every pair, seeds 0-2
-    .venv/bin/python bench/bench_sb3_presets.py --only CartPole-v1:dqn --seeds 0 1 2 3 4
+    .venv/bin/python bench/bench_sb3_presets.py --only Pendulum-v1:sac --seeds 0 1 2 3 4
 """
 
 from __future__ import annotations
@@ -28,10 +31,9 @@ import yaml
 from gymnasium_solver.config import build_config, resolve_config
 from gymnasium_solver.training import train
 
-# Our preset -> (the Zoo's algorithm file, the Zoo's env key).
+# Our preset -> (the Zoo's algorithm file, the Zoo's env key). CartPole-v1:a2c and the DQN presets
+# (CartPole-v1, LunarLander-v3) are our own A2C and DQN now: bench_presets_vs_zoo.py compares them with SB3's.
 PAIRS = {
-    "CartPole-v1:dqn": ("dqn", "CartPole-v1"),
-    "LunarLander-v3:dqn": ("dqn", "LunarLander-v3"),
     "Pendulum-v1:sac": ("sac", "Pendulum-v1"),
     "Pendulum-v1:td3": ("td3", "Pendulum-v1"),
 }
@@ -42,9 +44,8 @@ SAME_NAME = ("learning_rate", "batch_size", "buffer_size", "learning_starts", "g
              "n_steps", "ent_coef", "gae_lambda", "vf_coef", "max_grad_norm")
 # The Zoo's names for ours.
 RENAMED = {"normalize_advantage": "normalize_advantages"}
-# SB3's default networks where the Zoo does not set one (DQN [64, 64]; SAC [256, 256]; TD3 [400, 300]).
-# (CartPole-v1:a2c is our own A2C now: bench_presets_vs_zoo.py compares it with SB3's.)
-SB3_NET_ARCH = {"dqn": [64, 64], "sac": [256, 256], "td3": [400, 300]}
+# SB3's default networks where the Zoo does not set one (SAC [256, 256]; TD3 [400, 300]).
+SB3_NET_ARCH = {"sac": [256, 256], "td3": [400, 300]}
 SB3_ACTIVATION: dict[str, str] = {}
 # What we keep from our preset in the Zoo arm: how it is judged, never how it learns.
 JUDGED_BY = ("eval_freq", "eval_episodes", "reward_threshold", "iteration_steps", "torch_threads")

@@ -15,8 +15,16 @@ import numpy as np
 import torch
 
 from agents.common import ActorCritic, ObsNormalizer, Policy
+from agents.dqn import QNetwork
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import NATIVE_ALGOS, Config, config_from_yaml_text, config_to_yaml
+from gymnasium_solver.config import (
+    NATIVE_ALGOS,
+    Algo,
+    Config,
+    DQNConfig,
+    config_from_yaml_text,
+    config_to_yaml,
+)
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.run_writer import writing
 
@@ -195,7 +203,8 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
     if cfg.algo not in NATIVE_ALGOS:
         return _load_sb3(path, payload, cfg, spec)
     try:
-        policy = ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"])
+        policy: Policy = (QNetwork(spec, cfg) if isinstance(cfg, DQNConfig)
+                          else ActorCritic(spec, cfg, with_critic="value_head.weight" in payload["model"]))
         policy.load_state_dict(payload["model"])
         normalizer = ObsNormalizer((spec.obs_dim,), enabled=False)
         normalizer.load_state_dict(payload["normalizer"])
@@ -234,4 +243,9 @@ def checkpoint_config(path: Path, payload: dict[str, Any] | None = None) -> Conf
         raise ValueError(f"{where} is a Stable-Baselines3 A2C model, written before a2c became our own agent "
                          "(2026-11-26); this version trains and loads its own A2C only. Train the run again "
                          "(`gsolve retry` keeps its overrides) or load the model with SB3's A2C.load")
-    return config_from_yaml_text(text, f"{where} (embedded config)")
+    cfg = config_from_yaml_text(text, f"{where} (embedded config)")
+    if "sb3_model" in payload and cfg.algo is Algo.DQN:
+        raise ValueError(f"{where} is a Stable-Baselines3 DQN model, written before dqn became our own agent "
+                         "(2026-11-27); this version trains and loads its own DQN only. Train the run again "
+                         "(`gsolve retry` keeps its overrides) or load the model with SB3's DQN.load")
+    return cfg

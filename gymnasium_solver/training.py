@@ -20,6 +20,7 @@ import torch._dynamo  # noqa: F401 - see below
 
 from agents.a2c import A2C
 from agents.common import Agent, Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
+from agents.dqn import DQN
 from agents.ppo import PPO
 from agents.reinforce import Reinforce
 from gymnasium_solver import checkpoint_retention as retention
@@ -178,7 +179,7 @@ def _run(s: _Session) -> TrainResult:
 
 
 # Our own algorithms, by the Algo they train (SB3's are in agents/sb3.py).
-NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce, Algo.A2C: A2C}
+NATIVE_AGENTS: dict[Algo, Any] = {Algo.PPO: PPO, Algo.REINFORCE: Reinforce, Algo.A2C: A2C, Algo.DQN: DQN}
 
 
 class _Parts(NamedTuple):

@@ -25,16 +25,20 @@ UNSOLVABLE = "reward_threshold=1000000"
 # A few hundred steps with gradient steps from the start, on a tiny network.
 TINY = ["n_envs=1", "max_env_steps=600", "eval_freq=300", "iteration_steps=200", "learning_starts=50", "train_freq=4",
         "gradient_steps=1", "hidden_sizes=[16]", "eval_episodes=2", "batch_size=32", UNSOLVABLE]
+# The SB3 algorithms smoke-tested, by the preset and overrides that train them (QR-DQN on the DQN preset:
+# DQN itself is ours, tests/test_dqn.py).
 SMOKE = {
-    "dqn": ("CartPole-v1:dqn", [rf.M.Q_MEAN, rf.M.TD_LOSS, rf.M.EXPLORATION_RATE, rf.M.REPLAY_FILL, rf.M.N_UPDATES]),
-    "sac": ("Pendulum-v1:sac", [rf.M.Q_MEAN, rf.M.CRITIC_LOSS, rf.M.ACTOR_LOSS, rf.M.ENT_COEF, rf.M.REPLAY_FILL]),
+    "qrdqn": ("CartPole-v1:dqn", ["algo=qrdqn"],
+              [rf.M.Q_MEAN, rf.M.TD_LOSS, rf.M.EXPLORATION_RATE, rf.M.REPLAY_FILL, rf.M.N_UPDATES]),
+    "sac": ("Pendulum-v1:sac", [], [rf.M.Q_MEAN, rf.M.CRITIC_LOSS, rf.M.ACTOR_LOSS, rf.M.ENT_COEF, rf.M.REPLAY_FILL]),
 }
 
 
 @pytest.fixture(scope="module")
 def sb3_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     runs = tmp_path_factory.mktemp("sb3runs")
-    return {algo: train(resolve_config(config_id, TINY), runs).run_dir for algo, (config_id, _) in SMOKE.items()}
+    return {algo: train(resolve_config(config_id, [*TINY, *extra]), runs).run_dir
+            for algo, (config_id, extra, _) in SMOKE.items()}
 
 
 @pytest.mark.parametrize("algo", list(SMOKE))
@@ -47,7 +51,7 @@ def test_sb3_run_writes_the_run_folder_contract(sb3_runs: dict[str, Path], algo:
     table = rf.parse_metrics_text((run_dir / rf.METRICS_CSV).read_text())
     steps = table.column(rf.M.ENV_STEPS)
     assert steps == sorted(steps) and len(steps) == 3  # 3 iterations of 200 steps
-    for metric in SMOKE[algo][1]:
+    for metric in SMOKE[algo][2]:
         values = [v for v in table.column(metric) if v is not None]
         assert values, f"{metric} never written"
     updates = table.column(rf.M.N_UPDATES)
@@ -71,17 +75,17 @@ def test_show_and_eval_read_an_sb3_run(sb3_runs: dict[str, Path], algo: str, cap
 async def test_mcp_metrics_and_diagnosis_of_an_sb3_run(sb3_runs: dict[str, Path], algo: str) -> None:
     run_dir = sb3_runs[algo]
     async with Client(create_server(run_dir.parent)) as client:
-        res = await client.call_tool("get_run_metrics", {"run_id": run_dir.name, "metrics": SMOKE[algo][1]})
+        res = await client.call_tool("get_run_metrics", {"run_id": run_dir.name, "metrics": SMOKE[algo][2]})
         assert not res.is_error and res.structured_content is not None
         series = {s["metric"]: s for s in res.structured_content["series"]}
-        assert list(series) == SMOKE[algo][1] and all(s["values"] for s in series.values())
+        assert list(series) == SMOKE[algo][2] and all(s["values"] for s in series.values())
         res = await client.call_tool("diagnose_run", {"run_id": run_dir.name})
         assert not res.is_error and res.structured_content is not None
         assert res.structured_content["run_id"] == run_dir.name
 
 
 def test_resume_of_an_sb3_run_is_refused_with_a_sentence(tmp_path: Path) -> None:
-    run_dir = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=200"]), tmp_path).run_dir
+    run_dir = train(resolve_config("Pendulum-v1:sac", [*TINY, "max_env_steps=200"]), tmp_path).run_dir
     info = rf.read_run_info(run_dir)
     info.status, info.stop_reason, info.solved = rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED, False
     rf.write_run_info(run_dir, info)
@@ -121,7 +125,8 @@ def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=stop_once_training, daemon=True).start()
-    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "max_env_steps=100000000"]), tmp_path, run_id=run_id)
+    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "algo=qrdqn", "max_env_steps=100000000"]), tmp_path,
+                   run_id=run_id)
     assert result.status == rf.RunStatus.STOPPED and result.stop_reason == rf.StopReason.USER_STOPPED
     info = rf.read_run_info(tmp_path / run_id)
     assert info.status == rf.RunStatus.STOPPED and info.last_eval is not None and info.finished_at
@@ -131,19 +136,19 @@ def test_sigterm_stops_an_sb3_run_gracefully(tmp_path: Path) -> None:
 def test_n_step_returns_reach_sb3(tmp_path: Path) -> None:
     """n_steps of an off-policy config is SB3's n-step returns: the model replays n-step transitions."""
     import gymnasium as gym
-    from stable_baselines3 import DQN
+    from stable_baselines3 import SAC
     from stable_baselines3.common.buffers import NStepReplayBuffer
 
     from agents.sb3 import sb3_kwargs
-    from gymnasium_solver.config.sb3_models import DQNConfig
+    from gymnasium_solver.config.sb3_models import SACConfig
     from gymnasium_solver.envs import space_spec
 
-    cfg = resolve_config("CartPole-v1:dqn", ["n_steps=3"])
-    assert isinstance(cfg, DQNConfig)
-    spec = space_spec(gym.make_vec("CartPole-v1", num_envs=1))
-    model = DQN("MlpPolicy", "CartPole-v1", **sb3_kwargs(cfg, spec))
+    cfg = resolve_config("Pendulum-v1:sac", ["n_steps=3"])
+    assert isinstance(cfg, SACConfig)
+    spec = space_spec(gym.make_vec("Pendulum-v1", num_envs=1))
+    model = SAC("MlpPolicy", "Pendulum-v1", **sb3_kwargs(cfg, spec))
     assert isinstance(model.replay_buffer, NStepReplayBuffer) and model.replay_buffer.n_steps == 3
-    result = train(resolve_config("CartPole-v1:dqn", [*TINY, "n_steps=3", "max_env_steps=200"]), tmp_path)
+    result = train(resolve_config("Pendulum-v1:sac", [*TINY, "n_steps=3", "max_env_steps=200"]), tmp_path)
     assert result.status == rf.RunStatus.COMPLETED
     with pytest.raises(ConfigError, match="n_steps: must be >= 1"):
         resolve_config("CartPole-v1:dqn", ["n_steps=0"])
@@ -160,10 +165,10 @@ def test_off_policy_adam_steps_all_tensors_at_once_with_the_default_update() -> 
     import torch
 
     from agents.sb3 import _policy_kwargs
-    from gymnasium_solver.config.sb3_models import DQNConfig
+    from gymnasium_solver.config.sb3_models import SACConfig
 
-    cfg = resolve_config("LunarLander-v3:dqn")
-    assert isinstance(cfg, DQNConfig)
+    cfg = resolve_config("Pendulum-v1:sac")
+    assert isinstance(cfg, SACConfig)
     assert _policy_kwargs(cfg)["optimizer_kwargs"] == {"foreach": True}
 
     def trained(**kwargs: bool) -> torch.Tensor:

@@ -26,8 +26,8 @@ Config = Annotated[
     Field(discriminator="algo"),
 ]
 
-# Algorithms trained by our own agents (agents/ppo.py, agents/reinforce.py, agents/a2c.py); every other one by SB3.
-NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE, Algo.A2C)
+# Algorithms trained by our own agents (agents/ppo.py, reinforce.py, a2c.py, dqn.py); every other one by SB3.
+NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE, Algo.A2C, Algo.DQN)
 
 CONFIG_MODELS: dict[Algo, type[ConfigBase]] = {
     Algo.PPO: PPOConfig, Algo.REINFORCE: ReinforceConfig, Algo.DQN: DQNConfig, Algo.QRDQN: QRDQNConfig,

@@ -53,7 +53,8 @@ class SB3ConfigBase(ConfigBase):
                     for k in (*_NATIVE_ONLY, *self.unused_shared_keys)}
         for key, default in defaults.items():
             if getattr(self, key) != default:
-                raise ValueError(f"{key} is not used by {self.algo.value} (a Stable-Baselines3 algorithm); "
+                raise ValueError(f"{key} is not used by {self.algo.value} (it learns from the raw observations "
+                                 f"and rewards); "
                                  f"remove it or set it back to {default!r}")
         if isinstance(self.ent_coef, Schedule):
             raise ValueError(f"ent_coef: {self.algo.value} takes a constant entropy coefficient, not a schedule")
@@ -86,7 +87,7 @@ class OffPolicyConfigBase(SB3ConfigBase):
 
 
 class DQNConfig(OffPolicyConfigBase):
-    """Deep Q-Network (Mnih et al. 2015) through Stable-Baselines3."""
+    """Deep Q-Network (Mnih et al. 2015): our own agent (agents/dqn.py), SB3's DQN update and keys."""
 
     unused_shared_keys: ClassVar[tuple[str, ...]] = ("ent_coef", "vf_coef", "normalize_advantages", "log_std_init")
     algo: Literal[Algo.DQN] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")

@@ -1,4 +1,4 @@
-"""Rules for off-policy runs (Stable-Baselines3 DQN, QR-DQN, SAC, TD3, TQC): exploration that ends too
+"""Rules for off-policy runs (our DQN; Stable-Baselines3 QR-DQN, SAC, TD3, TQC): exploration that ends too
 early or never, target-network updates too rare or too frequent, Q-value divergence, a replay buffer
 too small, learning that starts too late, and a budget that ends while the agent is still learning.
 Each cites the metric (or setting) it saw."""
