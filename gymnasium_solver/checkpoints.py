@@ -190,7 +190,8 @@ def load_resume_state(path: Path) -> ResumeState:
     training = payload.get("training")
     if not isinstance(training, dict) or set(training) != set(TrainingState._fields):
         raise ValueError(f"checkpoint {path.name} holds no training state (optimizer, RNG, counters) to resume from; "
-                         "it was written by a trainer without resume support, or it is a 'best' checkpoint")
+                         "it is a 'best' checkpoint, the last one of a completed run, or written by a trainer "
+                         "without resume support")
     return ResumeState(payload["model"], payload["normalizer"], int(payload["env_steps"]), int(payload["iteration"]),
                        float(payload.get("wall_seconds", 0.0)), TrainingState(**training))
 

@@ -373,11 +373,13 @@ class _Session:
         """True between iterations (the last one fully logged): only then is a checkpoint resumable."""
         return self.collector is not None and self.collector.env_steps == self.logged_steps
 
-    def save_last(self, eval_mean: float | None) -> None:
+    def save_last(self, eval_mean: float | None, completed: bool = False) -> None:
         """Write `last`, resumable when between iterations. A failure mid-iteration keeps the
-        resumable `last` already on disk (if any) rather than replace it with one no resume can use."""
-        resumable = self.at_iteration_end
-        if not resumable and self.resumable_last_written:
+        resumable `last` already on disk (if any) rather than replace it with one no resume can use.
+        A completed run is never resumed, so its final `last` holds the weights only (no optimizer
+        state, and for DQN no replay buffer: megabytes per run that nothing would read)."""
+        resumable = self.at_iteration_end and not completed
+        if not resumable and self.resumable_last_written and not completed:
             self.writer.log("kept the last resumable `last` checkpoint (the failure was mid-iteration)")
             return
         save_checkpoint(self.writer.run_dir, rf.LAST_CHECKPOINT, self._snapshot(eval_mean, resumable), self.cfg)
@@ -436,7 +438,7 @@ class _Session:
         """Write `best` and `last`, then the final run.json."""
         self.flush_best()
         last = self.writer.info.last_eval
-        self.save_last(None if last is None else last.return_mean)
+        self.save_last(None if last is None else last.return_mean, completed=status is RunStatus.COMPLETED)
         self._set_progress()
         self.writer.finish(status, reason, failure)
         solved_at = self.writer.info.solved_at

@@ -142,6 +142,12 @@ def test_dqn_solves_cartpole_and_writes_the_run_folder(tmp_path: Path) -> None:
         assert all(v is not None and np.isfinite(v) for v in values), metric
     updates = [v or 0.0 for v in table.column(rf.M.N_UPDATES)]
     assert updates == sorted(updates) and updates[-1] > 0
+    # A completed run is never resumed: its last checkpoint holds the weights, not the replay buffer.
+    from gymnasium_solver.checkpoints import load_resume_state
+
+    with pytest.raises(ValueError, match="holds no training state .* the last one of a completed run"):
+        load_resume_state(result.run_dir / rf.CHECKPOINTS_DIR / "last.pt")
+    assert (result.run_dir / rf.CHECKPOINTS_DIR / "last.pt").stat().st_size < 100_000
 
 
 def test_a_stopped_dqn_run_resumes_with_its_replay_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
