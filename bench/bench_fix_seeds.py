@@ -4,7 +4,8 @@ For each selected corpus fault case (default: the off-policy ``dqn_*`` cases) th
 as ``gsolve diagnose`` does (copied into a scratch runs folder, no solved siblings, so only the
 preset and the shipped references are there to compare with), the top finding's suggested changes
 are taken exactly as ``gsolve fix --max-trials 1`` / ``gsolve retry`` apply them (on top of the
-parent's own overrides), and one run per seed is trained with them (``gsolve train ... --quiet``,
+parent's own overrides and the keys its preset has changed since, so the case's recorded config),
+and one run per seed is trained with them (``gsolve train ... --quiet``,
 ``--parallel`` at a time). Prints, per case, the printed change, solved/N and the env steps each
 seed solved at.
 
@@ -38,8 +39,10 @@ FILES = ("run.json", "config.yaml", "metrics.csv")
 def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[str, dict[str, Any]]:
     """The top candidate of the run's diagnosis (what `gsolve fix --max-trials 1` trains). ``no_preset``:
     diagnosed as an imported run whose preset this machine lacks (nothing to revert, no references)."""
+    from gymnasium_solver import run_folder as rf
     from gymnasium_solver.diagnostics import diagnose_run_dir
     from gymnasium_solver.experiments.candidates import build_candidates
+    from gymnasium_solver.experiments.parent import parent_overrides
     from gymnasium_solver.run_store.store import RunStore
 
     with tempfile.TemporaryDirectory(prefix="fixseeds-") as tmp:
@@ -55,8 +58,7 @@ def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[
             (dst / "config.yaml").write_text(cfg)
         store = RunStore(Path(tmp))
         d = diagnose_run_dir(store, store.resolve(run_id))
-        overrides = dict(store.info(dst).overrides or {})
-        top = build_candidates(d, overrides, max_trials=1)[0]
+        top = build_candidates(d, parent_overrides(folder, rf.read_run_info(folder)), max_trials=1)[0]
     return top.name, top.changes
 
 
@@ -82,6 +84,9 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, An
 
 
 def main() -> int:
+    from gymnasium_solver.experiments.parent import parent_overrides
+    from gymnasium_solver.run_folder import read_run_info
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", nargs="?", default=str(CORPUS))
     ap.add_argument("--only", nargs="*", default=["dqn_"], help="case name prefixes (default: dqn_)")
@@ -105,7 +110,8 @@ def main() -> int:
             if labels.get("healthy") or info.get("solved") or not any(labels["case"].startswith(o) for o in args.only):
                 continue
             name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"], args.no_preset)
-            base = {**(info.get("overrides") or {}), **changes, **extra}
+            # The case's config as recorded, even where its preset was retuned since (experiments/parent.py).
+            base = {**parent_overrides(folder, read_run_info(folder)), **changes, **extra}
             seeds = [int(info["seed"])] if args.own_seed else args.seeds
             jobs = [{**base, "seed": s} for s in seeds]
             with ThreadPoolExecutor(args.parallel) as pool:

@@ -19,6 +19,7 @@ from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
+from gymnasium_solver.experiments.parent import parent_overrides
 from gymnasium_solver.imports.mapping import source_setting
 
 
@@ -102,8 +103,10 @@ def train_command(config_id: str, set_args: list[str]) -> str:
     return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args)])
 
 
-def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) -> str:
-    """The diagnosis as text for a person at a terminal."""
+def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
+                  preset_changed: list[str] | None = None) -> str:
+    """The diagnosis as text for a person at a terminal. ``preset_changed``: the keys whose recorded
+    values the `try` commands keep because the preset has changed them since the run trained."""
     lines = [
         f"Run {d.run_id}  {d.config_id} ({d.algo})  status: {d.status}"
         + (f" ({d.stop_reason})" if d.stop_reason else "")
@@ -154,6 +157,9 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None) 
     if d.notes:
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
+    if preset_changed and not d.imported_from and any(f.suggested_changes for f in d.findings):
+        lines.append(f"\nThe try commands keep this run's own values of {', '.join(preset_changed)} (its preset "
+                     "has changed them since), so each trains the run as it was plus its change.")
     if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
         lines.append(f"\nApply the top finding's changes in a new run: gsolve retry {d.run_id}")
     if d.next_step:
@@ -192,7 +198,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         print(d.model_dump_json(indent=2))
     else:
-        print(render_report(d, store.info(run_dir).overrides))
+        info = store.info(run_dir)
+        base = parent_overrides(run_dir, info)
+        print(render_report(d, base, [k for k in base if k not in info.overrides]))
     return 0
 
 
@@ -217,7 +225,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         )
     applied: dict[str, Any] = {c.key: c.suggested for c in changes}
     applied.update(extra)
-    overrides = {**info.overrides, **applied}
+    overrides = {**parent_overrides(run_dir, info), **applied}  # the run's recorded config, then the changes
     cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)

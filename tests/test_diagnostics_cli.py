@@ -18,7 +18,10 @@ def test_diagnose_prints_a_readable_report(tmp_path: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert "Verdict: WARNING" in out
     assert "1. [warning] Target-KL early stopping cuts most epochs" in out
-    assert "gsolve train CartPole-v1:ppo --set max_env_steps=60000 --set seed=1 --set target_kl=0.03" in out
+    # The run trained an older CartPole-v1:ppo: the command keeps its recorded values, and says so.
+    assert "--set max_env_steps=60000 --set seed=1 --set target_kl=0.03" in out
+    assert "gsolve train CartPole-v1:ppo --set n_envs=16 --set gamma=0.98 " in out
+    assert "The try commands keep this run's own values of n_envs, gamma, learning_rate," in out
     assert f"gsolve retry {run_id}" in out
 
 
@@ -77,12 +80,14 @@ def test_a_findings_changes_print_as_one_command(tmp_path: Path, capsys: pytest.
     out = capsys.readouterr().out
     first = _try_lines(out)[0]
     assert first.startswith("try (all together): gsolve train CartPole-v1:dqn")
-    # The preset's budget restored (solved references needed more than the run's 8,000) and the
-    # fraction that keeps the run's 1,600-step anneal at that budget.
-    for arg in ("--set exploration_fraction=0.016", "--set exploration_final_eps=0.04", "--set max_env_steps=100000"):
+    # The budget the corrected config needs (solved references needed more than the run's 8,000) and
+    # the fraction that keeps the anneal at that budget as long in env steps.
+    for arg in ("--set exploration_fraction=0.0141", "--set exploration_final_eps=0.0649579",
+                "--set max_env_steps=52200"):
         assert arg in first
     assert first.count("max_env_steps=") == 1  # the run's own budget override is replaced, not repeated
-    assert "try --set exploration_fraction=0.016 --set exploration_final_eps=0.04 --set max_env_steps=100000" in out
+    assert ("try --set exploration_fraction=0.0141 --set exploration_final_eps=0.0649579 --set max_env_steps=52200"
+            in out)
 
 
 def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,8 +96,8 @@ def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys:
     run_id = copy_case("dqn_target_rare_s0", tmp_path)
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "target_update_interval: 100000 -> 10" in out and "max_env_steps: 20000 -> 100000" in out
-    assert "--set exploration_fraction=0.016" in out.split("equivalent:")[1]
+    assert "target_update_interval: 100000 -> 100" in out and "max_env_steps: 20000 -> 52200" in out
+    assert "--set exploration_fraction=0.0307" in out.split("equivalent:")[1]
 
 
 def test_a_reverted_cause_is_not_corrected_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,3 +106,16 @@ def test_a_reverted_cause_is_not_corrected_twice(tmp_path: Path, capsys: pytest.
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "learning_rate: 0.05 -> {start: 0.00758201, end: 0.0}" in out and "ent_coef" not in out
+
+
+def test_a_retry_trains_the_runs_recorded_config_when_its_preset_was_retuned_since(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """dqn_target_rare_s0 trained the SB3-era CartPole-v1:dqn (lr 0.0023, batch 64, 64 gradient steps
+    every 64 steps); the preset was retuned since (stop 19). Its retry changes the target period and
+    the budget, and keeps everything else the run had: otherwise the child would test the new preset."""
+    run_id = copy_case("dqn_target_rare_s0", tmp_path)
+    assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
+    equivalent = capsys.readouterr().out.split("equivalent:")[1]
+    for arg in ("learning_rate=0.0023", "batch_size=64", "train_freq=64", "gradient_steps=64",
+                "exploration_final_eps=0.04", "target_update_interval=100"):
+        assert f"--set {arg}" in equivalent, arg

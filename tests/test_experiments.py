@@ -238,3 +238,40 @@ def test_a_record_whose_coordinator_died_reads_as_crashed(tmp_path: Path) -> Non
     write_record(tmp_path, rec)
     got = read_record(tmp_path, rec.experiment_id)
     assert got.status == "crashed" and "coordinator process exited" in got.message
+
+
+# ---------------------------------------------------------------------------------------------
+# parent_overrides: a child starts from the config its parent trained with
+# ---------------------------------------------------------------------------------------------
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("case", ["corpus/dqn_target_rare_s0", "heldout2/k08_s43", "heldout8/t08_s299",
+                                  "corpus/acrobot_lr_high_s1"])
+def test_parent_overrides_rebuild_the_recorded_config_from_todays_preset(case: str) -> None:
+    """CartPole-v1:dqn was retuned (stop 19) after its corpus and held-out runs were recorded: their own
+    overrides on today's preset would train another config. With the keys the preset changed since,
+    they rebuild exactly the config the run trained with (and add nothing when the preset is unchanged)."""
+    from gymnasium_solver.config import config_from_yaml_text, resolve_config
+    from gymnasium_solver.experiments.parent import parent_overrides
+
+    run_dir = FIXTURES / case
+    info = rf.read_run_info(run_dir)
+    recorded = config_from_yaml_text((run_dir / rf.CONFIG_YAML).read_text(), case)
+    base = parent_overrides(run_dir, info)
+    assert resolve_config(info.config_id, base) == recorded
+    assert {k: base[k] for k in info.overrides} == info.overrides  # the run's own overrides win
+    if case.startswith("heldout8"):
+        assert base == info.overrides  # recorded after A2C's last retune: nothing to add
+    elif info.algo == "dqn":
+        assert base["learning_rate"] == 0.0023 and base["train_freq"] == 64  # the SB3-era preset's values
+
+
+def test_parent_overrides_fall_back_to_the_runs_own_when_its_config_no_longer_validates(tmp_path: Path) -> None:
+    from gymnasium_solver.experiments.parent import parent_overrides
+
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    info = rf.read_run_info(FIXTURES / "corpus" / "dqn_target_rare_s0")
+    (run_dir / rf.CONFIG_YAML).write_text("env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\nno_such_key: 1\n")
+    assert parent_overrides(run_dir, info) == info.overrides

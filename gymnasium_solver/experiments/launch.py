@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
+from gymnasium_solver.experiments.parent import parent_overrides
 from gymnasium_solver.experiments.record import (
     ExperimentRecord,
     Trial,
@@ -52,11 +53,12 @@ def plan_experiment(
     if info.solved:
         raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
-    candidates = build_candidates(diagnose_run_dir(store, run_dir), info.overrides, max_trials)
+    base = parent_overrides(run_dir, info)  # the run's config as recorded, even if its preset changed since
+    candidates = build_candidates(diagnose_run_dir(store, run_dir), base, max_trials)
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
-        seed=info.seed, parent_overrides=info.overrides, created_at=now, updated_at=now, host=socket.gethostname(),
+        seed=info.seed, parent_overrides=base, created_at=now, updated_at=now, host=socket.gethostname(),
         timeout_seconds=timeout_seconds, candidates=candidates, trials=[_trial(c) for c in candidates],
         message=f"{len(candidates)} candidates planned; starting",
     )
