@@ -285,6 +285,7 @@ class DQN:
         good = {k: v.clone() for k, v in self.policy.state_dict().items()}
         while collector.env_steps < target:
             self.explorer.env_steps = collector.env_steps
+            self.explorer.epsilon = self.explorer.epsilon_at(collector.env_steps)  # a resumed run's too
             rollout = collector.collect_steps(self.explorer, cfg.train_freq)
             self.buffer.add_rollout(rollout)
             self._update_target(rollout.obs.shape[0])
