@@ -84,7 +84,7 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, An
 
 
 def main() -> int:
-    from gymnasium_solver.experiments.parent import parent_overrides
+    from gymnasium_solver.experiments.parent import child_base, parent_overrides
     from gymnasium_solver.run_folder import read_run_info
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -111,7 +111,10 @@ def main() -> int:
                 continue
             name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"], args.no_preset)
             # The case's config as recorded, even where its preset was retuned since (experiments/parent.py).
-            base = {**parent_overrides(folder, read_run_info(folder)), **changes, **extra}
+            run_info = read_run_info(folder)
+            recorded = parent_overrides(folder, run_info)
+            drifted = [k for k in recorded if k not in run_info.overrides]
+            base = {**child_base(info["config_id"], recorded, drifted, changes), **changes, **extra}
             seeds = [int(info["seed"])] if args.own_seed else args.seeds
             jobs = [{**base, "seed": s} for s in seeds]
             with ThreadPoolExecutor(args.parallel) as pool:

@@ -19,7 +19,7 @@ from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
-from gymnasium_solver.experiments.parent import parent_overrides
+from gymnasium_solver.experiments.parent import child_base, parent_overrides
 from gymnasium_solver.imports.mapping import source_setting
 
 
@@ -134,7 +134,7 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
         lines.append("\nNo findings.")
     else:
         lines.append("\nFindings, most likely explanation first:")
-    base = flatten_overrides(parent_overrides or {})
+    drifted = preset_changed or []
     for i, f in enumerate(d.findings, 1):
         lines.append(f"{i}. [{f.severity}] {f.title}  ({f.id}, score {f.score:.2f})")
         for e in f.evidence:
@@ -150,7 +150,8 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
             # One command per finding: its changes are sized to go together (top_changes).
             ours = one_per_key([f])
             keys = {c.key for c in ours}
-            keep = [a for a in base if a.split("=", 1)[0].split(".")[0] not in keys]
+            start = child_base(d.config_id, parent_overrides or {}, drifted, {c.key: c.suggested for c in ours})
+            keep = [a for a in flatten_overrides(start) if a.split("=", 1)[0].split(".")[0] not in keys]
             together = " (all together)" if len(ours) > 1 else ""
             lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)])}")
     lines.extend(_references_lines(d))
@@ -158,8 +159,9 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
     if preset_changed and not d.imported_from and any(f.suggested_changes for f in d.findings):
-        lines.append(f"\nThe try commands keep this run's own values of {', '.join(preset_changed)} (its preset "
-                     "has changed them since), so each trains the run as it was plus its change.")
+        lines.append(f"\nIts preset has changed {', '.join(preset_changed)} since this run trained: a try command "
+                     "keeps the run's own values of them (the run as it was, plus the change), except one that "
+                     "only returns to the preset, which trains today's preset.")
     if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
         lines.append(f"\nApply the top finding's changes in a new run: gsolve retry {d.run_id}")
     if d.next_step:
@@ -225,7 +227,9 @@ def cmd_retry(args: argparse.Namespace) -> int:
         )
     applied: dict[str, Any] = {c.key: c.suggested for c in changes}
     applied.update(extra)
-    overrides = {**parent_overrides(run_dir, info), **applied}  # the run's recorded config, then the changes
+    base = parent_overrides(run_dir, info)  # the run's recorded config (today's preset for a pure revert)
+    overrides = {**child_base(info.config_id, base, [k for k in base if k not in info.overrides], applied),
+                 **applied}
     cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)

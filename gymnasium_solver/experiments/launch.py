@@ -58,7 +58,7 @@ def plan_experiment(
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
-        seed=info.seed, parent_overrides=base, created_at=now, updated_at=now, host=socket.gethostname(),
+        seed=info.seed, parent_overrides=base, drifted=[k for k in base if k not in info.overrides], created_at=now, updated_at=now, host=socket.gethostname(),
         timeout_seconds=timeout_seconds, candidates=candidates, trials=[_trial(c) for c in candidates],
         message=f"{len(candidates)} candidates planned; starting",
     )

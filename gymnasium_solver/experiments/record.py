@@ -66,7 +66,10 @@ class ExperimentRecord(BaseModel):
     parent_run_id: str
     config_id: str
     seed: int
-    parent_overrides: dict[str, Any]
+    parent_overrides: dict[str, Any] = Field(description="the parent's config as overrides: its own, plus the "
+                                             "keys its preset has changed since (experiments/parent.py)")
+    drifted: list[str] = Field(default_factory=list, description="the keys of parent_overrides the parent did not "
+                               "set, which its preset has changed since; a pure revert to the preset drops them")
     status: ExperimentStatus = "running"
     created_at: str
     updated_at: str
