@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from shared_util import stop_after
 
 from agents.a2c import A2C
 from agents.common import ObsNormalizer
@@ -95,22 +96,11 @@ def test_the_sb3_era_iteration_steps_key_is_a_sentence() -> None:
 def test_a_stopped_a2c_run_resumes_to_its_budget_with_its_rmsprop_state(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A2C is ours now, so a stopped A2C run resumes (SB3's could not): optimizer state, RNGs and counters."""
-    from contextlib import contextmanager
-
     from gymnasium_solver import training
-
-    calls = {"n": 0}
-
-    @contextmanager
-    def stop_after_3():  # type: ignore[no-untyped-def]
-        def stop_requested() -> bool:
-            calls["n"] += 1
-            return calls["n"] >= 3
-        yield stop_requested
 
     cfg = resolve_config("CartPole-v1:a2c", ["max_env_steps=2048", "eval_freq=1024", "eval_episodes=2",
                                              "reward_threshold=1000", "last_checkpoint_seconds=0"])
-    monkeypatch.setattr(training, "stop_on_signals", stop_after_3)
+    monkeypatch.setattr(training, "stop_on_signals", lambda: stop_after(3))
     stopped = training.train(cfg, tmp_path)
     monkeypatch.undo()
     assert stopped.status == rf.RunStatus.STOPPED and stopped.env_steps == 3 * 128

@@ -3,24 +3,15 @@ from the RL Zoo's entry for the env as the Zoo trains it. No training here."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_presets_vs_zoo.py"
+from shared_util import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_presets_vs_zoo", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_presets_vs_zoo", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_presets_vs_zoo")
 
 
 @pytest.mark.parametrize(("config_id", "algo"), [("CartPole-v1:dqn", "dqn"), ("CartPole-v1:a2c", "a2c"),

@@ -4,26 +4,17 @@ comparison on medians where an unsolved seed counts with its whole budget. No tr
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from shared_util import load_bench
 
 from gymnasium_solver.config import resolve_config
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_sb3_presets.py"
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sb3_presets", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_sb3_presets", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_sb3_presets")
 
 
 @pytest.mark.parametrize("config_id", ["Pendulum-v1:sac", "Pendulum-v1:td3"])

@@ -11,14 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from mcp import Client
+from shared_util import stop_after
 
 from agents.common import ObsNormalizer
 from agents.ppo import PPO
@@ -51,24 +50,12 @@ def iterations(run_dir: Path) -> list[int]:
     return [int(v) for v in table.column(rf.M.ITERATION) if v is not None]
 
 
-@contextmanager
-def _stop_after(n: int) -> Iterator[Callable[[], bool]]:
-    """Stands in for the SIGTERM handler: the user asks to stop at the n-th iteration's end."""
-    calls = {"n": 0}
-
-    def stop_requested() -> bool:
-        calls["n"] += 1
-        return calls["n"] >= n
-
-    yield stop_requested
-
-
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run stopped by the user after 3 of its 16 iterations (resumable `last` at 768 steps)."""
     runs = tmp_path_factory.mktemp("stopped")
     mp = pytest.MonkeyPatch()
-    mp.setattr(training, "stop_on_signals", lambda: _stop_after(3))
+    mp.setattr(training, "stop_on_signals", lambda: stop_after(3))
     try:
         result = training.train(resolve_config("CartPole-v1:ppo", SMALL), runs)
     finally:
