@@ -47,8 +47,7 @@ from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folde
 from gymnasium_solver.tracking import check_tracking_available
 
 # torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
-# built. Importing it here, with everything else, keeps that one-off import cost out of the run's
-# clock (which starts at environment creation) instead of charging it to the first iteration.
+# built: imported here, that one-off cost stays out of the run's clock (from environment creation).
 
 # Evaluation episodes use seeds far from the training envs' so they never replay training starts.
 EVAL_SEED_OFFSET = 1_000_000
@@ -374,10 +373,8 @@ class _Session:
         return self.collector is not None and self.collector.env_steps == self.logged_steps
 
     def save_last(self, eval_mean: float | None, completed: bool = False) -> None:
-        """Write `last`, resumable when between iterations. A failure mid-iteration keeps the
-        resumable `last` already on disk (if any) rather than replace it with one no resume can use.
-        A completed run is never resumed, so its final `last` holds the weights only (no optimizer
-        state, and for DQN no replay buffer: megabytes per run that nothing would read)."""
+        """Write `last`, resumable when between iterations; a failure mid-iteration keeps the resumable
+        `last` on disk (if any). A completed run is never resumed: its `last` holds the weights only."""
         resumable = self.at_iteration_end and not completed
         if not resumable and self.resumable_last_written and not completed:
             self.writer.log("kept the last resumable `last` checkpoint (the failure was mid-iteration)")
