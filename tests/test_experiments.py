@@ -275,6 +275,8 @@ def test_parent_overrides_fall_back_to_the_runs_own_when_its_config_no_longer_va
     info = rf.read_run_info(FIXTURES / "corpus" / "dqn_target_rare_s0")
     (run_dir / rf.CONFIG_YAML).write_text("env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\nno_such_key: 1\n")
     assert parent_overrides(run_dir, info) == info.overrides
+    (run_dir / rf.CONFIG_YAML).write_text("{[: not yaml")
+    assert parent_overrides(run_dir, info) == info.overrides
 
 
 def test_a_pure_revert_to_the_preset_starts_from_todays_preset_and_a_sized_change_from_the_run() -> None:

@@ -17,20 +17,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, config_from_yaml_text, resolve_config
 
 
 def parent_overrides(run_dir: Path, info: rf.RunInfo) -> dict[str, Any]:
     """The run's overrides plus the keys its preset has changed since (recorded values). Falls back
-    to the run's own overrides when its config.yaml is missing or no longer validates (e.g. a key
-    this version no longer has): then only those can be rebuilt."""
+    to the run's own overrides when its config.yaml is missing, damaged or no longer validates (e.g.
+    a key this version no longer has): then only those can be rebuilt."""
     own = dict(info.overrides or {})
     try:
         text = (run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8")
         recorded = config_from_yaml_text(text, f"{info.run_id}/{rf.CONFIG_YAML}").model_dump(mode="json")
         today = resolve_config(info.config_id, own).model_dump(mode="json")
-    except (OSError, ConfigError, ValueError):
+    except (OSError, ConfigError, ValueError, yaml.YAMLError):  # missing, damaged or outdated: what is certain
         return own
     drift = {k: v for k, v in recorded.items() if k not in own and today.get(k) != v}
     return {**drift, **own}
