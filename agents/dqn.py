@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
-from agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, mlp
+from agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, mlp, numpy_mlp, numpy_views
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.run_folder import M
@@ -75,15 +75,8 @@ class QNetwork(nn.Module):
         """Q-values of a batch, in numpy on views of the parameters (the optimizer updates them in
         place): for a few observations per env step this is several times faster than torch."""
         if self._np_cache is None:
-            linears = [m for m in self.q_net if isinstance(m, nn.Linear)]
-            self._np_cache = [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
-        h = obs
-        for weight, bias in self._np_cache[:-1]:
-            h = h @ weight.T + bias
-            h = np.tanh(h) if self.activation == "tanh" else np.maximum(h, 0.0)
-        weight, bias = self._np_cache[-1]
-        q: np.ndarray = h @ weight.T + bias
-        return q
+            self._np_cache = numpy_views([m for m in self.q_net if isinstance(m, nn.Linear)])
+        return numpy_mlp(self._np_cache, self.activation, obs)[1]
 
     def act(self, obs: np.ndarray, rng: np.random.Generator | None, deterministic: bool = False) -> ActOutput:
         """The greedy action of each observation (exploration is the agent's: see ``Explorer``)."""

@@ -42,7 +42,7 @@ def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[
     from gymnasium_solver import run_folder as rf
     from gymnasium_solver.diagnostics import diagnose_run_dir
     from gymnasium_solver.experiments.candidates import build_candidates
-    from gymnasium_solver.experiments.parent import parent_overrides
+    from gymnasium_solver.experiments.parent import parent_config
     from gymnasium_solver.run_store.store import RunStore
 
     with tempfile.TemporaryDirectory(prefix="fixseeds-") as tmp:
@@ -58,7 +58,7 @@ def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[
             (dst / "config.yaml").write_text(cfg)
         store = RunStore(Path(tmp))
         d = diagnose_run_dir(store, store.resolve(run_id))
-        top = build_candidates(d, parent_overrides(folder, rf.read_run_info(folder)), max_trials=1)[0]
+        top = build_candidates(d, parent_config(folder, rf.read_run_info(folder)).overrides, max_trials=1)[0]
     return top.name, top.changes
 
 
@@ -84,7 +84,7 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, An
 
 
 def main() -> int:
-    from gymnasium_solver.experiments.parent import child_base, parent_overrides
+    from gymnasium_solver.experiments.parent import parent_config
     from gymnasium_solver.run_folder import read_run_info
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -111,10 +111,8 @@ def main() -> int:
                 continue
             name, changes = ("none", {}) if args.no_diagnosis else printed_change(folder, info["run_id"], args.no_preset)
             # The case's config as recorded, even where its preset was retuned since (experiments/parent.py).
-            run_info = read_run_info(folder)
-            recorded = parent_overrides(folder, run_info)
-            drifted = [k for k in recorded if k not in run_info.overrides]
-            base = {**child_base(info["config_id"], recorded, drifted, changes), **changes, **extra}
+            base = {**parent_config(folder, read_run_info(folder)).base_for(info["config_id"], changes),
+                    **changes, **extra}
             seeds = [int(info["seed"])] if args.own_seed else args.seeds
             jobs = [{**base, "seed": s} for s in seeds]
             with ThreadPoolExecutor(args.parallel) as pool:

@@ -19,7 +19,7 @@ from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
-from gymnasium_solver.experiments.parent import child_base, parent_overrides
+from gymnasium_solver.experiments.parent import ParentConfig, parent_config
 from gymnasium_solver.imports.mapping import source_setting
 
 
@@ -103,10 +103,9 @@ def train_command(config_id: str, set_args: list[str]) -> str:
     return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args)])
 
 
-def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
-                  preset_changed: list[str] | None = None) -> str:
-    """The diagnosis as text for a person at a terminal. ``preset_changed``: the keys whose recorded
-    values the `try` commands keep because the preset has changed them since the run trained."""
+def render_report(d: Diagnosis, parent: ParentConfig | None = None) -> str:
+    """The diagnosis as text for a person at a terminal; the `try` commands start from ``parent``
+    (the run's config as overrides, experiments/parent.py)."""
     lines = [
         f"Run {d.run_id}  {d.config_id} ({d.algo})  status: {d.status}"
         + (f" ({d.stop_reason})" if d.stop_reason else "")
@@ -134,7 +133,7 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
         lines.append("\nNo findings.")
     else:
         lines.append("\nFindings, most likely explanation first:")
-    drifted = preset_changed or []
+    parent = parent or ParentConfig({}, [])
     for i, f in enumerate(d.findings, 1):
         lines.append(f"{i}. [{f.severity}] {f.title}  ({f.id}, score {f.score:.2f})")
         for e in f.evidence:
@@ -150,7 +149,7 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
             # One command per finding: its changes are sized to go together (top_changes).
             ours = one_per_key([f])
             keys = {c.key for c in ours}
-            start = child_base(d.config_id, parent_overrides or {}, drifted, {c.key: c.suggested for c in ours})
+            start = parent.base_for(d.config_id, {c.key: c.suggested for c in ours})
             keep = [a for a in flatten_overrides(start) if a.split("=", 1)[0].split(".")[0] not in keys]
             together = " (all together)" if len(ours) > 1 else ""
             lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)])}")
@@ -158,8 +157,8 @@ def render_report(d: Diagnosis, parent_overrides: dict[str, Any] | None = None,
     if d.notes:
         lines.append("\nNotes:")
         lines.extend(f"- {n}" for n in d.notes)
-    if preset_changed and not d.imported_from and any(f.suggested_changes for f in d.findings):
-        lines.append(f"\nIts preset has changed {', '.join(preset_changed)} since this run trained: a try command "
+    if parent.drifted and not d.imported_from and any(f.suggested_changes for f in d.findings):
+        lines.append(f"\nIts preset has changed {', '.join(parent.drifted)} since this run trained: a try command "
                      "keeps the run's own values of them (the run as it was, plus the change), except one that "
                      "only returns to the preset, which trains today's preset.")
     if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
@@ -200,9 +199,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         print(d.model_dump_json(indent=2))
     else:
-        info = store.info(run_dir)
-        base = parent_overrides(run_dir, info)
-        print(render_report(d, base, [k for k in base if k not in info.overrides]))
+        print(render_report(d, parent_config(run_dir, store.info(run_dir))))
     return 0
 
 
@@ -227,9 +224,8 @@ def cmd_retry(args: argparse.Namespace) -> int:
         )
     applied: dict[str, Any] = {c.key: c.suggested for c in changes}
     applied.update(extra)
-    base = parent_overrides(run_dir, info)  # the run's recorded config (today's preset for a pure revert)
-    overrides = {**child_base(info.config_id, base, [k for k in base if k not in info.overrides], applied),
-                 **applied}
+    # The run's recorded config (today's preset for a pure revert), then the changes.
+    overrides = {**parent_config(run_dir, info).base_for(info.config_id, applied), **applied}
     cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)

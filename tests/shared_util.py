@@ -33,3 +33,18 @@ def load_bench(name: str) -> ModuleType:
     sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
+
+
+def sb3_era_checkpoint(tmp_path: Path, config_yaml: str) -> Path:
+    """A best.pt as the SB3-era trainer wrote it (SB3's .zip beside the weights) in a run folder."""
+    import torch
+
+    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.checkpoints import CHECKPOINT_FORMAT
+
+    run_dir = tmp_path / "20261120-000000-abcdef0"
+    (run_dir / rf.CHECKPOINTS_DIR).mkdir(parents=True)
+    path = run_dir / rf.CHECKPOINTS_DIR / "best.pt"
+    torch.save({"format": CHECKPOINT_FORMAT, "config_yaml": config_yaml,
+                "sb3_model": torch.zeros(4, dtype=torch.uint8), "model": {}, "env_steps": 2000}, path)
+    return path

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from shared_util import stop_after
+from shared_util import sb3_era_checkpoint, stop_after
 
 from agents.a2c import A2C
 from agents.common import ObsNormalizer
@@ -113,13 +113,9 @@ def test_a_stopped_a2c_run_resumes_to_its_budget_with_its_rmsprop_state(tmp_path
 
 def test_a_checkpoint_of_the_sb3_era_a2c_is_refused_with_a_sentence(tmp_path: Path) -> None:
     """Before 2026-11-26 a2c was SB3's: its checkpoints hold SB3's .zip and a config with iteration_steps."""
-    from gymnasium_solver.checkpoints import CHECKPOINT_FORMAT, load_checkpoint
+    from gymnasium_solver.checkpoints import load_checkpoint
 
-    run_dir = tmp_path / "20261120-000000-abcdef0"
-    (run_dir / rf.CHECKPOINTS_DIR).mkdir(parents=True)
-    path = run_dir / rf.CHECKPOINTS_DIR / "best.pt"
-    torch.save({"format": CHECKPOINT_FORMAT, "config_yaml": "env_id: CartPole-v1\\nvariant: a2c\\nalgo: a2c\\niteration_steps: 2000\\n",
-                "sb3_model": torch.zeros(4, dtype=torch.uint8), "model": {}, "env_steps": 2000}, path)
+    path = sb3_era_checkpoint(tmp_path, "env_id: CartPole-v1\nvariant: a2c\nalgo: a2c\niteration_steps: 2000\n")
     spec = space_spec(make_vec_env(resolve_config("CartPole-v1:a2c", []), 1))
     with pytest.raises(ValueError, match="is a Stable-Baselines3 A2C model, written before a2c became our own agent"):
         load_checkpoint(path, spec)

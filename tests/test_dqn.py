@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from shared_util import stop_after
+from shared_util import sb3_era_checkpoint, stop_after
 
 from agents.dqn import DQN, Explorer, QNetwork, ReplayBuffer, Sample
 from gymnasium_solver import run_folder as rf
@@ -180,13 +180,9 @@ def test_a_stopped_dqn_run_resumes_with_its_replay_buffer(tmp_path: Path, monkey
 
 def test_a_checkpoint_of_the_sb3_era_dqn_is_refused_with_a_sentence(tmp_path: Path) -> None:
     """Before 2026-11-27 dqn was SB3's: its checkpoints hold SB3's .zip."""
-    from gymnasium_solver.checkpoints import CHECKPOINT_FORMAT, load_checkpoint
+    from gymnasium_solver.checkpoints import load_checkpoint
 
-    run_dir = tmp_path / "20261120-000000-abcdef0"
-    (run_dir / rf.CHECKPOINTS_DIR).mkdir(parents=True)
-    path = run_dir / rf.CHECKPOINTS_DIR / "best.pt"
-    torch.save({"format": CHECKPOINT_FORMAT, "config_yaml": "env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\n",
-                "sb3_model": torch.zeros(4, dtype=torch.uint8), "model": {}, "env_steps": 2000}, path)
+    path = sb3_era_checkpoint(tmp_path, "env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\n")
     with pytest.raises(ValueError, match="is a Stable-Baselines3 DQN model, written before dqn became our own agent"):
         load_checkpoint(path, _spec(_cfg()))
 

@@ -253,12 +253,12 @@ def test_parent_overrides_rebuild_the_recorded_config_from_todays_preset(case: s
     overrides on today's preset would train another config. With the keys the preset changed since,
     they rebuild exactly the config the run trained with (and add nothing when the preset is unchanged)."""
     from gymnasium_solver.config import config_from_yaml_text, resolve_config
-    from gymnasium_solver.experiments.parent import parent_overrides
+    from gymnasium_solver.experiments.parent import parent_config
 
     run_dir = FIXTURES / case
     info = rf.read_run_info(run_dir)
     recorded = config_from_yaml_text((run_dir / rf.CONFIG_YAML).read_text(), case)
-    base = parent_overrides(run_dir, info)
+    base = parent_config(run_dir, info).overrides
     assert resolve_config(info.config_id, base) == recorded
     assert {k: base[k] for k in info.overrides} == info.overrides  # the run's own overrides win
     if case.startswith("heldout8"):
@@ -268,15 +268,15 @@ def test_parent_overrides_rebuild_the_recorded_config_from_todays_preset(case: s
 
 
 def test_parent_overrides_fall_back_to_the_runs_own_when_its_config_no_longer_validates(tmp_path: Path) -> None:
-    from gymnasium_solver.experiments.parent import parent_overrides
+    from gymnasium_solver.experiments.parent import parent_config
 
     run_dir = tmp_path / "r"
     run_dir.mkdir()
     info = rf.read_run_info(FIXTURES / "corpus" / "dqn_target_rare_s0")
     (run_dir / rf.CONFIG_YAML).write_text("env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\nno_such_key: 1\n")
-    assert parent_overrides(run_dir, info) == info.overrides
+    assert parent_config(run_dir, info).overrides == info.overrides
     (run_dir / rf.CONFIG_YAML).write_text("{[: not yaml")
-    assert parent_overrides(run_dir, info) == info.overrides
+    assert parent_config(run_dir, info).overrides == info.overrides
 
 
 def test_a_pure_revert_to_the_preset_starts_from_todays_preset_and_a_sized_change_from_the_run() -> None:
@@ -284,18 +284,18 @@ def test_a_pure_revert_to_the_preset_starts_from_todays_preset_and_a_sized_chang
     32' only makes sense with today's preset around it (32 every 32 steps; the run had train_freq 64).
     k08's gamma with a budget and the exploration fraction sized to the run's anneal needs the run's own."""
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.experiments.parent import child_base, is_preset_revert, parent_overrides
+    from gymnasium_solver.experiments.parent import is_preset_revert, parent_config
 
     run_dir = FIXTURES / "heldout2" / "k03_s33"
     info = rf.read_run_info(run_dir)
-    base = parent_overrides(run_dir, info)
-    drifted = [k for k in base if k not in info.overrides]
+    parent = parent_config(run_dir, info)
+    base, drifted = parent.overrides, parent.drifted
     assert "train_freq" in drifted and base["train_freq"] == 64
     preset_steps = resolve_config("CartPole-v1:dqn").gradient_steps  # type: ignore[union-attr]
     revert = {"gradient_steps": preset_steps}
     assert is_preset_revert("CartPole-v1:dqn", revert)
-    assert child_base("CartPole-v1:dqn", base, drifted, revert) == info.overrides
+    assert parent.base_for("CartPole-v1:dqn", revert) == info.overrides
     sized = {"gamma": 0.99, "max_env_steps": 78100, "exploration_fraction": 0.0656}
     assert not is_preset_revert("CartPole-v1:dqn", sized)
-    assert child_base("CartPole-v1:dqn", base, drifted, sized) == base
+    assert parent.base_for("CartPole-v1:dqn", sized) == base
     assert not is_preset_revert("NoSuchEnv-v0:dqn", revert)  # no preset: nothing to return to

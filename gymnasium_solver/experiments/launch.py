@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
-from gymnasium_solver.experiments.parent import parent_overrides
+from gymnasium_solver.experiments.parent import parent_config
 from gymnasium_solver.experiments.record import (
     ExperimentRecord,
     Trial,
@@ -53,12 +53,13 @@ def plan_experiment(
     if info.solved:
         raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
-    base = parent_overrides(run_dir, info)  # the run's config as recorded, even if its preset changed since
-    candidates = build_candidates(diagnose_run_dir(store, run_dir), base, max_trials)
+    parent = parent_config(run_dir, info)  # the run's config as recorded, even if its preset changed since
+    candidates = build_candidates(diagnose_run_dir(store, run_dir), parent.overrides, max_trials)
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
-        seed=info.seed, parent_overrides=base, drifted=[k for k in base if k not in info.overrides], created_at=now, updated_at=now, host=socket.gethostname(),
+        seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, created_at=now, updated_at=now,
+        host=socket.gethostname(),
         timeout_seconds=timeout_seconds, candidates=candidates, trials=[_trial(c) for c in candidates],
         message=f"{len(candidates)} candidates planned; starting",
     )

@@ -6,53 +6,64 @@ config. Which base a change set needs depends on what it says:
 
 - a change sized against the run (a budget with the exploration fraction that keeps its anneal, a
   gamma raise, a learning rate ...) starts from the config the run trained with: its overrides plus
-  every key its preset has changed since, with the recorded values (``parent_overrides``);
+  the keys its preset has changed since, with the recorded values;
 - a change set that only puts keys back to today's preset values is a return to the preset, and
-  starts from today's preset with the run's own overrides (``child_base``).
+  starts from today's preset with the run's own overrides.
+
+The drift is found as the diagnosis finds it (``config.preset_differences`` over the keys the run did
+not set, ``diagnostics.references.changed_by_run``), on the validated config: a key an older trainer
+did not write counts with the default the run trained with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import ConfigError, config_from_yaml_text, resolve_config
+from gymnasium_solver.config import ConfigError, config_from_yaml_text, preset_config, preset_differences
+from gymnasium_solver.diagnostics.references import changed_by_run
 
 
-def parent_overrides(run_dir: Path, info: rf.RunInfo) -> dict[str, Any]:
-    """The run's overrides plus the keys its preset has changed since (recorded values). Falls back
-    to the run's own overrides when its config.yaml is missing, damaged or no longer validates (e.g.
-    a key this version no longer has): then only those can be rebuilt."""
+class ParentConfig(NamedTuple):
+    """A run's config as overrides of today's preset: its own overrides plus the ``drifted`` keys
+    (those its preset has changed since it trained), with their recorded values."""
+
+    overrides: dict[str, Any]
+    drifted: list[str]
+
+    def base_for(self, config_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """What ``changes`` go on top of: the run as it was, or today's preset (the run's own overrides)
+        when the changes only return keys to it."""
+        if self.drifted and is_preset_revert(config_id, changes):
+            return {k: v for k, v in self.overrides.items() if k not in self.drifted}
+        return dict(self.overrides)
+
+
+def parent_config(run_dir: Path, info: rf.RunInfo) -> ParentConfig:
+    """The run's ParentConfig. Only its own overrides when its config.yaml is missing, damaged or no
+    longer validates (e.g. a key this version no longer has), or its preset is not on this machine."""
     own = dict(info.overrides or {})
+    preset = preset_config(info.config_id)
+    changed = changed_by_run(info)
     try:
         text = (run_dir / rf.CONFIG_YAML).read_text(encoding="utf-8")
+        # Validated, so a key an older trainer did not write comes back as the default the run used.
         recorded = config_from_yaml_text(text, f"{info.run_id}/{rf.CONFIG_YAML}").model_dump(mode="json")
-        today = resolve_config(info.config_id, own).model_dump(mode="json")
     except (OSError, ConfigError, ValueError, yaml.YAMLError):  # missing, damaged or outdated: what is certain
-        return own
-    drift = {k: v for k, v in recorded.items() if k not in own and today.get(k) != v}
-    return {**drift, **own}
+        return ParentConfig(own, [])
+    if preset is None or changed is None:
+        return ParentConfig(own, [])
+    drift = {k: value for k, (value, _) in preset_differences(recorded, preset).items() if k not in changed}
+    return ParentConfig({**drift, **own}, list(drift))
 
 
 def is_preset_revert(config_id: str, changes: Mapping[str, Any]) -> bool:
     """Every change sets its key to today's value in the preset ``config_id`` (False without a preset)."""
-    if not changes:
+    preset = preset_config(config_id)
+    if preset is None or not changes or not set(changes) <= set(type(preset).model_fields):
         return False
-    try:
-        preset = resolve_config(config_id, {}).model_dump(mode="json")
-    except (OSError, ConfigError, ValueError):
-        return False
-    return all(k in preset and preset[k] == v for k, v in changes.items())
-
-
-def child_base(config_id: str, base: Mapping[str, Any], drifted: list[str] | tuple[str, ...],
-               changes: Mapping[str, Any]) -> dict[str, Any]:
-    """The overrides ``changes`` go on top of: ``base`` (``parent_overrides``) without the ``drifted``
-    keys when the changes only return to today's preset, else ``base`` whole."""
-    if drifted and is_preset_revert(config_id, changes):
-        return {k: v for k, v in base.items() if k not in drifted}
-    return dict(base)
+    return not preset_differences(changes, preset)

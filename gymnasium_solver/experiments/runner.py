@@ -29,7 +29,7 @@ from gymnasium_solver.experiments.backend import (
     failure_message,
     trial_failed,
 )
-from gymnasium_solver.experiments.parent import child_base
+from gymnasium_solver.experiments.parent import ParentConfig
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
 from gymnasium_solver.launcher import override_pairs
 from gymnasium_solver.run_guards import stop_on_signals
@@ -47,7 +47,8 @@ Progress = Callable[[str], None]
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
     """The parent's config plus the candidate's changes (today's preset instead for a pure revert to it,
     experiments/parent.py), with the parent's seed kept."""
-    overrides = {**child_base(record.config_id, record.parent_overrides, record.drifted, trial.changes), **trial.changes}
+    parent = ParentConfig(record.parent_overrides, record.drifted)
+    overrides = {**parent.base_for(record.config_id, trial.changes), **trial.changes}
     if config_mod.resolve_config(record.config_id, override_pairs(overrides)).seed != record.seed:
         overrides["seed"] = record.seed
     return overrides
