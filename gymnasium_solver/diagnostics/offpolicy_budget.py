@@ -233,7 +233,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
             changes = _set(changes, change(
                 "exploration_fraction", now, kept, direction,
                 f"keeps epsilon's anneal at {length:,.0f} env steps ({fraction:g} of the run's {current:,.0f}): "
-                f"SB3 sizes it as a fraction of max_env_steps, which these changes raise to {new_budget:,.0f}"))
+                f"the anneal is a fraction of max_env_steps, which these changes raise to {new_budget:,.0f}"))
     if changes == f.suggested_changes:
         return f
     return f.model_copy(update={"suggested_changes": changes, "evidence": evidence})
