@@ -17,8 +17,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 import torch
+from gymnasium import spaces
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import KVWriter, Logger
@@ -199,15 +201,49 @@ class SB3Policy:
                    if p.is_floating_point())
 
     def saved_model(self) -> torch.Tensor:
-        """The model as SB3's own .zip (weights, optimizers, hyperparameters; no replay buffer), as bytes in a tensor."""
+        """The model as SB3's own .zip (weights, optimizers, hyperparameters; no replay buffer), as bytes in a tensor:
+        for a person's own SB3 tools. We never read it back (``load_sb3_policy`` says why)."""
         buffer = io.BytesIO()
         self.model.save(buffer)
         return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
 
 
-def load_sb3_policy(algo: Algo, saved: torch.Tensor, spec: SpaceSpec) -> SB3Policy:
-    """Rebuild a policy saved by ``SB3Policy.saved_model``, for an environment with spaces ``spec``."""
-    model = sb3_class(algo).load(io.BytesIO(saved.numpy().tobytes()), device="cpu")
+class _SpacesOnly(gym.Env[Any, Any]):
+    """An environment that is only its spaces: what SB3's constructor needs to build a policy. Never stepped."""
+
+    def __init__(self, observation_space: gym.Space[Any], action_space: gym.Space[Any]):
+        self.observation_space, self.action_space = observation_space, action_space
+
+
+def _spaces(spec: SpaceSpec) -> tuple[gym.Space[Any], gym.Space[Any]]:
+    """The spaces ``spec`` describes, as SB3's policies read them: the bounds of a vector observation
+    do not matter to an MLP, uint8 pixels do (SB3 scales image spaces by 1/255)."""
+    obs: gym.Space[Any] = (spaces.Box(0, 255, spec.observation_shape, np.uint8) if spec.pixels
+                           else spaces.Box(-np.inf, np.inf, spec.observation_shape, np.float32))
+    if spec.discrete:
+        return obs, spaces.Discrete(spec.n_actions)
+    assert spec.action_low is not None and spec.action_high is not None
+    return obs, spaces.Box(spec.action_low.astype(np.float32), spec.action_high.astype(np.float32), dtype=np.float32)
+
+
+def load_sb3_policy(cfg: SB3ConfigBase, weights: Mapping[str, torch.Tensor], spec: SpaceSpec) -> SB3Policy:
+    """Rebuild an SB3 run's policy from our recorded config and its policy weights (a checkpoint's
+    ``model``, read with ``torch.load(weights_only=True)``), for an environment with spaces ``spec``.
+
+    Never SB3's ``.load()``: its zip's ``data`` JSON holds cloudpickle payloads that it unpickles, so a
+    run folder from someone else could run code here (issue 26). The model is built the way training
+    built it (``sb3_kwargs``), on an environment that is only the spaces; RuntimeError (torch's) when
+    the weights do not fit the network the config describes."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    check_action_space(cfg, spec)
+    kwargs = sb3_kwargs(cfg, spec)
+    if isinstance(cfg, OffPolicyConfigBase):
+        kwargs["buffer_size"] = 1  # acting needs no replay buffer; training's would be allocated for nothing
+    obs_space, action_space = _spaces(spec)
+    env = DummyVecEnv([lambda: _SpacesOnly(obs_space, action_space)])
+    model = sb3_class(cfg.algo)("MlpPolicy", env, **kwargs)
+    model.policy.load_state_dict(dict(weights), strict=True)
     return SB3Policy(model, spec)
 
 

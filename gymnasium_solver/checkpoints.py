@@ -6,8 +6,10 @@ from __future__ import annotations
 import errno
 import io
 import os
+import pickle  # only for its error type: nothing here unpickles
 import stat
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,6 +24,7 @@ from gymnasium_solver.config import (
     Algo,
     Config,
     DQNConfig,
+    SB3ConfigBase,
     config_from_yaml_text,
     config_to_yaml,
 )
@@ -175,7 +178,17 @@ def _read_payload(path: Path) -> dict[str, Any]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"{where} is not a regular file (a directory or a special file stands in its place)")
         try:
-            payload = torch.load(f, map_location="cpu", weights_only=True)
+            # weights_only: tensors and plain data only; any other object would have to be unpickled,
+            # which could run code (issue 26). Its warnings (an unusual pickle protocol) are not the user's.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                payload = torch.load(f, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as exc:
+            if "Weights only load failed" in str(exc):
+                raise ValueError(f"{where} holds Python objects that only unpickling could rebuild, which could run "
+                                 "code and is never done; a checkpoint of ours holds only tensors and plain data, "
+                                 "so this file was made or altered by something else") from None
+            raise ValueError(f"{where} is truncated or damaged: torch cannot read it") from None
         except Exception:  # noqa: BLE001 - torch raises many types (RuntimeError, KeyError, ...) for damaged files
             raise ValueError(f"{where} is truncated or damaged: torch cannot read it") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT or "model" not in payload:
@@ -218,17 +231,21 @@ def load_checkpoint(path: Path, spec: SpaceSpec) -> LoadedPolicy:
 
 
 def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config, spec: SpaceSpec) -> LoadedPolicy:
-    """A Stable-Baselines3 run's checkpoint: SB3's .zip rebuilt into a policy (SB3 imported only now)."""
+    """A Stable-Baselines3 run's checkpoint: the policy rebuilt from the embedded config and its
+    ``model`` weights (SB3 imported only now). The ``sb3_model`` zip beside them is never read: SB3's
+    loader unpickles the zip's ``data`` (issue 26), and the weights are all that acting needs."""
     from agents.sb3 import load_sb3_policy
 
-    saved = payload.get("sb3_model")
     where = f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name}"
-    if not isinstance(saved, torch.Tensor):
-        raise ValueError(f"{where} holds no Stable-Baselines3 model, though its config trains {cfg.algo}")
+    weights = payload["model"]
+    if not isinstance(cfg, SB3ConfigBase) or not isinstance(weights, dict) \
+            or not all(isinstance(v, torch.Tensor) for v in weights.values()):
+        raise ValueError(f"{where} holds no Stable-Baselines3 policy weights, though its config trains {cfg.algo}")
     try:
-        policy = load_sb3_policy(cfg.algo, saved, spec)
-    except Exception as exc:  # noqa: BLE001 - SB3 raises many types for a damaged or foreign zip
-        raise ValueError(f"{where}: Stable-Baselines3 cannot load its {cfg.algo} model ({type(exc).__name__}: {exc})") from None
+        policy = load_sb3_policy(cfg, weights, spec)
+    except (RuntimeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{where} does not fit the {cfg.algo} policy its own config ({cfg.config_id}) describes: "
+                         f"its weights come from another algorithm or network shape ({type(exc).__name__})") from None
     return LoadedPolicy(policy, ObsNormalizer((1,), enabled=False), cfg, int(payload["env_steps"]))
 
 

@@ -142,7 +142,11 @@ def config_from_yaml_text(text: str, where: str = "config.yaml") -> Config:
     """Load a config.yaml written by the trainer. Files written before the config became a union per
     algorithm hold every key of every algorithm: the keys of other algorithms are dropped here
     (and only here; a preset or --set naming one is an error)."""
-    raw = yaml.safe_load(text)
+    try:
+        raw = yaml.safe_load(text)  # safe: a python tag is refused, never constructed
+    except yaml.YAMLError as exc:  # one line, not PyYAML's multi-line excerpt with a caret
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not the YAML the trainer writes ({problem})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping")
     algo = raw.get("algo")

@@ -314,6 +314,16 @@ class ConfigBase(BaseModel):
             raise ValueError("must be a finite number, or .inf to never stop early")
         return v
 
+    @field_validator("env_id")
+    @classmethod
+    def _no_module_prefix(cls, v: str) -> str:
+        # Gymnasium imports the `module` of a "module:EnvId" id (gym.make), so a config in
+        # a run folder from someone else could run code, even a file planted beside it (issue 26).
+        if ":" in v:
+            raise ValueError(f"{v!r} names a Python module for Gymnasium to import ('module:EnvId'), and a config "
+                             f"never makes gsolve import code; use the registered id alone ({v.rsplit(':', 1)[-1]!r})")
+        return v
+
     @field_validator("env_kwargs")
     @classmethod
     def _few_env_kwargs(cls, v: dict[str, Any]) -> dict[str, Any]:

@@ -98,6 +98,10 @@ def read_source(folder: Path, env_id: str | None) -> SourceRun:
     if run.env_id is None:
         raise ImportError_(f"cannot tell which environment {folder} trained on (the source does not record it): "
                            "pass it, e.g. --env CartPole-v1 (MCP: env_id)")
+    if ":" in run.env_id:  # Gymnasium imports the module of a "module:EnvId" id: an import never runs code
+        raise ImportError_(f"{folder}'s environment {run.env_id!r} names a Python module for Gymnasium to import "
+                           "('module:EnvId'), and an import never imports code; use the registered id alone "
+                           f"({run.env_id.rsplit(':', 1)[-1]!r}) in the source's files or in --env")
     if run.algo is None and run.framework == Framework.SB3:
         run.algo = sb3_algo_from_keys(set(run.metric_map))
         if run.algo is not None:
