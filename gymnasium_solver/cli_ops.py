@@ -20,6 +20,7 @@ def _runs_dir(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from gymnasium_solver import promotion, regression, telemetry
+    from gymnasium_solver.registry_records import MAX_EPISODES, MIN_EPISODES
 
     p = sub.add_parser("serve-metrics", help="serve the live runs' metrics to Prometheus on /metrics",
                        description="A Prometheus exposition endpoint (http://HOST:PORT/metrics) with every running "
@@ -52,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "(runs/.registry/ENV/decisions.jsonl). Exit 0 approved, 1 rejected, 2 error.")
     p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
     p.add_argument("--episodes", type=int, default=promotion.DEFAULT_EPISODES,
-                   help=f"re-evaluation episodes (default {promotion.DEFAULT_EPISODES})")
+                   help=f"re-evaluation episodes, {MIN_EPISODES}-{MAX_EPISODES} (default {promotion.DEFAULT_EPISODES})")
     p.add_argument("--approve-manually", action="store_true",
                    help="register it even if the policy fails (needs --reason; recorded as a manual approval)")
     p.add_argument("--reason", default=None, help="why (required with --approve-manually)")
@@ -129,13 +130,16 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(listing.model_dump_json(indent=2))
         return 0
-    if listing.note and not listing.models:
+    if listing.note and (not listing.models or listing.log_notes):
         print(listing.note)
+    for note in listing.log_notes:
+        print(f"  note: {note}")
     rows = [("", "MODEL", "RUN", "CONFIG", "DECISION", "EVAL MEAN", "LOWER BOUND", "EPISODES", "TIME")]
     for m in listing.models:
         ev = m.evaluation
         rows.append(("*" if m.current else "", m.model_ref, m.run_id or "-", m.config_id or "-", m.kind.value,
-                     f"{ev.return_mean:.4g}" if ev else "-", f"{ev.lower_bound:.4g}" if ev else "-",
+                     f"{ev.return_mean:.4g}" if ev else "-",
+                     "-" if ev is None or ev.lower_bound is None else f"{ev.lower_bound:.4g}",
                      str(ev.episodes) if ev else "-", m.time[:19]))
     if len(rows) > 1:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -5,11 +5,18 @@ Layout, inside the runs folder (hidden, so it is never listed as a run)::
     .registry/<ENV>/decisions.jsonl   one Decision per line, appended under a file lock, never rewritten
     .registry/<ENV>/v<N>/             a copy of the promoted checkpoint, so deleting the run keeps the model:
         checkpoints/best.pt, checkpoints/best.json, run.json, config.yaml
+    .registry/<ENV>/eval_seeds.jsonl  one line per re-evaluation: the block of fresh seeds it was given
     .registry/<ENV>/.lock             the lock every writer holds while it numbers and appends
 
 The registry's state (which versions exist, which one is current) is a replay of the decisions:
 an approval (by the policy or manual) adds version N and makes it current; a rollback makes an
 earlier approved version current. Rejections are recorded with the failing checks and add nothing.
+
+The log only holds what its reader reads back (issue 26: a 1-episode promotion once wrote a lower
+bound of -inf as null, the reader skipped that line, and the registry broke for good). So every
+line is parsed back by the reader's own parser before it is appended; non-finite numbers are
+refused; the reader names each line it cannot read instead of skipping it; and sequence and
+version numbers come from every line and folder present, readable or not, so they never collide.
 
 This module only stores and reads; the promotion policy (which needs torch to re-evaluate) is
 :mod:`gymnasium_solver.promotion`. No torch here.
@@ -25,16 +32,28 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.registry_records import (
+    APPROVALS,
+    MAX_EPISODES,
+    Decision,
+    DecisionKind,
+    EvaluationSummary,
+    caveat,
+    claimed,
+    parse_line,
+    readable_line,
+    why,
+)
 
 REGISTRY_DIR = ".registry"
 DECISIONS_FILE = "decisions.jsonl"
+SEEDS_FILE = "eval_seeds.jsonl"
 LOCK_FILE = ".lock"
 STAGING_PREFIX = ".staging-"
 MODEL_REF_PREFIX = "model:"
@@ -43,59 +62,9 @@ MAX_RECENT_DECISIONS = 20
 _ENV_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-/]{0,127}$")
 _T = TypeVar("_T")
 
-
-class DecisionKind(StrEnum):
-    APPROVED = "approved"  # the policy passed
-    REJECTED = "rejected"  # the policy failed (the failing checks are recorded); nothing registered
-    MANUAL_APPROVAL = "manual_approval"  # the policy failed, a person approved it from the CLI with a reason
-    ROLLBACK = "rollback"  # an earlier approved version was made current again
-
-
-APPROVALS = (DecisionKind.APPROVED, DecisionKind.MANUAL_APPROVAL)
-
-
-class PolicyCheck(BaseModel):
-    name: str = Field(description="solved, diagnosis, checkpoint or evaluation")
-    passed: bool
-    detail: str = Field(description="what was found, in a sentence")
-
-
-class EvaluationSummary(BaseModel):
-    """The fresh re-evaluation of the checkpoint a promotion considered."""
-
-    episodes: int
-    seed: int = Field(description="seed of the first episode; episodes use fresh seeds, never the training evals'")
-    return_mean: float
-    return_std: float = Field(description="population std of the episode returns")
-    return_min: float
-    return_max: float
-    lower_bound: float = Field(description="one-sided lower confidence bound of the mean return (Student t)")
-    confidence: float = Field(description="confidence of lower_bound, e.g. 0.95")
-    threshold: float | None = Field(description="the run's reward threshold the mean must reach")
-    checkpoint_env_steps: int
-
-
-class Decision(BaseModel):
-    """One line of decisions.jsonl."""
-
-    seq: int = Field(description="1-based position in the environment's decision log")
-    time: str
-    env_id: str
-    kind: DecisionKind
-    version: int | None = Field(default=None, description="the version registered (approvals) or made current (rollback)")
-    current_before: int | None = None
-    current_after: int | None = None
-    run_id: str | None = None
-    config_id: str | None = None
-    algo: str | None = None
-    checkpoint: str | None = Field(default=None, description="the run's checkpoint considered (best)")
-    checks: list[PolicyCheck] = Field(default_factory=list)
-    failed_checks: list[str] = Field(default_factory=list)
-    evaluation: EvaluationSummary | None = None
-    reason: str | None = Field(default=None, description="why a person approved it manually, or rolled back")
-    actor: str = Field(default="cli", description="cli or mcp")
-    model_path: str | None = Field(default=None, description="the registered checkpoint, relative to the runs folder")
-    sha256: str | None = None
+# Re-evaluation seeds: far from training (seed + n), its evaluations (seed + 1_000_000 + ...) and
+# resumes (+ 2_000_000 + ...); block k of an environment is seeds OFFSET + k*MAX_EPISODES onwards.
+REEVAL_SEED_OFFSET = 5_000_000
 
 
 class ModelVersion(BaseModel):
@@ -119,6 +88,8 @@ class ModelList(BaseModel):
     current: dict[str, int | None] = Field(description="environment -> current version")
     recent_decisions: list[Decision] = Field(default_factory=list,
                                              description=f"with env_id: its last {MAX_RECENT_DECISIONS} decisions")
+    log_notes: list[str] = Field(default_factory=list, description="decision-log lines that could not be read (file, "
+                                 "line and why) or were read with a caveat; empty when the log reads back whole")
     note: str | None = None
 
 
@@ -155,6 +126,10 @@ def registered_envs(runs_dir: Path | str | None) -> list[str]:
     return [n.replace("+", "/") for n in names]
 
 
+def _has_log(runs_dir: Path | str | None, env_id: str) -> bool:
+    return (env_dir(runs_dir, env_id) / DECISIONS_FILE).is_file()
+
+
 def _unknown_env(runs_dir: Path | str | None, env_id: str) -> ValueError:
     envs = registered_envs(runs_dir)
     if not envs:
@@ -168,23 +143,54 @@ def _unknown_env(runs_dir: Path | str | None, env_id: str) -> ValueError:
 # ---------------------------------------------------------------------------------------------
 # the decision log
 # ---------------------------------------------------------------------------------------------
-def read_decisions(runs_dir: Path | str | None, env_id: str) -> list[Decision]:
-    """Every decision of ``env_id``, oldest first ([] if none). A torn last line (a writer died
-    mid-append) and lines that do not parse are skipped: they never held a complete decision."""
+class DecisionLog(NamedTuple):
+    decisions: list[Decision]  # every line that reads back as a decision, oldest first
+    notes: list[str]  # every line not read (file, line, why) or read with a caveat
+    last_seq: int  # the highest seq any line holds or claims, readable or not (else its line number)
+    last_version: int  # the highest version any line holds or claims, readable or not
+    unread: int  # lines not read (their decisions are missing from the replay)
+
+
+def read_log(runs_dir: Path | str | None, env_id: str) -> DecisionLog:
+    """Every decision of ``env_id``, oldest first, and a note for every line that was not read (a
+    torn line of a writer that died mid-append, a hand edit) or was read with a caveat."""
     path = env_dir(runs_dir, env_id) / DECISIONS_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        return []
-    out = []
-    for line in text.splitlines(keepends=True):
-        if not line.endswith("\n") or not line.strip():
+        return DecisionLog([], [], 0, 0, 0)
+    shown = f"{REGISTRY_DIR}/{path.parent.name}/{DECISIONS_FILE}"
+    lines = text.split("\n")  # the last item is "" when the file ends with a newline
+    decisions: list[Decision] = []
+    notes: list[str] = []
+    last_seq = last_version = unread = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
             continue
+        where = f"{shown} line {number}"
         try:
-            out.append(Decision.model_validate_json(line))
-        except ValueError:
+            if number == len(lines):
+                raise ValueError("it has no newline: a writer is appending it or died mid-line")
+            d = parse_line(line)
+        except ValueError as exc:
+            notes.append(f"{where} is not a readable decision and was not replayed ({why(exc)})")
+            last_seq = max(last_seq, number, claimed(line, "seq"))
+            last_version = max(last_version, claimed(line, "version"))
+            unread += 1
             continue
-    return out
+        decisions.append(d)
+        last_seq = max(last_seq, number, d.seq)
+        last_version = max(last_version, d.version or 0)
+        note = caveat(d)
+        if note:
+            notes.append(f"{where}: {note}")
+    return DecisionLog(decisions, notes, last_seq, last_version, unread)
+
+
+def read_decisions(runs_dir: Path | str | None, env_id: str) -> list[Decision]:
+    """The decisions :func:`read_log` could read; callers that show the registry use read_log, whose
+    notes name every line left out."""
+    return read_log(runs_dir, env_id).decisions
 
 
 def replay(decisions: list[Decision]) -> RegistryState:
@@ -215,19 +221,51 @@ def with_lock(runs_dir: Path | str | None, env_id: str, fn: Callable[[Path], _T]
                          f"{LOCK_TIMEOUT_SECONDS:g} s; retry when it is done") from None
 
 
-def _append(folder: Path, decision: Decision) -> None:
+def _append(path: Path, line: bytes) -> None:
     """Append one line and make it durable. A torn line left by a crashed writer is closed first, so
-    it stays one unreadable line instead of swallowing this one."""
-    path = folder / DECISIONS_FILE
+    it stays one unreadable line (which the reader names) instead of swallowing this one."""
     with open(path, "ab") as f:
         if f.tell() > 0:
             with open(path, "rb") as r:
                 r.seek(-1, os.SEEK_END)
                 if r.read(1) != b"\n":
                     f.write(b"\n")
-        f.write(decision.model_dump_json().encode("utf-8") + b"\n")
+        f.write(line)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _version_folders(folder: Path) -> int:
+    """The highest v<N> folder present, with or without a decision that registered it."""
+    try:
+        return max((int(p.name[1:]) for p in folder.iterdir() if re.fullmatch(r"v\d{1,9}", p.name)), default=0)
+    except OSError:
+        return 0
+
+
+def allocate_eval_seeds(runs_dir: Path | str | None, env_id: str, run_id: str) -> int:
+    """The first of MAX_EPISODES seeds that no other re-evaluation of ``env_id`` got or will get.
+    Taken under the registry lock and recorded before the evaluation starts, so two concurrent
+    promotions never evaluate on the same "fresh" seeds (issue 26)."""
+
+    def take(folder: Path) -> int:
+        path = folder / SEEDS_FILE
+        try:
+            lines = [x for x in path.read_text(encoding="utf-8", errors="replace").split("\n") if x.strip()]
+        except FileNotFoundError:
+            lines = []
+        # Blocks used: one per line of the seed log (readable or not), and those of recorded
+        # evaluations (registries from before the seed log numbered blocks by decision count).
+        used = [len(lines) - 1] + [claimed(x, "block") for x in lines]
+        used += [(d.evaluation.seed - REEVAL_SEED_OFFSET) // MAX_EPISODES
+                 for d in read_log(runs_dir, env_id).decisions if d.evaluation is not None]
+        block = max(used) + 1
+        seed = REEVAL_SEED_OFFSET + MAX_EPISODES * block
+        _append(path, json.dumps({"block": block, "first_seed": seed, "run_id": run_id,
+                                  "time": rf.utc_now_iso()}).encode("utf-8") + b"\n")
+        return seed
+
+    return with_lock(runs_dir, env_id, take)
 
 
 def _sha256(path: Path) -> str:
@@ -267,26 +305,32 @@ def staged_checkpoint(stage: Path, name: str = rf.BEST_CHECKPOINT) -> Path:
 def record_decision(runs_dir: Path | str | None, decision: Decision, stage: Path | None) -> Decision:
     """Append ``decision`` (its seq, time and versions filled in here, under the lock). For an
     approval the staged checkpoint becomes version N = highest + 1 and current; otherwise the
-    staging folder is removed. Returns the decision as recorded."""
+    staging folder is removed. Returns the decision as recorded; ValueError, with nothing written
+    or registered, if it would not read back."""
     root = rf.resolve_runs_dir(runs_dir)
 
     def write(folder: Path) -> Decision:
-        decisions = read_decisions(runs_dir, decision.env_id)
-        state = replay(decisions)
-        d = decision.model_copy(update={"seq": len(decisions) + 1, "time": rf.utc_now_iso(),
+        log = read_log(runs_dir, decision.env_id)
+        state = replay(log.decisions)
+        d = decision.model_copy(update={"seq": log.last_seq + 1, "time": rf.utc_now_iso(),
                                         "current_before": state.current, "current_after": state.current})
+        target = None
         if d.kind in APPROVALS:
             if stage is None:
                 raise ValueError("an approval needs the staged checkpoint to register")
-            version = max(state.versions, default=0) + 1
+            # Above every version any line or folder holds, so a registry with an unreadable
+            # line still never reuses a number ("Directory not empty" in issue 26).
+            version = max(log.last_version, _version_folders(folder), *state.versions) + 1
             target = folder / f"v{version}"
-            os.replace(stage, target)  # atomic: the version folder appears whole
             model = staged_checkpoint(target)
-            d = d.model_copy(update={"version": version, "current_after": version,
-                                     "model_path": str(model.relative_to(root)), "sha256": _sha256(model)})
+            d = d.model_copy(update={"version": version, "current_after": version, "model_path":
+                                     str(model.relative_to(root)), "sha256": _sha256(staged_checkpoint(stage))})
+        line = readable_line(d)  # before anything changes on disk
+        if target is not None and stage is not None:
+            os.replace(stage, target)  # atomic: the version folder appears whole
         elif stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
-        _append(folder, d)
+        _append(folder / DECISIONS_FILE, line)
         return d
 
     return with_lock(runs_dir, decision.env_id, write)
@@ -294,24 +338,24 @@ def record_decision(runs_dir: Path | str | None, decision: Decision, stage: Path
 
 def rollback(runs_dir: Path | str | None, env_id: str, reason: str | None = None, actor: str = "cli") -> Decision:
     """Make the approved version before the current one current again, and record it."""
-    if not read_decisions(runs_dir, env_id):
+    if not _has_log(runs_dir, env_id):
         raise _unknown_env(runs_dir, env_id)
 
     def write(folder: Path) -> Decision:
-        decisions = read_decisions(runs_dir, env_id)
-        state = replay(decisions)
+        log = read_log(runs_dir, env_id)
+        state = replay(log.decisions)
         earlier = [v for v in state.versions if state.current is not None and v < state.current]
         if not earlier:
             have = ", ".join(f"v{v}" for v in sorted(state.versions)) or "none"
             raise ValueError(f"{env_id} has no approved version before the current one (v{state.current}) to roll back "
                              f"to; its versions: {have}")
         target = max(earlier)
-        d = Decision(seq=len(decisions) + 1, time=rf.utc_now_iso(), env_id=env_id, kind=DecisionKind.ROLLBACK,
+        d = Decision(seq=log.last_seq + 1, time=rf.utc_now_iso(), env_id=env_id, kind=DecisionKind.ROLLBACK,
                      version=target, current_before=state.current, current_after=target, reason=reason, actor=actor,
                      run_id=state.versions[target].run_id, config_id=state.versions[target].config_id,
                      algo=state.versions[target].algo, model_path=state.versions[target].model_path,
                      sha256=state.versions[target].sha256)
-        _append(folder, d)
+        _append(folder / DECISIONS_FILE, readable_line(d))
         return d
 
     return with_lock(runs_dir, env_id, write)
@@ -333,29 +377,33 @@ def _version(env_id: str, d: Decision, current: int | None) -> ModelVersion:
 
 
 def list_models(runs_dir: Path | str | None, env_id: str | None = None) -> ModelList:
-    """Registered versions (newest first) of one environment, or of all; the current one marked."""
-    if env_id is not None:
-        decisions = read_decisions(runs_dir, env_id)
-        if not decisions:
-            raise _unknown_env(runs_dir, env_id)
-        envs = [env_id]
-    else:
-        envs = registered_envs(runs_dir)
+    """Registered versions (newest first) of one environment, or of all; the current one marked;
+    ``log_notes`` name every decision-log line that was not read or was read with a caveat."""
+    if env_id is not None and not _has_log(runs_dir, env_id):
+        raise _unknown_env(runs_dir, env_id)
+    envs = [env_id] if env_id is not None else registered_envs(runs_dir)
     models, current = [], {}
     recent: list[Decision] = []
+    notes: list[str] = []
+    unread = 0
     for env in envs:
-        decisions = read_decisions(runs_dir, env)
-        state = replay(decisions)
+        log = read_log(runs_dir, env)
+        state = replay(log.decisions)
         current[env] = state.current
         models += [_version(env, state.versions[v], state.current) for v in sorted(state.versions, reverse=True)]
+        notes += log.notes
+        unread += log.unread
         if env_id is not None:
-            recent = decisions[-MAX_RECENT_DECISIONS:]
+            recent = log.decisions[-MAX_RECENT_DECISIONS:]
     note = None
     if not envs:
         note = "no model is registered yet; promote a solved run with `gsolve promote RUN` (or promote_run)"
     elif not models:
         note = "decisions were recorded but none approved a version; recent_decisions says which checks failed"
-    return ModelList(env_id=env_id, models=models, current=current, recent_decisions=recent, note=note)
+    if notes:
+        risk = f": {unread} line(s) could not be read, which can change which version is current" if unread else ""
+        note = f"{note + '; ' if note else ''}{len(notes)} decision-log line(s) need attention, see log_notes{risk}"
+    return ModelList(env_id=env_id, models=models, current=current, recent_decisions=recent, log_notes=notes, note=note)
 
 
 def is_model_ref(ref: str) -> bool:
@@ -373,10 +421,9 @@ def resolve_model(runs_dir: Path | str | None, ref: str) -> ResolvedModel:
     env_id, _, ver = body.partition("@")
     if not env_id:
         raise ValueError(f"{ref!r} is not a model reference; use model:ENV or model:ENV@VERSION, e.g. model:CartPole-v1@2")
-    decisions = read_decisions(runs_dir, env_id)
-    if not decisions:
+    if not _has_log(runs_dir, env_id):
         raise _unknown_env(runs_dir, env_id)
-    state = replay(decisions)
+    state = replay(read_decisions(runs_dir, env_id))
     if ver:
         if not ver.isdigit():
             raise ValueError(f"{ref!r}: the version after '@' must be a number such as 2")
@@ -397,4 +444,4 @@ def resolve_model(runs_dir: Path | str | None, ref: str) -> ResolvedModel:
 
 
 def decision_to_json(decision: Decision) -> str:
-    return json.dumps(decision.model_dump(mode="json"), indent=2)
+    return decision.model_dump_json(indent=2)  # strict JSON, the same text the log and MCP hold

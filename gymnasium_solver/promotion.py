@@ -5,9 +5,10 @@ Checks, all run and all recorded:
 - **solved**: the run reached its reward threshold (run.json ``solved``);
 - **diagnosis**: its diagnosis has no critical or warning finding;
 - **checkpoint**: it has a readable ``best`` checkpoint trained on the run's environment;
-- **evaluation**: a fresh deterministic re-evaluation over M episodes (default 100) on seeds no
-  training evaluation used has mean return >= the run's reward threshold; the one-sided 95%
-  lower confidence bound of that mean (Student t) is stated in the record.
+- **evaluation**: a fresh deterministic re-evaluation over M episodes (default 100, 2..1000) on
+  seeds no training evaluation and no other promotion used (allocated under the registry's lock)
+  has mean return >= the run's reward threshold; the one-sided 95% lower confidence bound of that
+  mean (Student t) is stated in the record. Returns that are not finite numbers fail the check.
 
 A failed policy is a rejection, recorded with the failing checks, unless a person approves it
 manually from the CLI with a reason (recorded as ``manual_approval``). torch is imported only by
@@ -23,21 +24,29 @@ from typing import NamedTuple
 from gymnasium_solver import model_registry as reg
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import stats
-from gymnasium_solver.model_registry import Decision, DecisionKind, EvaluationSummary, PolicyCheck
+from gymnasium_solver.registry_records import (
+    MIN_EPISODES,
+    Decision,
+    DecisionKind,
+    EvaluationSummary,
+    PolicyCheck,
+    check_episodes,
+)
 from gymnasium_solver.run_store import RunStore
 
 DEFAULT_EPISODES = 100
-MAX_EPISODES = 1000
 CONFIDENCE = 0.95
-# Re-evaluation seeds: far from training (seed + n) and its evaluations (seed + 1_000_000 + ...) and
-# resumes (+ 2_000_000 + ...); each decision of an environment gets its own block of MAX_EPISODES.
-REEVAL_SEED_OFFSET = 5_000_000
 MAX_REASON_CHARS = 500
 
 
 class Reevaluation(NamedTuple):
     summary: EvaluationSummary | None
     check: PolicyCheck
+
+
+class EpisodeReturns(NamedTuple):
+    returns: list[float]  # one per episode
+    checkpoint_env_steps: int
 
 
 def check_solved(info: rf.RunInfo) -> PolicyCheck:
@@ -68,40 +77,77 @@ def check_diagnosis(store: RunStore, run_dir: Path) -> PolicyCheck:
                        f"finding ({len(diagnosis.findings)} info)")
 
 
+def run_episodes(checkpoint: Path, info: rf.RunInfo, episodes: int, seed: int) -> EpisodeReturns:
+    """Play ``episodes`` deterministic episodes of the (staged) checkpoint on seeds seed.. (torch)."""
+    from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint  # torch: only now
+    from gymnasium_solver.envs import make_vec_env, space_spec
+    from gymnasium_solver.evaluation import evaluate
+
+    cfg = checkpoint_config(checkpoint)
+    if (cfg.env_id, str(cfg.algo)) != (info.env_id, info.algo):
+        raise ValueError(f"its best checkpoint was trained as {cfg.env_id} {cfg.algo}, not as the run's "
+                         f"{info.env_id} {info.algo}")
+    env = make_vec_env(cfg, episodes)
+    try:
+        loaded = load_checkpoint(checkpoint, space_spec(env))
+        result = evaluate(loaded.policy, loaded.normalizer, env, seed)
+    finally:
+        env.close()
+    return EpisodeReturns([float(r) for r in result.returns], loaded.env_steps)
+
+
+def _failed(detail: str) -> Reevaluation:
+    return Reevaluation(None, PolicyCheck(name="evaluation", passed=False, detail=detail))
+
+
+def _mean_std(returns: list[float]) -> tuple[float, float]:
+    """Mean and population std of finite returns; inf where they overflow (e.g. returns near 1e308)."""
+    n = len(returns)
+    try:
+        mean = math.fsum(returns) / n
+    except OverflowError:  # finite returns whose sum is not: divide each first
+        mean = math.fsum(r / n for r in returns)
+    try:
+        return mean, math.sqrt(math.fsum(((r - mean) / math.sqrt(n)) ** 2 for r in returns))
+    except OverflowError:  # float ** raises where * would give inf
+        return mean, math.inf
+
+
+def summarize(played: EpisodeReturns, info: rf.RunInfo, seed: int) -> Reevaluation:
+    """The evaluation check and its record from the episode returns. Only finite numbers are
+    recorded (JSON has no infinity): returns that are not finite, or whose mean or spread overflow,
+    fail the check with no summary, so nothing can be registered on them, not even manually."""
+    returns, n = played.returns, len(played.returns)
+    seeds = f"seeds {seed}..{seed + n - 1}"
+    bad = [r for r in returns if not math.isfinite(r)]
+    if bad or n < MIN_EPISODES:
+        what = f"{len(bad)} of {n} episode returns are not finite (e.g. {bad[0]})" if bad else f"only {n} episode(s)"
+        return _failed(f"re-evaluation on {seeds}: {what}; no lower confidence bound can be stated")
+    mean, std = _mean_std(returns)
+    lcb = stats.lower_confidence_bound(mean, stats.sample_sd(std, n), n, CONFIDENCE)
+    if not all(math.isfinite(x) for x in (mean, std, lcb)):
+        return _failed(f"re-evaluation on {seeds}: the returns are too large to summarize in finite numbers "
+                       f"(mean {mean}, std {std})")
+    thr = info.reward_threshold if info.reward_threshold is not None and math.isfinite(info.reward_threshold) else None
+    summary = EvaluationSummary(episodes=n, seed=seed, return_mean=mean, return_std=std, return_min=min(returns),
+                                return_max=max(returns), lower_bound=lcb, confidence=CONFIDENCE, threshold=thr,
+                                checkpoint_env_steps=played.checkpoint_env_steps)
+    stated = f"mean {mean:.4g} +- {std:.3g} over {n} episodes ({seeds}), {CONFIDENCE:.0%} lower bound {lcb:.4g}"
+    if thr is None:
+        return Reevaluation(summary, PolicyCheck(name="evaluation", passed=False,
+                                                 detail=f"{stated}; the run has no finite reward threshold to reach"))
+    ok = mean >= thr
+    return Reevaluation(summary, PolicyCheck(name="evaluation", passed=ok,
+                                             detail=f"{stated}; {'>=' if ok else 'below'} threshold {thr:g}"))
+
+
 def reevaluate(checkpoint: Path, info: rf.RunInfo, episodes: int, seed: int) -> Reevaluation:
     """Evaluate the (staged) checkpoint over ``episodes`` fresh episodes; the check is mean >= threshold."""
     try:
-        from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint  # torch: only now
-        from gymnasium_solver.envs import make_vec_env, space_spec
-        from gymnasium_solver.evaluation import evaluate
-
-        cfg = checkpoint_config(checkpoint)
-        if (cfg.env_id, str(cfg.algo)) != (info.env_id, info.algo):
-            raise ValueError(f"its best checkpoint was trained as {cfg.env_id} {cfg.algo}, not as the run's "
-                             f"{info.env_id} {info.algo}")
-        env = make_vec_env(cfg, episodes)
-        try:
-            loaded = load_checkpoint(checkpoint, space_spec(env))
-            result = evaluate(loaded.policy, loaded.normalizer, env, seed)
-        finally:
-            env.close()
+        played = run_episodes(checkpoint, info, episodes, seed)
     except (ValueError, OSError) as exc:
-        return Reevaluation(None, PolicyCheck(name="evaluation", passed=False, detail=f"re-evaluation failed: {exc}"))
-    sd = stats.sample_sd(result.return_std, result.episodes)
-    lcb = stats.lower_confidence_bound(result.return_mean, sd, result.episodes, CONFIDENCE)
-    thr = info.reward_threshold
-    summary = EvaluationSummary(episodes=result.episodes, seed=seed, return_mean=result.return_mean,
-                                return_std=result.return_std, return_min=min(result.returns),
-                                return_max=max(result.returns), lower_bound=lcb, confidence=CONFIDENCE,
-                                threshold=thr, checkpoint_env_steps=loaded.env_steps)
-    stated = (f"mean {result.return_mean:.4g} +- {result.return_std:.3g} over {result.episodes} episodes "
-              f"(seeds {seed}..{seed + result.episodes - 1}), {CONFIDENCE:.0%} lower bound {lcb:.4g}")
-    if thr is None or not math.isfinite(thr):
-        return Reevaluation(summary, PolicyCheck(name="evaluation", passed=False,
-                                                 detail=f"{stated}; the run has no finite reward threshold to reach"))
-    ok = result.return_mean >= thr
-    return Reevaluation(summary, PolicyCheck(name="evaluation", passed=ok,
-                                             detail=f"{stated}; {'>=' if ok else 'below'} threshold {thr:g}"))
+        return _failed(f"re-evaluation failed: {exc}")
+    return summarize(played, info, seed)
 
 
 def check_reason(approve_manually: bool, reason: str | None) -> str | None:
@@ -119,8 +165,7 @@ def promote(runs_dir: Path | str | None, run: str, episodes: int = DEFAULT_EPISO
     """Apply the policy to run ``run``'s best checkpoint and record the decision (approved,
     rejected or manual_approval). ValueError, with the reason, when nothing can be decided (unknown
     run, bad arguments, a manual approval without a checkpoint to register)."""
-    if not 1 <= episodes <= MAX_EPISODES:
-        raise ValueError(f"--episodes must be between 1 and {MAX_EPISODES}, got {episodes}")
+    episodes = check_episodes(episodes)
     reason = check_reason(approve_manually, reason)
     store = RunStore(runs_dir)
     run_dir = store.resolve(run)
@@ -136,7 +181,7 @@ def promote(runs_dir: Path | str | None, run: str, episodes: int = DEFAULT_EPISO
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             checks.append(PolicyCheck(name="checkpoint", passed=False, detail=f"no readable best checkpoint: {why}"))
         if stage is not None:
-            seed = REEVAL_SEED_OFFSET + MAX_EPISODES * len(reg.read_decisions(runs_dir, info.env_id))
+            seed = reg.allocate_eval_seeds(runs_dir, info.env_id, run_dir.name)
             re_eval = reevaluate(reg.staged_checkpoint(stage), info, episodes, seed)
             evaluation = re_eval.summary
             checks.append(re_eval.check)
@@ -166,8 +211,9 @@ def describe(decision: Decision) -> str:
     if d.kind == DecisionKind.ROLLBACK:
         return f"{d.env_id}: rolled back from v{d.current_before} to v{d.version} (run {d.run_id})"
     ev = d.evaluation
+    bound = "undefined" if ev is None or ev.lower_bound is None else f"{ev.lower_bound:.4g}"
     e = (f"; re-evaluation mean {ev.return_mean:.4g} over {ev.episodes} episodes, {ev.confidence:.0%} lower bound "
-         f"{ev.lower_bound:.4g}, threshold {'-' if ev.threshold is None else f'{ev.threshold:g}'}") if ev else ""
+         f"{bound}, threshold {'-' if ev.threshold is None else f'{ev.threshold:g}'}") if ev else ""
     if d.kind == DecisionKind.APPROVED:
         return f"approved: run {d.run_id} is {d.env_id} v{d.version} (current){e}"
     if d.kind == DecisionKind.MANUAL_APPROVAL:

@@ -19,11 +19,14 @@ from pydantic import Field
 
 from gymnasium_solver import model_registry, promotion, regression
 from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
-from gymnasium_solver.model_registry import Decision, ModelList
+from gymnasium_solver.model_registry import ModelList
+from gymnasium_solver.registry_records import MIN_EPISODES, Decision, check_episodes
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, tool
 
 PROMOTE_TIMEOUT_SECONDS = 600.0
+# The server's own cap, below the registry's MAX_EPISODES: a promote_run must finish well within
+# PROMOTE_TIMEOUT_SECONDS. More is for a person at a shell (`gsolve promote --episodes`).
 MAX_MCP_EPISODES = 200
 _PROGRESS_EVERY = 5.0
 
@@ -108,7 +111,10 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
     async def promote_run(
         run_id: RunRef,
         ctx: Context,
-        episodes: Annotated[int, Field(ge=1, le=MAX_MCP_EPISODES, description="fresh re-evaluation episodes")] = (
+        # The bounds are stated in the schema but checked in the body: the SDK's own check answers with
+        # a multi-line pydantic dump, ours with one sentence (issue 26).
+        episodes: Annotated[int, Field(description=f"fresh re-evaluation episodes, {MIN_EPISODES}-{MAX_MCP_EPISODES}",
+                                       json_schema_extra={"minimum": MIN_EPISODES, "maximum": MAX_MCP_EPISODES})] = (
             promotion.DEFAULT_EPISODES),
     ) -> Decision:
         """Apply the promotion policy to a run's best checkpoint and record the decision in the model
@@ -118,6 +124,11 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         recorded with the failing checks (kind 'rejected', failed_checks). Never approves what the policy
         rejects: a manual override is for a person at the CLI (gsolve promote --approve-manually --reason).
         Takes seconds to a few minutes (progress is reported); list_models shows the result afterwards."""
+        check_episodes(episodes)
+        if episodes > MAX_MCP_EPISODES:
+            raise ValueError(f"promote_run evaluates at most {MAX_MCP_EPISODES} episodes, got {episodes}, so it ends "
+                             f"within {PROMOTE_TIMEOUT_SECONDS:g} s; run `gsolve promote RUN --episodes {episodes}` from "
+                             "a shell for more")
         store.resolve(run_id)  # an unknown run is named before the cap is
         check_promote_capacity(store, limits)
         return await run_promote(store, run_id, episodes, ctx)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import RealRuns
 from mcp import Client
@@ -27,7 +29,8 @@ async def test_ops_tools_are_registered_with_the_right_annotations(real_runs: Re
     async with Client(create_server(real_runs.runs_dir)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     for name in ("compare_to_baseline", "list_models"):
-        assert tools[name].annotations is not None and tools[name].annotations.read_only_hint is True
+        annotations = tools[name].annotations
+        assert annotations is not None and annotations.read_only_hint is True
     promote = tools["promote_run"]
     assert promote.annotations is not None and promote.annotations.read_only_hint is False
     assert "reason" not in promote.input_schema["properties"]  # no manual approval over MCP
@@ -75,3 +78,49 @@ async def test_promote_run_respects_the_live_run_cap(real_runs: RealRuns) -> Non
         err, _, text = await call(client, "promote_run", {"run_id": real_runs.solved, "episodes": 5})
     assert err and "promote_run re-evaluates in a child process" in text and "gsolve promote RUN" in text
     assert reg.read_decisions(real_runs.runs_dir, "CartPole-v1") == []
+
+
+async def test_promote_run_refuses_an_illegal_episode_count_in_one_sentence(real_runs: RealRuns) -> None:
+    async with Client(create_server(real_runs.runs_dir)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        schema = tools["promote_run"].input_schema["properties"]["episodes"]
+        assert (schema["minimum"], schema["maximum"]) == (2, 200)
+        for bad in (0, 1):  # 1 episode gave a lower bound of -inf that broke the registry (issue 26)
+            err, sc, text = await call(client, "promote_run", {"run_id": real_runs.solved, "episodes": bad})
+            assert err and sc is None and "\n" not in text
+            assert text.endswith(f"episodes must be a whole number from 2 to 1000, got {bad}: a lower confidence "
+                                 "bound of the mean return needs at least 2 episodes")
+        err, _, text = await call(client, "promote_run", {"run_id": real_runs.solved, "episodes": 201})
+        assert err and "promote_run evaluates at most 200 episodes, got 201" in text and "gsolve promote" in text
+    assert not reg.registry_root(real_runs.runs_dir).exists()
+
+
+def _legacy_decision_log(runs: RealRuns) -> None:
+    """One approval as the 1-episode bug wrote it: lower_bound null (it was -inf)."""
+    folder = reg.env_dir(runs.runs_dir, "CartPole-v1")
+    shutil.copytree(runs.runs_dir / runs.solved, folder / "v1")
+    ev = {"episodes": 1, "seed": 5_000_000, "return_mean": 20.0, "return_std": 0.0, "return_min": 20.0,
+          "return_max": 20.0, "lower_bound": None, "confidence": 0.95, "threshold": 15.0, "checkpoint_env_steps": 1}
+    line = {"seq": 1, "time": "2026-11-27T00:00:00+00:00", "env_id": "CartPole-v1", "kind": "approved", "version": 1,
+            "current_after": 1, "run_id": runs.solved, "evaluation": ev,
+            "model_path": ".registry/CartPole-v1/v1/checkpoints/best.pt"}
+    (folder / reg.DECISIONS_FILE).write_text(json.dumps(line) + "\n")
+
+
+async def test_list_models_and_promote_run_match_their_output_schemas_on_a_legacy_registry(
+        scratch_runs: RealRuns) -> None:
+    _legacy_decision_log(scratch_runs)
+    async with Client(create_server(scratch_runs.runs_dir)) as client:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        err, sc, text = await call(client, "list_models", {"env_id": "CartPole-v1"})
+        assert not err, text
+        jsonschema.validate(sc, schemas["list_models"])
+        assert sc["current"] == {"CartPole-v1": 1} and sc["recent_decisions"][0]["evaluation"]["lower_bound"] is None
+        assert len(sc["log_notes"]) == 1 and "evaluated on 1 episode(s)" in sc["log_notes"][0]
+        # The call the issue saw fail: a real re-evaluation in the child process, recorded after the
+        # old line (it reused seq 1 and died on "Directory not empty"); the client sees the decision.
+        err, sc, text = await call(client, "promote_run", {"run_id": scratch_runs.solved, "episodes": 2})
+        assert not err, text
+        jsonschema.validate(sc, schemas["promote_run"])
+        assert (sc["seq"], sc["kind"], sc["version"]) == (2, "approved", 2), sc
+        assert sc["evaluation"]["episodes"] == 2 and isinstance(sc["evaluation"]["lower_bound"], float)
