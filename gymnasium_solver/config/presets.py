@@ -78,19 +78,22 @@ def _load_preset_cached(path: str, mtime: float) -> Preset:
     )
 
 
-def list_env_files() -> dict[str, Path]:
-    folder = config_dir()
+def list_env_files(folder: Path | None = None) -> dict[str, Path]:
+    """Preset files by environment id, in ``folder`` (default: ``config_dir()``)."""
+    folder = config_dir() if folder is None else folder
     if not folder.is_dir():
         return {}
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 
-def load_preset(env_id: str) -> Preset:
-    files = list_env_files()
+def load_preset(env_id: str, folder: Path | None = None) -> Preset:
+    """The preset file of ``env_id`` in ``folder`` (default: ``config_dir()``, the user's when
+    $GSOLVE_CONFIG_DIR is set; the diagnosis also reads ours from PACKAGE_CONFIG_DIR)."""
+    files = list_env_files(folder)
     if env_id not in files:
         raise ConfigError(
             f"no preset for environment {env_id!r}{did_you_mean(env_id, list(files))} "
-            f"(presets: {', '.join(files) or 'none'}; folder {config_dir()})"
+            f"(presets: {', '.join(files) or 'none'}; folder {config_dir() if folder is None else folder})"
         )
     path = files[env_id]
     return _load_preset_cached(str(path), path.stat().st_mtime)
@@ -179,13 +182,15 @@ def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict
     return out
 
 
-def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None) -> Config:
-    """Load ``ENV:VARIANT`` from its preset file, apply overrides, validate and fill defaults.
+def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
+                   folder: Path | None = None) -> Config:
+    """Load ``ENV:VARIANT`` from its preset file (in ``folder``, default ``config_dir()``), apply
+    overrides, validate and fill defaults.
 
     ``reward_threshold: null`` is replaced by the Gymnasium spec's threshold when one exists.
     """
     env_id, variant = parse_config_id(config_id)
-    preset = load_preset(env_id)
+    preset = load_preset(env_id, folder)
     data = _resolve_variant_dict(preset, variant)
     check_keys(data, f"{preset.path} (variant {variant!r})")
     data = {**data, "env_id": preset.env_id, "variant": variant}
@@ -224,9 +229,9 @@ def spec_reward_threshold(env_id: str) -> float | None:
     return None if spec.reward_threshold is None else float(spec.reward_threshold)
 
 
-def list_variants(env_id: str) -> dict[str, str]:
+def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
     """Variant name -> algorithm for one environment's preset file."""
-    preset = load_preset(env_id)
+    preset = load_preset(env_id, folder)
     out = {}
     for name in preset.variants:
         data = _resolve_variant_dict(preset, name)
@@ -248,14 +253,40 @@ def preset_config(config_id: str) -> Config | None:
         return None
 
 
-def preset_differences(config: Mapping[str, Any], preset: Config) -> dict[str, tuple[Any, Any]]:
+def uses_shipped_presets() -> bool:
+    """Whether presets resolve from the ones shipped with the project (no $GSOLVE_CONFIG_DIR of the user's)."""
+    return config_dir().resolve() == PACKAGE_CONFIG_DIR.resolve()
+
+
+def shipped_preset(env_id: str, algo: str, variant: str | None = None) -> tuple[str, Config] | None:
+    """Our shipped preset for ``env_id`` trained with ``algo`` (read from PACKAGE_CONFIG_DIR even when
+    $GSOLVE_CONFIG_DIR replaces it), as (config id, resolved config); None when we ship none.
+
+    The variant is ``variant`` when ours has it with that algorithm, else the one named after the
+    algorithm, else the first that trains with it (a file's variants are ordered)."""
+    try:
+        algos = list_variants(env_id, PACKAGE_CONFIG_DIR)
+    except ConfigError:
+        return None
+    names = [v for v in (variant, algo, *algos) if v is not None and algos.get(v) == algo]
+    if not names:
+        return None
+    config_id = f"{env_id}:{names[0]}"
+    try:
+        return config_id, resolve_config(config_id, folder=PACKAGE_CONFIG_DIR)
+    except ConfigError:
+        return None
+
+
+def preset_differences(config: Mapping[str, Any], preset: Config | Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Every config key whose value differs from the preset's: ``{key: (run value, preset value)}``.
 
     ``config`` is a run's resolved config as read from config.yaml (a plain mapping); values are
     compared as YAML would write them, so ``{start: 0.004, end: 0.0}`` equals the preset's schedule.
-    Keys the run's config lacks (written by an older trainer) are not differences.
+    Keys the run's config lacks (written by an older trainer) are not differences. ``preset`` is a
+    Config or its ``model_dump(mode="json")``.
     """
-    ref = preset.model_dump(mode="json")
+    ref = preset if isinstance(preset, Mapping) else preset.model_dump(mode="json")
     out: dict[str, tuple[Any, Any]] = {}
     for key, preset_value in ref.items():
         if key in _NOT_A_DEVIATION or key not in config:

@@ -133,7 +133,7 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in levers]
         cited = {e.metric for e in f.evidence}
         evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
-                             healthy=f"the preset's {d.key}={d.preset}")
+                             healthy=f"{d.reference}'s {d.key}={d.preset}")
                     for d in devs if f"config:{d.key}" not in cited] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
@@ -197,7 +197,7 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
             score=0.7,
             title="Differs from the preset that solves, and no other mechanism explains the failure",
             evidence=[Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
-                               healthy=f"the preset's {d.key}={d.preset}"
+                               healthy=f"{d.reference}'s {d.key}={d.preset}"
                                + (f" (solved references: {ctx.steps_to_solve[0]:,}-{ctx.steps_to_solve[1]:,} "
                                   "env steps)" if ctx.steps_to_solve else "")) for d in devs],
             cause="The preset solves this environment; this run changed it and did not. The largest change "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -101,6 +101,42 @@ def fraction_of(threshold: float, fraction: float) -> float:
     """The return that is ``fraction`` of the way to ``threshold``, for positive and negative
     thresholds alike: 0.9 of 475 is 427.5, 0.9 of -100 is -110 (returns below it are worse)."""
     return threshold - (1.0 - fraction) * abs(threshold)
+
+
+class Divergence(NamedTuple):
+    bar: float  # the threshold it reached (the registered one when the run's is +inf)
+    first: int  # index of the first evaluation at or above it
+    best: int  # index of the best evaluation
+    last: float  # median of the last 3 evaluations
+    lost: float  # fraction of the gain over the first evaluation that was lost
+
+
+def solving_bar(ctx: Ctx) -> float | None:
+    """The return that counts as solved: the run's threshold, or Gymnasium's registered one for a run
+    told never to stop (reward_threshold .inf)."""
+    if ctx.threshold is not None and math.isfinite(ctx.threshold):
+        return ctx.threshold
+    from gymnasium_solver.config.presets import spec_reward_threshold
+
+    return spec_reward_threshold(ctx.info.env_id)
+
+
+def divergence(ctx: Ctx) -> Divergence | None:
+    """Evaluations reached the threshold, and the last ones fell far below the best: more than
+    COLLAPSE_PEAK_FRACTION of the gain lost, and below the near-solved bar."""
+    y = ctx.eval_y
+    bar = solving_bar(ctx)
+    if bar is None or len(y) < T.TREND_MIN_POINTS.value:
+        return None
+    reached = np.flatnonzero(y >= bar)
+    if not len(reached) or len(y) - int(reached[0]) < 4:  # the solving evaluation and 3 after it
+        return None
+    best, last, base = int(np.argmax(y)), median(y[-3:]), float(y[0])
+    gain = float(y[best]) - base
+    lost = (float(y[best]) - last) / gain if gain > 0 else 0.0
+    if lost <= T.COLLAPSE_PEAK_FRACTION.value or last >= fraction_of(bar, T.NEAR_SOLVED_FRACTION.value):
+        return None
+    return Divergence(bar, int(reached[0]), best, last, lost)
 
 
 def window(x: np.ndarray) -> tuple[int | None, int | None]:

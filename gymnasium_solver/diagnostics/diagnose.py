@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.attribution import attribute, fallback
 from gymnasium_solver.diagnostics.context import Ctx, fraction_of
+from gymnasium_solver.diagnostics.deviations import deviations
 from gymnasium_solver.diagnostics.models import (
     SEVERITY_RANK,
     Diagnosis,
@@ -27,7 +28,6 @@ from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY, fit_budget
 from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,
-    deviations,
     shipped_references,
     store_references,
 )
@@ -219,6 +219,15 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
 
 
+def _solved_source(refs: ReferenceSet, ctx: Ctx, returns: ReturnSummary) -> str:
+    """Where the solved references come from; a run that solved is itself one, even with no other."""
+    if refs.runs or not ctx.solved:
+        return refs.source
+    at = ctx.info.solved_at.env_steps if ctx.info.solved_at else returns.best_eval_env_steps
+    when = f" at {at:,} env steps" if at is not None else ""
+    return f"this run itself (solved{when}); {refs.source.removeprefix('none: ')}"
+
+
 def _in_source(ctx: Ctx, f: Finding) -> str:
     """A finding's changes (they go together) to an imported run's config, under the names its
     framework gives the settings."""
@@ -229,11 +238,16 @@ def _in_source(ctx: Ctx, f: Finding) -> str:
 
 
 def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
-    """For a finished run that did not solve: the experiment that verifies (or finds) the fix."""
-    if ctx.solved or not ctx.finished or ctx.status == RunStatus.CRASHED:
-        return None
+    """For a finished run that did not solve (or solved and lost it): the experiment that verifies (or
+    finds) the fix, or the checkpoint that already holds it."""
     rid = ctx.info.run_id
     top = next((f for f in findings if f.severity != Severity.INFO), None)
+    if top is not None and top.id == "diverged_after_solving" and ctx.info.source is None:
+        return (f"The solved policy is in the best checkpoint: `gsolve eval {rid} --checkpoint best` (`gsolve "
+                f"checkpoints {rid}` lists them); train again with the suggested changes only to keep training "
+                "past solving.")
+    if ctx.solved or not ctx.finished or ctx.status == RunStatus.CRASHED:
+        return None
     if ctx.info.source is not None:
         change = f" with {_in_source(ctx, top)}" if top is not None and top.suggested_changes else ""
         return (f"This run was imported from {ctx.info.source.framework} and is read-only (gsolve fix/retry cannot "
@@ -276,7 +290,8 @@ def diagnose(
     ex, ey = data.finite(M.EVAL_RETURN_MEAN)
     tx, ty = data.finite(M.EP_RETURN_MEAN)
     refs = references if references is not None else shipped_references(info.config_id)
-    preset_id, devs, drift = deviations(config, info.config_id, info, data, refs)
+    held = deviations(config, info.config_id, info, data, refs)
+    devs = held.deviations
     solved = bool(info.solved) or (threshold is not None and len(ey) > 0 and float(np.max(ey)) >= float(threshold))
     ctx = Ctx(
         info=info, config=dict(config), data=data, status=status,
@@ -285,7 +300,7 @@ def diagnose(
         eval_x=ex, eval_y=ey, train_x=tx, train_y=ty,
         eval_trend=trend(M.EVAL_RETURN_MEAN, ex, ey, threshold, info.max_env_steps),
         train_trend=trend(M.EP_RETURN_MEAN, tx, ty, threshold, info.max_env_steps),
-        deviations={d.key: d for d in devs}, preset_drift=drift, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
+        deviations={d.key: d for d in devs}, preset_drift=held.drift, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
     findings = fit_budget(ctx, fallback(ctx, attribute(ctx, findings)))
@@ -312,8 +327,8 @@ def diagnose(
         eval_trend=ctx.eval_trend,
         train_trend=ctx.train_trend,
         findings=findings,
-        references=References(preset=preset_id, deviations=devs, solved_runs=[r.run_id for r in refs.runs[:5]],
-                              solved_source=refs.source, steps_to_solve=refs.steps_to_solve,
+        references=References(preset=held.preset, compared_with=held.compared_with, deviations=devs, solved_runs=[r.run_id for r in refs.runs[:5]],
+                              solved_source=_solved_source(refs, ctx, returns), steps_to_solve=refs.steps_to_solve,
                               bands=[b for b in ctx.bands.values() if b.position != "inside"],
                               bands_inside=sorted(m for m, b in ctx.bands.items() if b.position == "inside")),
         next_step=_next_step(ctx, findings),

@@ -80,12 +80,23 @@ class Finding(BaseModel):
     suggested_changes: list[SuggestedChange] = Field(default_factory=list)
 
 
+# What a deviation is measured against: the preset the run came from (ours, or the user's own from
+# $GSOLVE_CONFIG_DIR), our shipped preset for the same env and algorithm, or the RL Zoo's entry.
+DeviationSource = Literal["preset", "user_preset", "shipped_preset", "rl_zoo"]
+
+
 class Deviation(BaseModel):
-    """One config key that differs from the preset the run came from, sized in the terms that matter."""
+    """One config key that differs from a config that works (the run's preset first), sized in the
+    terms that matter."""
 
     key: str
     value: Any = Field(description="the run's value")
-    preset: Any = Field(description="the preset's value")
+    preset: Any = Field(description="the reference's value (see source)")
+    source: DeviationSource = Field(
+        default="preset", description="what the value is compared with: the run's own preset ('preset', or "
+        "'user_preset' from the user's preset folder), our shipped preset ('shipped_preset') or the RL Zoo's "
+        "tuned entry ('rl_zoo') for the same environment and algorithm")
+    reference: str = Field(default="the preset", description="that config, named for a reader")
     size: str = Field(description="the difference in the terms that matter, e.g. '67x the preset's 0.0003' "
                       "or 'horizon 2 steps vs the preset's 50 (episodes last ~500)'")
     ratio: float | None = Field(default=None, description="run / preset for numbers (start values for schedules)")
@@ -111,7 +122,11 @@ class References(BaseModel):
     """What the run was held against: its preset and the solved runs of the same environment."""
 
     preset: str | None = Field(default=None, description="the preset ENV:VARIANT, when this machine has it")
-    deviations: list[Deviation] = Field(default_factory=list, description="every key that differs from the preset")
+    compared_with: list[str] = Field(default_factory=list, description="every config the deviations were "
+                                     "measured against, in order: the run's preset, then (when that is not ours) "
+                                     "our shipped preset and the RL Zoo's entry")
+    deviations: list[Deviation] = Field(default_factory=list, description="every key that differs from them "
+                                        "(one per key, the first config that names it)")
     solved_runs: list[str] = Field(default_factory=list, description="run ids of the solved references used")
     solved_source: str = Field(default="", description="where the solved references come from")
     steps_to_solve: list[int] | None = Field(

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from gymnasium_solver.config import Algo
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev
+from gymnasium_solver.diagnostics.context import Ctx, divergence, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.series import median, split, theil_sen
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
@@ -243,8 +243,8 @@ def fit_budget(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     """A fix must fit the budget: on an off-policy run that ended by its budget, every config
     finding's changes are completed with the budget the corrected config needs (at least what the
     run's own curves project when it was still learning) and the exploration length kept."""
-    if ctx.algo not in OFF_POLICY or not budget_spent(ctx):
-        return findings
+    if ctx.algo not in OFF_POLICY or not budget_spent(ctx) or divergence(ctx) is not None:
+        return findings  # the run reached the threshold within its budget (and lost it after)
     current = budget(ctx)
     if current <= 0:
         return findings

@@ -1,8 +1,6 @@
-"""What a run is held against: the preset it came from and solved runs of the same environment.
+"""What a run is held against: solved runs of the same environment (its config differences are
+``deviations.py``), and the facts both size things with (horizons, action ranges and stds).
 
-- :func:`deviations`: every config key that differs from the preset, sized in the terms that
-  matter (a ratio for a learning rate, an effective horizon for a discount, a width for a network,
-  an action std next to the action range, a clip next to the observed pre-clip gradient norms).
 - :class:`ReferenceSet`: solved runs of the same environment and algorithm, from the run store or,
   when the store has too few, the reference runs the project ships for its presets
   (``config/references/``, written by ``scripts/make_references.py`` from the healthy corpus).
@@ -23,10 +21,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gymnasium_solver.config import PACKAGE_CONFIG_DIR, preset_config, preset_differences, resolve_config
-from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand
+from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, resolve_config, uses_shipped_presets
+from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
-from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
+from gymnasium_solver.diagnostics.suggest import fmt
 from gymnasium_solver.run_folder import M, RunInfo
 
 if TYPE_CHECKING:
@@ -93,59 +91,20 @@ def action_half_range(info: RunInfo) -> float | None:
     return float(np.mean(widths)) if widths else None
 
 
-def _ratio(value: Any, preset: Any) -> float | None:
-    try:
-        a, b = start_value(value), start_value(preset)
-    except (TypeError, ValueError):
-        return None
-    return a / b if b else None
-
-
-def _direction(key: str, value: Any, preset: Any) -> str:
-    if value is None:
-        return "enable"
-    if preset is None:
-        return "disable"
-    if isinstance(preset, bool):
-        return "enable" if preset else "disable"
-    if key == "hidden_sizes":
-        return "increase" if min(preset) > min(value) else "decrease"
-    try:
-        return "increase" if start_value(value) < start_value(preset) else "decrease"
-    except (TypeError, ValueError):
-        return "increase" if str(value) < str(preset) else "decrease"
-
-
-def _size(key: str, value: Any, preset: Any, config: Mapping[str, Any], data: RunData, info: RunInfo,
-          refs: ReferenceSet) -> str:
-    """The difference in the terms that matter for this key."""
-    if key == "gamma":
-        ep = episode_length(data)
-        tail = f"; episodes last ~{fmt(ep)} steps" if ep else ""
-        return f"effective horizon 1/(1-gamma) = {fmt(horizon(value))} steps vs the preset's {fmt(horizon(preset))}{tail}"
-    if key == "gae_lambda":
-        g = float(config.get("gamma", 0.99))
-        return (f"GAE credit horizon 1/(1-gamma*lambda) ~ {fmt(horizon(g * value))} steps vs the preset's "
-                f"{fmt(horizon(g * preset))}")
-    if key == "hidden_sizes":
-        return f"narrowest layer {min(value)} units vs the preset's {min(preset)} ({value} vs {preset})"
-    if key == "log_std_init":
-        h = action_half_range(info)
-        rng = f" (action half-range {fmt(h)})" if h else ""
-        return f"initial action std {fmt(math.exp(value))} vs the preset's {fmt(math.exp(preset))}{rng}"
-    if key == "max_grad_norm" and value is not None and preset is not None:
-        _, grads = data.finite(M.GRAD_NORM)
-        seen = f"; observed pre-clip gradient norm median {fmt(median(grads))} = {fmt(median(grads) / value)}x the clip" \
-            if len(grads) else ""
-        return f"clip at {fmt(value)} vs the preset's {fmt(preset)} ({fmt(value / preset)}x){seen}"
-    if key == "max_env_steps":
-        s = refs.steps_to_solve
-        need = f"; solved references needed {s[0]:,}-{s[1]:,} env steps" if s else ""
-        return f"budget {value:,} vs the preset's {preset:,}{need}"
-    r = _ratio(value, preset)
-    if r is not None and math.isfinite(r) and not isinstance(value, bool):
-        return f"{fmt(r)}x the preset's {fmt(start_value(preset))}"
-    return f"{value} instead of the preset's {preset}"
+def std_at(log_std: float, config: Mapping[str, Any], data: RunData) -> str:
+    """The action std a log_std_init gives, from the numbers this run carries. Without gSDE it is
+    exp(log_std_init). With gSDE (``use_sde``) the std is exp(log_std_init) times the scale of the policy's
+    features, so it is read off the run's first logged std scaled to ``log_std`` (Pendulum-v1:ppo logs
+    ~3.7 at log_std_init=0); with nothing logged, only that rule can be stated."""
+    if not config.get("use_sde"):
+        return f"std {fmt(math.exp(log_std))}"
+    _, y = data.finite(M.ACTION_STD)
+    own = config.get("log_std_init")
+    if len(y) and own is not None:
+        scale = float(y[0]) / math.exp(float(own))
+        return (f"std ~{fmt(scale * math.exp(log_std))} with gSDE (exp(log_std_init) x the features' scale "
+                f"{fmt(scale)}, from the logged first std {fmt(float(y[0]))})")
+    return f"std exp({fmt(log_std)}) x the gSDE features' scale"
 
 
 def changed_by_run(info: RunInfo) -> set[str] | None:
@@ -155,31 +114,6 @@ def changed_by_run(info: RunInfo) -> set[str] | None:
     if info.source is not None:
         return None
     return {key.split(".", 1)[0] for key in info.overrides}
-
-
-def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: RunData,
-               refs: ReferenceSet) -> tuple[str | None, list[Deviation], list[str]]:
-    """(preset id or None, every key the run changed from its preset, sized, largest difference first,
-    the preset's drift).
-
-    A key counts when the run's own overrides set it (changed_by_run): a key that differs from
-    today's preset only because the preset file changed since the run is not something the run did,
-    and reverting it is not a fix for what went wrong. Those keys are the drift, sorted."""
-    preset = preset_config(config_id)
-    if preset is None:
-        return None, [], []
-    changed = changed_by_run(info)
-    out, drift = [], []
-    for key, (value, pre) in preset_differences(config, preset).items():
-        if changed is not None and key not in changed:
-            drift.append(key)
-            continue
-        direction = _direction(key, value, pre)
-        revert = change(key, value, pre, direction, f"the preset's value ({config_id})")
-        out.append(Deviation(key=key, value=value, preset=pre, size=_size(key, value, pre, config, data, info, refs),
-                             ratio=_ratio(value, pre), revert=revert))
-    out.sort(key=lambda d: -abs(math.log(d.ratio)) if d.ratio and d.ratio > 0 and math.isfinite(d.ratio) else 0.0)
-    return config_id, out, sorted(drift)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,8 +173,8 @@ def preset_fingerprint(config_id: str) -> str | None:
     """A hash of the preset as it resolves today, seed aside (None for no such preset). Shipped
     references record the one they were trained with: after a retune they describe a config nobody
     ships, and a diagnosis that trusted them would call a budget that covers the new preset short."""
-    try:
-        data = resolve_config(config_id).model_dump(mode="json")
+    try:  # ours, also when a user's preset folder replaces them: the references are of our presets
+        data = resolve_config(config_id, folder=PACKAGE_CONFIG_DIR).model_dump(mode="json")
     except ValueError:
         return None
     data.pop("seed", None)
@@ -262,8 +196,9 @@ def shipped_references(config_id: str) -> ReferenceSet:
                          {m: (np.asarray(s[0], dtype=float), np.asarray(s[1], dtype=float))
                           for m, s in r["series"].items()})
             for r in raw.get("runs", [])]
+    theirs = "" if uses_shipped_presets() else " (our preset of that name, not your preset folder's)"
     return ReferenceSet(runs, f"{len(runs)} solved runs of the {config_id} preset shipped with the project "
-                              f"(config/references/)") if runs else EMPTY
+                              f"(config/references/){theirs}") if runs else EMPTY
 
 
 def reference_record(run_id: str, steps_to_solve: int | None, data: RunData) -> dict[str, Any]:

@@ -243,13 +243,14 @@ ACTION_STD_HIGH = _t(
     "action_std_high", 3.0,
     "action std above this many half-ranges of a Box action space: almost every sampled action is out of "
     "range (clipped), so the gradient carries no signal about the mean",
-    "Ours: presets start at std 1 for half-ranges of 1-2 (0.5-1.0)",
+    "Ours: log_std_init 0 starts at std 1 without gSDE (0.5-1x half-ranges of 1-2); with gSDE the std is "
+    "exp(log_std_init) x the features' scale: Pendulum-v1:ppo logs 3.3-3.7 at the start (1.6-1.9x its half-range 2)",
 )
 ACTION_STD_LOW = _t(
     "action_std_low", 0.03,
     "initial action std below this fraction of the half-range: nearly deterministic from the start, no "
     "exploration",
-    "Ours; SB3 log_std_init default 0 (std 1)",
+    "Ours; SB3 log_std_init default 0 (std 1 without gSDE, exp(0) x the features' scale with it)",
 )
 CLIP_RANGE_MIN = _t(
     "clip_range_min", 0.02, "PPO clip range below this: the ratio can barely move per update",

@@ -12,7 +12,13 @@ from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
-from gymnasium_solver.diagnostics.references import action_half_range, band_evidence, episode_length, horizon
+from gymnasium_solver.diagnostics.references import (
+    action_half_range,
+    band_evidence,
+    episode_length,
+    horizon,
+    std_at,
+)
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import failing
 from gymnasium_solver.diagnostics.series import RunData, median
@@ -119,7 +125,7 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     lam = ctx.config.get("gae_lambda")
     credit = f"; GAE credit horizon 1/(1-gamma*lambda) = {fmt(horizon(float(gamma) * float(lam)))} steps" \
         if lam is not None and ctx.algo == "ppo" else ""
-    ref = f" vs the preset's {fmt(horizon(float(dev.preset)))}" if dev else ""
+    ref = f" vs {dev.reference}'s {fmt(horizon(float(dev.preset)))}" if dev else ""
     changes = [_revert_or(ctx, "gamma", -1, change("gamma", gamma, 0.99, "increase",
                                                    "a 100-step horizon values what happens later in the episode"))]
     lam_dev = ctx.deviation("gae_lambda", -1)
@@ -151,7 +157,7 @@ def network_too_small(ctx: Ctx) -> Finding | None:
     if not (width <= T.NETWORK_MIN_WIDTH.value or small_rel):
         return None
     evidence = [Evidence(metric="config:hidden_sizes", observed=f"hidden_sizes={hidden}: narrowest layer {width} "
-                         "unit(s)" + (f" vs the preset's {min(dev.preset)}" if dev else ""),
+                         "unit(s)" + (f" vs {dev.reference}'s {min(dev.preset)}" if dev else ""),
                          healthy=f"> {T.NETWORK_MIN_WIDTH.value:g} units ({T.NETWORK_MIN_WIDTH.source})")]
     band = ctx.bands.get(M.EXPLAINED_VARIANCE)
     if band is not None:
@@ -192,7 +198,7 @@ def action_noise(ctx: Ctx) -> Finding | None:
     log_std = ctx.config.get("log_std_init", 0.0)
     if late / half > T.ACTION_STD_HIGH.value:
         fix = _revert_or(ctx, "log_std_init", 1, change("log_std_init", log_std, 0.0, "decrease",
-                                                        "std 1: about half the action range"))
+                                                        f"the usual start: {std_at(0.0, ctx.config, ctx.data)}"))
         return Finding(
             id="action_noise_too_high", severity=Severity.WARNING, score=0.88,
             title="Action noise is far too high for the action range",
@@ -204,9 +210,12 @@ def action_noise(ctx: Ctx) -> Finding | None:
             suggested_changes=[fix],
         )
     if first / half < T.ACTION_STD_LOW.value:
-        target = round(math.log(0.5 * half), 2)
+        # With gSDE the std is exp(log_std_init) times the features' scale, read off the logged start.
+        scale = first / math.exp(float(log_std)) if ctx.config.get("use_sde") and source == M.ACTION_STD else 1.0
+        target = round(math.log(0.5 * half / scale), 2)
         fix = _revert_or(ctx, "log_std_init", -1, change("log_std_init", log_std, target, "increase",
-                                                         "std of half the action range explores it"))
+                                                         "std of half the action range explores it: "
+                                                         f"{std_at(target, ctx.config, ctx.data)}"))
         return Finding(
             id="action_noise_too_low", severity=Severity.WARNING, score=0.88,
             title="Action noise is far too low to explore",
@@ -231,7 +240,7 @@ def clip_range_too_small(ctx: Ctx) -> Finding | None:
         return None
     x, kl = ctx.data.finite(M.APPROX_KL)
     evidence = [Evidence(metric="config:clip_range", observed=f"clip_range={clip}"
-                         + (f" vs the preset's {dev.preset}" if dev else ""),
+                         + (f" vs {dev.reference}'s {dev.preset}" if dev else ""),
                          healthy=f">= {T.CLIP_RANGE_MIN.value:g} ({T.CLIP_RANGE_MIN.source})")]
     if len(kl):
         evidence.append(ev(M.APPROX_KL, x, f"median {fmt(median(kl))}", f"> {T.APPROX_KL_LOW.value:g}"))

@@ -9,7 +9,14 @@ import numpy as np
 
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import SLOWER_THAN_SOLVED, Ctx, budget_covers_solved, ev, late_x
+from gymnasium_solver.diagnostics.context import (
+    SLOWER_THAN_SOLVED,
+    Ctx,
+    budget_covers_solved,
+    divergence,
+    ev,
+    late_x,
+)
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.offpolicy_budget import (
     EPSILON_GREEDY,
@@ -286,8 +293,8 @@ def learning_starts_too_late(ctx: Ctx) -> Finding | None:
 def budget_ends_while_learning(ctx: Ctx) -> Finding | None:
     """Off-policy runs only (budget_exhausted_improving covers the others): the budget ran out while
     the Q-values or the returns were still rising; the raise is sized from the run's own evidence."""
-    if ctx.algo not in OFF_POLICY or not budget_spent(ctx):
-        return None
+    if ctx.algo not in OFF_POLICY or not budget_spent(ctx) or divergence(ctx) is not None:
+        return None  # Q-values that keep rising after the run solved and lost it are divergence, not learning
     learning = still_learning(ctx)
     current = _budget(ctx)
     if learning is None or current <= 0:

@@ -10,6 +10,7 @@ from gymnasium_solver.diagnostics.context import (
     SLOWER_THAN_SOLVED,
     Ctx,
     budget_covers_solved,
+    divergence,
     ev,
     fraction_of,
     late_entropy_fraction,
@@ -19,7 +20,7 @@ from gymnasium_solver.diagnostics.context import (
     rolling_median3,
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
-from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY
+from gymnasium_solver.diagnostics.offpolicy_budget import EPSILON_GREEDY, OFF_POLICY
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
@@ -27,9 +28,49 @@ from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_s
 from gymnasium_solver.run_folder import M, StopReason
 
 
+@rule("diverged_after_solving")
+def diverged_after_solving(ctx: Ctx) -> Finding | None:
+    """The run solved, trained on, and lost it: the solved policy is in the best checkpoint; a config
+    change only matters for runs that keep training past solving."""
+    div = divergence(ctx)
+    if div is None:
+        return None
+    x, y = ctx.eval_x, ctx.eval_y
+    evidence = [ev(M.EVAL_RETURN_MEAN, x[div.first:], f"reached {fmt(float(y[div.first]))} >= {fmt(div.bar)} at "
+                   f"{int(x[div.first]):,} env steps, best {fmt(float(y[div.best]))} at {int(x[div.best]):,}; the last "
+                   f"3 evaluations' median {fmt(div.last)} ({fmt(100 * div.lost)}% of the gain lost)",
+                   f"stays >= {fmt(fraction_of(div.bar, T.NEAR_SOLVED_FRACTION.value))} once solved")]
+    qx, q = ctx.data.finite(M.Q_MEAN)
+    if len(q):
+        at = int(np.searchsorted(qx, x[div.first], side="right")) - 1
+        evidence.append(ev(M.Q_MEAN, qx[max(at, 0):], f"mean Q {fmt(float(q[max(at, 0)]))} when it solved, "
+                           f"{fmt(float(q[-1]))} at the end", "steady once the policy is good"))
+    changes = []
+    if ctx.threshold is not None and not np.isfinite(ctx.threshold):
+        changes.append(change("reward_threshold", ctx.threshold, div.bar, "decrease",
+                              "stop when solved, so the run ends with the solved policy"))
+    if ctx.algo in EPSILON_GREEDY:  # DQN's usual stabilisers: smaller steps, a clipped gradient
+        changes.append(lr_change(ctx, 1 / 3, "smaller steps keep the Q-regression from running away once solved"))
+        clip = ctx.setting("max_grad_norm", 10.0)
+        if clip is None or float(clip) > 100:
+            changes.append(change("max_grad_norm", ctx.config.get("max_grad_norm"), 10, "decrease",
+                                  "SB3's DQN default clip"))
+    rid = ctx.info.run_id
+    return Finding(
+        id="diverged_after_solving", severity=Severity.WARNING, score=0.92,
+        title="Diverged after solving: evaluation fell far below its best after reaching the threshold",
+        evidence=evidence,
+        cause=f"The run solved and kept training, and later updates destroyed the policy. The solved policy is in "
+        f"its best checkpoint: `gsolve eval {rid} --checkpoint best` (`gsolve checkpoints {rid}` lists them). "
+        + ("Off-policy value learning can run away once the policy is good (bootstrapped targets on a narrow "
+           "replay of good episodes)." if ctx.algo in EPSILON_GREEDY else ""),
+        suggested_changes=changes,
+    )
+
+
 @rule("return_plateau")
 def return_plateau(ctx: Ctx) -> Finding | None:
-    if ctx.solved or ctx.threshold is None or ctx.too_early:
+    if ctx.solved or ctx.threshold is None or ctx.too_early or divergence(ctx) is not None:
         return None
     if "improving" in (ctx.eval_trend.direction, ctx.train_trend.direction):
         return None
@@ -86,8 +127,8 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     if ctx.solved or not ctx.finished or ctx.algo in OFF_POLICY:
         return None  # off-policy runs: budget_ends_while_learning (sized from Q-values and target periods)
     spent = ctx.info.stop_reason == StopReason.BUDGET_EXHAUSTED or ctx.info.progress.env_steps >= ctx.info.max_env_steps
-    if not spent:
-        return None
+    if not spent or divergence(ctx) is not None:
+        return None  # a run that reached the threshold and lost it had budget enough
     # The evaluation trend is the truth when there is one: a rising training mean next to a
     # declining evaluation is not "still improving".
     ev_dir = ctx.eval_trend.direction
@@ -120,6 +161,13 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
                          f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); best eval {fmt(ctx.best_eval)} "
                          f"of {fmt(ctx.threshold)} at the end of a {budget}-step budget",
                          healthy="flat near the threshold when the budget ends")]
+    if trend is ctx.train_trend and ctx.eval_trend.direction != "unknown":
+        evidence.append(Evidence(metric=ctx.eval_trend.metric, env_steps_from=ctx.eval_trend.env_steps_from,
+                                 env_steps_to=ctx.eval_trend.env_steps_to,
+                                 observed=f"{ctx.eval_trend.direction}: slope "
+                                 f"{fmt(ctx.eval_trend.slope_per_100k_steps)} per 100k steps",
+                                 healthy="the evaluation trend is reported beside the training one"))
+    what = _still(ctx, improving)
     change_ = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
                      f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")
     covered = budget_covers_solved(ctx, budget)
@@ -128,18 +176,29 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
         # so running out of it is a symptom of learning too slowly, not the cause.
         return Finding(
             id="budget_exhausted_improving", severity=Severity.WARNING, score=0.4,
-            title="The budget ran out while the return was still improving, but solved runs needed less",
+            title=f"The budget ran out {what}, but solved runs needed less",
             evidence=[*evidence, covered], cause=SLOWER_THAN_SOLVED, suggested_changes=[change_],
         )
     return Finding(
         id="budget_exhausted_improving",
         severity=Severity.WARNING,
         score=0.75,
-        title="The budget ran out while the return was still improving",
+        title=f"The budget ran out {what}",
         evidence=evidence,
-        cause="max_env_steps is too small for this config: the run was still learning when it stopped.",
+        cause="max_env_steps is too small for this config: " + ("the run was still learning when it stopped."
+                                                                if improving else "the run stopped close to solving."),
         suggested_changes=[change_],
     )
+
+
+def _still(ctx: Ctx, improving: bool) -> str:
+    """What the trends say when the budget ended, in the words of the trend fields the result carries."""
+    if ctx.eval_trend.direction == "improving":
+        return "while the evaluation return was still improving"
+    if improving:  # the training return's trend, beside an evaluation trend that is not declining
+        return f"while the training return was still improving (evaluation trend {ctx.eval_trend.direction})"
+    gap = "" if ctx.threshold is None or ctx.best_eval is None else f" (best eval {fmt(ctx.best_eval)} of {fmt(ctx.threshold)})"
+    return f"within {100 * (1 - T.NEAR_SOLVED_FRACTION.value):g}% of the threshold{gap}, with no trend still rising"
 
 
 @rule("train_solved_eval_not", "eval_solved_train_not")

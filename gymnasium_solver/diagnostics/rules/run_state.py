@@ -7,6 +7,7 @@ import math
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import LOSS_COLUMNS, Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
+from gymnasium_solver.diagnostics.references import std_at
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
@@ -108,10 +109,10 @@ def _non_finite_cause(ctx: Ctx) -> tuple[str, list[SuggestedChange]]:
                          change("reward_scale", cfg.get("reward_scale"), 1.0, "decrease", "unscaled rewards")))
     if box and abs(log_std) > 5:
         suspects.append((abs(log_std) / 5,
-                         f"log_std_init={fmt(log_std)} (action std {math.exp(log_std):.3g}) overflows the Gaussian "
-                         "log-probabilities",
-                         change("log_std_init", cfg.get("log_std_init"), 0.0,
-                                "increase" if log_std < 0 else "decrease", "std 1, the usual start")))
+                         f"log_std_init={fmt(log_std)} (action {std_at(log_std, cfg, ctx.data)}) overflows the "
+                         "Gaussian log-probabilities",
+                         change("log_std_init", cfg.get("log_std_init"), 0.0, "increase" if log_std < 0 else "decrease",
+                                f"the usual start: {std_at(0.0, cfg, ctx.data)}")))
     if ctx.deviations:
         # Compare with what works: the preset trains with its own values, so a suspect the run
         # shares with it (CartPole's preset learning rate 0.004 is above 3e-3) is not the cause.

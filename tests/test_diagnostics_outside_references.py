@@ -1,0 +1,126 @@
+"""A run from the user's own presets ($GSOLVE_CONFIG_DIR) is also held against our shipped preset and
+the RL Zoo's entry for the same environment and algorithm (issue 21, item 3): the keys that differ are
+deviations with their source, and `gsolve fix` candidates, exactly as changes to a preset are."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from corpus_util import CORPUS
+
+from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, resolve_config
+from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.diagnostics import diagnose_run_dir
+from gymnasium_solver.diagnostics.models import Diagnosis
+from gymnasium_solver.experiments.candidates import build_candidates
+from gymnasium_solver.run_store import RunStore
+
+# A failed Acrobot PPO run whose critic explains little of the returns: the symptom the issue saw.
+METRICS_FROM = CORPUS / "acrobot_vf_starved_s0"
+
+
+def _user_preset(folder: Path, env_id: str, variant: dict[str, Any]) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{env_id}.yaml").write_text(yaml.safe_dump({"variants": {"ppo": variant}}), encoding="utf-8")
+
+
+def _run_of(config_id: str, runs: Path, env_id: str) -> str:
+    """A finished, unsolved run folder of ``config_id`` as resolved now (no --set overrides), with the
+    corpus run's metrics."""
+    cfg = resolve_config(config_id).model_dump(mode="json")
+    info = json.loads((METRICS_FROM / "run.json").read_text(encoding="utf-8"))
+    info.update(config_id=config_id, env_id=env_id, variant=config_id.split(":")[1], overrides={},
+                max_env_steps=cfg["max_env_steps"], reward_threshold=cfg["reward_threshold"])
+    run = runs / info["run_id"]
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    shutil.copy2(METRICS_FROM / "metrics.csv", run / "metrics.csv")
+    return str(info["run_id"])
+
+
+def _diagnose(runs: Path, run_id: str) -> Diagnosis:
+    store = RunStore(runs)
+    return diagnose_run_dir(store, store.resolve(run_id))
+
+
+def test_a_user_preset_is_held_against_our_shipped_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's case: the user's Acrobot-v1 PPO preset (ours, copied, with gamma 1.0 and gae_lambda 1.0)."""
+    ours = yaml.safe_load((PACKAGE_CONFIG_DIR / "Acrobot-v1.yaml").read_text(encoding="utf-8"))
+    variant = {**ours["base"], **ours["variants"]["ppo"], "gamma": 1.0, "gae_lambda": 1.0, "max_env_steps": 100_000}
+    _user_preset(tmp_path / "presets", "Acrobot-v1", variant)
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path / "presets"))
+    rid = _run_of("Acrobot-v1:ppo", tmp_path / "runs", "Acrobot-v1")
+    d = _diagnose(tmp_path / "runs", rid)
+
+    devs = {x.key: x for x in d.references.deviations}
+    assert {"gamma", "gae_lambda"} <= set(devs), devs
+    gamma, lam = devs["gamma"], devs["gae_lambda"]
+    assert (gamma.source, gamma.preset, gamma.revert.suggested) == ("shipped_preset", 0.98, 0.98)
+    assert (lam.source, lam.preset, lam.revert.direction) == ("shipped_preset", 0.97, "decrease")
+    # Sized as a preset's deviation is: the discount as a horizon (infinite here), next to ours.
+    assert "effective horizon 1/(1-gamma) = inf steps vs our shipped preset Acrobot-v1:ppo's 50" in gamma.size
+    assert gamma.reference == "our shipped preset Acrobot-v1:ppo"
+    # The RL Zoo's entry is named beside ours where it differs from the run too.
+    assert "the RL Zoo's 0.99" in gamma.size
+    assert d.references.preset == "Acrobot-v1:ppo" and d.references.compared_with[0].startswith("your preset")
+    assert any(c.startswith("our shipped preset Acrobot-v1:ppo") for c in d.references.compared_with)
+    # The max_env_steps the user lowered is only a deviation; the budget rules decide about it.
+    assert devs["max_env_steps"].source == "shipped_preset"
+
+    # The top finding (explained variance low) is explained by the discount: its first change is ours.
+    top = d.findings[0]
+    assert top.suggested_changes and top.suggested_changes[0].set_arg == "gamma=0.98", top
+    names = {c.name: c for c in build_candidates(d, parent_overrides={})}
+    assert "revert gamma" in names and "revert gae_lambda" in names, list(names)
+    assert names["revert gae_lambda"].changes == {"gae_lambda": 0.97}
+
+
+def test_without_a_user_preset_folder_nothing_new_is_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of our own preset is held against that preset only (our presets differ from the Zoo's on
+    purpose: those differences are not the run's doing)."""
+    monkeypatch.delenv("GSOLVE_CONFIG_DIR", raising=False)
+    rid = _run_of("Acrobot-v1:ppo", tmp_path / "runs", "Acrobot-v1")
+    d = _diagnose(tmp_path / "runs", rid)
+    assert d.references.deviations == []
+    assert len(d.references.compared_with) == 1 and d.references.compared_with[0].startswith("the preset")
+
+
+def test_with_no_shipped_preset_the_rl_zoo_entry_is_the_reference(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    zoo = zoo_entry("MountainCar-v0", "ppo")
+    if zoo is None:
+        pytest.skip("rl_zoo3 is not installed (or has no MountainCar-v0 PPO entry)")
+    assert not (PACKAGE_CONFIG_DIR / "MountainCar-v0.yaml").exists()
+    # The user's preset follows the Zoo's entry except for a discount of 0.5.
+    variant = {"algo": "ppo", **{k: v for k, v in zoo.values.items()}, "gamma": 0.5, "batch_size": 64}
+    _user_preset(tmp_path / "presets", "MountainCar-v0", variant)
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path / "presets"))
+    rid = _run_of("MountainCar-v0:ppo", tmp_path / "runs", "MountainCar-v0")
+    d = _diagnose(tmp_path / "runs", rid)
+
+    assert [(x.key, x.source, x.preset) for x in d.references.deviations] == [("gamma", "rl_zoo", 0.99)]
+    gamma = d.references.deviations[0]
+    assert gamma.revert.set_arg == "gamma=0.99" and "rl_zoo3 hyperparams/ppo.yml" in gamma.revert.why
+    assert "effective horizon 1/(1-gamma) = 2 steps vs the RL Zoo's 100" in gamma.size
+    zoo_line = d.references.compared_with[-1]
+    assert zoo_line.startswith("the RL Zoo's MountainCar-v0 entry") and "not comparable: normalize" in zoo_line
+    # The top finding (a horizon too short) reverts to the Zoo's discount; the same change alone is not repeated.
+    assert d.findings[0].id == "horizon_too_short" and d.findings[0].suggested_changes[0].set_arg == "gamma=0.99"
+    assert [c.changes for c in build_candidates(d, parent_overrides={})][0] == {"gamma": 0.99}
+
+
+def test_the_zoo_mapping_takes_initial_values_and_skips_what_it_cannot_map() -> None:
+    zoo = zoo_entry("CartPole-v1", "ppo")
+    if zoo is None:
+        pytest.skip("rl_zoo3 is not installed")
+    # learning_rate: lin_0.001 -> its initial value; n_timesteps -> max_env_steps; policy is not ours.
+    assert zoo.values["learning_rate"] == 0.001 and zoo.values["clip_range"] == 0.2
+    assert zoo.values["max_env_steps"] == 100_000 and "n_timesteps" not in zoo.values
+    assert "policy" in zoo.skipped
+    assert zoo_entry("CartPole-v1", "reinforce") is None  # the Zoo has no REINFORCE: nothing guessed
