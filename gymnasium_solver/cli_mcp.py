@@ -31,12 +31,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="largest max_env_steps a run started over MCP may have (default 10,000,000)")
     p.add_argument("--max-n-envs", type=int, default=None,
                    help="largest n_envs a run started over MCP may have (default 64)")
+    p.add_argument("--allow-tracking-uri", action="append", default=None, metavar="URI",
+                   help="let runs started over MCP log to this MLflow tracking URI or anything below it (a folder, "
+                   "file: URI or http(s)://host:port/path; repeatable; '*' allows any). Without it they may name "
+                   "only the default store or a folder inside the runs folder; `gsolve train` from a shell is "
+                   "not confined")
+    p.add_argument("--session-idle-timeout", type=float, default=None, metavar="SECONDS",
+                   help="HTTP: close a session idle this long (default 900); its client then opens a new one")
+    p.add_argument("--max-sessions", type=int, default=None,
+                   help="HTTP: at most this many open sessions (default 100); more are answered 503")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_mcp)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from gymnasium_solver.launcher import StartLimits
+    from gymnasium_solver.locations import LocationPolicy
 
     # The CLI's only import of the MCP adapter (tests/test_imports.py allows exactly this one).
     from mcp_server.server import main
@@ -45,6 +55,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     limits = StartLimits.from_options(args.max_live_runs, args.max_env_steps, args.max_n_envs)
+    locations = LocationPolicy.from_options(args.allow_tracking_uri)
     main(transport=args.transport, port=args.port, runs_dir=Path(args.runs_dir) if args.runs_dir else None,
-         host=args.host, token=token, limits=limits)
+         host=args.host, token=token, limits=limits, locations=locations, session_idle_timeout=args.session_idle_timeout,
+         max_sessions=args.max_sessions)
     return 0

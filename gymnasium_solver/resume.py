@@ -7,9 +7,11 @@ the same question again under the run folder's lock. See docs/resume.md.
 
 from __future__ import annotations
 
+import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel, Field
@@ -39,6 +41,23 @@ def _latest_resumable_checkpoint(run_dir: Path) -> rf.CheckpointMeta | None:
         if (m.name == rf.LAST_CHECKPOINT or m.name.startswith(PERIODIC_PREFIX)) and _regular_checkpoint(run_dir, m.file)
     ]
     return max(candidates, key=lambda m: (m.env_steps, m.name == rf.LAST_CHECKPOINT), default=None)
+
+
+def next_step_after_failure(run_dir: Path, config: Config, overrides: Mapping[str, Any]) -> str:
+    """What to do once the cause of a failure outside the run (a full disk) is fixed: resume it when it has
+    a checkpoint a resume would take, else start it again with the same settings, said as a command."""
+    try:
+        meta = _latest_resumable_checkpoint(run_dir) if config.algo in NATIVE_ALGOS else None
+    except (OSError, ValueError):
+        meta = None  # unreadable checkpoint metadata on a failing disk: nothing a resume could take
+    if meta is not None and meta.env_steps < config.max_env_steps:
+        return (f"continue the run with `gsolve train --resume {run_dir.name}` (from its checkpoint {meta.name} at "
+                f"{meta.env_steps:,} env steps)")
+    # Torch-free, imported late as start_resume does: the launcher imports the run store.
+    from gymnasium_solver.launcher import override_pairs
+
+    sets = "".join(f" --set {shlex.quote(pair)}" for pair in override_pairs(dict(overrides)))
+    return f"start it again with `gsolve train {config.config_id}{sets}`: it has no checkpoint to resume from"
 
 
 def _regular_checkpoint(run_dir: Path, file: str) -> bool:

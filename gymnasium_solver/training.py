@@ -39,7 +39,7 @@ from gymnasium_solver.config import NATIVE_ALGOS, Algo, Config, PPOConfig
 from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, space_spec
 from gymnasium_solver.evaluation import EvalResult, evaluate
 from gymnasium_solver.progress import ProgressBar
-from gymnasium_solver.resume import plan_resume
+from gymnasium_solver.resume import next_step_after_failure, plan_resume
 from gymnasium_solver.rollout import RolloutCollector
 from gymnasium_solver.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.run_guards import stop_on_signals, warnings_to
@@ -161,8 +161,9 @@ def _run(s: _Session) -> TrainResult:
         except RunWriteError as exc:
             # The disk refused a write (full, read-only, ...): a failure of its own kind, recorded as
             # such, so that readers do not take it for a crash or for a bug in the trainer.
-            s.fail(StopReason.ERROR, exc.kind, f"{exc}, then continue the run with "
-                   f"`gsolve train --resume {writer.info.run_id}`", traceback.format_exc())
+            # The advice must work: a resume only when a checkpoint exists for it to take (issue 26).
+            then = next_step_after_failure(writer.run_dir, cfg, writer.info.overrides)
+            s.fail(StopReason.ERROR, exc.kind, f"{exc}, then {then}", traceback.format_exc())
         except Exception as exc:  # noqa: BLE001 - failures are data: recorded, not raised
             message = str(exc) or type(exc).__name__
             if stop_requested():

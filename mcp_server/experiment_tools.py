@@ -21,13 +21,17 @@ from gymnasium_solver.experiments import (
 )
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
+from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 
 
-def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None,
+             locations: LocationPolicy | None = None) -> None:
     """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``; ``limits``
-    (the server's caps on the runs it starts) bound the trials' parallelism and the parent's budget."""
+    (the server's caps on the runs it starts) bound the trials' parallelism and the parent's budget;
+    the trials inherit the parent's tracking URI, which must be one ``locations`` allows."""
+    policy = locations or LocationPolicy.from_options()
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def try_fixes(
@@ -46,9 +50,10 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         status is 'done' (typically tens of seconds for small environments; bounded by a timeout). Use it
         when the user wants a verified fix rather than a guess; for a single change use start_training."""
         parallel = None
+        parent = store.resolve(run_id)
+        cfg = store.config(parent)
+        policy.check_config(cfg, store.runs_dir, f"trials of {parent.name} (they inherit its config)")
         if limits is not None:
-            parent = store.resolve(run_id)
-            cfg = store.config(parent)
             check_budget(limits, int(cfg.get("max_env_steps") or 0), int(cfg.get("n_envs") or 1),
                          f"trials of {parent.name} (they inherit its config)")
             # Trials are live runs too: run at most as many at once as the cap leaves free.

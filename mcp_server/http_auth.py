@@ -1,4 +1,5 @@
-"""Bearer-token authentication for `gsolve mcp --transport http`, and the rule for where it may bind.
+"""Bearer-token authentication for `gsolve mcp --transport http`, the rule for where it may bind and
+with what token, and how many sessions it keeps.
 
 A plain ASGI wrapper: every HTTP request must carry ``Authorization: Bearer <token>`` (compared in
 constant time) or it is answered 401 before it reaches the MCP app. Lifespan events pass through.
@@ -16,6 +17,17 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# 16 random hex characters are 64 bits: out of reach of guessing over a network at any request rate,
+# while a 1-character token (accepted before issue 26) is found in a few dozen requests.
+MIN_TOKEN_CHARS = 16
+# Each open session holds ~40 KB of server state (2,000 sessions: +80 MB, issue 26) and the SDK
+# keeps one until it is idle this long or the client deletes it. A client that returns after the idle
+# timeout gets 404 and opens a new session (the MCP spec's rule); one client needs one session.
+DEFAULT_SESSION_IDLE_SECONDS = 900.0
+DEFAULT_MAX_SESSIONS = 100  # beyond it a new session is answered 503 until one ends or expires
+MAX_SESSION_IDLE_SECONDS = 24 * 3600.0
+MAX_SESSIONS_LIMIT = 10_000  # the SDK's own default cap: ~400 MB of sessions
 
 _UNAUTHORIZED = json.dumps({
     "error": "unauthorized",
@@ -38,10 +50,32 @@ def check_bind(host: str, token: str | None) -> None:
     """Refuse to serve a non-loopback address without a token (anyone who can reach it could start runs)."""
     if token is not None and not token.strip():
         raise ValueError("the MCP token is empty; pass a long random string (e.g. `openssl rand -hex 32`)")
+    if token is not None and len(token.strip()) < MIN_TOKEN_CHARS:
+        raise ValueError(f"the MCP token has {len(token.strip())} characters, fewer than the {MIN_TOKEN_CHARS} that "
+                         "keep it from being guessed; set GSOLVE_MCP_TOKEN to a long random string (e.g. `openssl "
+                         "rand -hex 32`)")
     if not is_loopback(host) and token is None:
         raise ValueError(
             f"refusing to serve MCP over HTTP on {host!r} without a token: other machines could start runs. "
             "Set GSOLVE_MCP_TOKEN (or pass --token) to a long random string, or bind to 127.0.0.1")
+
+
+def bind_warning(host: str) -> str | None:
+    """What to tell the operator when ``host`` is reachable from other machines (None on loopback)."""
+    if is_loopback(host):
+        return None
+    return (f"serving MCP on {host!r}, which other machines can reach: whoever holds the token can start "
+            "training runs here, and plain HTTP carries the token in clear text; put a TLS proxy in front of "
+            "it, or bind to 127.0.0.1")
+
+
+def check_session_limits(idle_seconds: float, max_sessions: int) -> None:
+    """ValueError, naming the flag, for a session limit outside what the server can keep."""
+    if not 1.0 <= idle_seconds <= MAX_SESSION_IDLE_SECONDS:
+        raise ValueError(f"--session-idle-timeout must be between 1 and {MAX_SESSION_IDLE_SECONDS:g} seconds, got "
+                         f"{idle_seconds:g}")
+    if not 1 <= max_sessions <= MAX_SESSIONS_LIMIT:
+        raise ValueError(f"--max-sessions must be between 1 and {MAX_SESSIONS_LIMIT}, got {max_sessions}")
 
 
 class BearerAuth:

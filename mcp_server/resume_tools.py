@@ -9,14 +9,19 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
+from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.resume import ResumeStart, plan_resume, start_resume
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import STARTS_PROCESS, RunRef, tool
 
 
-def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None,
+             locations: LocationPolicy | None = None) -> None:
     """Add resume_training to ``server``, over the runs folder of ``store``; with ``limits``, a
-    resume counts against the live-run cap and its config against the budget caps, like a start."""
+    resume counts against the live-run cap and its config against the budget caps, like a start.
+    The run's config comes from its folder, which may be someone else's: its tracking URI must be
+    one ``locations`` allows (None: the default store and the runs folder only)."""
+    policy = locations or LocationPolicy.from_options()
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def resume_training(run_id: RunRef) -> ResumeStart:
@@ -29,8 +34,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         wait_for_training. Refused, with the reason, for a run that is still running, a completed or solved
         run, a run without a checkpoint, or one whose config no longer validates (start a new run then)."""
         run_dir = store.resolve(run_id)
+        cfg = plan_resume(run_dir).config
+        policy.check_config(cfg.model_dump(mode="json"), store.runs_dir, f"resuming {run_dir.name}")
         if limits is not None:
-            cfg = plan_resume(run_dir).config
             check_budget(limits, cfg.max_env_steps, cfg.n_envs, f"resuming {run_dir.name}")
             check_capacity(store, limits)
         return start_resume(run_dir)

@@ -12,6 +12,7 @@ Logging goes to stderr only; stdout belongs to the stdio transport.
 
 import base64
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,9 +25,17 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store.metrics import map_large_buffers
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
-from mcp_server.http_auth import BearerAuth, check_bind
+from mcp_server.http_auth import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_SECONDS,
+    BearerAuth,
+    bind_warning,
+    check_bind,
+    check_session_limits,
+)
 
 log = logging.getLogger("gymnasium_solver.mcp")
 
@@ -93,17 +102,20 @@ def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
 
 
 # ---------------------------------------------------------------------------------------------
-def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimits | None = None) -> MCPServer:
+def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimits | None = None,
+                  locations: LocationPolicy | None = None) -> MCPServer:
     """Build the server over the runs folder (None: $GSOLVE_RUNS_DIR, else ./runs). ``limits`` caps the
-    runs it starts (live runs at once, budget, sub-environments); None: the defaults."""
+    runs it starts (live runs at once, budget, sub-environments); None: the defaults. ``locations``: where
+    the runs it starts may log (None: the default store and the runs folder only; never unconfined)."""
     store = rs.RunStore(runs_dir)
     map_large_buffers()  # a long-lived reader: freed parse buffers go back to the system
     limits = limits or launcher.StartLimits.from_options()
+    locations = locations or LocationPolicy.from_options()
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
     _register_config_tools(server, store)
     _register_run_tools(server, store)
     _register_plot_tools(server, store)
-    _register_process_tools(server, store, limits)
+    _register_process_tools(server, store, limits, locations)
     _register_resources(server, store)
 
     # The diagnostics engineer's module adds diagnose_run and get_metric_alerts.
@@ -112,16 +124,16 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     diagnostic_tools.register(server, store)
     from mcp_server import experiment_tools
 
-    experiment_tools.register(server, store, limits)
+    experiment_tools.register(server, store, limits, locations)
     from mcp_server import resume_tools
 
-    resume_tools.register(server, store, limits)
+    resume_tools.register(server, store, limits, locations)
     from mcp_server import import_tools
 
     import_tools.register(server, store)
     from mcp_server import sweep_tools
 
-    sweep_tools.register(server, store, limits)
+    sweep_tools.register(server, store, limits, locations)
     from mcp_server import ops_tools
 
     ops_tools.register(server, store, limits)
@@ -322,7 +334,8 @@ def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
 
 
 
-def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launcher.StartLimits) -> None:
+def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launcher.StartLimits,
+                            locations: LocationPolicy) -> None:
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def start_training(
         config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
@@ -334,7 +347,10 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launc
     ) -> launcher.StartResult:
         """Start a training run in the background and return its run_id at once. The config is validated
         first (a bad key or value is reported with what is allowed). The process is detached: it keeps
-        running if this server stops; its output goes to the run's log. Follow it with wait_for_training."""
+        running if this server stops; its output goes to the run's log. Follow it with wait_for_training.
+        mlflow_tracking_uri may name only a folder inside the runs folder or what the server's operator allowed."""
+        cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}))
+        locations.check_config(cfg.model_dump(mode="json"), store.runs_dir, cfg.config_id)
         result = launcher.start_training(store.runs_dir, config_id, overrides, limits)
         log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
         return result
@@ -412,29 +428,47 @@ def main(
     host: str = "127.0.0.1",
     token: str | None = None,
     limits: launcher.StartLimits | None = None,
+    locations: LocationPolicy | None = None,
+    session_idle_timeout: float | None = None,
+    max_sessions: int | None = None,
 ) -> None:
     """Run the server (``gsolve mcp``): stdio by default, or streamable HTTP on host:port, where a
-    token makes every request carry ``Authorization: Bearer <token>`` (required off loopback)."""
+    token makes every request carry ``Authorization: Bearer <token>`` (required off loopback), and a
+    session idle for ``session_idle_timeout`` seconds is closed, with at most ``max_sessions`` open
+    (None: 900 s and 100)."""
+    session_idle_timeout = DEFAULT_SESSION_IDLE_SECONDS if session_idle_timeout is None else session_idle_timeout
+    max_sessions = DEFAULT_MAX_SESSIONS if max_sessions is None else max_sessions
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
     if transport == "http":
         check_bind(host, token)  # before anything starts: a refused bind is a clear error, not a log line
+        check_session_limits(session_idle_timeout, max_sessions)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if transport == "http" and (warning := bind_warning(host)):
+        log.warning("%s", warning)
     limits = limits or launcher.StartLimits.from_options()
-    server = create_server(runs_dir, limits)
+    locations = locations or LocationPolicy.from_options()
+    # Every process this server starts (trainers, gsolve fix, sweeps) inherits the confinement, and
+    # the MLflow sink checks it again before it connects (gymnasium_solver/locations.py).
+    os.environ.update(locations.as_env())
+    server = create_server(runs_dir, limits, locations)
     log.info("gymnasium-solver MCP server over %s, runs folder %s; starts at most %d live runs, max_env_steps <= %d, "
              "n_envs <= %d", transport, rs.RunStore(runs_dir).runs_dir.resolve(), limits.max_live_runs,
              limits.max_env_steps, limits.max_n_envs)
+    log.info("runs it starts log to MLflow only at the default store, inside the runs folder%s",
+             f" or below {', '.join(locations.tracking_uris)} (--allow-tracking-uri)" if locations.tracking_uris else "")
     if transport == "stdio":
         server.run("stdio")
         return
     import anyio
     import uvicorn
 
-    app: Any = server.streamable_http_app(host=host)
+    app: Any = server.streamable_http_app(host=host, session_idle_timeout=session_idle_timeout,
+                                          max_sessions=max_sessions)
     if token is not None:
         app = BearerAuth(app, token)
-    log.info("HTTP on %s:%d/mcp, %s", host, port, "bearer token required" if token else "no token (loopback only)")
+    log.info("HTTP on %s:%d/mcp, %s; sessions idle for %gs are closed, at most %d open", host, port,
+             "bearer token required" if token else "no token (loopback only)", session_idle_timeout, max_sessions)
     # No access log: a line per call on stderr costs the event loop ~0.3 ms under load (issue 8).
     # Keep-alive longer than clients' own idle expiry (httpx: 5 s): otherwise the server may close a
     # connection just as a client reuses it, which the client sees as a failed call.

@@ -18,6 +18,7 @@ from pydantic import Field
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.experiments import default_parallel
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
+from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import check, launch, report
 from gymnasium_solver.sweeps.record import read_record
@@ -29,9 +30,12 @@ MAX_MCP_TIMEOUT = 4 * 3600.0
 MAX_MCP_CHECK_SEEDS = 20
 
 
-def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
+def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None,
+             locations: LocationPolicy | None = None) -> None:
     """Add start_sweep, get_sweep and list_sweeps to ``server`` over the runs folder of ``store``;
-    ``limits`` (the server's caps on runs it starts) bound the trials' parallelism and budgets."""
+    ``limits`` (the server's caps on runs it starts) bound the trials' parallelism and budgets;
+    every tracking URI a trial can get must be one ``locations`` allows."""
+    policy = locations or LocationPolicy.from_options()
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def start_sweep(
@@ -61,8 +65,13 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         parsed = parse_space(space, "space")
         fixed = dict(overrides or {})
         parallel = default_parallel()
+        base = config_mod.resolve_config(config_id, fixed)
+        for key in config_mod.LOCATION_KEYS:  # a trial gets the fixed value or one of the space's choices
+            choices = parsed.params[key].extremes() if key in parsed.params else []
+            for value in [getattr(base, key), *choices]:
+                policy.check_uri(None if value is None else str(value), store.runs_dir,
+                                 f"sweep trials of {config_id}", key)
         if limits is not None:
-            base = config_mod.resolve_config(config_id, fixed)
             for key, dist in parsed.params.items():  # the largest budget / env count a trial can get
                 if key in ("max_env_steps", "n_envs"):
                     for value in dist.extremes():
@@ -104,6 +113,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         record = read_record(store.runs_dir, sweep_id)
         _study, arms, planned, _own = check.plan_check(record, top, seeds)
         parallel = default_parallel()
+        for arm in arms:  # the arms' overrides come from the sweep's record, a file in the runs folder
+            policy.check_config(config_mod.resolve_config(record.config_id, arm.overrides).model_dump(mode="json"),
+                                store.runs_dir, f"the check of {record.sweep_id}")
         if limits is not None:
             for arm in arms:
                 cfg = config_mod.resolve_config(record.config_id, arm.overrides)

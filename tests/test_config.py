@@ -327,3 +327,17 @@ def test_every_config_in_the_fault_corpus_loads() -> None:
     assert len(fixtures) > 50
     for path in fixtures:
         config_from_yaml_text(path.read_text(encoding="utf-8"), str(path))
+
+
+def test_lifting_the_time_limit_needs_a_threshold_of_its_own() -> None:
+    """env_kwargs max_episode_steps above the spec's limit would still be judged against the spec's
+    threshold, set for the spec's episode length (issue 26): refused unless reward_threshold is stated."""
+    with pytest.raises(ConfigError) as info:
+        resolve_config("CartPole-v1:ppo", ["env_kwargs={max_episode_steps: 5000}"])
+    text = str(info.value)
+    assert "max_episode_steps=5000 lifts CartPole-v1's time limit of 500 steps" in text
+    assert "set reward_threshold explicitly if you mean it" in text and "\n" not in text
+    stated = resolve_config("CartPole-v1:ppo", ["env_kwargs={max_episode_steps: 5000}", "reward_threshold=4000"])
+    assert stated.reward_threshold == 4000 and stated.env_kwargs == {"max_episode_steps": 5000}
+    shorter = resolve_config("CartPole-v1:ppo", ["env_kwargs={max_episode_steps: 200}"])
+    assert shorter.reward_threshold == 475  # a shorter limit claims nothing it has not earned

@@ -132,7 +132,13 @@ def test_a_disk_refusing_writes_is_recorded_as_such(file: str, tmp_path: Path, m
     assert result.status == rf.RunStatus.FAILED and result.stop_reason == rf.StopReason.ERROR
     assert result.failure is not None and result.failure.kind == kind
     assert f"writing {file} of run {result.run_id} failed" in result.failure.message
-    assert "gsolve train --resume" in result.failure.message
+    # The advice works (issue 26): --resume only when a checkpoint exists for it to take.
+    resumable = any(m.name == rf.LAST_CHECKPOINT for m in rf.read_checkpoint_metas(result.run_dir))
+    if resumable:
+        assert f"gsolve train --resume {result.run_id}" in result.failure.message
+    else:
+        assert "--resume" not in result.failure.message
+        assert "start it again with `gsolve train CartPole-v1:ppo" in result.failure.message
     monkeypatch.undo()
     # No row already written is lost: the header, then complete rows 1..n.
     table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
@@ -150,6 +156,26 @@ def test_a_disk_refusing_writes_is_recorded_as_such(file: str, tmp_path: Path, m
     assert cli.main(["show", result.run_id, "--runs-dir", str(tmp_path)]) == 0
     shown = capsys.readouterr().out
     assert f"failure     {kind}: writing {file}" in shown and "Traceback" not in shown
+
+
+@pytest.mark.parametrize("full", ["metrics.csv", "checkpoints"])
+def test_a_full_disk_advises_a_resume_only_when_there_is_a_checkpoint(full: str, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: the disk-full advice pointed to --resume when no checkpoint was ever written. A disk
+    that fills after the checkpoints advises the resume; one that refuses every checkpoint, a new start."""
+    inject = _refuse_file("metrics", 3, errno.ENOSPC) if full == "metrics.csv" else _refuse_checkpoints(errno.ENOSPC)
+    inject(monkeypatch)
+    with deadline(60):
+        result = training.train(config.resolve_config("CartPole-v1:ppo", TINY), tmp_path, overrides={"seed": 3})
+    assert result.failure is not None and result.failure.kind == "disk_full"
+    message = result.failure.message
+    assert "the disk is full; free space on the runs folder's disk, then " in message
+    if full == "metrics.csv":
+        assert f"continue the run with `gsolve train --resume {result.run_id}` (from its checkpoint last" in message
+    else:
+        assert "--resume" not in message and not rf.read_checkpoint_metas(result.run_dir)
+        assert message.endswith("start it again with `gsolve train CartPole-v1:ppo --set seed=3`: it has no "
+                                "checkpoint to resume from")
 
 
 # ---------------------------------------------------------------------------------------------

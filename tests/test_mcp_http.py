@@ -108,3 +108,56 @@ def test_http_off_loopback_without_a_token_is_refused(tmp_path) -> None:
     assert proc.returncode == 2
     text = err.decode()
     assert "without a token" in text and "GSOLVE_MCP_TOKEN" in text and "Traceback" not in text
+
+
+def test_a_short_token_is_refused_with_a_sentence(tmp_path) -> None:
+    """Issue 26: a 1-character token was accepted, even on 0.0.0.0."""
+    env = {**os.environ, "GSOLVE_MCP_TOKEN": "x"}
+    proc = _start_http(tmp_path, _free_port(), env=env)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    text = err.decode()
+    assert "the MCP token has 1 characters, fewer than the 16" in text and "Traceback" not in text
+
+
+def test_a_non_loopback_host_is_served_with_a_warning(tmp_path) -> None:
+    port = _free_port()
+    env = {**os.environ, "GSOLVE_MCP_TOKEN": "t" * 32}
+    proc = _start_http(tmp_path, port, "--host", "0.0.0.0", env=env)  # noqa: S104 - the case under test
+    try:
+        _wait_for_port(port, proc)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "WARNING" in err.decode() and "which other machines can reach" in err.decode()
+
+
+async def test_idle_sessions_are_reaped_and_their_number_is_bounded(tmp_path) -> None:
+    """Issue 26: sessions were never reaped (+80 MB per 2,000). At most --max-sessions are open (one
+    more is answered 503) and a session idle for --session-idle-timeout is closed, making room again."""
+    import anyio
+    import httpx2
+
+    port = _free_port()
+    proc = _start_http(tmp_path, port, "--max-sessions", "3", "--session-idle-timeout", "2")
+    url = f"http://127.0.0.1:{port}/mcp"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"accept": "application/json, text/event-stream"}
+    try:
+        _wait_for_port(port, proc)
+        async with httpx2.AsyncClient() as http:
+            opened = [await http.post(url, json=init, headers=headers) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            assert len({r.headers["mcp-session-id"] for r in opened}) == 3
+            assert (await http.post(url, json=init, headers=headers)).status_code == 503
+            await anyio.sleep(3.5)  # every session is idle past the timeout: reaped
+            gone = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                                   headers={**headers, "mcp-session-id": opened[0].headers["mcp-session-id"]})
+            assert gone.status_code == 404
+            again = [await http.post(url, json=init, headers=headers) for _ in range(3)]
+            assert [r.status_code for r in again] == [200, 200, 200]
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -76,6 +76,7 @@ from gymnasium_solver.config.registry import (  # noqa: F401 - the package's API
     CONFIG_FIELDS,
     CONFIG_KEYS,
     CONFIG_MODELS,
+    LOCATION_KEYS,
     NATIVE_ALGOS,
     OUTPUT_KEYS,
     Config,

@@ -296,7 +296,12 @@ class ConfigBase(BaseModel):
         default=None, min_length=1, max_length=MAX_TRACKING_URI,
         description="MLflow tracking URI (http://host:5000, file:/path, sqlite:///mlflow.db); None = a local "
                     "file store `mlruns/` next to the runs folder",
-        json_schema_extra=_why(f"a URI: at most {MAX_TRACKING_URI} characters"))
+        json_schema_extra=_why(f"a URI: at most {MAX_TRACKING_URI} characters; a run started over MCP (and every "
+                               "process such a server starts) may only name the default store, a folder inside "
+                               "the runs folder, or what the server's operator allowed (gsolve mcp "
+                               "--allow-tracking-uri): a client must not choose where the trainer writes or "
+                               "which host it sends requests to (gymnasium_solver/locations.py)",
+                               location_of="mlflow"))
     mlflow_experiment: str | None = Field(
         default=None, min_length=1, max_length=256,
         description="MLflow experiment name; None = the environment id",

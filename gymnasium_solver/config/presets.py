@@ -212,21 +212,42 @@ def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | No
     if cfg.reward_threshold is None:
         threshold = spec_reward_threshold(cfg.env_id)
         if threshold is not None:
+            _check_time_limit(cfg, threshold, where)
             cfg = cfg.model_copy(update={"reward_threshold": threshold})
     return cfg
 
 
-def spec_reward_threshold(env_id: str) -> float | None:
-    """The reward threshold from Gymnasium's registry, read without creating the environment."""
+def _spec(env_id: str) -> Any:
+    """Gymnasium's registry entry for ``env_id`` (read without creating the environment), or None."""
     try:
         import gymnasium
     except ImportError:  # pragma: no cover - gymnasium is a dependency
         return None
     try:
-        spec = gymnasium.spec(env_id)
+        return gymnasium.spec(env_id)
     except Exception:  # noqa: BLE001 - gymnasium raises several error types for unknown ids
         return None
-    return None if spec.reward_threshold is None else float(spec.reward_threshold)
+
+
+def spec_reward_threshold(env_id: str) -> float | None:
+    """The reward threshold from Gymnasium's registry, read without creating the environment."""
+    spec = _spec(env_id)
+    return None if spec is None or spec.reward_threshold is None else float(spec.reward_threshold)
+
+
+def _check_time_limit(cfg: Config, threshold: float, where: str) -> None:
+    """ConfigError when ``env_kwargs: {max_episode_steps}`` lifts the spec's time limit while the spec's
+    threshold, set for episodes of that limit, would still decide "solved" (issue 26): CartPole-v1's 475
+    is near-perfect over 500 steps and a fraction of what 5,000-step episodes allow."""
+    steps = cfg.env_kwargs.get("max_episode_steps")
+    spec = _spec(cfg.env_id)
+    limit = None if spec is None else spec.max_episode_steps
+    if isinstance(steps, int | float) and not isinstance(steps, bool) and limit is not None and steps > limit:
+        raise ConfigError(
+            f"{where}: env_kwargs max_episode_steps={steps:g} lifts {cfg.env_id}'s time limit of {limit} steps while "
+            f"the run would still be judged solved at the spec's reward_threshold {threshold:g}, which is set for "
+            f"{limit}-step episodes; set reward_threshold explicitly if you mean it (e.g. reward_threshold={threshold:g}, "
+            "or .inf to train for the whole budget)")
 
 
 def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:

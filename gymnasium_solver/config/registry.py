@@ -54,6 +54,14 @@ OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", 
                                 "keep_best_checkpoints", "keep_last_checkpoints")
 
 
+# Keys that name a location or a host (a path, a URI), each with the output switch that makes the run
+# use it: declared on the field (``json_schema_extra['location_of']``), checked by locations.py.
+LOCATION_KEYS: dict[str, str] = {
+    key: str(field.json_schema_extra["location_of"]) for key, field in CONFIG_FIELDS.items()
+    if isinstance(field.json_schema_extra, dict) and "location_of" in field.json_schema_extra
+}
+
+
 def algos_for_key(key: str) -> tuple[Algo, ...]:
     """The algorithms whose config has ``key`` (all of them for a shared key, none for an unknown one)."""
     return tuple(a for a, model in CONFIG_MODELS.items() if key in model.model_fields)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.locations import MLRUNS_DIR, LocationPolicy  # MLRUNS_DIR: the default store
 from gymnasium_solver.tracking.sinks import Row, SinkContext
 
-MLRUNS_DIR = "mlruns"  # the default store: a folder next to the runs folder, not inside it
 FLUSH_SECONDS = 10.0  # metrics are sent in batches at most this often (and at the end)
 MAX_BATCH_METRICS = 1000  # MLflow's limit per log_batch request
 MAX_PARAMS_PER_BATCH = 100  # MLflow's limit per log_batch request
@@ -59,6 +59,9 @@ class MlflowSink:
         self._last_flush = time.monotonic()
 
     def start(self, ctx: SinkContext) -> None:
+        # The last line of the confinement (locations.py): a trainer started by a confining MCP server
+        # never writes to, or sends requests to, a place its operator did not allow, whatever path led here.
+        LocationPolicy.from_env().check_uri(self._uri_setting, ctx.run_dir.parent, f"run {ctx.info.run_id}")
         for key, value in _ENV_DEFAULTS.items():
             os.environ.setdefault(key, value)
         from mlflow.entities import Param
