@@ -50,7 +50,9 @@ class RunData:
             # The run store's numpy form: no per-cell Python conversion at all.
             # Column-major: every rule reads whole columns (a strided column of a 100k-row
             # row-major matrix costs ~3 ms per read).
-            self.matrix = np.asfortranarray(np.asarray(table.values, dtype=float).reshape(-1, len(self.columns)))
+            values = np.asarray(table.values, dtype=float)
+            rows = values.shape[0] if values.ndim == 2 else values.size // max(len(self.columns), 1)
+            self.matrix = np.asfortranarray(values.reshape(rows, len(self.columns)))  # (0, 0): no header yet
             self._missing = np.asarray(table.missing, dtype=bool).reshape(self.matrix.shape)
         steps = self.raw(M.ENV_STEPS)
         if steps is None:

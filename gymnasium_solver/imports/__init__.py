@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.imports.build import check_variant, fingerprint, write_run
+from gymnasium_solver.imports.files import is_real_folder
 from gymnasium_solver.imports.mapping import Framework, algo_mapping, sb3_algo_from_keys
 from gymnasium_solver.imports.sb3_folder import is_sb3_folder, read_sb3_folder
 from gymnasium_solver.imports.source import ImportError_, SourceRun
@@ -72,7 +73,8 @@ def find_sources(path: Path) -> list[Path]:
                 found.append(folder)
                 continue
             try:
-                nxt += sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+                # Never through a link: the search stays inside the folder it was given (issue 26).
+                nxt += sorted(p for p in folder.iterdir() if is_real_folder(p) and not p.name.startswith("."))
             except OSError:
                 continue
         level = nxt

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import shutil
 import socket
@@ -18,8 +19,10 @@ import pyarrow.csv as pcsv
 import yaml
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.imports.files import open_source_file
 from gymnasium_solver.imports.source import ImportError_, SourceRun, union_steps
 from gymnasium_solver.run_folder import M
+from gymnasium_solver.run_store.limits import MAX_METRIC_COLUMNS
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FIRST_COLUMNS = (M.ITERATION, M.ENV_STEPS)
@@ -34,9 +37,9 @@ def fingerprint(run: SourceRun) -> str:
     whole of a 160 MB event file would cost as much to hash as to import."""
     h = hashlib.sha256()
     for p in sorted(run.files):
-        size = p.stat().st_size
-        h.update(f"{p.name}\0{size}\0".encode())
-        with open(p, "rb") as f:
+        with open_source_file(p) as f:  # never through a link, like every read of the source
+            size = os.fstat(f.fileno()).st_size
+            h.update(f"{p.name}\0{size}\0".encode())
             h.update(f.read(_HASHED))
             if size > 2 * _HASHED:
                 f.seek(size - _HASHED)
@@ -46,11 +49,27 @@ def fingerprint(run: SourceRun) -> str:
     return h.hexdigest()[:32]
 
 
+_MAX_TAG_CHARS = 200
+
+
 def _columns(run: SourceRun) -> list[str]:
+    """Our columns first, then the source's own tags that a metrics.csv header can hold: no comma or
+    line break, at most 200 characters, and no more than the run store reads (MAX_METRIC_COLUMNS;
+    a TensorBoard log can hold thousands of tags). What is left out is said in ``run.unknown``."""
     ours = [c for c in rf.COMMON_COLUMNS + rf.PPO_COLUMNS if c in run.series and c not in _FIRST_COLUMNS]
     seen = set(ours)
     ours = list(dict.fromkeys(ours))
     extra = sorted(c for c in run.series if c not in seen and c not in _FIRST_COLUMNS)
+    bad = {c for c in extra if len(c) > _MAX_TAG_CHARS or any(ch in c for ch in ",\r\n")}
+    if bad:
+        run.unknown["tags left out"] = (f"{len(bad)} tags whose names a CSV header cannot hold (a comma, a line "
+                                        f"break or more than {_MAX_TAG_CHARS} characters): {', '.join(repr(c[:40]) for c in sorted(bad)[:5])}")
+        extra = [c for c in extra if c not in bad]
+    room = MAX_METRIC_COLUMNS - len(_FIRST_COLUMNS) - len(ours)
+    if len(extra) > room:
+        run.unknown["metrics left out"] = (f"{len(extra) - room} of the source's tags beyond the {MAX_METRIC_COLUMNS} "
+                                           f"columns a run holds, from {extra[room][:40]!r} on (in name order)")
+        extra = extra[:room]
     return [*_FIRST_COLUMNS, *ours, *extra]
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from gymnasium_solver.imports.files import is_real_folder, open_source_file, read_source_file
 from gymnasium_solver.imports.mapping import METRIC_MAP, Framework, Transform, our_name
 from gymnasium_solver.imports.source import ImportError_, SourceRun, episode_stats, last_per_step
 from gymnasium_solver.run_folder import M
@@ -54,7 +55,7 @@ def zoo_params_dir(folder: Path) -> Path | None:
     """The Zoo's ``<env>/`` subfolder holding config.yml or args.yml, if ``folder`` has one."""
     if (folder / ZOO_CONFIG).is_file() or (folder / ZOO_ARGS).is_file():
         return folder
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+    for sub in sorted(p for p in folder.iterdir() if is_real_folder(p)):
         if (sub / ZOO_CONFIG).is_file() or (sub / ZOO_ARGS).is_file():
             return sub
     return None
@@ -70,12 +71,13 @@ def is_sb3_folder(folder: Path) -> bool:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_TEXT_BYTES:
-            raise ImportError_(f"{path} is larger than {MAX_TEXT_BYTES >> 20} MB; an import reads at most that")
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ImportError_(f"cannot read {path}: {exc.strerror or exc}") from None
+    return read_source_file(path, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
+
+
+def _names(header: list[str], n: int = 8) -> str:
+    """A few column names of a header for a message, each cut short: a message quotes little of a file."""
+    shown = ", ".join(h[:40] for h in header[:n])
+    return shown + (", ..." if len(header) > n else "")
 
 
 def load_zoo_yaml(path: Path) -> dict[str, Any]:
@@ -128,7 +130,7 @@ def read_progress(path: Path, run: SourceRun) -> None:
     if note:
         run.unknown["progress.csv"] = note
     if STEP_COLUMN not in header:
-        raise ImportError_(f"{path} has no {STEP_COLUMN} column (found {', '.join(header[:8])}...): expected the "
+        raise ImportError_(f"{path} has no {STEP_COLUMN} column (found {_names(header)}): expected the "
                            "progress.csv of Stable-Baselines3's CSV logger")
     if not body:
         raise ImportError_(f"{path} has a header but no rows: expected one row per SB3 logger dump")
@@ -163,7 +165,7 @@ def _monitor_episodes(path: Path) -> tuple[dict[str, Any], np.ndarray, np.ndarra
     header, body, _ = _csv_rows(path)
     need = ("r", "l", "t")
     if not all(k in header for k in need):
-        raise ImportError_(f"{path} has columns {', '.join(header)}; expected SB3 Monitor's r,l,t (return, "
+        raise ImportError_(f"{path} has columns {_names(header)}; expected SB3 Monitor's r,l,t (return, "
                            "length, seconds)")
     cols = {k: _floats([row[header.index(k)] for row in body]) for k in need}
     return meta, cols["r"], cols["l"], cols["t"]
@@ -205,7 +207,7 @@ def read_monitors(files: list[Path], run: SourceRun, use_returns: bool) -> None:
 
 def read_evaluations(path: Path, run: SourceRun) -> None:
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with open_source_file(path, MAX_TEXT_BYTES) as f, np.load(f, allow_pickle=False) as z:
             timesteps, results = np.asarray(z["timesteps"]), np.asarray(z["results"], dtype=np.float64)
             ep_lengths = np.asarray(z["ep_lengths"], dtype=np.float64) if "ep_lengths" in z.files else None
     except (OSError, ValueError, KeyError) as exc:

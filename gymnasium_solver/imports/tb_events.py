@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from gymnasium_solver.imports.files import read_source_file
+
 EVENT_FILE_MARKER = "tfevents"
 MAX_EVENT_FILE_BYTES = 4 * 1024**3  # a 1M-step log with a few tags is ~250 MB
 _LEN = struct.Struct("<Q")
@@ -250,11 +252,11 @@ def _merge(a: ScalarSeries | None, b: ScalarSeries) -> ScalarSeries:
 def read_event_file(path: Path, out: EventData) -> None:
     """Add the scalars and texts of one event file to ``out``. EventFileError if it is not one."""
     try:
-        size = os.stat(path).st_size
+        size = os.lstat(path).st_size
         if size > MAX_EVENT_FILE_BYTES:
             raise EventFileError(f"{path} is {size / 1e9:.1f} GB, more than the {MAX_EVENT_FILE_BYTES / 1e9:.0f} GB "
                                  "an import reads; import a folder with fewer or smaller event files")
-        buf = path.read_bytes()
+        buf = read_source_file(path, MAX_EVENT_FILE_BYTES)
     except OSError as exc:
         raise EventFileError(f"cannot read event file {path}: {exc.strerror or exc}") from None
     data, length, truncated = _frame(buf)

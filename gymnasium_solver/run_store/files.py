@@ -131,10 +131,10 @@ def regular_file_size(run_dir: Path, name: str) -> int | None:
 
 
 def read_run_file(run_dir: Path, name: str, *, offset: int = 0, last: int | None = None,
-                  missing: str = "") -> FileRead:
+                  limit: int | None = None, missing: str = "") -> FileRead:
     """Bytes of the regular file ``name`` (e.g. ``metrics.csv``, ``checkpoints/best.json``) in ``run_dir``.
 
-    From ``offset`` to the end, or only the ``last`` bytes. Raises :class:`RunFileError` (a
+    From ``offset`` to the end (at most ``limit`` bytes), or only the ``last`` bytes. Raises :class:`RunFileError` (a
     ValueError) for anything that is not a readable regular file; ``missing`` is added to the
     sentence when the file does not exist.
     """
@@ -150,8 +150,12 @@ def read_run_file(run_dir: Path, name: str, *, offset: int = 0, last: int | None
         start = max(st.st_size - last, 0) if last is not None else min(offset, st.st_size)
         os.lseek(fd, start, os.SEEK_SET)
         blocks = []
-        while block := _os_read(fd, _READ_BLOCK):
+        want = _READ_BLOCK if limit is None else min(limit, _READ_BLOCK)
+        while want and (block := _os_read(fd, want)):
             blocks.append(block)
+            if limit is not None:
+                limit -= len(block)
+                want = min(limit, _READ_BLOCK)
         data = blocks[0] if len(blocks) == 1 else b"".join(blocks)
     except OSError as exc:
         raise os_error(run_dir, name, exc, missing) from None

@@ -40,8 +40,14 @@ def tail_log(run_dir: Path, limit: int = 50, level: str | None = None, contains:
     size, start = got.size, got.offset
     text = got.data.decode("utf-8", errors="replace")
     lines = text.splitlines()
-    if start > 0 and lines:
-        lines = lines[1:]  # the first line is probably cut in half
+    # The first line is probably cut in half; when it is the only one, the log ends with a line
+    # longer than what is scanned, and its end is what there is to show (issue 26: a 200 MB line
+    # was reported as "the log is empty").
+    over_long = start > 0 and len(lines) == 1
+    if over_long:
+        lines = ["[...] " + lines[0][6 - MAX_LOG_LINE_CHARS:]]  # 400 characters with the mark
+    elif start > 0 and lines:
+        lines = lines[1:]
 
     def rank(line: str) -> int:
         for i in range(len(_LOG_LEVELS) - 1, -1, -1):
@@ -59,7 +65,10 @@ def tail_log(run_dir: Path, limit: int = 50, level: str | None = None, contains:
                 f"characters); filter by level or contains to see specific lines")
     elif not keep:
         note = "the log is empty" if not lines else "no line matches the filter"
-    if start > 0:
+    if over_long:
+        note += ("; " if note else "") + (f"run.log ends with one line longer than the {_LOG_SCAN_BYTES >> 20} MiB "
+                                          f"scanned (the log is {size / 1e6:.1f} MB): only its end is shown")
+    elif start > 0:
         note += ("; " if note else "") + f"only the last {_LOG_SCAN_BYTES // (1024 * 1024)} MiB of the log were scanned"
     return LogTail(run_id=run_dir.name, lines=out, matched_lines_scanned=len(keep), log_bytes=size,
                    scanned_bytes=size - start, note=note)

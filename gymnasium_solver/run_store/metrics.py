@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,10 +19,12 @@ import pyarrow.csv as pcsv
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.run_folder import MetricsTable
-from gymnasium_solver.run_store.files import RunFileError, label, read_run_file
+from gymnasium_solver.run_store.files import FileRead, RunFileError, label, read_run_file
+from gymnasium_solver.run_store.limits import MAX_METRIC_COLUMNS, MAX_METRICS_LINE_BYTES
 
 _MISSING = "the run has not written any metrics"
-_DAMAGED = "the trainer writes only numbers, so the file was edited or damaged; delete the run or restore the file"
+_EDITED = "the file was edited or damaged; delete the run or restore the file"
+_DAMAGED = f"the trainer writes only numbers, so {_EDITED}"
 
 
 class MetricsArrays(NamedTuple):
@@ -102,15 +104,32 @@ def _fill_column(column: Any, values: np.ndarray, missing: np.ndarray) -> None:
         at += n
 
 
+# Bytes a number the trainer writes can hold ('nan', 'inf', '-1.5e-05'), a comma and line ends.
+_NUMBER_BYTES = b"0123456789.eE+-naifNAIF,\r\n"
+_SCAN_BLOCK = 16 << 20
+
+
+def _only_number_bytes(data: bytes, start: int, end: int) -> bool:
+    """Whether ``data[start:end]`` holds only bytes of numbers: one C-speed pass (~1 GB/s), in blocks."""
+    return not any(data[i:min(i + _SCAN_BLOCK, end)].translate(None, _NUMBER_BYTES)
+                   for i in range(start, end, _SCAN_BLOCK))
+
+
 def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int, where: str,
                include: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(values, missing)`` of the complete rows in ``data[start:end]`` (which ends with a newline),
     for the columns ``include`` (indices, in file order; default all).
 
     Empty fields are missing (value NaN); 'nan'/'inf'/'-inf' parse as such. RunFileError naming
-    the first malformed line (a row with the wrong number of fields, or a field of a converted
-    column that is not a number).
+    the first malformed line (a row with the wrong number of fields, or a field that is not a
+    number). Whichever columns are asked for, the verdict on the file is the same (issue 26:
+    get_run_metrics answered where list_available_metrics said malformed): columns that are not
+    converted are checked to hold only bytes of numbers, and if they do not, every column is
+    converted, so that the same line is named in the same sentence.
     """
+    if include is not None and len(include) < ncols and not _only_number_bytes(data, start, end):
+        values, missing = parse_rows(data, start, end, ncols, first_lineno, where)
+        return values[:, include], missing[:, include]  # reached only by a file some tool would refuse
     cols = list(range(ncols)) if include is None else include
     rows = data.count(b"\n", start, end)
     if rows == 0:
@@ -156,6 +175,12 @@ class MetricsFile:
     offset: int  # bytes consumed: the header and every complete row
     columns: list[str]  # the whole header
     arrays: MetricsArrays  # the columns converted so far
+    # name -> index in ``arrays``: a lookup per column asked must not scan the header (issue 26: with
+    # 10k columns, listing them cost 10 s of CPU, quadratic in the number of columns).
+    converted: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "converted", {c: j for j, c in enumerate(self.arrays.columns)})
 
     @property
     def rows(self) -> int:
@@ -167,20 +192,20 @@ class MetricsFile:
 
     def has(self, names: Collection[str] | None) -> bool:
         """Whether every column of ``names`` that the file has was converted (None: all of them)."""
-        kept = set(self.arrays.columns)
-        return all(c in kept for c in (self.columns if names is None else names) if c in self.columns)
+        if names is None:
+            return len(self.converted) == len(self.columns)
+        header = set(self.columns) if len(names) > 8 else self.columns  # a few names: no set to build
+        return all(c in self.converted for c in names if c in header)
 
     def column(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(values, missing)`` of one column; KeyError if the file has no such column (or it was
         not read: ask the store for it, which reads it)."""
-        if name not in self.arrays.columns:
-            raise KeyError(name)
-        j = self.arrays.columns.index(name)
+        j = self.converted[name]  # KeyError if absent
         return self.arrays.values[:, j], self.arrays.missing[:, j]
 
     def last_value(self, name: str) -> float | None:
         """The last measured value of a column (None if absent or never measured)."""
-        if name not in self.arrays.columns:
+        if name not in self.converted:
             return None
         values, missing = self.column(name)
         present = np.flatnonzero(~missing)
@@ -193,18 +218,44 @@ def _stack(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     return out
 
 
-def _header(run_dir: Path, data: bytes) -> tuple[list[str], int]:
-    end = data.find(b"\n")
-    if end < 0:
-        return [], 0  # the header is not complete yet (the run just started): read it again next time
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1_000_000 else f"{n:,} bytes"
+
+
+def _header(run_dir: Path, head: FileRead) -> tuple[list[str], int]:
+    """The column names and where the rows start, from the first bytes of the file (at most one
+    byte more than MAX_METRICS_LINE_BYTES); ``([], 0)`` while the header is still being written."""
     where = label(run_dir, rf.METRICS_CSV)
+    data = head.data
+    end = data.find(b"\n")
+    commas = data.count(b",", 0, end if end >= 0 else len(data))
+    if commas >= MAX_METRIC_COLUMNS:
+        count = f"{commas + 1:,}" if end >= 0 else f"more than {commas + 1:,}"
+        raise RunFileError(f"{where} has {count} columns, more than the {MAX_METRIC_COLUMNS} the run store reads "
+                           f"(the trainer writes fewer than 50), so it is not read; {_EDITED}")
+    if end < 0:
+        if head.size > MAX_METRICS_LINE_BYTES:
+            raise RunFileError(f"{where} is malformed: its header (first line) runs on for more than "
+                               f"{MAX_METRICS_LINE_BYTES:,} bytes without a line end in a file of {_size(head.size)}, "
+                               f"and a header is never that long; {_EDITED}")
+        return [], 0  # the header is not complete yet (the run just started): read it again next time
     try:
         columns = data[:end].decode("utf-8").strip().split(",")
     except UnicodeDecodeError:
         raise RunFileError(f"{where} is malformed: its header is not UTF-8 text; {_DAMAGED}") from None
     if not columns or any(not c for c in columns):
         raise RunFileError(f"{where} is malformed: its header has an empty column name; {_DAMAGED}")
+    if len(set(columns)) < len(columns):
+        twice = next(c for k, c in enumerate(columns) if c in columns[:k])
+        raise RunFileError(f"{where} is malformed: its header names column {twice[:100]!r} twice; {_EDITED}")
     return columns, end + 1
+
+
+def _check_tail(where: str, data: bytes, end: int) -> None:
+    """Refuse an unfinished last line longer than any row: a row still being written is short."""
+    if len(data) - end > MAX_METRICS_LINE_BYTES:
+        raise RunFileError(f"{where} is malformed: its last line runs on for {_size(len(data) - end)} without a "
+                           f"line end, and no row of a run is longer than {MAX_METRICS_LINE_BYTES:,} bytes; {_EDITED}")
 
 
 ALWAYS_READ = (rf.M.ITERATION, rf.M.ENV_STEPS)  # the row keys: every read converts them
@@ -233,26 +284,32 @@ def read_metrics(run_dir: Path, previous: MetricsFile | None = None,
             if got.size == previous.size and got.mtime_ns == previous.mtime_ns:
                 return previous
             end = got.data.rfind(b"\n") + 1  # a torn last line is left for the next read
+            _check_tail(where, got.data, end)
             grown = replace(previous, size=got.size, mtime_ns=got.mtime_ns, offset=previous.offset + end)
             if not end:
                 return grown
             old = previous.arrays
-            include = [previous.columns.index(c) for c in old.columns]
+            position = {c: j for j, c in enumerate(previous.columns)}
+            include = [position[c] for c in old.columns]
             values, missing = parse_rows(got.data, 0, end, len(previous.columns), previous.rows + 2, where, include)
             return replace(grown, arrays=MetricsArrays(old.columns, _stack(old.values, values),
                                                        _stack(old.missing, missing)))
-    got = read_run_file(run_dir, rf.METRICS_CSV, missing=_MISSING)
-    columns, offset = _header(run_dir, got.data)
-    end = offset
+    # The header first, in a bounded read: a file of one 200 MB line, or of 100k columns, is refused
+    # before its rows are read (issue 26).
+    head = read_run_file(run_dir, rf.METRICS_CSV, limit=MAX_METRICS_LINE_BYTES + 1, missing=_MISSING)
+    columns, offset = _header(run_dir, head)
+    if not columns:
+        return MetricsFile(head.ino, head.size, head.mtime_ns, 0, [], MetricsArrays([], *_empty(0)))
+    got = read_run_file(run_dir, rf.METRICS_CSV, offset=offset, missing=_MISSING)
+    if got.ino != head.ino:  # the trainer never replaces it: someone else did, between the two reads
+        raise RunFileError(f"{where} was replaced while it was being read; try again")
+    end = got.data.rfind(b"\n") + 1
+    _check_tail(where, got.data, end)
     same_file = previous is not None and previous.ino == got.ino and previous.columns == columns
     include = _wanted(columns, names, previous if same_file else None)
-    if columns:
-        end = max(got.data.rfind(b"\n") + 1, offset)
-        values, missing = parse_rows(got.data, offset, end, len(columns), 2, where, include)
-    else:
-        values, missing = _empty(0)
+    values, missing = parse_rows(got.data, 0, end, len(columns), 2, where, include)
     kept = [columns[j] for j in include]
-    return MetricsFile(got.ino, got.size, got.mtime_ns, end, columns, MetricsArrays(kept, values, missing))
+    return MetricsFile(got.ino, got.size, got.mtime_ns, offset + end, columns, MetricsArrays(kept, values, missing))
 
 
 def as_table(arrays: MetricsArrays) -> MetricsTable:

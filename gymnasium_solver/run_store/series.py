@@ -238,16 +238,14 @@ class MetricList(BaseModel):
 
 def available_metrics(store: RunStore, run_dir: Path) -> MetricList:
     """Every column of the run's metrics.csv with its meaning, how often it was measured and its last value."""
+    arrays = store.metric_arrays(run_dir)  # one read and one pass, whatever the number of columns
+    measured = ~arrays.missing
+    counts = measured.sum(axis=0)
     out = []
-    rows = 0
-    columns = store.metric_columns(run_dir)
-    store.prefetch_columns(run_dir, columns)
-    for name in columns:
-        missing = store.metric_missing(run_dir, name)
-        rows = int(missing.shape[0])
-        v = store.last_value(run_dir, name)
+    for j, name in enumerate(arrays.columns):
+        present = np.flatnonzero(measured[:, j])
+        v = float(arrays.values[present[-1], j]) if present.shape[0] else None
         last: float | str | None = v if v is None or np.isfinite(v) else _non_finite_label(v)
         out.append(MetricInfo(name=name, description=rf.METRIC_DESCRIPTIONS.get(name),
-                              measured_rows=int(rows - missing.sum()), last=last))
-    return MetricList(run_id=run_dir.name, rows_total=rows, metrics=out)
-
+                              measured_rows=int(counts[j]), last=last))
+    return MetricList(run_id=run_dir.name, rows_total=len(arrays), metrics=out)
