@@ -100,7 +100,7 @@ def compare_with_preset(best: dict[str, Any], seeds: int) -> None:
 
 def backend_overhead(kind: str, n: int) -> list[float]:
     from gymnasium_solver import run_folder as rf
-    from gymnasium_solver.experiments.backend import TrialSpec, make_backend
+    from gymnasium_solver.jobs.backend import TrialSpec, make_backend
 
     overheads = []
     with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp:

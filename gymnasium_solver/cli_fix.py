@@ -1,8 +1,9 @@
 """`gsolve fix RUN`: a thin adapter over gymnasium_solver.experiments.
 
-Diagnoses the run, runs one trial per candidate change (in parallel, stopping trials that can no
-longer win), prints a table of the outcomes and the command that reproduces the winner.
-Exit code 0 when a trial solved, 1 when none did, 2 on bad input. Never imports torch itself:
+Diagnoses the run, trains each candidate change on the run's seed and the ones that solve there on
+fresh seeds, beside the run's unchanged config (in parallel, stopping trials that can no longer win),
+prints a table of the outcomes, the verdict and the command that reproduces the winner.
+Exit code 0 when the verdict is fixed or unlucky_seed, 1 when not_fixed, 2 on bad input. Never imports torch itself:
 the trials are separate `gsolve train` processes.
 """
 
@@ -13,8 +14,9 @@ import sys
 
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
-from gymnasium_solver.experiments.backend import BACKENDS
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
+from gymnasium_solver.experiments.runner import DEFAULT_SEEDS
+from gymnasium_solver.jobs.backend import BACKENDS
 from gymnasium_solver.run_store import RunStore
 
 
@@ -22,14 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "fix",
         help="prove a fix by running it: trial runs of the diagnosis' candidate changes",
-        description="Diagnose RUN, then train one trial run per candidate change (the top finding's changes, "
-        "each other finding's, each preset deviation reverted, all reverted) with the run's seed and "
-        "overrides, several at once; trials that can no longer beat the best solved trial are stopped. "
-        "Prints the outcome of each and the command that reproduces the winner. "
-        "Exit code 0 when a trial solved, 1 when none did.",
+        description="Diagnose RUN, then train each candidate change (the top finding's changes, each other "
+        "finding's, each preset deviation reverted, all reverted) on the run's seed with its overrides; a "
+        "candidate that solves there trains on the fresh seeds too, beside the run's unchanged config. "
+        "Candidates that fail a seed or cannot be promoted stop early; the winner is then trimmed to the "
+        "smallest change set that still solves every seed. The verdict is 'fixed', 'unlucky_seed' (your "
+        "config solves most seeds) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 1 for not_fixed.",
     )
     p.add_argument("run", help="run id, unique prefix of one, or @last")
     p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                   help=f"seeds every verdict is taken on: the run's own, then fresh ones (default {DEFAULT_SEEDS}; "
+                   f"1 = the run's seed only, no baseline)")
+    p.add_argument("--require", type=int, default=None,
+                   help="seeds a winner must solve (default: all of --seeds)")
     p.add_argument("--parallel", type=int, default=None, help="trials at once (default: the machine's cores)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="stop everything after this many seconds (default 600)")
@@ -57,7 +65,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     else:
         print(render_table(record))
         print(render_winner(record))
-    return 0 if record.winner is not None else 1
+    return 0 if record.verdict in ("fixed", "unlucky_seed") else 1
 
 
 def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
@@ -72,14 +80,21 @@ def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
             raise CliError(f"experiment {args.experiment_id} has already run (status {record.status}); "
                            f"start a new one with gsolve fix {record.parent_run_id}")
         return record
-    return plan_experiment(store, args.run, args.max_trials, experiment_id=args.experiment_id,
-                           timeout_seconds=args.timeout)
+    try:
+        return plan_experiment(store, args.run, args.max_trials, experiment_id=args.experiment_id,
+                               timeout_seconds=args.timeout, seeds=args.seeds, required=args.require)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def render_candidates(record: ExperimentRecord, parallel: int) -> str:
+    seeds = record.seeds or [record.seed]
     lines = [f"Fixing run {record.parent_run_id} ({record.config_id}, seed {record.seed}): "
-             f"{len(record.candidates)} candidates, {min(parallel, len(record.candidates))} at a time, "
+             f"{len(record.candidates)} candidates, {parallel} trials at a time, "
              f"timeout {record.timeout_seconds:g}s, experiment {record.experiment_id}"]
+    if len(seeds) > 1:
+        lines.append(f"Verdicts over seeds {', '.join(map(str, seeds))}: a winner must solve {record.required} of "
+                     f"{len(seeds)}; your unchanged config also trains on {', '.join(map(str, seeds[1:]))}.")
     for i, c in enumerate(record.candidates, 1):
         lines.append(f"  {i}. {c.name}: {' '.join(c.set_args)}  ({c.why})")
     return "\n".join(lines)
@@ -92,6 +107,8 @@ _OUTCOME = {"solved": "solved", "not_solved": "not solved", "stopped_early": "st
 def _row(t: Trial) -> tuple[str, ...]:
     return (
         t.candidate,
+        "-" if t.seed is None else str(t.seed),
+        t.role,
         " ".join(f"--set {a}" for a in t.set_args),
         _OUTCOME[t.outcome],
         f"{t.solved_at_env_steps:,}" if t.solved_at_env_steps is not None else "-",
@@ -102,19 +119,19 @@ def _row(t: Trial) -> tuple[str, ...]:
 
 
 def render_table(record: ExperimentRecord) -> str:
-    rows: list[tuple[str, ...]] = [("CANDIDATE", "CHANGES", "OUTCOME", "STEPS TO SOLVE", "SECONDS", "BEST EVAL",
+    rows: list[tuple[str, ...]] = [("CANDIDATE", "SEED", "RUNG", "CHANGES", "OUTCOME", "STEPS TO SOLVE", "SECONDS", "BEST EVAL",
                                     "TRIAL RUN")]
     rows += [_row(t) for t in record.trials]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines += [f"  {t.candidate}: {t.detail}" for t in record.trials if t.outcome in ("stopped_early", "failed", "skipped")]
+    lines += [f"  {t.candidate} (seed {t.seed}): {t.detail}" for t in record.trials
+              if t.outcome in ("stopped_early", "failed", "skipped")]
     return "\n".join(lines)
 
 
 def render_winner(record: ExperimentRecord) -> str:
     w = record.winner
+    head = f"Verdict: {record.verdict}. {record.message}"
     if w is None:
-        return f"No trial solved. {record.message}"
-    secs = f" in {w.seconds:.1f}s" if w.seconds is not None else ""
-    return (f"Winner: {w.candidate} ({' '.join(w.set_args)}) solved at {w.solved_at_env_steps:,} env steps{secs} "
-            f"(run {w.run_id})\nReproduce: {w.command}")
+        return head
+    return f"{head}\nWinner run on seed {record.seed}: {w.run_id}\nReproduce: {w.command}"

@@ -14,7 +14,8 @@ import sys
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.cli_error import CliError
-from gymnasium_solver.experiments.backend import BACKENDS, make_backend
+from gymnasium_solver.jobs.backend import BACKENDS, make_backend
+from gymnasium_solver.jobs.seeds import SEED_STATISTICS
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import check, launch, report
 from gymnasium_solver.sweeps.record import SweepRecord, read_record, write_record
@@ -49,6 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=launch.DEFAULT_TIMEOUT_SECONDS,
                    help=f"stop the sweep after this many seconds (default {launch.DEFAULT_TIMEOUT_SECONDS:g})")
     p.add_argument("--seed", type=int, default=None, help="the sampler's seed (reproducible suggestions)")
+    p.add_argument("--seeds-per-trial", type=int, default=1,
+                   help="train every trial on this many seeds (the config's seed and the next ones) and rank it "
+                   "by --seed-statistic over them, an unsolved seed counting with its whole budget (default 1)")
+    p.add_argument("--seed-statistic", choices=SEED_STATISTICS, default="p90",
+                   help="a trial's value over its seeds: p90 (default: the slow seeds count), iqm, median, mean, max")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_sweep)
@@ -107,7 +113,8 @@ def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, Searc
         store.runs_dir, args.config_id, space, n_trials=args.trials if args.trials is not None else 20,
         parallel=args.parallel or 1, objective=args.objective, storage=args.storage,
         fixed_overrides=config_mod.parse_overrides(args.overrides), backend=args.backend, address=args.address,
-        timeout_seconds=args.timeout, sampler_seed=args.seed)
+        timeout_seconds=args.timeout, sampler_seed=args.seed, seeds_per_trial=args.seeds_per_trial,
+        seed_statistic=args.seed_statistic)
     return plan.record, space, plan.eval_grid
 
 

@@ -72,15 +72,17 @@ def reap(proc: subprocess.Popen[bytes]) -> None:
     threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
 
 
-def spawn_detached(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+def spawn_detached(cmd: list[str], log_path: Path,
+                   preexec: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
     """Start ``cmd`` in its own session (it outlives its parent and leads its own process group),
-    stdin closed, stdout and stderr appended to ``log_path`` after a line naming the command."""
+    stdin closed, stdout and stderr appended to ``log_path`` after a line naming the command.
+    ``preexec`` runs in the child before ``cmd`` (a trial pool's die-with-the-coordinator hook)."""
     with open(log_path, "ab") as log:
         log.write(f"[launcher] {rf.utc_now_iso()} starting: {' '.join(cmd)}\n".encode())
         log.flush()
         return subprocess.Popen(  # noqa: S603 - fixed argv, no shell
             cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            close_fds=True,
+            close_fds=True, preexec_fn=preexec,  # noqa: PLW1509 - only an async-signal-safe prctl
         )
 
 
@@ -137,6 +139,7 @@ def start_trainer(
     applied_changes: dict[str, Any] | None = None,
     sweep_id: str | None = None,
     trial_number: int | None = None,
+    preexec: Callable[[], None] | None = None,
 ) -> TrainerLaunch:
     """Validate the config, pre-create the run folder (placeholder run.json) and start
     ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
@@ -157,7 +160,7 @@ def start_trainer(
         cmd += ["--experiment-id", experiment_id]
     if applied_changes:
         cmd += ["--applied-changes", json.dumps(applied_changes)]
-    proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
+    proc = spawn_detached(cmd, run_dir / rf.RUN_LOG, preexec)
     run_writer.record_launch_pid(run_dir, proc.pid)
     return TrainerLaunch(run_id, run_dir, proc, cfg)
 

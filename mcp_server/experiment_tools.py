@@ -20,6 +20,7 @@ from gymnasium_solver.experiments import (
     start_detached,
 )
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
+from gymnasium_solver.experiments.runner import DEFAULT_SEEDS, MAX_SEEDS
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
@@ -39,16 +40,19 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         max_trials: Annotated[
             int, Field(ge=1, le=MAX_TRIALS_LIMIT, description="at most this many candidate changes to try")
         ] = DEFAULT_MAX_TRIALS,
+        seeds: Annotated[
+            int, Field(ge=1, le=MAX_SEEDS, description="seeds the verdict is taken on: the run's own, then fresh "
+                       "ones (1 = its own seed only: no baseline, a one-seed verdict)")
+        ] = DEFAULT_SEEDS,
     ) -> ExperimentStart:
-        """Prove a fix by running it: after diagnose_run, test its suggested changes as real training runs.
+        """Prove a fix by running it, over seeds: after diagnose_run, test its suggested changes as real runs.
 
-        Starts, in the background, one trial run per candidate change of the run's diagnosis (the top
-        finding's changes, each other warning/critical finding's, each preset deviation reverted, all
-        reverted together), each with the parent's seed and overrides plus the change; trials that can
-        no longer beat the best solved one are stopped early. Returns at once with experiment_id and the
-        candidates (name, changes, set_args, why). Then call get_experiment(experiment_id) until its
-        status is 'done' (typically tens of seconds for small environments; bounded by a timeout). Use it
-        when the user wants a verified fix rather than a guess; for a single change use start_training."""
+        In the background: each candidate change (the top finding's, each other finding's, each preset
+        deviation reverted, all reverted) trains on the run's own seed; those that solve train on the fresh
+        seeds too, beside the run's unchanged config; the winner is trimmed to the smallest change set that
+        still solves every seed. Returns at once with experiment_id and the candidates. Then poll
+        get_experiment(experiment_id) until status is 'done' (tens of seconds for small environments): its
+        verdict says fixed / unlucky_seed (the config solves most seeds: no change needed) / not_fixed."""
         parallel = None
         parent = store.resolve(run_id)
         cfg = store.config(parent)
@@ -58,16 +62,15 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                          f"trials of {parent.name} (they inherit its config)")
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), default_parallel())
-        return start_detached(store, run_id, max_trials, parallel=parallel)
+        return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_experiment(
         experiment_id: Annotated[str, Field(description="the id try_fixes returned, e.g. 'fix-20261125-221900-3fa9'")],
     ) -> ExperimentRecord:
-        """The state of a fix experiment started by try_fixes (or `gsolve fix`): status ('running',
-        'done', 'failed', or 'crashed' if its coordinator died), each trial's outcome (solved /
-        not_solved / stopped_early / failed / skipped, running while it trains) with env steps to solve,
-        trainer seconds, best eval return and its run_id (inspect it with get_run_info / diagnose_run),
-        and, once done, the winner: the change that solved in the fewest env steps, its set_args and the
-        `gsolve train` command that reproduces it. message is a one-line summary. Cheap; poll it."""
+        """The state of a fix experiment started by try_fixes (or `gsolve fix`). Cheap; poll it until status
+        is 'done' ('crashed' if its coordinator died). Once done: verdict (fixed / unlucky_seed / not_fixed),
+        message (the verdict with its numbers), arms (per-seed outcomes of each change set, your unchanged
+        config first) and winner (the smallest change set that solved the required seeds, its spread,
+        dropped padding, keeps_blamed, and the `gsolve train` command). Trials carry seed, role and run_id."""
         return read_record(store.runs_dir, experiment_id)

@@ -25,10 +25,10 @@ from gymnasium_solver.diagnostics.models import (
     Verdict,
 )
 from gymnasium_solver.experiments import NoCandidatesError, build_candidates, read_record, run_experiment
-from gymnasium_solver.experiments import runner as runner_mod
-from gymnasium_solver.experiments.backend import TrialHandle, TrialSpec
 from gymnasium_solver.experiments.candidates import Candidate
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, new_experiment_id, write_record
+from gymnasium_solver.jobs import pool as pool_mod
+from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 from gymnasium_solver.run_store import RunStore
 
 
@@ -176,7 +176,7 @@ def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 6
 
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_mod, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(pool_mod, "POLL_SECONDS", 0.0)
 
 
 def test_trials_that_cannot_beat_the_solved_one_are_stopped(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_timeout_stops_running_trials_and_skips_the_rest(tmp_path: Path) -> None
     rec = run_experiment(RunStore(tmp_path), record_for(tmp_path, [a, b], timeout=0.2), backend)
     assert [t.outcome for t in rec.trials] == ["stopped_early", "skipped"]
     assert "timeout of 0.2s" in rec.trials[0].detail and rec.winner is None
-    assert "no candidate fixed run" in rec.message and "gsolve retry" in rec.message
+    assert "No candidate fixed run" in rec.message and "gsolve retry" in rec.message
 
 
 def test_unknown_experiment_names_close_matches(tmp_path: Path) -> None:

@@ -31,27 +31,33 @@ MAX_WAIT_SECONDS = 300.0  # a bound so a broken coordinator fails the test inste
 def test_gsolve_fix_runs_trials_and_names_the_solving_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     parent = copy_case("lr_low_s0", runs)
-    code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "2", "--parallel", "2"])
+    code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "2", "--parallel", "2", "--seeds", "2"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert "CANDIDATE" in out and "OUTCOME" in out
-    winner = next(line for line in out.splitlines() if line.startswith("Winner: "))
-    assert f"learning_rate={{end: {PRESET_LR['end']}, start: {PRESET_LR['start']}}}" in winner, winner
-    assert "solved at" in winner
+    assert "CANDIDATE" in out and "OUTCOME" in out and "SEED" in out
+    verdict = next(line for line in out.splitlines() if line.startswith("Verdict: "))
+    assert verdict.startswith("Verdict: fixed.")
+    assert f"Fix: learning_rate={{end: {PRESET_LR['end']}, start: {PRESET_LR['start']}}} solves 2 of 2 seeds" in verdict
+    assert "Your unchanged config solves 0 of 2 seeds" in verdict
     assert "Reproduce: gsolve train CartPole-v1:ppo" in out and "--set seed=0" in out
-    assert err.count("[") >= 2  # one progress line per finished trial, on stderr
+    assert err.count("[") >= 3  # one progress line per finished trial, on stderr
 
     exp_id = next(p.stem for p in (runs / ".experiments").glob("fix-*.json"))
     record = read_record(runs, exp_id)
     assert record.status == "done" and record.winner is not None
     assert record.winner.changes["learning_rate"] == PRESET_LR
-    trial_ids = [t.run_id for t in record.trials if t.run_id]
-    assert len(trial_ids) == 2
-    for run_id in trial_ids:
-        info = rf.read_run_info(runs / run_id)
+    assert record.seeds == [0, 1] and record.verdict == "fixed"
+    assert [t.role for t in record.trials if t.role != "confirm"] == ["screen", "baseline", "screen"]
+    for t in record.trials:
+        if t.run_id is None:
+            continue
+        info = rf.read_run_info(runs / t.run_id)
         assert info.parent_run_id == parent and info.experiment_id == exp_id
-        assert info.seed == 0 and info.overrides["learning_rate"] is not None
+        assert info.seed == t.seed and info.overrides["learning_rate"] is not None
         assert info.status != rf.RunStatus.RUNNING
+    baseline = record.arms[0]
+    assert baseline.name == "your config (unchanged)" and baseline.per_seed[0].run_id == parent
+    assert baseline.per_seed[1].seed == 1 and not baseline.per_seed[1].solved
     solved = [t for t in record.trials if t.outcome == "solved"]
     assert solved and all(t.solved_at_env_steps for t in solved)
     # The winning trial's run.json records exactly the change that was applied.
@@ -83,7 +89,7 @@ async def test_try_fixes_returns_at_once_then_get_experiment_reports_the_winner(
         assert tools["get_experiment"].annotations.read_only_hint is True  # type: ignore[union-attr]
 
         t0 = time.monotonic()
-        is_error, started, text = await call(client, "try_fixes", {"run_id": parent, "max_trials": 1})
+        is_error, started, text = await call(client, "try_fixes", {"run_id": parent, "max_trials": 1, "seeds": 2})
         assert not is_error, text
         assert time.monotonic() - t0 < 30  # it returned before any trial could have finished training
         exp_id = started["experiment_id"]
@@ -99,6 +105,7 @@ async def test_try_fixes_returns_at_once_then_get_experiment_reports_the_winner(
             await anyio.sleep(1.0)
         assert rec["status"] == "done", rec["message"]
         assert rec["trials"][0]["outcome"] == "solved" and rec["winner"]["set_args"]
+        assert rec["verdict"] == "fixed" and rec["winner"]["seeds_solved"] == 2 and rec["winner"]["seeds"] == 2
         assert rec["winner"]["command"].startswith("gsolve train CartPole-v1:ppo")
         info = rf.read_run_info(runs / rec["winner"]["run_id"])
         assert info.parent_run_id == parent and info.experiment_id == exp_id

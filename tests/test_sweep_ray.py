@@ -14,8 +14,8 @@ from corpus_util import copy_case
 
 from gymnasium_solver import cli
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.experiments.backend import TrialSpec, make_backend
-from gymnasium_solver.experiments.ray_backend import RayBackend
+from gymnasium_solver.jobs.backend import TrialSpec, make_backend
+from gymnasium_solver.jobs.ray_backend import RayBackend
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import launch
 from gymnasium_solver.sweeps import study as st

@@ -12,7 +12,7 @@ import pytest
 
 from gymnasium_solver import cli
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.experiments.backend import make_backend
+from gymnasium_solver.jobs.backend import make_backend
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import launch, report
 from gymnasium_solver.sweeps import study as st

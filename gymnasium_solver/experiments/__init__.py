@@ -16,17 +16,17 @@ the record stay the same. Nothing here imports torch, except ``backend.ForkBacke
 ``gsolve fix`` process builds one (it imports the trainer once, then forks a trial per candidate).
 """
 
-from gymnasium_solver.experiments.backend import (
+from gymnasium_solver.experiments.candidates import Candidate, NoCandidatesError, build_candidates
+from gymnasium_solver.experiments.launch import ExperimentStart, plan_experiment, start_detached
+from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, read_record, write_record
+from gymnasium_solver.experiments.runner import run_experiment
+from gymnasium_solver.jobs.backend import (
     ForkBackend,
     LocalProcessBackend,
     TrialBackend,
     default_parallel,
     make_backend,
 )
-from gymnasium_solver.experiments.candidates import Candidate, NoCandidatesError, build_candidates
-from gymnasium_solver.experiments.launch import ExperimentStart, plan_experiment, start_detached
-from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, read_record, write_record
-from gymnasium_solver.experiments.runner import run_experiment
 
 __all__ = [
     "Candidate",

@@ -16,16 +16,23 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
+from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
 from gymnasium_solver.experiments.parent import parent_config
 from gymnasium_solver.experiments.record import (
+    BASELINE,
     ExperimentRecord,
     Trial,
     experiments_dir,
     new_experiment_id,
     write_record,
 )
-from gymnasium_solver.experiments.runner import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+from gymnasium_solver.experiments.runner import (
+    DEFAULT_SEEDS,
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_SEEDS,
+    MAX_TIMEOUT_SECONDS,
+)
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
 
@@ -37,13 +44,22 @@ def plan_experiment(
     *,
     experiment_id: str | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    seeds: int = DEFAULT_SEEDS,
+    required: int | None = None,
 ) -> ExperimentRecord:
-    """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written).
+    """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written):
+    each candidate on the run's own seed, and the run's unchanged config on ``seeds - 1`` fresh seeds.
+    A winner must solve ``required`` of the ``seeds`` seeds (default: all).
 
-    Raises ValueError (unknown run, a run still training, nothing to try) with what to do instead.
+    Raises ValueError (unknown run, a run still training, nothing to try, bad bounds) with what to do instead.
     """
     if not 1 <= timeout_seconds <= MAX_TIMEOUT_SECONDS:
         raise ValueError(f"timeout must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout_seconds:g}")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds must be between 1 and {MAX_SEEDS} (each is a training run per candidate), got {seeds}")
+    required = seeds if required is None else required
+    if not 1 <= required <= seeds:
+        raise ValueError(f"required must be between 1 and seeds ({seeds}), got {required}")
     run_dir = store.resolve(ref)
     info = store.info(run_dir)
     rf.refuse_read_only(info, "run a fix experiment (its trials start from the run's preset, which it does not have)")
@@ -54,19 +70,38 @@ def plan_experiment(
         raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
     parent = parent_config(run_dir, info)  # the run's config as recorded, even if its preset changed since
-    candidates = build_candidates(diagnose_run_dir(store, run_dir), parent.overrides, max_trials)
+    diagnosis = diagnose_run_dir(store, run_dir)
+    candidates = build_candidates(diagnosis, parent.overrides, max_trials)
+    seed_list = [info.seed + i for i in range(seeds)]  # the run's own seed first, then fresh ones
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
         seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, created_at=now, updated_at=now,
-        host=socket.gethostname(),
-        timeout_seconds=timeout_seconds, candidates=candidates, trials=[_trial(c) for c in candidates],
-        message=f"{len(candidates)} candidates planned; starting",
+        host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
+        blamed_keys=blamed_keys(diagnosis), candidates=candidates, trials=first_rung(candidates, seed_list),
+        message=f"{len(candidates)} candidates planned on seed {info.seed}"
+        + (f", your unchanged config on seeds {', '.join(map(str, seed_list[1:]))}" if seeds > 1 else "") + "; starting",
     )
 
 
-def _trial(c: Candidate) -> Trial:
-    return Trial(candidate=c.name, changes=c.changes, set_args=c.set_args)
+def first_rung(candidates: list[Candidate], seeds: list[int]) -> list[Trial]:
+    """Every candidate on the parent's seed, interleaved with the unchanged config on the fresh seeds
+    (the baseline decides 'unlucky seed' and is worth knowing early)."""
+    screen = [Trial(candidate=c.name, changes=c.changes, set_args=c.set_args, seed=seeds[0], role="screen")
+              for c in candidates]
+    baseline = [Trial(candidate=BASELINE, changes={}, set_args=[], seed=s, role="baseline") for s in seeds[1:]]
+    out: list[Trial] = []
+    for i in range(max(len(screen), len(baseline))):
+        out += screen[i:i + 1] + baseline[i:i + 1]
+    return out
+
+
+def blamed_keys(diagnosis: Diagnosis) -> list[str]:
+    """The keys the top finding (the first warning or critical with a change) would change."""
+    for f in diagnosis.findings:
+        if f.severity != Severity.INFO and f.suggested_changes:
+            return sorted({c.key for c in f.suggested_changes if c.key != "seed"})
+    return []
 
 
 class ExperimentStart(BaseModel):
@@ -88,15 +123,18 @@ def start_detached(
     *,
     parallel: int | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    seeds: int = DEFAULT_SEEDS,
+    required: int | None = None,
 ) -> ExperimentStart:
     """Plan the experiment, write its pending record and start its coordinator detached. Returns at once."""
-    record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds)
+    record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required)
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
     log = experiments_dir(runs_dir) / f"{record.experiment_id}.log"
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "fix", record.parent_run_id,
            "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
-           "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}"]
+           "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}", "--seeds", str(seeds),
+           "--require", str(record.required)]
     if parallel is not None:
         cmd += ["--parallel", str(parallel)]
     proc = spawn_detached(cmd, Path(log))
@@ -104,7 +142,8 @@ def start_detached(
     return ExperimentStart(
         experiment_id=record.experiment_id, parent_run_id=record.parent_run_id, config_id=record.config_id,
         candidates=record.candidates, pid=proc.pid, log=str(log),
-        note=f"{len(record.candidates)} trial runs started in the background (at most {timeout_seconds:g}s); "
-        f"call get_experiment(experiment_id={record.experiment_id!r}) until status is 'done' for the outcome "
-        f"and the winning change",
+        note=f"{len(record.candidates)} candidates on seed {record.seed} and your unchanged config on "
+        f"{len(record.seeds) - 1} fresh seeds started in the background (candidates that solve go on to the fresh "
+        f"seeds; at most {timeout_seconds:g}s); call get_experiment(experiment_id={record.experiment_id!r}) until "
+        f"status is 'done': its verdict (fixed / unlucky_seed / not_fixed), message and winner say how sure it is",
     )

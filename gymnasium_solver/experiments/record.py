@@ -7,11 +7,7 @@ any time. The folder is hidden (its name starts with a dot), so run listings nev
 
 from __future__ import annotations
 
-import difflib
-import re
 import secrets
-import socket
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -20,20 +16,27 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.experiments.candidates import Candidate
+from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone
 
 EXPERIMENTS_DIR = ".experiments"
-_ID_PATTERN = re.compile(r"^fix-[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}$")
-# A coordinator rewrites its record at least this often while it runs (see runner.POLL_SECONDS).
-RECORD_STALE_SECONDS = 60.0
+KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}$",
+               example="fix-20261125-221900-3fa9", start_hint="try_fixes / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-ExperimentStatus = Literal["running", "done", "failed", "crashed"]
+TrialRole = Literal["screen", "confirm", "baseline", "trim"]
+Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
+ExperimentStatus = JobStatus
+BASELINE = "your config (unchanged)"
 
 
 class Trial(BaseModel):
-    """One trial run of one candidate."""
+    """One trial run: one candidate (or the parent's own config) on one seed."""
 
-    candidate: str = Field(description="the candidate's name")
+    candidate: str = Field(description="the candidate's name, or 'your config (unchanged)' for a baseline trial")
+    seed: int | None = Field(default=None, description="the seed it trained on (None: a record from before seeds)")
+    role: TrialRole = Field(default="screen", description="screen: the candidate on the parent's own seed; "
+                            "confirm: a candidate that solved there, on the fresh seeds; baseline: the parent's "
+                            "unchanged config on the fresh seeds; trim: the winner without one of its changes")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -46,16 +49,47 @@ class Trial(BaseModel):
     best_eval: float | None = Field(default=None, description="best evaluation return")
 
 
+class SeedOutcome(BaseModel):
+    """One arm on one seed."""
+
+    seed: int
+    solved: bool
+    env_steps: int = Field(description="env steps to solve; unsolved: every env step it ran")
+    run_id: str | None = Field(description="the trial run (the parent run itself for the baseline's own seed)")
+
+
+class ArmResult(BaseModel):
+    """How one change set did on every seed it ran (an arm: a candidate, a trimmed winner, or the
+    parent's unchanged config)."""
+
+    name: str
+    changes: dict[str, Any]
+    set_args: list[str]
+    per_seed: list[SeedOutcome] = Field(description="by seed, in the experiment's seed order")
+    solved: int = Field(description="seeds solved")
+    ran: int = Field(description="seeds with a finished trial")
+    median_env_steps: float | None = Field(default=None, description="over the solved seeds")
+    max_env_steps: int | None = Field(default=None, description="the slowest solved seed: the spread's top")
+
+
 class Winner(BaseModel):
-    """The trial that solved in the fewest env steps (ties: fewer seconds)."""
+    """The smallest change set that solved on every seed (or the stated k of n), fewest env steps first."""
 
     candidate: str
-    run_id: str
-    solved_at_env_steps: int
+    run_id: str = Field(description="its trial run on the parent's own seed")
+    solved_at_env_steps: int = Field(description="env steps to solve on the parent's own seed")
     seconds: float | None
     changes: dict[str, Any]
     set_args: list[str] = Field(description="the winning changes as --set arguments")
     command: str = Field(description="`gsolve train ...` that reproduces the winning trial (parent's overrides included)")
+    seeds_solved: int = Field(default=1, description="seeds it solved")
+    seeds: int = Field(default=1, description="seeds it ran")
+    median_env_steps: float | None = Field(default=None, description="median env steps to solve over its seeds")
+    max_env_steps: int | None = Field(default=None, description="its slowest seed's env steps to solve")
+    dropped: list[str] = Field(default_factory=list, description="changes of the candidate it came from that were "
+                               "verified unnecessary (the rest still solves on every seed without them)")
+    keeps_blamed: list[str] = Field(default_factory=list, description="keys the top finding blames that the winner "
+                                    "leaves as they were: it works around the finding, or the finding is wrong")
 
 
 class ExperimentRecord(BaseModel):
@@ -78,10 +112,19 @@ class ExperimentRecord(BaseModel):
     host: str | None = None
     parallel: int = Field(default=1, description="trials run at once")
     timeout_seconds: float
+    seeds: list[int] = Field(default_factory=list, description="the seeds every verdict is taken on: the "
+                             "parent's own first, then fresh ones")
+    required: int = Field(default=1, description="seeds a winner must solve (of len(seeds))")
+    blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
     trials: list[Trial]
+    arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "
+                                  "the parent's unchanged config first")
+    verdict: Verdict = Field(default="running", description="fixed: a change solves on the required seeds and "
+                             "beats your config there; unlucky_seed: your unchanged config solves on most seeds, "
+                             "the parent's seed was bad luck; not_fixed: neither")
     winner: Winner | None = None
-    message: str = Field(default="", description="one line: how the experiment ended, or what it is doing")
+    message: str = Field(default="", description="how the experiment ended (with the numbers), or what it is doing")
 
 
 def experiments_dir(runs_dir: Path) -> Path:
@@ -95,23 +138,17 @@ def new_experiment_id(now: datetime | None = None) -> str:
 
 
 def record_path(runs_dir: Path, experiment_id: str) -> Path:
-    if not _ID_PATTERN.match(experiment_id):
-        raise ValueError(f"{experiment_id!r} is not an experiment id; they look like fix-20261125-221900-3fa9 "
-                         f"(try_fixes / gsolve fix print them)")
-    return experiments_dir(runs_dir) / f"{experiment_id}.json"
+    return KIND.path(runs_dir, experiment_id)
 
 
 def write_record(runs_dir: Path, record: ExperimentRecord) -> None:
     record.updated_at = rf.utc_now_iso()
-    rf.atomic_write_text(record_path(runs_dir, record.experiment_id), record.model_dump_json(indent=2), durable=False)
+    KIND.write(runs_dir, record.experiment_id, record)
 
 
 def list_experiment_ids(runs_dir: Path) -> list[str]:
     """Experiment ids in the runs folder, oldest first."""
-    folder = experiments_dir(runs_dir)
-    if not folder.is_dir():
-        return []
-    return sorted(p.stem for p in folder.glob("fix-*.json") if _ID_PATTERN.match(p.stem))
+    return KIND.list_ids(runs_dir)
 
 
 def read_record(runs_dir: Path, experiment_id: str) -> ExperimentRecord:
@@ -119,37 +156,17 @@ def read_record(runs_dir: Path, experiment_id: str) -> ExperimentRecord:
 
     Raises ValueError naming close matches for an unknown id.
     """
-    ids = list_experiment_ids(runs_dir)
-    experiment_id = experiment_id.strip()
-    matches = [i for i in ids if i == experiment_id] or [i for i in ids if i.startswith(experiment_id)]
-    if len(matches) != 1:
-        if len(matches) > 1:
-            raise ValueError(f"experiment prefix {experiment_id!r} is ambiguous: {', '.join(matches[-5:])}")
-        close = difflib.get_close_matches(experiment_id, ids, n=3, cutoff=0.6)
-        hint = (f"; did you mean {', '.join(close)}?" if close
-                else f"; newest: {ids[-1]}" if ids else "; none have been started here (start one with try_fixes or gsolve fix)")
-        raise ValueError(f"no experiment {experiment_id!r} in {experiments_dir(runs_dir)}{hint}")
-    path = record_path(runs_dir, matches[0])
-    try:
-        record = ExperimentRecord.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ValueError(f"{path} is malformed: {exc}") from None
-    return _effective(record)
+    return _effective(KIND.read(runs_dir, experiment_id, ExperimentRecord))
 
 
 def _effective(record: ExperimentRecord) -> ExperimentRecord:
-    """A 'running' record whose coordinator is gone (dead pid, or silent too long) is 'crashed'."""
-    if record.status != "running":
+    """A 'running' record whose coordinator is gone is 'crashed', and so are its running trials: their
+    trainers got SIGTERM when it died (jobs.backend.die_with) and recorded their own stop."""
+    why = coordinator_gone(record.status, record.pid, record.host, record.updated_at)
+    if why is None:
         return record
-    dead = record.pid is not None and record.host == socket.gethostname() and not rf.pid_alive(record.pid)
-    try:
-        stale = time.time() - rf.parse_iso(record.updated_at) > RECORD_STALE_SECONDS
-    except ValueError:
-        stale = False
-    if dead or stale:
-        why = "its coordinator process exited" if dead else f"no update for over {RECORD_STALE_SECONDS:g}s"
-        return record.model_copy(update={"status": "crashed", "message": f"crashed: {why} before it finished; "
-                                         f"its trials' run folders hold what was done"})
-    return record
+    trials = [t.model_copy(update={"outcome": "stopped_early", "detail": f"stopped: {why}"})
+              if t.outcome == "running" else t for t in record.trials]
+    return record.model_copy(update={"status": "crashed", "trials": trials,
+                                     "message": f"crashed: {why} before it finished; its trials' run folders "
+                                     f"hold what was done"})

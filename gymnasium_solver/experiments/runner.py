@@ -1,11 +1,21 @@
-"""The coordinator: runs an experiment's trials on a backend and stops the ones that cannot win.
+"""The fix experiment as a job of the one trial pool (jobs.pool): which trial next, when to stop one.
 
-:func:`run_experiment` starts trials up to the backend's capacity, reads each trial's progress
-from its run folder through the RunStore (never torch), and rewrites the experiment record on
-every start and finish (and as a heartbeat). Early stopping: once a trial has solved at S env
-steps, a running trial that is past S env steps can no longer beat it and is asked to stop
-(SIGTERM: a graceful stop with a final evaluation). The whole experiment is bounded by a wall-time
-timeout; SIGTERM/SIGINT to the coordinator end it the same way, stopping every trial it started.
+Every verdict is taken over seeds (``record.seeds``: the parent's own first, then fresh ones), and
+hopeless candidates stop early (successive halving in three rungs):
+
+1. **screen**: every candidate on the parent's own seed, the seed the run failed on. Once
+   :data:`PROMOTE` candidates have solved there, a trial past the env steps of the slowest of them
+   cannot be promoted and is stopped.
+2. **confirm**: a candidate that solved its screen trains on the fresh seeds at once; one that
+   fails more seeds than ``required`` allows is out, its other trials stopped or skipped. Beside
+   them, **baseline** trials train the parent's unchanged config on the fresh seeds: when it solves
+   most seeds, the verdict is "unlucky seed", not a fault.
+3. **trim**: the best arm with more than one change is re-run without each change in turn; a
+   variant that still solves every seed replaces it (padding such as a budget raise falls away),
+   until nothing more can be dropped.
+
+The winner is the smallest change set that solves on the required seeds and beats the unchanged
+config there; experiments.verdict computes it and the message from the record's numbers.
 """
 
 from __future__ import annotations
@@ -13,75 +23,43 @@ from __future__ import annotations
 import os
 import shlex
 import socket
-import time
 from collections import deque
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver import run_writer
-from gymnasium_solver.experiments.backend import (
-    TrialBackend,
-    TrialHandle,
-    TrialSpec,
-    failure_message,
-    trial_failed,
-)
+from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
-from gymnasium_solver.experiments.record import ExperimentRecord, Trial, Winner, write_record
+from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
+from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
+from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import override_pairs
-from gymnasium_solver.run_guards import stop_on_signals
 from gymnasium_solver.run_store import RunStore
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 MAX_TIMEOUT_SECONDS = 6 * 3600.0
-POLL_SECONDS = 0.25
-HEARTBEAT_SECONDS = 5.0  # the record is rewritten at least this often (readers detect a dead coordinator)
-STOP_GRACE_SECONDS = 20.0  # after SIGTERM, a trial gets this long for its final evaluation before SIGKILL
+DEFAULT_SEEDS = 3
+MAX_SEEDS = 10
+PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
 
 Progress = Callable[[str], None]
 
 
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
-    """The parent's config plus the candidate's changes (today's preset instead for a pure revert to it,
-    experiments/parent.py), with the parent's seed kept."""
+    """The parent's config plus the trial's changes (today's preset instead for a pure revert to it,
+    experiments/parent.py), on the trial's seed."""
     parent = ParentConfig(record.parent_overrides, record.drifted)
     overrides = {**parent.base_for(record.config_id, trial.changes), **trial.changes}
-    if config_mod.resolve_config(record.config_id, override_pairs(overrides)).seed != record.seed:
-        overrides["seed"] = record.seed
+    seed = vd.trial_seed(record, trial)
+    if config_mod.resolve_config(record.config_id, override_pairs(overrides)).seed != seed:
+        overrides["seed"] = seed
     return overrides
 
 
 def train_command(config_id: str, overrides: dict[str, Any]) -> str:
     """The `gsolve train` command line that runs ``config_id`` with ``overrides``."""
     return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides))])
-
-
-def cannot_beat(trials: list[Trial], trial: Trial) -> str | None:
-    """Why ``trial`` should stop early, or None: it is past the env steps the best solved trial needed."""
-    # A trial counts as solved as soon as its run.json says so, before its process has exited.
-    solved = [t for t in trials if t.solved_at_env_steps is not None and t is not trial]
-    if not solved or trial.solved_at_env_steps is not None:
-        return None
-    best = min(solved, key=lambda t: t.solved_at_env_steps or 0)
-    assert best.solved_at_env_steps is not None
-    if trial.env_steps > best.solved_at_env_steps:
-        return f"stopped: cannot beat {best.candidate} (solved at {best.solved_at_env_steps})"
-    return None
-
-
-def pick_winner(record: ExperimentRecord) -> Winner | None:
-    """The solved trial with the fewest env steps to solve; ties go to fewer seconds."""
-    solved = [t for t in record.trials if t.outcome == "solved" and t.solved_at_env_steps is not None and t.run_id]
-    if not solved:
-        return None
-    best = min(solved, key=lambda t: (t.solved_at_env_steps, t.seconds if t.seconds is not None else float("inf")))
-    assert best.solved_at_env_steps is not None and best.run_id is not None
-    return Winner(candidate=best.candidate, run_id=best.run_id, solved_at_env_steps=best.solved_at_env_steps,
-                  seconds=best.seconds, changes=best.changes, set_args=best.set_args,
-                  command=train_command(record.config_id, trial_overrides(record, best)))
 
 
 def trial_line(trial: Trial, done: int, total: int) -> str:
@@ -92,15 +70,14 @@ def trial_line(trial: Trial, done: int, total: int) -> str:
     secs = f" in {trial.seconds:.1f}s" if trial.seconds is not None and trial.outcome != "skipped" else ""
     detail = f" ({trial.detail})" if trial.detail and trial.outcome != "solved" else ""
     run = f" [run {trial.run_id}]" if trial.run_id else ""
-    return f"[{done}/{total}] {trial.candidate}: {what}{secs}{detail}{run}"
+    seed = f" seed {trial.seed}" if trial.seed is not None else ""
+    return f"[{done}/{total}] {trial.candidate}{seed}: {what}{secs}{detail}{run}"
 
 
-def _refresh(trial: Trial, store: RunStore, run_dir: Path) -> rf.RunInfo | None:
-    """Copy a trial's progress from its run.json into the record; None while it is unreadable."""
-    try:
-        info = store.info(run_dir)
-    except ValueError:
-        return None
+def _refresh(trial: Trial, info: rf.RunInfo | None) -> None:
+    """Copy a trial's progress from its run.json into the record."""
+    if info is None:
+        return
     trial.env_steps = info.progress.env_steps
     trial.best_eval = info.best_eval.return_mean if info.best_eval else None
     if info.solved and info.solved_at is not None:
@@ -108,7 +85,6 @@ def _refresh(trial: Trial, store: RunStore, run_dir: Path) -> rf.RunInfo | None:
         trial.seconds = round(info.solved_at.wall_seconds, 2)
     else:
         trial.seconds = round(info.progress.wall_seconds, 2)
-    return info
 
 
 def _finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: str | None) -> None:
@@ -125,135 +101,206 @@ def _finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: 
         trial.outcome, trial.detail = "not_solved", f"{info.stop_reason or info.status} after {trial.env_steps} env steps{best}"
 
 
-class _Active:
-    def __init__(self, handle: TrialHandle):
-        self.handle = handle
-        self.released_at = 0.0
-        self.stop_detail: str | None = None
-        self.killed = False
-        # Released: the trial has recorded its end, or was asked to stop. Its process may still be
-        # tearing down (final evaluation, closing envs, interpreter exit: seconds with torch), but its
-        # slot goes to the next trial now, so start-up costs overlap instead of adding up.
-        self.released = False
+class FixJob:
+    """The fix experiment's policy for the trial pool: keys are indices into ``record.trials``."""
 
-
-class _Coordinator:
-    def __init__(self, store: RunStore, record: ExperimentRecord, backend: TrialBackend, progress: Progress | None):
-        self.store, self.record, self.backend, self.progress = store, record, backend, progress
-        self.pending = deque(i for i, t in enumerate(record.trials) if t.outcome == "pending")
-        self.active: dict[int, _Active] = {}
+    def __init__(self, store: RunStore, record: ExperimentRecord, pool: TrialPool, progress: Progress | None,
+                 parent_env_steps: int):
+        self.store, self.record, self.pool, self.progress = store, record, pool, progress
+        self.parent_env_steps = parent_env_steps
+        self.seeds = vd.seeds_of(record)
+        self.queue: deque[int] = deque(i for i, t in enumerate(record.trials) if t.outcome == "pending")
         self.done = sum(1 for t in record.trials if t.outcome not in ("pending", "running"))
-        self.last_write = 0.0
+        self.out: set[str] = set()  # candidates that failed more seeds than `required` allows
+        self.trim_base: ArmResult | None = None  # the arm the current trim round drops changes from
+        self.origin: ArmResult | None = None  # the arm the first trim round started from
+
+    # -- the pool's questions --------------------------------------------------------------
+    def next_start(self) -> Start | None:
+        if not self.queue:
+            self._plan_trim()
+        if not self.queue:
+            return None
+        i = self.queue.popleft()
+        t = self.record.trials[i]
+        applied = dict(t.changes) | ({"seed": t.seed} if t.seed is not None and t.seed != self.record.seed else {})
+        spec = TrialSpec(self.record.config_id, trial_overrides(self.record, t), self.record.parent_run_id,
+                         self.record.experiment_id, applied)
+        return Start(i, spec)
+
+    def started(self, key: Hashable, handle: TrialHandle) -> None:
+        t = self.record.trials[int(str(key))]
+        t.run_id, t.outcome = handle.run_id, "running"
+
+    def start_failed(self, key: Hashable, error: str) -> None:
+        t = self.record.trials[int(str(key))]
+        t.outcome, t.detail = "failed", error
+        self._after(t)
+
+    def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
+        t = self.record.trials[int(str(key))]
+        _refresh(t, info)
+        if t.role == "baseline":
+            return None
+        if t.candidate in self.out:
+            return f"stopped: {t.candidate} already failed a seed"
+        return self._beaten(t) or (self._cannot_be_promoted(t) if t.role == "screen" else None)
+
+    def ended(self, end: Ended) -> None:
+        t = self.record.trials[int(str(end.key))]
+        _refresh(t, end.info)
+        _finish(t, end.info, end.exit_code, end.stop_detail)
+        self._after(t)
+
+    def skip_pending(self, why: str) -> None:
+        while self.queue:
+            t = self.record.trials[self.queue.popleft()]
+            t.outcome, t.detail = "skipped", why
+            self._say(t)
 
     def save(self) -> None:
         write_record(self.store.runs_dir, self.record)
-        self.last_write = time.monotonic()
 
-    def say(self, trial: Trial) -> None:
+    # -- rungs -----------------------------------------------------------------------------
+    def _cannot_be_promoted(self, t: Trial) -> str | None:
+        """A screen trial past the env steps of the PROMOTE-th fastest solved screen trial (the fastest,
+        with one seed: the old 'cannot beat' rule) cannot go on to the fresh seeds."""
+        solved = sorted((s.solved_at_env_steps, s.candidate) for s in self.record.trials
+                        if s.role == "screen" and s is not t and s.solved_at_env_steps is not None)
+        k = PROMOTE if len(self.seeds) > 1 else 1
+        if t.solved_at_env_steps is not None or len(solved) < k or t.env_steps <= solved[k - 1][0]:
+            return None
+        steps, name = solved[k - 1]
+        return f"stopped: cannot beat {name} (solved at {steps})"
+
+    def _beaten(self, t: Trial) -> str | None:
+        """Racing: once an arm has solved every seed, a screen or confirm trial of another arm that is past
+        that arm's slowest seed is stopped (trim trials are exempt: they test what can be dropped)."""
+        if t.role == "trim" or t.solved_at_env_steps is not None:
+            return None
+        baseline = vd.baseline_arm(self.record, self.parent_env_steps)
+        done = [a for a in vd.candidate_arms(self.record) if a.name != t.candidate
+                and vd.qualifies(self.record, a, baseline) and a.max_env_steps is not None]
+        if not done:
+            return None
+        best = min(done, key=lambda a: a.max_env_steps or 0)
+        if best.max_env_steps is not None and t.env_steps > best.max_env_steps:
+            return f"stopped: cannot beat {best.name} (solved every seed within {best.max_env_steps:,} env steps)"
+        return None
+
+    def _after(self, t: Trial) -> None:
+        """A trial ended: promote its candidate to the fresh seeds, or count the seed against it."""
+        self._say(t)
+        if t.role == "baseline":
+            return
+        if t.outcome == "solved":
+            if t.role == "screen" and len(self.seeds) > 1:
+                new = [self._add(t.candidate, t.changes, s, "confirm") for s in self.seeds[1:]]
+                self.queue.extendleft(reversed(new))  # decisive: before the rest of the screen
+            return
+        failures = sum(1 for x in self.record.trials if x.candidate == t.candidate and x.outcome in
+                       ("not_solved", "stopped_early", "failed"))
+        if failures > len(self.seeds) - self.record.required and t.candidate not in self.out:
+            self.out.add(t.candidate)
+            for i in [i for i in self.queue if self.record.trials[i].candidate == t.candidate]:
+                self.queue.remove(i)
+                x = self.record.trials[i]
+                x.outcome, x.detail = "skipped", f"not started: {t.candidate} failed seed {t.seed}"
+                self._say(x)
+
+    def _add(self, name: str, changes: dict[str, Any], seed: int, role: str) -> int:
+        self.record.trials.append(Trial(candidate=name, changes=changes, set_args=override_pairs(changes),
+                                        seed=seed, role=role))  # type: ignore[arg-type]
+        return len(self.record.trials) - 1
+
+    def _busy(self) -> bool:
+        return any(t.outcome in ("pending", "running") and t.role != "baseline" for t in self.record.trials)
+
+    def _plan_trim(self) -> None:
+        """When nothing but baselines is left: try the best arm without each of its changes, on every seed."""
+        if self._busy() or len(self.record.trials) >= MAX_TRIALS_IN_ALL:
+            return
+        baseline = vd.baseline_arm(self.record, self.parent_env_steps)
+        arms = {vd._key(a.changes): a for a in vd.candidate_arms(self.record)}
+        if self.trim_base is None:
+            good = [a for a in arms.values() if vd.qualifies(self.record, a, baseline)]
+            if not good:
+                return
+            self.trim_base = self.origin = min(good, key=vd.rank)
+        else:  # a round has ended: the best variant that still qualifies replaces the base
+            variants = [a for a in arms.values() if set(a.changes) < set(self.trim_base.changes)
+                        and len(a.changes) == len(self.trim_base.changes) - 1 and vd.qualifies(self.record, a, baseline)]
+            if not variants:
+                self.trim_base = ArmResult(name="", changes={}, set_args=[], per_seed=[], solved=0, ran=0)
+                return
+            self.trim_base = min(variants, key=vd.rank)
+        base = self.trim_base
+        if len(base.changes) < 2:
+            return
+        for key in base.changes:
+            changes = {k: v for k, v in base.changes.items() if k != key}
+            if vd._key(changes) in arms:
+                continue
+            name = f"{base.name} without {key}"
+            self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
+
+    def _say(self, t: Trial) -> None:
         self.done += 1
         if self.progress is not None:
-            self.progress(trial_line(trial, self.done, len(self.record.trials)))
+            self.progress(trial_line(t, self.done, len(self.record.trials)))
 
-    def start_more(self) -> None:
-        while self.pending and sum(not a.released for a in self.active.values()) < self.backend.capacity:
-            i = self.pending.popleft()
-            trial = self.record.trials[i]
-            try:
-                spec = TrialSpec(self.record.config_id, trial_overrides(self.record, trial), self.record.parent_run_id,
-                                 self.record.experiment_id, trial.changes)
-                handle = self.backend.start(spec)
-            except (ValueError, OSError) as exc:
-                trial.outcome, trial.detail = "failed", f"could not start: {exc}"
-                self.say(trial)
-            else:
-                trial.run_id, trial.outcome = handle.run_id, "running"
-                self.active[i] = _Active(handle)
-            self.save()
+    # -- the end ---------------------------------------------------------------------------
+    def conclude(self, ending: str | None) -> None:
+        r = self.record
+        baseline = vd.baseline_arm(r, self.parent_env_steps)
+        arms = vd.candidate_arms(r)
+        good = sorted((a for a in arms if vd.qualifies(r, a, baseline)), key=vd.rank)
+        best = self._smallest(good)
+        winner = None
+        if best is not None:
+            own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))
+            origin = self.origin if self.origin is not None and set(best.changes) < set(self.origin.changes) else None
+            winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own)))
+        r.arms = [baseline, *arms] if len(self.seeds) > 1 else arms
+        r.winner = winner
+        r.verdict = vd.decide(r, winner, baseline)
+        r.message = vd.message(r, ending)
 
-    def poll(self, ending: str | None) -> None:
-        """Refresh every running trial; finish the exited ones; stop those that cannot win (or all, when ending)."""
-        for i, a in list(self.active.items()):
-            trial = self.record.trials[i]
-            code = self.backend.exit_code(a.handle)
-            info = _refresh(trial, self.store, a.handle.run_dir)  # read after the exit check: its final write
-            if code is not None:
-                if info is not None and info.status == rf.RunStatus.RUNNING:
-                    # It exited without recording its end (stopped before its trainer had started,
-                    # or killed): record it, so readers do not report the trial as crashed.
-                    run_writer.record_forced_stop(a.handle.run_dir, info, a.stop_detail or f"exited with code {code}")
-                    info = _refresh(trial, self.store, a.handle.run_dir)
-                _finish(trial, info, code, a.stop_detail)
-                del self.active[i]
-                self.say(trial)
-                self.save()
-                continue
-            now = time.monotonic()
-            if not a.released and info is not None and info.status != rf.RunStatus.RUNNING:
-                a.released, a.released_at = True, now  # it recorded its end; the process is exiting
-            if not a.released:
-                reason = cannot_beat(self.record.trials, trial) or ending
-                if reason is not None:
-                    self.backend.stop(a.handle)
-                    a.released, a.released_at, a.stop_detail = True, now, reason
-            elif not a.killed and now - a.released_at > STOP_GRACE_SECONDS:
-                self.backend.stop(a.handle, force=True)  # ignored SIGTERM, or hung while exiting
-                a.killed = True
+    def _smallest(self, good: list[ArmResult]) -> ArmResult | None:
+        """The best qualifying arm, replaced by the smallest verified trim of it when there is one."""
+        if not good:
+            return None
+        if self.origin is None:
+            return good[0]
+        trims = [a for a in good if set(a.changes) <= set(self.origin.changes)]
+        return min(trims, key=lambda a: (len(a.changes), vd.rank(a))) if trims else good[0]
 
-    def skip_pending(self, why: str) -> None:
-        while self.pending:
-            trial = self.record.trials[self.pending.popleft()]
-            trial.outcome, trial.detail = "skipped", why
-            self.say(trial)
-        self.save()
+
+MAX_TRIALS_IN_ALL = 64  # screen + confirm + baseline + trim trials: a bound on what one experiment trains
+
+
+def _parent_env_steps(store: RunStore, record: ExperimentRecord) -> int:
+    try:
+        return store.info(store.resolve(record.parent_run_id)).progress.env_steps
+    except ValueError:
+        return 0
 
 
 def run_experiment(
     store: RunStore, record: ExperimentRecord, backend: TrialBackend, *, progress: Progress | None = None
 ) -> ExperimentRecord:
-    """Run every pending trial of ``record`` on ``backend`` and return the finished record.
+    """Run every pending trial of ``record`` (and the rungs they lead to) on ``backend``; return the
+    finished record with its arms, verdict and winner.
 
     Blocks until all trials have ended or ``record.timeout_seconds`` has passed (then the running
     trials are stopped and the rest skipped). ``progress`` gets one line per finished trial.
     """
     record.pid, record.host, record.status = os.getpid(), socket.gethostname(), "running"
     record.parallel = backend.capacity
-    c = _Coordinator(store, record, backend, progress)
-    c.save()
-    deadline = time.monotonic() + record.timeout_seconds
-    ending: str | None = None
-    with stop_on_signals() as stop_requested:  # every trial stopped, the record finished
-        try:
-            while c.pending or c.active:
-                if ending is None and stop_requested():
-                    ending = "stopped: the experiment was stopped"
-                elif ending is None and time.monotonic() >= deadline:
-                    ending = f"stopped: the experiment's timeout of {record.timeout_seconds:g}s passed"
-                if ending is None:
-                    c.start_more()
-                else:
-                    c.skip_pending(f"not started: {ending.removeprefix('stopped: ')}")
-                c.poll(ending)
-                if time.monotonic() - c.last_write >= HEARTBEAT_SECONDS:
-                    c.save()
-                time.sleep(POLL_SECONDS)
-        finally:
-            for a in c.active.values():  # only on an unexpected error: leave no trial behind
-                backend.stop(a.handle)
-    record.winner = pick_winner(record)
+    pool = TrialPool(store, backend)
+    job = FixJob(store, record, pool, progress, _parent_env_steps(store, record))
+    ending = pool.run(job, record.timeout_seconds, "experiment")
+    job.conclude(ending)
     record.status, record.finished_at = "done", rf.utc_now_iso()
-    record.message = _summary(record, ending)
-    c.save()
+    job.save()
     return record
-
-
-def _summary(record: ExperimentRecord, ending: str | None) -> str:
-    w = record.winner
-    solved = sum(1 for t in record.trials if t.outcome == "solved")
-    head = f"{solved} of {len(record.trials)} trials solved"
-    if ending is not None:
-        head += f" ({ending.removeprefix('stopped: ')})"
-    if w is None:
-        return (f"{head}; no candidate fixed run {record.parent_run_id} within its budget. Diagnose the trials "
-                f"(gsolve diagnose RUN_ID) for the next step, or try your own change: "
-                f"gsolve retry {record.parent_run_id} --set key=value")
-    return f"{head}; best: {w.candidate} ({' '.join(w.set_args)}) solved at {w.solved_at_env_steps} env steps"

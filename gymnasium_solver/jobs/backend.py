@@ -1,21 +1,47 @@
-"""Where trial runs execute: the backend interface and the local process backend.
+"""Where trial runs execute: the backend interface, the local process backends and their lifetime rule.
 
 A backend only starts, polls and stops trainer processes; what a trial achieved is read from its
 run folder (the contract) by the coordinator, so every backend looks the same to it. The local
 backend runs each trial as a ``gsolve train ... --run-id ID --quiet`` subprocess on this machine
 (through ``launcher.start_trainer``); ``ray_backend.RayBackend`` implements the same three calls on Ray.
+
+A trial never outlives its coordinator: local trials are started with the kernel's parent-death
+signal (``PR_SET_PDEATHSIG``, SIGTERM: the trainer's graceful stop), so even a SIGKILLed ``gsolve fix``
+or ``gsolve sweep`` leaves no trainer behind; Ray cancels the tasks of a driver that exits.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with(coordinator_pid: int) -> Callable[[], None]:
+    """A hook for a trial's process, run right after fork: SIGTERM it when its coordinator dies.
+
+    SIGTERM (not SIGKILL) so the trainer records how it ended. Linux only (elsewhere a no-op: the
+    coordinator's own signal handlers still stop its trials on SIGTERM/SIGINT)."""
+
+    def hook() -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != coordinator_pid:  # it died before the prctl: nothing would signal us
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return hook
 
 
 class TrialSpec(NamedTuple):
@@ -89,7 +115,8 @@ class LocalProcessBackend:
         self.capacity = default_parallel(capacity)
 
     def start(self, spec: TrialSpec) -> TrialHandle:
-        launch = launcher.start_trainer(self.runs_dir, spec.config_id, spec.overrides, **spec.provenance())
+        launch = launcher.start_trainer(self.runs_dir, spec.config_id, spec.overrides, **spec.provenance(),
+                                        preexec=die_with(os.getpid()))
         return TrialHandle(launch.run_id, launch.run_dir, launch.proc)
 
     def exit_code(self, handle: TrialHandle) -> int | None:
@@ -131,6 +158,7 @@ class ForkBackend:
         prov = spec.provenance()
         prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov)
         log = os.open(prep.run_dir / "run.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        hook = die_with(os.getpid())
         pid = os.fork()
         if pid == 0:  # the trial: its own session, output into run.log, never returns
             code = 1
@@ -142,6 +170,7 @@ class ForkBackend:
                 os.dup2(devnull, 0)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                hook()  # after the reset: a SIGTERM from here on is the trainer's graceful stop
                 from gymnasium_solver.training import train
 
                 train(prep.config, prep.run_dir.parent, run_id=prep.run_id, parent_run_id=prov.get("parent_run_id"),
@@ -189,7 +218,7 @@ def make_backend(runs_dir: Path, capacity: int | None = None, kind: str = "local
     if kind not in BACKENDS:
         raise ValueError(f"unknown backend {kind!r}; use one of {', '.join(BACKENDS)}")
     if kind == "ray":
-        from gymnasium_solver.experiments.ray_backend import RayBackend
+        from gymnasium_solver.jobs.ray_backend import RayBackend
 
         return RayBackend(runs_dir, capacity, address)
     if address is not None:

@@ -1,4 +1,4 @@
-"""Trials on Ray: the :class:`~gymnasium_solver.experiments.backend.TrialBackend` calls as Ray tasks.
+"""Trials on Ray: the :class:`~gymnasium_solver.jobs.backend.TrialBackend` calls as Ray tasks.
 
 ``start`` validates the config and pre-creates the run folder here (the placeholder run.json, as
 every backend does), then submits a Ray task that trains into that folder; the runs folder must
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import launcher
-from gymnasium_solver.experiments.backend import TrialHandle, TrialSpec
+from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 
 
 def _train_trial(cfg: Any, runs_dir: str, run_id: str, provenance: dict[str, Any], overrides: dict[str, Any]) -> int:

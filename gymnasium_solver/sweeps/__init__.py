@@ -8,6 +8,6 @@
 - ``report``  progress, best trial, importances and how to reproduce it
 
 ``gsolve sweep`` and the MCP tools start_sweep / get_sweep / list_sweeps are thin adapters. The
-trial backends are the experiment runner's (``gymnasium_solver.experiments.backend``, and
-``experiments.ray_backend``). Nothing here imports torch; Optuna is imported when a study is opened.
+trial backends are the experiment runner's (``gymnasium_solver.jobs.backend``, and
+``jobs.ray_backend``). Nothing here imports torch; Optuna is imported when a study is opened.
 """

@@ -3,11 +3,12 @@
 A sweep ranks its trials on one seed, so its best trial is partly that seed's luck: on CartPole a
 trial can solve at the first evaluation on seed 0 and need ten times as many env steps on the next
 seeds. ``check_sweep`` re-trains the top K solved trials and the base config (the preset with the
-sweep's fixed overrides) on seeds the sweep never saw, through the same trial backend as the sweep
-and `gsolve fix` (local processes or Ray), alternating the arms seed by seed so machine load hits
-them alike. Per arm it reports the seeds solved and the median env steps and seconds, an unsolved
-seed counting with everything it spent; the arm with the most seeds solved, then the lowest median
-of the sweep's objective, is the one to adopt. Each re-training is a normal run folder whose
+sweep's fixed overrides) on seeds the sweep never saw, through the same trial pool as the sweep and
+`gsolve fix` (jobs.pool; local processes or Ray), alternating the arms seed by seed so machine load
+hits them alike. Per arm it reports the seeds solved, the median env steps and seconds, and the
+spread (IQM with a bootstrap interval, jobs.seeds), an unsolved seed counting with everything it
+spent; the arm with the most seeds solved, then the lowest median of the sweep's objective, is the
+one to adopt. Each re-training is a normal run folder whose
 ``parent_run_id`` is the trial's run and whose ``applied_changes`` is the seed it was given.
 """
 
@@ -15,8 +16,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,16 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.experiments.backend import (
+from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.jobs import seeds as seeds_mod
+from gymnasium_solver.jobs.backend import (
     TrialBackend,
     TrialHandle,
     TrialSpec,
     failure_message,
     trial_failed,
 )
-from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
@@ -42,7 +44,7 @@ DEFAULT_TOP = 3
 MAX_TOP = 10
 DEFAULT_SEEDS = 5
 MAX_RUNS = 200  # arms x seeds: each is a full training run
-POLL_SECONDS = 0.5
+MAX_CHECK_SECONDS = 24 * 3600.0  # no timeout of its own: this only bounds a runaway
 PRESET = "preset"
 
 
@@ -65,6 +67,8 @@ class ArmResult(BaseModel):
     solved: int = 0
     median_env_steps: float | None = None
     median_seconds: float | None = None
+    spread: seeds_mod.Spread | None = Field(default=None, description="the sweep objective over the seeds (unsolved "
+                                            "seeds at all they spent): IQM with its 95% bootstrap interval, extremes")
 
 
 class SweepCheck(BaseModel):
@@ -104,11 +108,7 @@ def plan_arms(record: SweepRecord, study: Any, top: int) -> list[ArmResult]:
     return arms
 
 
-def _seed_run(seed: int, handle: TrialHandle, store: RunStore, code: int) -> SeedRun:
-    try:
-        info: rf.RunInfo | None = store.info(handle.run_dir)
-    except ValueError:
-        info = None
+def _seed_run(seed: int, handle: TrialHandle, info: rf.RunInfo | None, code: int) -> SeedRun:
     if info is not None and info.solved and info.solved_at is not None:
         return SeedRun(seed=seed, run_id=handle.run_id, solved=True, env_steps=info.solved_at.env_steps,
                        seconds=round(info.solved_at.wall_seconds, 2), outcome="solved")
@@ -144,47 +144,71 @@ def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | N
     return study, arms, seeds, own
 
 
+class CheckJob:
+    """The sweep check's policy for the trial pool: every arm on every seed, seed by seed (so machine
+    load hits the arms alike), run to its end: keys are indices into the queue."""
+
+    def __init__(self, store: RunStore, record: SweepRecord, arms: list[ArmResult], seeds: list[int],
+                 parents: dict[int, str | None], say: Callable[[str], None]):
+        self.store, self.record, self.say = store, record, say
+        self.queue = [(arm, seed) for seed in seeds for arm in arms]
+        self.parents, self.next, self.done = parents, 0, 0
+
+    def next_start(self) -> Start | None:
+        if self.next >= len(self.queue):
+            return None
+        arm, seed = self.queue[self.next]
+        parent = self.parents.get(arm.trial_number) if arm.trial_number is not None else None
+        spec = TrialSpec(self.record.config_id, {**arm.overrides, "seed": seed}, parent or "", "", {"seed": seed})
+        self.next += 1
+        return Start(self.next - 1, spec)
+
+    def started(self, key: Hashable, handle: TrialHandle) -> None:
+        pass
+
+    def start_failed(self, key: Hashable, error: str) -> None:
+        arm, seed = self.queue[int(str(key))]
+        arm.runs.append(SeedRun(seed=seed, run_id="-", solved=False, env_steps=0, seconds=0.0, outcome=f"failed: {error}"))
+        self._said(arm, arm.runs[-1])
+
+    def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
+        return None  # every seed runs to its end: the check is the figure that counts
+
+    def ended(self, end: Ended) -> None:
+        arm, seed = self.queue[int(str(end.key))]
+        run = _seed_run(seed, end.handle, end.info, end.exit_code)
+        arm.runs.append(run)
+        self._said(arm, run)
+
+    def _said(self, arm: ArmResult, run: SeedRun) -> None:
+        self.done += 1
+        how = (f"solved at {run.env_steps:,} env steps in {run.seconds:.1f}s" if run.solved
+               else f"{run.outcome} after {run.env_steps:,} env steps")
+        self.say(f"[{self.done}/{len(self.queue)}] {arm.name} seed {run.seed}: {how} [run {run.run_id}]")
+
+    def skip_pending(self, why: str) -> None:
+        self.next = len(self.queue)
+
+    def save(self) -> None:
+        pass  # the check is written once, at its end (write_check)
+
+
 def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, top: int = DEFAULT_TOP,
                 seeds: list[int] | None = None, progress: Callable[[str], None] | None = None) -> SweepCheck:
     """Train the top ``top`` solved trials and the base config on ``seeds`` (default: the
     DEFAULT_SEEDS seeds after the sweep's own) and compare them. ValueError (a sentence) on bad input."""
     study, arms, seeds, own = plan_check(record, top, seeds)
     parents = {t.number: st.result_of(t).run_id for t in study.get_trials(deepcopy=False)}
-    queue = [(arm, seed) for seed in seeds for arm in arms]  # seed by seed: load hits every arm alike
-    say = progress or (lambda _line: None)
-    active: list[tuple[ArmResult, int, TrialHandle]] = []
-    total, done = len(queue), 0
-    try:
-        while queue or active:
-            while queue and len(active) < backend.capacity:
-                arm, seed = queue.pop(0)
-                parent = parents.get(arm.trial_number, "") if arm.trial_number is not None else ""
-                spec = TrialSpec(record.config_id, {**arm.overrides, "seed": seed}, parent or "", "",
-                                 {"seed": seed})
-                active.append((arm, seed, backend.start(spec)))
-            for item in list(active):
-                arm, seed, handle = item
-                code = backend.exit_code(handle)
-                if code is None:
-                    continue
-                active.remove(item)
-                run = _seed_run(seed, handle, store, code)
-                arm.runs.append(run)
-                done += 1
-                how = (f"solved at {run.env_steps:,} env steps in {run.seconds:.1f}s" if run.solved
-                       else f"{run.outcome} after {run.env_steps:,} env steps")
-                say(f"[{done}/{total}] {arm.name} seed {seed}: {how} [run {run.run_id}]")
-            if active:
-                time.sleep(POLL_SECONDS)
-    finally:
-        for _arm, _seed, handle in active:  # interrupted: leave no trainer behind
-            backend.stop(handle, force=True)
+    job = CheckJob(store, record, arms, seeds, parents, progress or (lambda _line: None))
+    TrialPool(store, backend).run(job, MAX_CHECK_SECONDS, "sweep check")
     for arm in arms:
         arm.runs.sort(key=lambda r: r.seed)
         arm.solved = sum(r.solved for r in arm.runs)
         if arm.runs:
             arm.median_env_steps = float(statistics.median(r.env_steps for r in arm.runs))
             arm.median_seconds = round(float(statistics.median(r.seconds for r in arm.runs)), 2)
+            values = [float(r.env_steps if record.objective == "steps" else r.seconds) for r in arm.runs]
+            arm.spread = seeds_mod.spread(values, arm.solved)
     best = min(arms, key=lambda a: _score(a, record.objective))
     return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
                       sweep_seed=own, seeds=seeds, held_out=own not in seeds, arms=arms, best=best.name,
@@ -213,14 +237,16 @@ def render(check: SweepCheck) -> str:
     where = "held-out seeds" if check.held_out else "seeds (including the sweep's own, so not held out)"
     lines = [f"Sweep {check.sweep_id} ({check.config_id}, objective {check.objective}) re-trained on {where} "
              f"{seeds}; the sweep ranked its trials on seed {check.sweep_seed}.",
-             f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9}  env steps by seed"]
+             f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9} "
+             f"{'IQM [95% CI]':>28}  env steps by seed"]
     for a in check.arms:
         sweep = "-" if a.sweep_value is None else (f"{a.sweep_value:,.0f}" if check.objective == "steps"
                                                    else f"{a.sweep_value:.1f}s")
         steps = "-" if a.median_env_steps is None else f"{a.median_env_steps:,.0f}"
         secs = "-" if a.median_seconds is None else f"{a.median_seconds:.1f}"
         by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
-        lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9}  {by_seed}")
+        lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9} "
+                     f"{_interval(a.spread):>28}  {by_seed}")
     if any(not r.solved for a in check.arms for r in a.runs):
         lines.append("(* = not solved: every env step it spent)")
     base = next((a for a in check.arms if a.name == PRESET), None)
@@ -229,6 +255,14 @@ def render(check: SweepCheck) -> str:
         lines.append(f"({PRESET} = {check.config_id} with the sweep's fixed overrides: {fixed})")
     lines.append(check.verdict)
     return "\n".join(lines)
+
+
+def _interval(sp: seeds_mod.Spread | None) -> str:
+    if sp is None or sp.iqm is None:
+        return "-"
+    if sp.ci_low is None or sp.ci_high is None:
+        return f"{sp.iqm:,.0f}"
+    return f"{sp.iqm:,.0f} [{sp.ci_low:,.0f}, {sp.ci_high:,.0f}]"
 
 
 def parse_seeds(text: list[str]) -> list[int]:

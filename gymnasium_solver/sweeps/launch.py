@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.jobs.seeds import SEED_STATISTICS
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import (
@@ -42,6 +43,9 @@ class SweepPlan(BaseModel):
     eval_grid: int = Field(description="the pruner's step unit in env steps (the base config's eval_freq)")
 
 
+MAX_SEEDS_PER_TRIAL = 50  # each is a full training run of every trial
+
+
 def prepare_sweep(
     runs_dir: Path,
     config_id: str,
@@ -56,8 +60,14 @@ def prepare_sweep(
     address: str | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     sampler_seed: int | None = None,
+    seeds_per_trial: int = 1,
+    seed_statistic: str = "p90",
 ) -> SweepPlan:
     """Validate, write the record and create the study. ValueError (a sentence) on any bad input."""
+    if not 1 <= seeds_per_trial <= MAX_SEEDS_PER_TRIAL:
+        raise ValueError(f"--seeds-per-trial must be between 1 and {MAX_SEEDS_PER_TRIAL}, got {seeds_per_trial}")
+    if seed_statistic not in SEED_STATISTICS:
+        raise ValueError(f"--seed-statistic must be one of {', '.join(SEED_STATISTICS)}, got {seed_statistic!r}")
     if not 1 <= n_trials <= MAX_TRIALS:
         raise ValueError(f"--trials must be between 1 and {MAX_TRIALS}, got {n_trials}")
     if parallel < 1:
@@ -80,7 +90,8 @@ def prepare_sweep(
         sweep_id=sweep_id, config_id=base.config_id, space=space.model_dump(mode="json")["params"],
         fixed_overrides=fixed, objective=objective, n_trials=n_trials, parallel=parallel, backend=backend,
         address=address, storage=storage or default_storage(runs_dir, sweep_id), timeout_seconds=timeout_seconds,
-        sampler_seed=sampler_seed, created_at=now, updated_at=now, host=socket.gethostname(),
+        sampler_seed=sampler_seed, seeds_per_trial=seeds_per_trial, seed_statistic=seed_statistic,  # type: ignore[arg-type]
+        created_at=now, updated_at=now, host=socket.gethostname(),
         message="planned; not started yet",
     )
     sweeps_dir(runs_dir).mkdir(parents=True, exist_ok=True)

@@ -1,27 +1,30 @@
-"""The sweep coordinator: Optuna's ask/tell loop driving trial runs on a trial backend.
+"""The sweep as a job of the one trial pool (jobs.pool): Optuna's ask/tell loop over trial runs.
 
-Up to the backend's capacity, it asks the study for a trial, samples the space, and starts a normal
-run (``TrialSpec`` with the sweep id and trial number, which the run folder records). While trials
-train it reads each one's evaluations from its run folder as they land, reports them to the study,
-and stops a trial (SIGTERM: a graceful stop with a final evaluation, the same early stop as
-``gsolve fix``) when the pruner says so, or when it can no longer beat the best solved trial. When
-the trial's process has exited it tells the study the value. Trials interrupted by a crash, a
-timeout or a stop are marked ``interrupted`` and re-queued, so ``--resume`` runs them again.
+Up to the backend's capacity, it asks the study for a trial, samples the space, and starts normal
+runs (``TrialSpec`` with the sweep id and trial number, which the run folder records): one per seed
+of ``record.seeds_per_trial`` (the config's own seed and the next ones). With one seed, it reads each
+trial's evaluations from its run folder as they land, reports them to the study, and stops a trial
+(SIGTERM: a graceful stop with a final evaluation, the same early stop as ``gsolve fix``) when the
+pruner says so, or when it can no longer beat the best solved trial. With several seeds a trial's
+value is ``record.seed_statistic`` over its seeds (an unsolved seed counting with its whole budget;
+jobs.seeds), told when its last seed has finished. Trials interrupted by a crash, a timeout or a
+stop are marked ``interrupted`` and re-queued, so ``--resume`` runs them again; a trial whose runs
+all finished before its coordinator died is told its value instead, never re-run.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
+from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver import run_writer
-from gymnasium_solver.experiments.backend import TrialBackend, TrialHandle, TrialSpec, trial_failed
-from gymnasium_solver.experiments.runner import STOP_GRACE_SECONDS
-from gymnasium_solver.run_guards import stop_on_signals
+from gymnasium_solver.jobs import seeds as seeds_mod
+from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, trial_failed
+from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import SweepRecord, write_record
@@ -30,100 +33,146 @@ from gymnasium_solver.sweeps.space import SearchSpace, to_overrides
 if TYPE_CHECKING:
     import optuna
 
-POLL_SECONDS = 0.25
-HEARTBEAT_SECONDS = 5.0
 Progress = Callable[[str], None]
 
 
-class _Active:
-    """A started trial: its Optuna trial, its run, and how far the coordinator has read it."""
+@dataclass
+class _Seed:
+    """One seed's run of a trial, and how far the coordinator has read it."""
 
-    def __init__(self, trial: optuna.Trial, handle: TrialHandle):
-        self.trial, self.handle = trial, handle
-        self.result = st.TrialResult(run_id=handle.run_id)
-        self.evals_seen = 0
-        self.reported_steps: set[int] = set()
-        self.stop_detail: str | None = None
-        self.pruned = False
-        self.released = False  # recorded its end or asked to stop: its slot goes to the next trial
-        self.released_at = 0.0
-        self.killed = False
+    seed: int
+    claimed: bool = False  # handed to the pool (its handle arrives when it has started)
+    handle: TrialHandle | None = None
+    value: float | None = None  # for the seed statistic, once done
+    result: st.TrialResult = field(default_factory=st.TrialResult)
+    evals_seen: int = 0
+    reported_steps: set[int] = field(default_factory=set)
+    pruned: bool = False
+    done: bool = False
 
 
-class SweepCoordinator:
+@dataclass
+class _Group:
+    """An Optuna trial and its runs, one per seed."""
+
+    trial: optuna.Trial
+    overrides: dict[str, Any]
+    seeds: list[_Seed]
+
+    def next_seed(self) -> int | None:
+        return next((i for i, s in enumerate(self.seeds) if not s.claimed and not s.done), None)
+
+
+def seed_value(objective: str, info: rf.RunInfo) -> float:
+    """One seed's value for the seed statistic: to solve, or (unsolved) the whole budget it had."""
+    if info.solved and info.solved_at is not None:
+        return st.solved_value(objective, info)
+    if objective == "steps":
+        return float(max(info.max_env_steps or 0, info.progress.env_steps))
+    return float(info.progress.wall_seconds)
+
+
+class SweepJob:
+    """The sweep's policy for the trial pool: keys are (trial number, seed index)."""
+
     def __init__(self, store: RunStore, record: SweepRecord, space: SearchSpace, study: optuna.Study,
-                 backend: TrialBackend, eval_grid: int, progress: Progress | None):
-        self.store, self.record, self.space, self.study = store, record, space, study
-        self.backend, self.eval_grid, self.progress = backend, max(1, eval_grid), progress
-        self.active: list[_Active] = []
-        self.last_write = 0.0
+                 pool: TrialPool, eval_grid: int, progress: Progress | None):
+        self.store, self.record, self.space, self.study, self.pool = store, record, space, study, pool
+        self.eval_grid, self.progress = max(1, eval_grid), progress
+        self.groups: dict[int, _Group] = {}  # trials still to be told
+        self.every: dict[int, _Group] = {}  # ... and those told, whose runs may still be stopping
         self.best_solved: float | None = None
+        self.n_seeds = record.seeds_per_trial
+        base = config_mod.resolve_config(record.config_id, record.fixed_overrides).seed
+        self.seeds = seeds_mod.seed_list(int(base), self.n_seeds)
         for t in study.get_trials(deepcopy=False, states=(st.load_optuna().trial.TrialState.COMPLETE,)):
             if st.result_of(t).outcome == "solved" and t.value is not None:
                 self.best_solved = t.value if self.best_solved is None else min(self.best_solved, t.value)
 
-    # -- bookkeeping ---------------------------------------------------------------------------
     def finished(self) -> int:
         return sum(1 for t in self.study.get_trials(deepcopy=False) if st.counts_toward_total(t))
 
-    def save(self, message: str | None = None) -> None:
-        if message is not None:
-            self.record.message = message
-        write_record(self.store.runs_dir, self.record)
-        self.last_write = time.monotonic()
-
-    def say(self, line: str) -> None:
-        if self.progress is not None:
-            self.progress(line)
-
-    # -- starting ------------------------------------------------------------------------------
-    def start_one(self) -> None:
-        trial = self.study.ask()
-        values = self.space.sample(trial)
-        overrides = to_overrides(values, self.record.fixed_overrides)
-        spec = TrialSpec(self.record.config_id, overrides, parent_run_id="", experiment_id="",
-                         applied_changes={}, sweep_id=self.record.sweep_id, trial_number=trial.number)
-        try:
-            handle = self.backend.start(spec)
-        except (ValueError, OSError) as exc:  # e.g. n_envs * n_steps over a cross-field limit
-            self._tell(trial, None, st.TrialResult(outcome="failed", detail=f"could not start: {exc}"))
-            return
-        trial.set_user_attr("result", st.TrialResult(run_id=handle.run_id).model_dump())
-        self.active.append(_Active(trial, handle))
-
-    def running(self) -> int:
-        return sum(not a.released for a in self.active)
-
-    # -- polling -------------------------------------------------------------------------------
-    def poll(self, ending: str | None) -> None:
-        for a in list(self.active):
-            code = self.backend.exit_code(a.handle)
-            info = self._read(a)  # after the exit check: it sees the trial's final write
-            if code is not None:
-                if info is not None and info.status == rf.RunStatus.RUNNING:
-                    run_writer.record_forced_stop(a.handle.run_dir, info, a.stop_detail or f"exited with code {code}")
-                    info = self._read(a)
-                self._finish(a, info, code, ending)
-                self.active.remove(a)
-                continue
-            now = time.monotonic()
-            if not a.released and info is not None and info.status != rf.RunStatus.RUNNING:
-                a.released, a.released_at = True, now
-            if not a.released:
-                reason = ending or self._should_stop(a, info)
-                if reason is not None:
-                    self.backend.stop(a.handle)
-                    a.released, a.released_at, a.stop_detail = True, now, reason
-            elif not a.killed and now - a.released_at > STOP_GRACE_SECONDS:
-                self.backend.stop(a.handle, force=True)
-                a.killed = True
-
-    def _read(self, a: _Active) -> rf.RunInfo | None:
-        try:
-            info = self.store.info(a.handle.run_dir)
-        except ValueError:
+    # -- the pool's questions --------------------------------------------------------------
+    def next_start(self) -> Start | None:
+        for number, g in self.groups.items():  # a started trial's next seed first
+            i = g.next_seed()
+            if i is not None:
+                return self._start(number, g, i)
+        if self.finished() + len(self.groups) >= self.record.n_trials:
             return None
-        r = a.result
+        trial = self.study.ask()
+        overrides = to_overrides(self.space.sample(trial), self.record.fixed_overrides)
+        g = _Group(trial, overrides, [_Seed(s) for s in self.seeds])
+        self.groups[trial.number] = self.every[trial.number] = g
+        return self._start(trial.number, g, 0)
+
+    def _start(self, number: int, g: _Group, i: int) -> Start:
+        overrides = dict(g.overrides) | ({"seed": g.seeds[i].seed} if self.n_seeds > 1 else {})
+        g.seeds[i].claimed = True
+        spec = TrialSpec(self.record.config_id, overrides, parent_run_id="", experiment_id="", applied_changes={},
+                         sweep_id=self.record.sweep_id, trial_number=number)
+        return Start((number, i), spec)
+
+    def started(self, key: Hashable, handle: TrialHandle) -> None:
+        g, s = self._at(key)
+        s.handle, s.result.run_id = handle, handle.run_id
+        ids = [x.result.run_id for x in g.seeds if x.result.run_id]
+        g.trial.set_user_attr("result", st.TrialResult(run_id=ids[0], run_ids=ids).model_dump())
+
+    def start_failed(self, key: Hashable, error: str) -> None:  # e.g. n_envs * n_steps over a cross-field limit
+        g, _ = self._at(key)
+        self._tell(g, None, st.TrialResult(outcome="failed", detail=error))
+
+    def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
+        g, s = self._at(key)
+        self._read(s, info)
+        if self.n_seeds > 1 or info.solved or g.trial.number not in self.groups:
+            return None  # several seeds: the trial's value is known only when all have run
+        if self._report_evals(key, s) and self._at(key)[0].trial.should_prune():
+            s.pruned = True
+            return f"pruned at {info.progress.env_steps:,} env steps (best eval {s.result.best_eval}: below the " \
+                   f"median of earlier trials at that point)"
+        if self.best_solved is not None:
+            spent = info.progress.env_steps if self.record.objective == "steps" else info.progress.wall_seconds
+            if spent > self.best_solved:
+                s.pruned = True
+                unit = "env steps" if self.record.objective == "steps" else "s"
+                return f"stopped: cannot beat the best solved trial ({self.best_solved:,.0f} {unit})"
+        return None
+
+    def ended(self, end: Ended) -> None:
+        g, s = self._at(end.key)
+        info = end.info
+        if info is not None:
+            self._read(s, info)
+            info = self._unscheduled_solve(s, info, end.stop_detail)
+        self._finish_seed(s, info, end)
+        s.done = True
+        if all(x.done for x in g.seeds) and g.trial.number in self.groups:
+            self._conclude(g)
+
+    def skip_pending(self, why: str) -> None:
+        for g in list(self.groups.values()):
+            if any(x.claimed and not x.done for x in g.seeds):
+                continue  # running seeds: the group ends with them
+            if any(x.done for x in g.seeds):  # some seeds ran, the rest never will: run it again on --resume
+                for x in g.seeds:
+                    x.done = True
+                self._tell(g, None, st.TrialResult(outcome="interrupted", detail=why))
+
+    def save(self, message: str | None = None) -> None:
+        self.record.message = message or (f"running: {self.finished()}/{self.record.n_trials} trials finished, "
+                                          f"{len(self.groups)} training")
+        write_record(self.store.runs_dir, self.record)
+
+    # -- reading a run ---------------------------------------------------------------------
+    def _at(self, key: Hashable) -> tuple[_Group, _Seed]:
+        number, i = cast(tuple[int, int], key)
+        g = self.every[number]
+        return g, g.seeds[i]
+
+    def _read(self, s: _Seed, info: rf.RunInfo) -> None:
+        r = s.result
         r.env_steps = info.progress.env_steps
         r.best_eval = info.best_eval.return_mean if info.best_eval else None
         if info.solved and info.solved_at is not None:
@@ -131,17 +180,18 @@ class SweepCoordinator:
             r.seconds = round(info.solved_at.wall_seconds, 2)
         else:
             r.seconds = round(info.progress.wall_seconds, 2)
-        return info
 
-    def _report_evals(self, a: _Active) -> bool:
+    def _report_evals(self, key: Hashable, s: _Seed) -> bool:
         """Report each new evaluation (best eval so far, negated) at its eval_freq step; True if any was new."""
+        assert s.handle is not None
+        run_dir, trial = s.handle.run_dir, self._at(key)[0].trial
         try:
-            self.store.prefetch_columns(a.handle.run_dir, (rf.M.EVAL_RETURN_MEAN, rf.M.ENV_STEPS))  # one parse
-            returns, missing = self.store.metric_column(a.handle.run_dir, rf.M.EVAL_RETURN_MEAN)
-            steps, _ = self.store.metric_column(a.handle.run_dir, rf.M.ENV_STEPS)
+            self.store.prefetch_columns(run_dir, (rf.M.EVAL_RETURN_MEAN, rf.M.ENV_STEPS))  # one parse
+            returns, missing = self.store.metric_column(run_dir, rf.M.EVAL_RETURN_MEAN)
+            steps, _ = self.store.metric_column(run_dir, rf.M.ENV_STEPS)
         except (ValueError, KeyError):
             return False  # no metrics.csv yet (the trainer is starting)
-        if len(returns) == a.evals_seen:
+        if len(returns) == s.evals_seen:
             return False
         reported = False
         best: float | None = None
@@ -150,75 +200,96 @@ class SweepCoordinator:
                 continue
             best = float(returns[i]) if best is None else max(best, float(returns[i]))
             step = int(steps[i]) // self.eval_grid
-            if i >= a.evals_seen and step not in a.reported_steps:
-                a.trial.report(-best, step)
-                a.reported_steps.add(step)
+            if i >= s.evals_seen and step not in s.reported_steps:
+                trial.report(-best, step)
+                s.reported_steps.add(step)
                 reported = True
-        a.evals_seen = len(returns)
+        s.evals_seen = len(returns)
         return reported
 
-    def _should_stop(self, a: _Active, info: rf.RunInfo | None) -> str | None:
-        if info is None or info.solved:
-            return None
-        if self._report_evals(a) and a.trial.should_prune():
-            a.pruned = True
-            return f"pruned at {info.progress.env_steps:,} env steps (best eval {a.result.best_eval}: below the " \
-                   f"median of earlier trials at that point)"
-        if self.best_solved is not None:
-            spent = info.progress.env_steps if self.record.objective == "steps" else info.progress.wall_seconds
-            if spent > self.best_solved:
-                a.pruned = True
-                unit = "env steps" if self.record.objective == "steps" else "s"
-                return f"stopped: cannot beat the best solved trial ({self.best_solved:,.0f} {unit})"
-        return None
-
-    # -- finishing -----------------------------------------------------------------------------
-    def _solved_on_schedule(self, a: _Active, info: rf.RunInfo) -> bool:
-        """Whether the solving evaluation was a scheduled one (the first at or past a multiple of
-        eval_freq), not the extra final evaluation of a graceful stop: only a scheduled one is what
-        the trial's `gsolve train` command reproduces."""
-        assert info.solved_at is not None
+    def _unscheduled_solve(self, s: _Seed, info: rf.RunInfo, stop_detail: str | None) -> rf.RunInfo:
+        """A trial stopped, whose final evaluation (off the schedule, other eval seeds) reached the
+        threshold: not a result its `gsolve train` command reproduces, so it stays what the coordinator made it."""
+        if not (info.solved and info.solved_at is not None and stop_detail is not None):
+            return info
+        assert s.handle is not None
         try:
-            eval_freq = int(self.store.config(a.handle.run_dir)["eval_freq"])
-            steps, _ = self.store.metric_column(a.handle.run_dir, rf.M.ENV_STEPS)
+            eval_freq = int(self.store.config(s.handle.run_dir)["eval_freq"])
+            steps, _ = self.store.metric_column(s.handle.run_dir, rf.M.ENV_STEPS)
+            on_schedule = st.on_eval_schedule([int(x) for x in steps], info.solved_at.env_steps, eval_freq)
         except (ValueError, KeyError, TypeError):
-            return False
-        return st.on_eval_schedule([int(s) for s in steps], info.solved_at.env_steps, eval_freq)
+            on_schedule = False
+        if on_schedule:
+            return info
+        s.result.solved_at_env_steps, s.result.seconds = None, round(info.progress.wall_seconds, 2)
+        s.result.detail = (f"; its final evaluation after the stop reached the threshold at "
+                           f"{info.solved_at.env_steps:,} env steps, off the evaluation schedule (not counted)")
+        return info.model_copy(update={"solved": False})
 
-    def _finish(self, a: _Active, info: rf.RunInfo | None, code: int, ending: str | None) -> None:
-        r = a.result
-        failed = trial_failed(info, code)
-        if (info is not None and info.solved and info.solved_at is not None and a.stop_detail is not None
-                and not self._solved_on_schedule(a, info)):
-            # Stopped, then its final evaluation (off the schedule, other eval seeds) reached the threshold:
-            # not a result the command reproduces, so it stays what the coordinator made it.
-            r.solved_at_env_steps, r.seconds = None, round(info.progress.wall_seconds, 2)
-            a.stop_detail += (f"; its final evaluation after the stop reached the threshold at "
-                              f"{info.solved_at.env_steps:,} env steps, off the evaluation schedule (not counted)")
-            info = info.model_copy(update={"solved": False})
+    def _finish_seed(self, s: _Seed, info: rf.RunInfo | None, end: Ended) -> None:
+        r, note = s.result, s.result.detail
         if info is not None and info.solved:
             r.outcome, r.detail = "solved", f"solved at {r.solved_at_env_steps:,} env steps in {r.seconds}s"
-            solved = st.solved_value(self.record.objective, info)
-            self.best_solved = solved if self.best_solved is None else min(self.best_solved, solved)
-            value: float | None = solved
-        elif ending is not None and a.stop_detail is not None and a.stop_detail.startswith(ending):
-            r.outcome, r.detail, value = "interrupted", ending, None
-        elif a.pruned and not (info is not None and info.status == rf.RunStatus.FAILED):
-            r.outcome, r.detail, value = "pruned", a.stop_detail or "pruned", None
-        elif failed:
-            why = info.failure.message if info is not None and info.failure is not None else f"exit code {code}"
-            r.outcome, r.detail, value = "failed", f"{why}; see gsolve diagnose {r.run_id}", None
+        elif end.ending is not None and end.stop_detail is not None and end.stop_detail.startswith(end.ending):
+            r.outcome, r.detail = "interrupted", end.ending
+        elif s.pruned and not (info is not None and info.status == rf.RunStatus.FAILED):
+            r.outcome, r.detail = "pruned", (end.stop_detail or "pruned") + note
+        elif trial_failed(info, end.exit_code):
+            why = info.failure.message if info is not None and info.failure is not None else f"exit code {end.exit_code}"
+            r.outcome, r.detail = "failed", f"{why}; see gsolve diagnose {r.run_id}"
         else:
             assert info is not None
             best = f", best eval {r.best_eval:.4g}" if r.best_eval is not None else ""
             r.outcome, r.detail = "not_solved", f"{info.stop_reason or info.status} after {r.env_steps:,} env steps{best}"
-            value = st.unsolved_value(r.best_eval)
-        self._tell(a.trial, value, r)
+        s.value = seed_value(self.record.objective, info) if info is not None else None
 
-    def _tell(self, trial: optuna.Trial, value: float | None, r: st.TrialResult) -> None:
+    # -- telling the study -----------------------------------------------------------------
+    def _conclude(self, g: _Group) -> None:
+        results = [x.result for x in g.seeds]
+        if self.n_seeds == 1:
+            r = results[0]
+            solved = r.outcome == "solved" and r.solved_at_env_steps is not None
+            value = (g.seeds[0].value if solved
+                     else st.unsolved_value(r.best_eval) if r.outcome == "not_solved" else None)
+            self._tell(g, value, r)
+            return
+        self._tell(g, *self._aggregate(g))
+
+    def _aggregate(self, g: _Group) -> tuple[float | None, st.TrialResult]:
+        results = [x.result for x in g.seeds]
+        ids = [r.run_id for r in results if r.run_id]
+        for bad in ("interrupted", "failed"):
+            hit = next((r for r in results if r.outcome == bad), None)
+            if hit is not None:
+                return None, st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, outcome=bad,  # type: ignore[arg-type]
+                                            detail=f"seed run {hit.run_id}: {hit.detail}")
+        values = [x.value or 0.0 for x in g.seeds]
+        solved = sum(r.outcome == "solved" for r in results)
+        stat = self.record.seed_statistic
+        evals = [r.best_eval for r in results if r.best_eval is not None]
+        first = results[0]
+        out = st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, env_steps=sum(r.env_steps for r in results),
+                             seconds=round(sum(r.seconds or 0.0 for r in results), 2), best_eval=min(evals) if evals else None,
+                             solved_at_env_steps=first.solved_at_env_steps, seeds_solved=solved, seeds_run=len(results))
+        if solved == 0:
+            out.outcome, out.detail = "not_solved", f"solved 0 of {len(results)} seeds"
+            return st.unsolved_value(out.best_eval), out
+        value = seeds_mod.aggregate(values, stat)
+        unit = "env steps" if self.record.objective == "steps" else "s"
+        # A majority of seeds solved makes the trial 'solved' (a sweep check re-trains those).
+        out.outcome = "solved" if solved * 2 > len(results) else "not_solved"
+        out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {value:,.0f} {unit} (unsolved seeds at their "
+                      f"budget); by seed: {', '.join(f'{v:,.0f}' for v in values)}")
+        return value, out
+
+    def _tell(self, g: _Group, value: float | None, r: st.TrialResult) -> None:
         TrialState = st.load_optuna().trial.TrialState
+        trial = g.trial
+        self.groups.pop(trial.number, None)
         trial.set_user_attr("result", r.model_dump())
-        if r.outcome in ("solved", "not_solved"):
+        if r.outcome == "solved" and value is not None:
+            self.best_solved = value if self.best_solved is None else min(self.best_solved, value)
+        if r.outcome in ("solved", "not_solved") and value is not None:
             self.study.tell(trial, value)
         elif r.outcome == "pruned":
             self.study.tell(trial, state=TrialState.PRUNED)
@@ -226,18 +297,59 @@ class SweepCoordinator:
             self.study.tell(trial, state=TrialState.FAIL)
         if r.outcome == "interrupted":  # run it again on --resume, with the same values
             self.study.enqueue_trial(trial.params, user_attrs={"requeued_from": trial.number})
-        self.say(f"[{self.finished()}/{self.record.n_trials}] trial {trial.number}: {r.outcome} - {r.detail}"
-                 + (f" [run {r.run_id}]" if r.run_id else ""))
+        for x in g.seeds:
+            if x.handle is not None and not x.done:
+                self.pool.stop((trial.number, g.seeds.index(x)), f"stopped: trial {trial.number} ended ({r.outcome})")
+        self._say(f"[{self.finished()}/{self.record.n_trials}] trial {trial.number}: {r.outcome} - {r.detail}"
+                  + (f" [run {r.run_id}]" if r.run_id else ""))
         self.save()
 
+    def _say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
 
-def recover_interrupted(study: optuna.Study) -> int:
-    """Trials left RUNNING by a coordinator that died: mark them interrupted and queue their values again."""
+
+def _finished_value(store: RunStore, record: SweepRecord, run_ids: list[str]) -> tuple[float, st.TrialResult] | None:
+    """The value of a trial whose runs all ran to their own end (solved or budget spent) while nobody
+    was coordinating them; None when any was stopped, failed or is missing (then it runs again)."""
+    if len(run_ids) != record.seeds_per_trial:
+        return None
+    infos = []
+    for run_id in run_ids:
+        try:
+            info = store.info(store.runs_dir / run_id)
+        except ValueError:
+            return None
+        if info.status != rf.RunStatus.COMPLETED:
+            return None
+        infos.append(info)
+    values = [seed_value(record.objective, i) for i in infos]
+    solved = sum(i.solved for i in infos)
+    stat = record.seed_statistic if len(infos) > 1 else "mean"
+    evals = [i.best_eval.return_mean for i in infos if i.best_eval]
+    r = st.TrialResult(run_id=run_ids[0], run_ids=run_ids, env_steps=sum(i.progress.env_steps for i in infos),
+                       best_eval=min(evals) if evals else None, seeds_solved=solved, seeds_run=len(infos),
+                       solved_at_env_steps=infos[0].solved_at.env_steps if infos[0].solved_at else None,
+                       outcome="solved" if solved * 2 > len(infos) else "not_solved",
+                       detail=f"finished while its coordinator was gone: solved {solved} of {len(infos)} seeds")
+    value = seeds_mod.aggregate(values, stat) if solved else st.unsolved_value(r.best_eval)
+    return value, r
+
+
+def recover_interrupted(study: optuna.Study, store: RunStore | None = None, record: SweepRecord | None = None) -> int:
+    """Trials left RUNNING by a coordinator that died: told their value when every run of theirs had
+    finished by itself; otherwise marked interrupted and their values queued again. Returns how many were re-queued."""
     optuna = st.load_optuna()
     n = 0
     for frozen in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-        trial = optuna.Trial(study, frozen._trial_id)
         r = st.result_of(frozen)
+        done = (_finished_value(store, record, r.run_ids or ([r.run_id] if r.run_id else []))
+                if store is not None and record is not None else None)
+        trial = optuna.Trial(study, frozen._trial_id)
+        if done is not None:
+            trial.set_user_attr("result", done[1].model_dump())
+            study.tell(frozen.number, done[0])
+            continue
         r.outcome, r.detail = "interrupted", "its coordinator stopped before the trial finished; re-queued"
         trial.set_user_attr("result", r.model_dump())
         study.tell(frozen.number, state=optuna.trial.TrialState.FAIL)
@@ -255,37 +367,16 @@ def run_sweep(store: RunStore, record: SweepRecord, space: SearchSpace, backend:
     finished record; the trials are in the study. ``pruner`` replaces the median pruner.
     """
     study = st.open_study(record, create=False, pruner=pruner)
-    recovered = recover_interrupted(study)
+    recovered = recover_interrupted(study, store, record)
     record.pid, record.host, record.status = os.getpid(), socket.gethostname(), "running"
     record.parallel = backend.capacity
-    c = SweepCoordinator(store, record, space, study, backend, eval_grid, progress)
-    c.save(f"running: {c.finished()}/{record.n_trials} trials finished"
-           + (f" ({recovered} interrupted trials re-queued)" if recovered else ""))
-    deadline = time.monotonic() + record.timeout_seconds
-    ending: str | None = None
-    with stop_on_signals() as stop_requested:
-        try:
-            while True:
-                if ending is None and stop_requested():
-                    ending = "stopped: the sweep was stopped"
-                elif ending is None and time.monotonic() >= deadline:
-                    ending = f"stopped: the sweep's timeout of {record.timeout_seconds:g}s passed"
-                while ending is None and c.running() < backend.capacity and c.finished() + len(c.active) < record.n_trials:
-                    c.start_one()
-                if not c.active and (ending is not None or c.finished() >= record.n_trials):
-                    break
-                c.poll(ending)
-                if time.monotonic() - c.last_write >= HEARTBEAT_SECONDS:
-                    c.save(f"running: {c.finished()}/{record.n_trials} trials finished, {len(c.active)} training")
-                time.sleep(POLL_SECONDS)
-        finally:
-            for a in c.active:  # only on an unexpected error: leave no trial behind
-                backend.stop(a.handle)
+    pool = TrialPool(store, backend)
+    job = SweepJob(store, record, space, study, pool, eval_grid, progress)
+    job.save(f"running: {job.finished()}/{record.n_trials} trials finished"
+             + (f" ({recovered} interrupted trials re-queued)" if recovered else ""))
+    ending = pool.run(job, record.timeout_seconds, "sweep")
     record.status, record.finished_at = "done", rf.utc_now_iso()
-    done = c.finished()
-    record.message = (f"{done} of {record.n_trials} trials finished"
-                      + (f" ({ending.removeprefix('stopped: ')}; continue with --resume {record.sweep_id})"
-                         if ending else ""))
-    c.save()
+    done = job.finished()
+    job.save(f"{done} of {record.n_trials} trials finished"
+             + (f" ({ending.removeprefix('stopped: ')}; continue with --resume {record.sweep_id})" if ending else ""))
     return record
-

@@ -41,6 +41,9 @@ class TrialResult(BaseModel):
     seconds: float | None = Field(default=None, description="trainer seconds to solve when solved, else run")
     solved_at_env_steps: int | None = None
     best_eval: float | None = None
+    run_ids: list[str] = Field(default_factory=list, description="one run per seed (--seeds-per-trial)")
+    seeds_solved: int | None = Field(default=None, description="with several seeds: how many solved")
+    seeds_run: int | None = Field(default=None, description="with several seeds: how many ran")
 
 
 def load_optuna() -> Any:

@@ -1,0 +1,161 @@
+"""A fix experiment's verdict over seeds, from its trials (pure functions over the record).
+
+An arm is a change set (a candidate, a trimmed winner, or the parent's unchanged config); its
+outcome is per seed. The verdict needs all three of:
+
+- **fixed**: an arm solves on ``record.required`` of the seeds and beats the parent's unchanged
+  config on the same seeds (more seeds solved; or as many, in fewer env steps);
+- **unlucky_seed**: the unchanged config solves on most seeds (the parent's own failure included):
+  the config is fine, the parent's seed was bad luck;
+- **not_fixed**: neither.
+
+Every number the message states is read from the arms it reports.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from gymnasium_solver import launcher
+from gymnasium_solver.experiments.record import (
+    BASELINE,
+    ArmResult,
+    ExperimentRecord,
+    SeedOutcome,
+    Trial,
+    Verdict,
+    Winner,
+)
+
+
+def seeds_of(record: ExperimentRecord) -> list[int]:
+    """The experiment's seeds (a record from before seeds: the parent's own only)."""
+    return record.seeds or [record.seed]
+
+
+def trial_seed(record: ExperimentRecord, trial: Trial) -> int:
+    return record.seed if trial.seed is None else trial.seed
+
+
+def arm_result(record: ExperimentRecord, name: str, changes: dict[str, Any], trials: list[Trial]) -> ArmResult:
+    """The arm's finished trials, by seed (the baseline's own seed is the parent run itself)."""
+    by_seed: dict[int, SeedOutcome] = {}
+    for t in trials:
+        if t.outcome in ("pending", "running", "skipped"):
+            continue
+        solved = t.outcome == "solved" and t.solved_at_env_steps is not None
+        steps = t.solved_at_env_steps if solved and t.solved_at_env_steps is not None else t.env_steps
+        by_seed[trial_seed(record, t)] = SeedOutcome(seed=trial_seed(record, t), solved=solved, env_steps=steps,
+                                                     run_id=t.run_id)
+    per_seed = [by_seed[s] for s in seeds_of(record) if s in by_seed]
+    solved_steps = [o.env_steps for o in per_seed if o.solved]
+    return ArmResult(name=name, changes=changes, set_args=launcher.override_pairs(changes), per_seed=per_seed,
+                     solved=len(solved_steps), ran=len(per_seed),
+                     median_env_steps=float(statistics.median(solved_steps)) if solved_steps else None,
+                     max_env_steps=max(solved_steps) if solved_steps else None)
+
+
+def baseline_arm(record: ExperimentRecord, parent_env_steps: int) -> ArmResult:
+    """The parent's unchanged config: the parent run on its own seed (unsolved), its baseline trials on the rest."""
+    arm = arm_result(record, BASELINE, {}, [t for t in record.trials if t.role == "baseline"])
+    own = SeedOutcome(seed=record.seed, solved=False, env_steps=parent_env_steps, run_id=record.parent_run_id)
+    per_seed = [own, *(o for o in arm.per_seed if o.seed != record.seed)]
+    return arm.model_copy(update={"per_seed": per_seed, "ran": len(per_seed)})
+
+
+def candidate_arms(record: ExperimentRecord) -> list[ArmResult]:
+    """One arm per distinct change set tried (candidates and trimmed variants), in the order first tried."""
+    groups: dict[str, tuple[str, dict[str, Any], list[Trial]]] = {}
+    for t in record.trials:
+        if t.role == "baseline":
+            continue
+        key = _key(t.changes)
+        if key not in groups:
+            groups[key] = (t.candidate, dict(t.changes), [])
+        groups[key][2].append(t)
+    return [arm_result(record, name, changes, trials) for name, changes, trials in groups.values()]
+
+
+def _key(changes: dict[str, Any]) -> str:
+    return " ".join(sorted(launcher.override_pairs(changes)))
+
+
+def rank(arm: ArmResult) -> tuple[int, float, int]:
+    """Better first: more seeds solved, then fewer median env steps to solve, then fewer changes."""
+    return (-arm.solved, arm.median_env_steps if arm.median_env_steps is not None else float("inf"),
+            len(arm.changes))
+
+
+def beats(arm: ArmResult, baseline: ArmResult) -> bool:
+    """More seeds solved than the unchanged config; or as many, in fewer median env steps."""
+    if arm.solved != baseline.solved:
+        return arm.solved > baseline.solved
+    return (arm.median_env_steps is not None and baseline.median_env_steps is not None
+            and arm.median_env_steps < baseline.median_env_steps)
+
+
+def qualifies(record: ExperimentRecord, arm: ArmResult, baseline: ArmResult) -> bool:
+    return arm.solved >= record.required and arm.ran == len(seeds_of(record)) and beats(arm, baseline)
+
+
+def unlucky(record: ExperimentRecord, baseline: ArmResult) -> bool:
+    """The unchanged config solves on most of the seeds (the parent's own failure counted)."""
+    n = len(seeds_of(record))
+    return n > 1 and baseline.ran == n and baseline.solved * 2 > n
+
+
+def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | None, command: str) -> Winner:
+    own = next(o for o in arm.per_seed if o.seed == record.seed)
+    trial = next(t for t in record.trials if t.run_id == own.run_id)
+    dropped = [k for k in (origin.changes if origin else {}) if k not in arm.changes]
+    return Winner(candidate=arm.name, run_id=own.run_id or "", solved_at_env_steps=own.env_steps,
+                  seconds=trial.seconds, changes=arm.changes, set_args=arm.set_args, command=command,
+                  seeds_solved=arm.solved, seeds=arm.ran, median_env_steps=arm.median_env_steps,
+                  max_env_steps=arm.max_env_steps, dropped=dropped,
+                  keeps_blamed=[k for k in record.blamed_keys if k not in arm.changes])
+
+
+def decide(record: ExperimentRecord, winner: Winner | None, baseline: ArmResult) -> Verdict:
+    if unlucky(record, baseline):
+        return "unlucky_seed"
+    return "fixed" if winner is not None else "not_fixed"
+
+
+def _seeds_text(arm: ArmResult) -> str:
+    return ", ".join(f"seed {o.seed}: {o.env_steps:,}" + ("" if o.solved else " (not solved)") for o in arm.per_seed)
+
+
+def message(record: ExperimentRecord, ending: str | None) -> str:
+    """One paragraph: the verdict, with the numbers it rests on (all read from record.arms / winner)."""
+    n = len(seeds_of(record))
+    baseline = next((a for a in record.arms if a.name == BASELINE), None)
+    w = record.winner
+    head = f"{sum(1 for t in record.trials if t.outcome == 'solved')} of {len(record.trials)} trials solved"
+    if ending is not None:
+        head += f" ({ending.removeprefix('stopped: ')})"
+    parts = [head + "."]
+    if record.verdict == "unlucky_seed" and baseline is not None:
+        others = baseline.per_seed[1:]
+        parts.append(f"Bad luck, not a bad config: your unchanged config solves {sum(o.solved for o in others)} of "
+                     f"{len(others)} other seeds ({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no "
+                     f"change is needed.")
+    elif baseline is not None and n > 1:
+        parts.append(f"Your unchanged config solves {baseline.solved} of {n} seeds ({_seeds_text(baseline)}).")
+    if w is not None:
+        spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
+                  and w.max_env_steps is not None else "")
+        lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
+        parts.append(f"{lead}: {' '.join(w.set_args)} solves {w.seeds_solved} of {w.seeds} seeds ({spread} env "
+                     f"steps to solve).")
+        if w.dropped:
+            parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
+        if w.keeps_blamed:
+            parts.append(f"Note: it keeps {', '.join(w.keeps_blamed)}, which the top finding blames: the finding may "
+                         f"be wrong, or this works around it.")
+    elif record.verdict != "unlucky_seed":
+        need = f"{record.required} of {n} seeds" if n > 1 else "its seed"
+        parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget. Diagnose the "
+                     f"trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
+                     f"gsolve retry {record.parent_run_id} --set key=value")
+    return " ".join(parts)
