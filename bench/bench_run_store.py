@@ -28,6 +28,8 @@ import numpy as np
 from gymnasium_solver import run_folder as rf
 
 BIG_RUN = "20260101-000000-b1b1"
+WIDE_RUN = "20260101-000000-w1de"  # a metrics.csv of WIDE_COLUMNS columns (issue 26: reads were quadratic in them)
+WIDE_COLUMNS = 100_000
 ENVS = ("CartPole-v1", "LunarLander-v3", "Pendulum-v1")
 
 
@@ -75,7 +77,15 @@ def build(root: Path, rows: int, runs: int) -> None:
                 w.append(row)
         w.close()
         marker.write_text(str(rows))
-    existing = sum(1 for p in root.iterdir() if p.is_dir()) - 1
+    wide = root / WIDE_RUN
+    if not (wide / rf.METRICS_CSV).exists():
+        wide.mkdir(exist_ok=True)
+        rf.write_run_info(wide, _info(WIDE_RUN, 2, 3 * 512))
+        (wide / rf.CONFIG_YAML).write_text("env_id: CartPole-v1\nvariant: ppo\nalgo: ppo\n")
+        names = [*rf.PPO_COLUMNS, *(f"x{j}" for j in range(WIDE_COLUMNS - len(rf.PPO_COLUMNS)))]
+        body = "".join(",".join([str(i), str(512 * i), *("0.5" for _ in names[2:])]) + "\n" for i in (1, 2, 3))
+        (wide / rf.METRICS_CSV).write_text(",".join(names) + "\n" + body)
+    existing = sum(1 for p in root.iterdir() if p.is_dir() and p.name not in (BIG_RUN, WIDE_RUN))
     if existing < runs:
         print(f"writing {runs - existing} small runs (once) ...", file=sys.stderr)
         for i in range(existing, runs):
@@ -113,6 +123,10 @@ async def measure(root: Path) -> list[tuple[str, float, float]]:
                                       for _ in range(5)])
         rows.append((f"get_run_metrics cold, 1M rows, {label}", cold, 1.5))
         rows.append((f"get_run_metrics repeated, 1M rows, {label}", warm, 0.05))
+    async with Client(create_server(root)) as c:  # refused in one sentence, or answered: either within 1 s
+        for tool in ("get_run_metrics", "list_available_metrics", "diagnose_run"):
+            rows.append((f"{tool}, {WIDE_COLUMNS // 1000}k-column metrics.csv", await timed(
+                lambda c=c, tool=tool: c.call_tool(tool, {"run_id": WIDE_RUN})), 1.0))  # type: ignore[misc]
     async with Client(create_server(root)) as c:
         await call(c, "get_run_info", {"run_id": BIG_RUN})
         rows.append(("get_run_info repeated (1M-row run)", statistics.median(
