@@ -1,9 +1,4 @@
-"""Student's t distribution and the two tests the ops commands use, in plain math (no scipy, no torch).
-
-scipy is not a dependency of this project (it would be ~40 MB on the read side for a handful of
-formulas; see docs/ecosystem.md), so the t distribution's CDF is computed here from the regularized
-incomplete beta function, by the continued fraction of Numerical Recipes §6.4 (modified Lentz).
-tests/test_ops_stats.py checks it against mpmath and against printed t tables.
+"""The t-based tests the ops commands use, on scipy.stats (a maintained library, not our formulas).
 
 - :func:`welch_less`: one-sided Welch t-test from summary statistics (mean, sample std, n):
   is sample A's mean below sample B's? (``gsolve check`` against a baseline run.)
@@ -17,78 +12,23 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-_EPS = 1e-15
-_TINY = 1e-300
-_MAX_ITER = 500
-
-
-def _beta_cf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
-    h = d
-    for m in range(1, _MAX_ITER + 1):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + aa / c
-        c = c if abs(c) > _TINY else _TINY
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + aa / c
-        c = c if abs(c) > _TINY else _TINY
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < _EPS:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), for a, b > 0 and 0 <= x <= 1."""
-    if not (a > 0 and b > 0 and 0.0 <= x <= 1.0):
-        raise ValueError(f"betainc needs a, b > 0 and 0 <= x <= 1, got a={a}, b={b}, x={x}")
-    if x in (0.0, 1.0):
-        return x
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(log_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_cf(a, b, x) / a
-    return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
-
 
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` > 0 degrees of freedom (t may be +-inf)."""
     if df <= 0 or math.isnan(df) or math.isnan(t):
         raise ValueError(f"t_cdf needs df > 0 and a number t, got t={t}, df={df}")
-    if math.isinf(t):
-        return 1.0 if t > 0 else 0.0
-    tail = 0.5 * betainc(df / 2.0, 0.5, df / (df + t * t))  # P(T > |t|)
-    return 1.0 - tail if t > 0 else tail
+    from scipy import stats  # here, not at import: the MCP server loads this module and must start fast
+
+    return float(stats.t.cdf(t, df))
 
 
 def t_ppf(q: float, df: float) -> float:
-    """The q-quantile of Student's t (bisection on :func:`t_cdf`; 0 < q < 1)."""
+    """The q-quantile of Student's t (0 < q < 1)."""
     if not 0.0 < q < 1.0:
         raise ValueError(f"a quantile needs 0 < q < 1, got {q}")
-    lo, hi = -1.0, 1.0
-    while t_cdf(lo, df) > q:
-        lo *= 2.0
-    while t_cdf(hi, df) < q:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < q:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, abs(mid)):
-            break
-    return 0.5 * (lo + hi)
+    from scipy import stats
+
+    return float(stats.t.ppf(q, df))
 
 
 class TestResult(NamedTuple):
