@@ -17,6 +17,7 @@ from pydantic import Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.experiments import default_parallel
+from gymnasium_solver.jobs.seeds import SeedStatistic
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
@@ -54,13 +55,21 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         ] = None,
         timeout_seconds: Annotated[float, Field(ge=10, le=MAX_MCP_TIMEOUT,
                                                 description="stop the sweep after this long")] = 1800.0,
+        seeds_per_trial: Annotated[int, Field(ge=1, le=launch.MAX_SEEDS_PER_TRIAL, description=(
+            "runs per trial, on the config's seed and the next ones: a trial's value holds over seeds instead "
+            "of one seed's luck (each seed is a full training run of every trial)"))] = 1,
+        seed_statistic: Annotated[SeedStatistic, Field(description=(
+            "a trial's value over its seeds, unsolved seeds counting with their whole budget: 'p90' (the slow "
+            "seeds count), 'iqm' (interquartile mean), 'median', 'mean' or 'max'; only used with "
+            "seeds_per_trial > 1"))] = "p90",
     ) -> launch.SweepStart:
         """Tune hyperparameters: start an Optuna sweep (TPE sampling, median pruning on evaluations) in
         the background and return its sweep_id at once. Each trial is a normal run (get_run_info,
         diagnose_run work on it) whose run.json carries sweep_id and trial_number. Use it instead of a
         single start_training change when the diagnosis has no single finding, several keys are
         plausible, or try_fixes found nothing. The space is checked against the config's bounds before
-        anything starts. Then poll get_sweep(sweep_id) for progress, the best trial so far, parameter
+        anything starts. RL results swing with the seed: seeds_per_trial=3 (or more) ranks trials on
+        several seeds at that many times the cost. Then poll get_sweep(sweep_id) for progress, the best trial so far, parameter
         importances and the command that reproduces the best."""
         parsed = parse_space(space, "space")
         fixed = dict(overrides or {})
@@ -81,7 +90,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), parallel)
         plan = launch.prepare_sweep(store.runs_dir, config_id, parsed, n_trials=n_trials, parallel=parallel,
-                                    objective=objective, fixed_overrides=fixed, timeout_seconds=timeout_seconds)
+                                    objective=objective, fixed_overrides=fixed, timeout_seconds=timeout_seconds,
+                                    seeds_per_trial=seeds_per_trial, seed_statistic=seed_statistic)
         return launch.start_detached(plan, store.runs_dir)
 
     @tool(server, READ_ONLY, store.runs_dir)

@@ -25,9 +25,18 @@ from gymnasium_solver.diagnostics.models import (
     Verdict,
 )
 from gymnasium_solver.experiments import NoCandidatesError, build_candidates, read_record, run_experiment
+from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.candidates import Candidate
-from gymnasium_solver.experiments.record import ExperimentRecord, Trial, new_experiment_id, write_record
+from gymnasium_solver.experiments.launch import first_rung
+from gymnasium_solver.experiments.record import (
+    ArmResult,
+    ExperimentRecord,
+    Trial,
+    new_experiment_id,
+    write_record,
+)
 from gymnasium_solver.jobs import pool as pool_mod
+from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 from gymnasium_solver.run_store import RunStore
 
@@ -111,28 +120,43 @@ def test_no_candidates_says_what_to_do_instead() -> None:
 # ---------------------------------------------------------------------------------------------
 # the coordinator, on a scripted backend: every poll advances each trial by one step of its script
 # ---------------------------------------------------------------------------------------------
+PARENT_SEED = 0
+PARENT_ENV_STEPS = 50_000  # what the parent run (written by record_for) trained before it failed
+
+
+def key(changes: dict[str, Any], seed: int = PARENT_SEED) -> str:
+    """A script's key: a change set on a seed (the unchanged config is ``{}``)."""
+    return f"{json.dumps(changes, sort_keys=True)}@{seed}"
+
+
 class ScriptedBackend:
     """Writes each trial's run.json itself: progress follows a script, one entry per poll.
 
-    A script is a list of env-step counts; a final ``("solved", S)`` entry solves at S. A trial
-    whose script runs out completes with budget_exhausted; a stopped trial ends 'stopped'."""
+    Scripts are keyed by :func:`key` (the trial's changes and its seed). A script is a list of
+    env-step counts; a final ``("solved", S)`` entry solves at S. A trial whose script runs out
+    completes with budget_exhausted; a stopped trial ends 'stopped'. Starting a trial that has no
+    script (or starting one twice) fails the test."""
 
-    def __init__(self, runs_dir: Path, scripts: dict[str, list[Any]], capacity: int):
+    def __init__(self, runs_dir: Path, scripts: dict[str, Any], capacity: int):
         self.runs_dir, self.scripts, self.capacity = runs_dir, scripts, capacity
         self.started: list[str] = []
         self.stopped: list[str] = []
         self.pos: dict[str, int] = {}
 
     def start(self, spec: TrialSpec) -> TrialHandle:
-        name = next(k for k, v in self.scripts.items() if v and k not in self.started
-                    and json.dumps(spec.applied_changes, sort_keys=True) == k)
+        applied = dict(spec.applied_changes)
+        seed = applied.pop("seed", PARENT_SEED)  # a trial on another seed than the parent's says so
+        assert spec.overrides.get("seed", PARENT_SEED) == seed, spec
+        name = key(applied, seed)
+        assert name in self.scripts, f"no script for {name}"
+        assert name not in self.started, f"{name} started twice"
         self.started.append(name)
-        run_id = f"20260101-00000{len(self.started)}-beef"
+        run_id = f"20260101-{len(self.started):06d}-beef"
         run_dir = self.runs_dir / run_id
         run_dir.mkdir(parents=True)
         now = rf.utc_now_iso()
         info = rf.RunInfo(run_id=run_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo", algo="ppo",
-                          seed=spec.overrides.get("seed", 0), created_at=now, updated_at=now, max_env_steps=10**6,
+                          seed=seed, created_at=now, updated_at=now, max_env_steps=10**6,
                           host=socket.gethostname(), parent_run_id=spec.parent_run_id,
                           experiment_id=spec.experiment_id, applied_changes=spec.applied_changes,
                           overrides=spec.overrides)
@@ -164,14 +188,29 @@ class ScriptedBackend:
         self.stopped.append(handle.token)
 
 
-def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 60.0) -> ExperimentRecord:
+def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 60.0, *, seeds: int = 1,
+               required: int | None = None, blamed: list[str] | None = None) -> ExperimentRecord:
+    """A pending record for candidates c0, c1, ... (one per change set), as plan_experiment makes it,
+    and the parent run it fixes (failed at PARENT_ENV_STEPS on PARENT_SEED)."""
     now = rf.utc_now_iso()
+    parent_id = "20260101-000000-abcd"
+    if not (runs_dir / parent_id).exists():
+        (runs_dir / parent_id).mkdir(parents=True)
+        rf.write_run_info(runs_dir / parent_id, rf.RunInfo(
+            run_id=parent_id, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo", algo="ppo",
+            seed=PARENT_SEED, created_at=now, updated_at=now, max_env_steps=PARENT_ENV_STEPS,
+            status=rf.RunStatus.COMPLETED, stop_reason=rf.StopReason.BUDGET_EXHAUSTED,
+            progress=rf.Progress(env_steps=PARENT_ENV_STEPS, wall_seconds=50.0), overrides={"learning_rate": 1e-5}))
     cands = [Candidate(name=f"c{i}", changes=c, set_args=[f"{k}={v}" for k, v in c.items()], source="finding", why="")
              for i, c in enumerate(changes)]
-    return ExperimentRecord(experiment_id=new_experiment_id(), parent_run_id="20260101-000000-abcd",
-                            config_id="CartPole-v1:ppo", seed=0, parent_overrides={"learning_rate": 1e-5},
+    seed_list = [PARENT_SEED + i for i in range(seeds)]
+    trials = (first_rung(cands, seed_list) if seeds > 1
+              else [Trial(candidate=c.name, changes=c.changes, set_args=c.set_args) for c in cands])
+    return ExperimentRecord(experiment_id=new_experiment_id(), parent_run_id=parent_id,
+                            config_id="CartPole-v1:ppo", seed=PARENT_SEED, parent_overrides={"learning_rate": 1e-5},
                             created_at=now, updated_at=now, timeout_seconds=timeout, candidates=cands,
-                            trials=[Trial(candidate=c.name, changes=c.changes, set_args=c.set_args) for c in cands])
+                            seeds=seed_list if seeds > 1 else [], required=required or seeds,
+                            blamed_keys=blamed or [], trials=trials)
 
 
 @pytest.fixture(autouse=True)
@@ -181,9 +220,9 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_trials_that_cannot_beat_the_solved_one_are_stopped(tmp_path: Path) -> None:
     a, b, c = {"learning_rate": 0.004}, {"n_steps": 64}, {"n_epochs": 20}
-    scripts = {json.dumps(a): [2000, ("solved", 4000)],
-               json.dumps(b): list(range(2000, 40000, 2000)),
-               json.dumps(c): [1000, 2000, 3000, ("solved", 3500)]}
+    scripts = {key(a): [2000, ("solved", 4000)],
+               key(b): list(range(2000, 40000, 2000)),
+               key(c): [1000, 2000, 3000, ("solved", 3500)]}
     backend = ScriptedBackend(tmp_path, scripts, capacity=3)
     lines: list[str] = []
     rec = run_experiment(RunStore(tmp_path), record_for(tmp_path, [a, b, c]), backend, progress=lines.append)
@@ -206,7 +245,7 @@ def test_trials_that_cannot_beat_the_solved_one_are_stopped(tmp_path: Path) -> N
 
 def test_capacity_bounds_the_trials_running_at_once(tmp_path: Path) -> None:
     a, b = {"learning_rate": 0.004}, {"n_steps": 64}
-    backend = ScriptedBackend(tmp_path, {json.dumps(a): [1000, 2000], json.dumps(b): [("solved", 1000)]}, capacity=1)
+    backend = ScriptedBackend(tmp_path, {key(a): [1000, 2000], key(b): [("solved", 1000)]}, capacity=1)
     rec = run_experiment(RunStore(tmp_path), record_for(tmp_path, [a, b]), backend)
     assert [t.outcome for t in rec.trials] == ["not_solved", "solved"]
     assert rec.parallel == 1 and rec.winner is not None and rec.winner.candidate == "c1"
@@ -215,7 +254,7 @@ def test_capacity_bounds_the_trials_running_at_once(tmp_path: Path) -> None:
 def test_timeout_stops_running_trials_and_skips_the_rest(tmp_path: Path) -> None:
     a, b = {"learning_rate": 0.004}, {"n_steps": 64}
     forever = list(range(1, 10**7))
-    backend = ScriptedBackend(tmp_path, {json.dumps(a): forever, json.dumps(b): forever}, capacity=1)
+    backend = ScriptedBackend(tmp_path, {key(a): forever, key(b): forever}, capacity=1)
     rec = run_experiment(RunStore(tmp_path), record_for(tmp_path, [a, b], timeout=0.2), backend)
     assert [t.outcome for t in rec.trials] == ["stopped_early", "skipped"]
     assert "timeout of 0.2s" in rec.trials[0].detail and rec.winner is None
@@ -228,8 +267,8 @@ def test_unknown_experiment_names_close_matches(tmp_path: Path) -> None:
     typo = rec.experiment_id[:-1] + ("0" if rec.experiment_id[-1] != "0" else "1")
     with pytest.raises(ValueError, match=f"did you mean {rec.experiment_id}"):
         read_record(tmp_path, typo)
-    # The hidden folder is not a run.
-    assert RunStore(tmp_path).run_ids() == []
+    # The hidden folder is not a run: the parent is the only one.
+    assert RunStore(tmp_path).run_ids() == [rec.parent_run_id]
 
 
 def test_a_record_whose_coordinator_died_reads_as_crashed(tmp_path: Path) -> None:
@@ -238,6 +277,315 @@ def test_a_record_whose_coordinator_died_reads_as_crashed(tmp_path: Path) -> Non
     write_record(tmp_path, rec)
     got = read_record(tmp_path, rec.experiment_id)
     assert got.status == "crashed" and "coordinator process exited" in got.message
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts over seeds, on the scripted backend: screen on the parent's seed, confirm on fresh ones,
+# the unchanged config as the baseline, trimming, racing
+# ---------------------------------------------------------------------------------------------
+LR, NSTEPS, EPOCHS, GAMMA = {"learning_rate": 0.004}, {"n_steps": 64}, {"n_epochs": 20}, {"gamma": 0.99}
+UNSOLVED: list[Any] = [1000, 2000]  # a trial that spends its (scripted) budget: not solved at 2000 env steps
+
+
+def run(tmp_path: Path, scripts: dict[str, Any], changes: list[dict[str, Any]], capacity: int,
+        **kw: Any) -> tuple[ExperimentRecord, ScriptedBackend]:
+    backend = ScriptedBackend(tmp_path, scripts, capacity=capacity)
+    return run_experiment(RunStore(tmp_path), record_for(tmp_path, changes, **kw), backend), backend
+
+
+def trials_of(rec: ExperimentRecord, candidate: str) -> dict[int, Trial]:
+    return {t.seed: t for t in rec.trials if t.candidate == candidate}  # type: ignore[misc]
+
+
+def test_a_candidate_that_fails_a_fresh_seed_is_out_and_one_that_solves_all_wins(tmp_path: Path) -> None:
+    """One at a time: c0 solves the parent's seed, so it is promoted to seeds 1 and 2 before the rest
+    of the screen; it fails seed 1, so its seed-2 trial never starts. c1 solves all three and wins."""
+    scripts = {key(LR, 0): [1000, ("solved", 2000)], key(LR, 1): UNSOLVED, key(LR, 2): [("solved", 1500)],
+               key(NSTEPS, 0): [("solved", 3000)], key(NSTEPS, 1): [("solved", 5000)],
+               key(NSTEPS, 2): [("solved", 4000)], key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=1, seeds=3)
+    assert backend.started == [key(LR, 0), key(LR, 1), key({}, 1), key(NSTEPS, 0), key(NSTEPS, 1), key(NSTEPS, 2),
+                               key({}, 2)]
+    c0 = trials_of(rec, "c0")
+    assert [(c0[s].role, c0[s].outcome) for s in (0, 1, 2)] == [("screen", "solved"), ("confirm", "not_solved"),
+                                                                ("confirm", "skipped")]
+    assert c0[2].detail == "not started: c0 failed seed 1" and c0[2].run_id is None
+    w = rec.winner
+    assert w is not None and w.candidate == "c1" and rec.verdict == "fixed"
+    assert (w.seeds_solved, w.seeds, w.median_env_steps, w.max_env_steps) == (3, 3, 4000.0, 5000)
+    assert w.solved_at_env_steps == 3000 and w.changes == NSTEPS and w.dropped == [] and w.keeps_blamed == []
+    assert w.run_id == trials_of(rec, "c1")[0].run_id  # its trial on the parent's own seed
+    arms = {a.name: a for a in rec.arms}
+    assert [a.name for a in rec.arms] == ["your config (unchanged)", "c0", "c1"]
+    assert (arms["c0"].solved, arms["c0"].ran) == (1, 2)  # the skipped seed is not an outcome
+    base = arms["your config (unchanged)"]
+    assert [(o.seed, o.solved, o.env_steps) for o in base.per_seed] == [(0, False, PARENT_ENV_STEPS), (1, False, 2000),
+                                                                        (2, False, 2000)]
+    assert base.per_seed[0].run_id == rec.parent_run_id
+    assert "Your unchanged config solves 0 of 3 seeds (seed 0: 50,000 (not solved), seed 1: 2,000 (not solved), " \
+           "seed 2: 2,000 (not solved))." in rec.message
+    assert "Fix: n_steps=64 solves 3 of 3 seeds (median 4,000, slowest 5,000 env steps to solve)." in rec.message
+
+
+def test_a_running_trial_of_a_candidate_that_failed_a_seed_is_stopped(tmp_path: Path) -> None:
+    """With room for every trial, c0's seed-2 trial is already running when its seed 1 fails: it is stopped."""
+    long = list(range(500, 50_000, 500))
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [500], key(LR, 2): long,
+               key(NSTEPS, 0): long, key({}, 1): long, key({}, 2): long}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=8, seeds=3, timeout=30)
+    c0 = trials_of(rec, "c0")
+    assert (c0[1].outcome, c0[2].outcome) == ("not_solved", "stopped_early")
+    assert c0[2].detail == "stopped: c0 already failed a seed" and c0[2].env_steps < 5000
+    assert key(LR, 2) in backend.stopped and rec.winner is None
+
+
+@pytest.mark.parametrize(("fresh", "verdict"), [([("solved", 7000)], "unlucky_seed"), (UNSOLVED, "fixed")])
+def test_the_unchanged_config_solving_most_seeds_is_an_unlucky_seed(tmp_path: Path, fresh: list[Any],
+                                                                    verdict: str) -> None:
+    """The baseline solves seed 1 at 9,000 and seed 2 (7,000 or not): 2 of 2 other seeds is bad luck on
+    seed 0 (2 of 3 in all); 1 of 2 is not (1 of 3)."""
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): [("solved", 9000)], key({}, 2): fresh}
+    rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=2, seeds=3)
+    assert rec.verdict == verdict
+    assert rec.winner is not None and rec.winner.candidate == "c0" and rec.winner.seeds_solved == 3
+    if verdict == "unlucky_seed":
+        assert ("Bad luck, not a bad config: your unchanged config solves 2 of 2 other seeds (seed 0: 50,000 "
+                "(not solved), seed 1: 9,000, seed 2: 7,000); seed 0 was unlucky, so no change is needed.") in rec.message
+        assert "A more robust option: learning_rate=0.004 solves 3 of 3 seeds" in rec.message
+    else:
+        assert "Bad luck" not in rec.message and "unlucky" not in rec.message
+        assert ("Your unchanged config solves 1 of 3 seeds (seed 0: 50,000 (not solved), seed 1: 9,000, "
+                "seed 2: 2,000 (not solved)).") in rec.message
+        assert "Fix: learning_rate=0.004 solves 3 of 3 seeds" in rec.message
+
+
+@pytest.mark.parametrize("variant_solves_all", [True, False])
+def test_the_winner_is_trimmed_to_the_changes_that_matter(tmp_path: Path, variant_solves_all: bool) -> None:
+    """c0 = {learning_rate, max_env_steps} solves every seed. Trim: without learning_rate it fails the
+    parent's seed; without max_env_steps it solves every seed (slower) -> the winner is {learning_rate}
+    alone and names max_env_steps as dropped. When that variant fails seed 1, both changes stay."""
+    both = {"learning_rate": 0.004, "max_env_steps": 300_000}
+    budget_only = {"max_env_steps": 300_000}
+    scripts = {key(both, 0): [("solved", 3000)], key(both, 1): [("solved", 4000)], key(both, 2): [("solved", 5000)],
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               key(budget_only, 0): UNSOLVED, key(budget_only, 1): [("solved", 1)], key(budget_only, 2): [("solved", 1)],
+               key(LR, 0): [("solved", 4000)], key(LR, 1): [("solved", 5000)] if variant_solves_all else UNSOLVED,
+               key(LR, 2): [("solved", 6000)]}
+    rec, backend = run(tmp_path, scripts, [both, NSTEPS], capacity=1, seeds=3)
+    trims = [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "trim"]
+    lr_2 = "solved" if variant_solves_all else "skipped"
+    assert trims == [("c0 without learning_rate", 0, "not_solved"), ("c0 without learning_rate", 1, "skipped"),
+                     ("c0 without learning_rate", 2, "skipped"), ("c0 without max_env_steps", 0, "solved"),
+                     ("c0 without max_env_steps", 1, "solved" if variant_solves_all else "not_solved"),
+                     ("c0 without max_env_steps", 2, lr_2)]
+    assert key(budget_only, 1) not in backend.started
+    w = rec.winner
+    assert w is not None and rec.verdict == "fixed"
+    if variant_solves_all:
+        assert w.candidate == "c0 without max_env_steps" and w.changes == LR and w.dropped == ["max_env_steps"]
+        assert (w.median_env_steps, w.max_env_steps, w.solved_at_env_steps) == (5000.0, 6000, 4000)
+        assert "max_env_steps" not in w.command and "--set learning_rate=0.004" in w.command
+        assert "Dropped as unnecessary (it still solves every seed without them): max_env_steps." in rec.message
+        assert "Fix: learning_rate=0.004 solves 3 of 3 seeds (median 5,000, slowest 6,000" in rec.message
+    else:
+        assert w.candidate == "c0" and w.changes == both and w.dropped == []
+        assert (w.median_env_steps, w.max_env_steps) == (4000.0, 5000) and "max_env_steps=300000" in w.command
+        assert "Dropped" not in rec.message
+
+
+@pytest.mark.parametrize(("gamma_script", "winner", "kept"), [(UNSOLVED, "c1", ["gamma"]),
+                                                              ([("solved", 1000)], "c0", [])])
+def test_a_winner_that_keeps_the_blamed_setting_is_flagged(tmp_path: Path, gamma_script: list[Any], winner: str,
+                                                           kept: list[str]) -> None:
+    scripts = {key(GAMMA): gamma_script, key(LR): [("solved", 2000)]}
+    rec, _ = run(tmp_path, scripts, [GAMMA, LR], capacity=1, blamed=["gamma"])
+    assert rec.winner is not None and rec.winner.candidate == winner and rec.winner.keeps_blamed == kept
+    note = "Note: it keeps gamma, which the top finding blames"
+    assert (note in rec.message) == bool(kept)
+
+
+def test_racing_stops_an_arm_past_the_slowest_seed_of_an_arm_that_solved_every_seed(tmp_path: Path) -> None:
+    """c0 solves seeds 0, 1, 2 within 3,000 env steps. c1's screen trial and c2's confirm trials sit at
+    exactly 3,000 for several polls after that (not stopped: they could still tie) and are stopped at the
+    first step past it, 3,001, each with the reason."""
+    plateau = [1000, 2000, *[3000] * 8, 3001, 3002, *range(4000, 40_000, 1000)]
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
+               key(NSTEPS, 0): plateau, key(EPOCHS, 0): [("solved", 2500)], key(EPOCHS, 1): plateau,
+               key(EPOCHS, 2): plateau, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS, EPOCHS], capacity=9, seeds=3)
+    reason = "stopped: cannot beat c0 (solved every seed within 3,000 env steps)"
+    for name, seed in (("c1", 0), ("c2", 1), ("c2", 2)):
+        t = trials_of(rec, name)[seed]
+        assert (t.outcome, t.detail, t.env_steps) == ("stopped_early", reason, 3001), (name, seed)
+    assert rec.winner is not None and rec.winner.candidate == "c0" and rec.winner.max_env_steps == 3000
+    assert sorted(backend.stopped) == sorted([key(NSTEPS, 0), key(EPOCHS, 1), key(EPOCHS, 2)])
+
+
+def test_the_screen_promotes_the_three_fastest_and_stops_a_slower_fourth(tmp_path: Path) -> None:
+    """With 3 seeds, once PROMOTE (3) candidates solved the screen, a 4th screen trial past the slowest of
+    them (c2 at 3,000) cannot be promoted: stopped at 3,001, not while at exactly 3,000."""
+    slow_solve = [*[100] * 30, ("solved", 5000)]
+    scripts: dict[str, Any] = {key({"n_steps": 32 * i}, s): slow_solve for i in (1, 2, 3) for s in (1, 2)}
+    scripts |= {key({"n_steps": 32}, 0): [("solved", 1000)], key({"n_steps": 64}, 0): [("solved", 2000)],
+                key({"n_steps": 96}, 0): [("solved", 3000)], key(LR, 0): [*[3000] * 12, 3001, ("solved", 3500)],
+                key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [{"n_steps": 32}, {"n_steps": 64}, {"n_steps": 96}, LR], capacity=12, seeds=3)
+    c3 = trials_of(rec, "c3")[0]
+    assert (c3.outcome, c3.detail, c3.env_steps) == ("stopped_early", "stopped: cannot beat c2 (solved at 3000)", 3001)
+    assert rec.winner is not None and rec.winner.candidate == "c0"
+
+
+def test_candidates_out_of_the_race_do_not_block_the_screen(tmp_path: Path) -> None:
+    """The three candidates that solved the screen first all fail fresh seed 1: none of them can be
+    promoted any more, so the slower 4th screen trial is not stopped on their account, and it wins."""
+    scripts: dict[str, Any] = {key({"n_steps": 32 * i}, 1): [100] for i in (1, 2, 3)}
+    scripts |= {key({"n_steps": 32 * i}, 2): list(range(100, 10_000, 100)) for i in (1, 2, 3)}
+    scripts |= {key({"n_steps": 32}, 0): [("solved", 1000)], key({"n_steps": 64}, 0): [("solved", 2000)],
+                key({"n_steps": 96}, 0): [("solved", 3000)], key(LR, 0): [*[3000] * 12, 3001, ("solved", 3500)],
+                key(LR, 1): [("solved", 3600)], key(LR, 2): [("solved", 3700)],
+                key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [{"n_steps": 32}, {"n_steps": 64}, {"n_steps": 96}, LR], capacity=12, seeds=3)
+    assert [t.outcome for t in trials_of(rec, "c3").values()] == ["solved", "solved", "solved"]
+    assert rec.winner is not None and rec.winner.candidate == "c3" and rec.winner.seeds_solved == 3
+
+
+def test_one_seed_screen_boundary_exactly_at_the_fastest_is_not_stopped(tmp_path: Path) -> None:
+    """One seed: the old 'cannot beat the fastest' rule (c0, solved on its only seed, is an arm that
+    qualified). c0 solves at 4,000; c1 sits at 4,000 and is stopped at 4,001; c2 sits at 4,000 and then
+    solves there (a tie: the earlier candidate wins)."""
+    scripts = {key(LR): [("solved", 4000)], key(NSTEPS): [*[4000] * 5, 4001, ("solved", 4500)],
+               key(EPOCHS): [*[4000] * 5, ("solved", 4000)]}
+    rec, _ = run(tmp_path, scripts, [LR, NSTEPS, EPOCHS], capacity=3)
+    by = {t.candidate: t for t in rec.trials}
+    assert (by["c1"].outcome, by["c1"].env_steps, by["c1"].detail) == ("stopped_early", 4001,
+                                                                       "stopped: cannot beat c0 (solved every seed within 4,000 env steps)")
+    assert (by["c2"].outcome, by["c2"].solved_at_env_steps) == ("solved", 4000)
+    assert rec.winner is not None and rec.winner.candidate == "c0"
+
+
+@pytest.mark.parametrize(("required", "verdict"), [(2, "fixed"), (3, "not_fixed")])
+def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path, required: int, verdict: str) -> None:
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(LR, 2): [("solved", 3000)],
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=1, seeds=3, required=required)
+    assert rec.verdict == verdict
+    c0 = trials_of(rec, "c0")
+    if required == 2:
+        assert [c0[s].outcome for s in (0, 1, 2)] == ["solved", "not_solved", "solved"]
+        w = rec.winner
+        assert w is not None and w.candidate == "c0"
+        assert (w.seeds_solved, w.seeds, w.median_env_steps, w.max_env_steps) == (2, 3, 2000.0, 3000)
+        assert "Fix: learning_rate=0.004 solves 2 of 3 seeds (median 2,000, slowest 3,000" in rec.message
+    else:
+        assert [c0[s].outcome for s in (0, 1, 2)] == ["solved", "not_solved", "skipped"]
+        assert rec.winner is None and "No candidate fixed run 20260101-000000-abcd on 3 of 3 seeds" in rec.message
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict's and the seed statistics' arithmetic, against hand-computed values
+# ---------------------------------------------------------------------------------------------
+def seeded_record(n: int, required: int | None = None) -> ExperimentRecord:
+    now = rf.utc_now_iso()
+    return ExperimentRecord(experiment_id=new_experiment_id(), parent_run_id="20260101-000000-abcd",
+                            config_id="CartPole-v1:ppo", seed=0, parent_overrides={}, created_at=now, updated_at=now,
+                            timeout_seconds=60, seeds=list(range(n)), required=required or n, candidates=[], trials=[])
+
+
+def arm(outcomes: list[tuple[bool, int]], changes: dict[str, Any] | None = None, required: int | None = None,
+        n: int | None = None) -> ArmResult:
+    """An arm from (solved, env_steps) on seeds 0, 1, ... of an ``n``-seed record, through verdict.arm_result."""
+    trials = [Trial(candidate="x", changes=changes or {}, set_args=[], seed=i, run_id=f"r{i}",
+                    outcome="solved" if ok else "not_solved", env_steps=steps,
+                    solved_at_env_steps=steps if ok else None) for i, (ok, steps) in enumerate(outcomes)]
+    return vd.arm_result(seeded_record(n or len(outcomes), required), "x", changes or {}, trials)
+
+
+def test_arm_counts_and_spread_are_over_the_solved_seeds() -> None:
+    a = arm([(True, 1000), (True, 3000), (True, 2000)])
+    assert (a.solved, a.ran, a.median_env_steps, a.max_env_steps) == (3, 3, 2000.0, 3000)
+    b = arm([(True, 1000), (False, 9000), (True, 5000)])
+    assert (b.solved, b.ran, b.median_env_steps, b.max_env_steps) == (2, 3, 3000.0, 5000)
+    assert [(o.seed, o.solved, o.env_steps) for o in b.per_seed] == [(0, True, 1000), (1, False, 9000), (2, True, 5000)]
+    none = arm([(False, 9000), (False, 9000)])
+    assert (none.solved, none.median_env_steps, none.max_env_steps) == (0, None, None)
+
+
+def test_rank_prefers_more_seeds_solved_then_fewer_steps_then_fewer_changes() -> None:
+    fast_two = arm([(True, 100), (False, 9000), (True, 300)])  # 2 solved, median 200
+    slow_three = arm([(True, 5000), (True, 6000), (True, 7000)])  # 3 solved, median 6000
+    slow_three_more = arm([(True, 5000), (True, 6000), (True, 7000)], {"a": 1, "b": 2})
+    quick_three = arm([(True, 1000), (True, 2000), (True, 9000)], {"a": 1, "b": 2})  # median 2000
+    assert vd.rank(fast_two) == (-2, 200.0, 0) and vd.rank(slow_three_more) == (-3, 6000.0, 2)
+    ranked = sorted([fast_two, slow_three_more, slow_three, quick_three], key=vd.rank)
+    assert ranked == [quick_three, slow_three, slow_three_more, fast_two]
+    assert vd.rank(arm([(False, 1), (False, 1)]))[1] == float("inf")
+
+
+def test_beats_needs_more_seeds_or_as_many_in_strictly_fewer_steps() -> None:
+    b = arm([(True, 1000), (False, 9000), (True, 5000)])  # 2 solved, median 3000
+    assert vd.beats(b, arm([(True, 2000), (True, 6000), (False, 1)]))  # 2 vs 2, 3000 < 4000
+    assert not vd.beats(b, arm([(True, 2000), (True, 4000), (False, 1)]))  # 2 vs 2, 3000 == 3000
+    assert not vd.beats(b, arm([(True, 9000), (True, 9000), (True, 9000)]))  # 2 vs 3 solved
+    assert vd.beats(b, arm([(False, 1), (True, 100), (False, 1)]))  # 2 vs 1, however fast that one
+    assert not vd.beats(arm([(False, 1)] * 3), arm([(False, 1)] * 3))  # nothing solved on either side
+
+
+def test_qualifies_needs_the_required_seeds_every_seed_run_and_beating_the_baseline() -> None:
+    base = arm([(False, 1), (False, 1), (False, 1)])
+    two_of_three = [(True, 1000), (False, 9000), (True, 5000)]
+    assert not vd.qualifies(seeded_record(3), arm(two_of_three), base)  # required 3 (all)
+    assert vd.qualifies(seeded_record(3, required=2), arm(two_of_three, required=2), base)
+    unfinished = arm([(True, 1000), (True, 2000)], n=3, required=2)  # seed 2 still running
+    assert (unfinished.solved, unfinished.ran) == (2, 2)
+    assert not vd.qualifies(seeded_record(3, required=2), unfinished, base)
+    as_good = arm([(False, 1), (True, 1000), (True, 5000)])  # the baseline solves 2, median 3000
+    assert not vd.qualifies(seeded_record(3, required=2), arm(two_of_three, required=2), as_good)
+
+
+def test_unlucky_when_the_unchanged_config_solves_a_strict_majority_of_every_seed() -> None:
+    rec = seeded_record(3)
+    parent_only = vd.baseline_arm(rec, 50_000)
+    assert [(o.seed, o.solved, o.env_steps, o.run_id) for o in parent_only.per_seed] == [
+        (0, False, 50_000, rec.parent_run_id)]
+    assert not vd.unlucky(rec, parent_only)  # the fresh seeds have not run
+    rec.trials = [Trial(candidate="b", changes={}, set_args=[], seed=s, role="baseline", run_id=f"b{s}", outcome="solved",
+                        env_steps=7000, solved_at_env_steps=7000) for s in (1, 2)]
+    assert vd.unlucky(rec, vd.baseline_arm(rec, 50_000))  # 2 of 3
+    rec.trials[1].outcome, rec.trials[1].solved_at_env_steps = "not_solved", None
+    assert not vd.unlucky(rec, vd.baseline_arm(rec, 50_000))  # 1 of 3
+    assert not vd.unlucky(seeded_record(1), vd.baseline_arm(seeded_record(1), 50_000))  # one seed: no verdict
+
+
+def test_seed_aggregates_against_hand_computed_values() -> None:
+    x = [4.0, 1.0, 100.0, 3.0, 2.0]
+    # p90 (linear): sorted [1, 2, 3, 4, 100], position 0.9 * 4 = 3.6 -> 4 + 0.6 * 96 = 61.6
+    assert seeds_mod.aggregate(x, "p90") == pytest.approx(61.6)
+    assert seeds_mod.aggregate(x, "iqm") == pytest.approx(3.0)  # trim int(0.25 * 5) = 1 each end: mean(2, 3, 4)
+    assert seeds_mod.aggregate([1, 2, 3, 4, 5, 6, 7, 100], "iqm") == pytest.approx(4.5)  # mean(3, 4, 5, 6)
+    assert (seeds_mod.aggregate(x, "median"), seeds_mod.aggregate(x, "mean"), seeds_mod.aggregate(x, "max")) == \
+        (3.0, 22.0, 100.0)
+    assert seeds_mod.aggregate([4000.0, 6000.0], "p90") == pytest.approx(5800.0)
+    with pytest.raises(ValueError, match="unknown seed statistic 'p50'"):
+        seeds_mod.aggregate(x, "p50")
+    with pytest.raises(ValueError, match="no seed finished"):
+        seeds_mod.aggregate([], "iqm")
+    assert seeds_mod.seed_list(7, 3) == [7, 8, 9]
+    with pytest.raises(ValueError, match="at least one seed"):
+        seeds_mod.seed_list(7, 0)
+
+
+def test_spread_gives_a_reproducible_bootstrap_interval_around_the_iqm() -> None:
+    x = [4.0, 1.0, 100.0, 3.0, 2.0]
+    s = seeds_mod.spread(x, solved=4, seed=3)
+    assert (s.seeds, s.solved, s.median, s.iqm, s.low, s.high) == (5, 4, 3.0, pytest.approx(3.0), 1.0, 100.0)
+    assert s.ci_low is not None and s.ci_high is not None
+    assert 1.0 <= s.ci_low <= 3.0 <= s.ci_high <= 100.0 and s.ci_low < s.ci_high
+    assert seeds_mod.spread(x, solved=4, seed=3) == s  # the same rng seed: the same interval
+    assert seeds_mod.spread([1.0, 2.0], solved=2).ci_low is None  # fewer than 3 seeds: no interval
+    assert seeds_mod.spread([5.0, 5.0, 5.0], solved=3).ci_low is None  # no variation to resample
+    assert seeds_mod.spread([], solved=0) == seeds_mod.Spread(seeds=0, solved=0, median=None, iqm=None, low=None,
+                                                              high=None)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -108,3 +108,38 @@ async def test_start_sweep_errors_are_sentences_and_caps_hold(tmp_path: Path) ->
         assert is_error and "no sweep 'sweep-20260101-000000-abcd'" in text
         is_error, _, text = await call(client, "check_sweep", {"sweep_id": "x", "top": 0})
         assert is_error and "top" in text
+
+
+@pytest.mark.anyio
+async def test_start_sweep_runs_each_trial_on_several_seeds(tmp_path: Path) -> None:
+    """seeds_per_trial=2 and seed_statistic reach the sweep: its one trial trains on seeds 3 and 4 and its
+    result counts both; out-of-range values are refused before anything starts."""
+    from gymnasium_solver.sweeps import study as st
+    from gymnasium_solver.sweeps.record import read_record
+
+    runs = tmp_path / "runs"
+    async with Client(create_server(runs)) as client:
+        for bad in ({"seeds_per_trial": 0}, {"seeds_per_trial": 51}, {"seed_statistic": "p50"}):
+            is_error, _, text = await call(client, "start_sweep", {
+                "config_id": "CartPole-v1:ppo", "space": SPACE, "n_trials": 1, "overrides": TINY, **bad})
+            assert is_error and next(iter(bad)) in text, text
+        assert not (runs / ".sweeps").exists() or not list((runs / ".sweeps").glob("*.json"))
+
+        is_error, started, text = await call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": SPACE, "n_trials": 1, "overrides": {**TINY, "seed": 3},
+            "seeds_per_trial": 2, "seed_statistic": "iqm"})
+        assert not is_error, text
+        sweep_id = started["sweep_id"]
+        record = read_record(runs, sweep_id)
+        assert (record.seeds_per_trial, record.seed_statistic) == (2, "iqm")
+        deadline = time.monotonic() + MAX_WAIT_SECONDS
+        while True:
+            _, summary, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            if summary["sweep"]["status"] != "running" or time.monotonic() > deadline:
+                break
+            await anyio.sleep(1.0)
+        assert summary["sweep"]["status"] == "done", summary["sweep"]["message"]
+    (trial,) = st.open_study(read_record(runs, sweep_id), create=False).get_trials()
+    result = st.result_of(trial)
+    assert result.seeds_run == 2 and len(result.run_ids) == 2, result
+    assert [rf.read_run_info(runs / r).seed for r in result.run_ids] == [3, 4]

@@ -112,6 +112,15 @@ class FixJob:
         self.queue: deque[int] = deque(i for i, t in enumerate(record.trials) if t.outcome == "pending")
         self.done = sum(1 for t in record.trials if t.outcome not in ("pending", "running"))
         self.out: set[str] = set()  # candidates that failed more seeds than `required` allows
+        self.failed: dict[str, int] = {}  # seeds each candidate failed
+        self.decided: set[int] = set()  # trials whose result its candidate has been judged on
+        for i, t in enumerate(record.trials):  # a record that already holds results: judged when they came
+            if t.role != "baseline" and t.outcome in ("solved", "not_solved", "stopped_early", "failed"):
+                self.decided.add(i)
+                if t.outcome != "solved":
+                    self.failed[t.candidate] = self.failed.get(t.candidate, 0) + 1
+        allowed = len(self.seeds) - record.required
+        self.out |= {c for c, n in self.failed.items() if n > allowed}
         self.trim_base: ArmResult | None = None  # the arm the current trim round drops changes from
         self.origin: ArmResult | None = None  # the arm the first trim round started from
 
@@ -135,7 +144,8 @@ class FixJob:
     def start_failed(self, key: Hashable, error: str) -> None:
         t = self.record.trials[int(str(key))]
         t.outcome, t.detail = "failed", error
-        self._after(t)
+        self._say(t)
+        self._judge(int(str(key)), solved=False)
 
     def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
         t = self.record.trials[int(str(key))]
@@ -146,11 +156,19 @@ class FixJob:
             return f"stopped: {t.candidate} already failed a seed"
         return self._beaten(t) or (self._cannot_be_promoted(t) if t.role == "screen" else None)
 
+    def recorded(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> None:
+        """Judge the candidate as soon as the run has recorded its end: the slot it frees must go to its
+        confirm trials if it solved, and never to another seed of a candidate that this failure puts out."""
+        t = self.record.trials[int(str(key))]
+        _refresh(t, info)
+        self._judge(int(str(key)), solved=info.solved)
+
     def ended(self, end: Ended) -> None:
         t = self.record.trials[int(str(end.key))]
         _refresh(t, end.info)
         _finish(t, end.info, end.exit_code, end.stop_detail)
-        self._after(t)
+        self._say(t)
+        self._judge(int(str(end.key)), solved=t.outcome == "solved")
 
     def skip_pending(self, why: str) -> None:
         while self.queue:
@@ -164,9 +182,10 @@ class FixJob:
     # -- rungs -----------------------------------------------------------------------------
     def _cannot_be_promoted(self, t: Trial) -> str | None:
         """A screen trial past the env steps of the PROMOTE-th fastest solved screen trial (the fastest,
-        with one seed: the old 'cannot beat' rule) cannot go on to the fresh seeds."""
-        solved = sorted((s.solved_at_env_steps, s.candidate) for s in self.record.trials
-                        if s.role == "screen" and s is not t and s.solved_at_env_steps is not None)
+        with one seed: the old 'cannot beat' rule) cannot go on to the fresh seeds. Candidates that have
+        since failed a fresh seed are out of the race and hold no place among those PROMOTE."""
+        solved = sorted((s.solved_at_env_steps, s.candidate) for s in self.record.trials if s.role == "screen"
+                        and s is not t and s.solved_at_env_steps is not None and s.candidate not in self.out)
         k = PROMOTE if len(self.seeds) > 1 else 1
         if t.solved_at_env_steps is not None or len(solved) < k or t.env_steps <= solved[k - 1][0]:
             return None
@@ -188,23 +207,24 @@ class FixJob:
             return f"stopped: cannot beat {best.name} (solved every seed within {best.max_env_steps:,} env steps)"
         return None
 
-    def _after(self, t: Trial) -> None:
-        """A trial ended: promote its candidate to the fresh seeds, or count the seed against it."""
-        self._say(t)
-        if t.role == "baseline":
+    def _judge(self, i: int, solved: bool) -> None:
+        """Once per trial (when its run records its end, or when it ended without recording one):
+        promote its candidate to the fresh seeds, or count the seed against it."""
+        t = self.record.trials[i]
+        if i in self.decided or t.role == "baseline":
             return
-        if t.outcome == "solved":
+        self.decided.add(i)
+        if solved:
             if t.role == "screen" and len(self.seeds) > 1:
                 new = [self._add(t.candidate, t.changes, s, "confirm") for s in self.seeds[1:]]
                 self.queue.extendleft(reversed(new))  # decisive: before the rest of the screen
             return
-        failures = sum(1 for x in self.record.trials if x.candidate == t.candidate and x.outcome in
-                       ("not_solved", "stopped_early", "failed"))
+        self.failed[t.candidate] = failures = self.failed.get(t.candidate, 0) + 1
         if failures > len(self.seeds) - self.record.required and t.candidate not in self.out:
             self.out.add(t.candidate)
-            for i in [i for i in self.queue if self.record.trials[i].candidate == t.candidate]:
-                self.queue.remove(i)
-                x = self.record.trials[i]
+            for j in [j for j in self.queue if self.record.trials[j].candidate == t.candidate]:
+                self.queue.remove(j)
+                x = self.record.trials[j]
                 x.outcome, x.detail = "skipped", f"not started: {t.candidate} failed seed {t.seed}"
                 self._say(x)
 

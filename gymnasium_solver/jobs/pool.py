@@ -63,6 +63,11 @@ class Job(Protocol):
         """A reason to stop this running trial now (it cannot win, it was pruned, ...), or None."""
         ...
 
+    def recorded(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> None:
+        """The trial recorded its end in run.json; its process is still exiting (``ended`` follows). Its
+        slot is free from now on, so a job whose next trial depends on this one's result decides here."""
+        ...
+
     def ended(self, end: Ended) -> None: ...
 
     def skip_pending(self, why: str) -> None:
@@ -171,6 +176,7 @@ class TrialPool:
             now = time.monotonic()
             if not a.released and info is not None and info.status != rf.RunStatus.RUNNING:
                 a.released, a.released_at = True, now  # it recorded its end; the process is exiting
+                job.recorded(a.key, a.handle, info)  # before its slot is refilled
             if not a.released:
                 reason = ending or (job.should_stop(a.key, a.handle, info) if info is not None else None)
                 if reason is not None:

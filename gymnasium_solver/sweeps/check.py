@@ -174,6 +174,9 @@ class CheckJob:
     def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
         return None  # every seed runs to its end: the check is the figure that counts
 
+    def recorded(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> None:
+        pass  # nothing waits on one run's result: it is read when its process has exited
+
     def ended(self, end: Ended) -> None:
         arm, seed = self.queue[int(str(end.key))]
         run = _seed_run(seed, end.handle, end.info, end.exit_code)

@@ -140,6 +140,9 @@ class SweepJob:
                 return f"stopped: cannot beat the best solved trial ({self.best_solved:,.0f} {unit})"
         return None
 
+    def recorded(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> None:
+        pass  # nothing waits on one run's result: it is read when its process has exited
+
     def ended(self, end: Ended) -> None:
         g, s = self._at(end.key)
         info = end.info
