@@ -2,7 +2,10 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+HASH := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-all-$(HASH)
+# `make demo` needs the core install only (no Ray, ALE, MLflow, TensorBoard, test tools): its own stamp.
+CORE_STAMP := $(VENV)/.installed-core-$(HASH)
 
 .PHONY: demo test lint typecheck pytest bench clean
 
@@ -11,14 +14,20 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	@echo "Installing gymnasium-solver and its dependencies into $(VENV) (torch 2.13.0 CPU)..."
+	@echo "Installing gymnasium-solver with every extra into $(VENV) (torch 2.13.0 CPU)..."
 	$(BIN)/python -m pip install --quiet -e ".[all]"
 	@rm -f $(VENV)/.installed-*
-	@touch $(STAMP)
+	@touch $(STAMP) $(CORE_STAMP)
+
+$(CORE_STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing gymnasium-solver (core: no extras) into $(VENV) (torch 2.13.0 CPU)..."
+	$(BIN)/python -m pip install --quiet -e .
+	@rm -f $(VENV)/.installed-core-*
+	@touch $(CORE_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/gsolve train CartPole-v1:ppo
 	$(BIN)/gsolve show @last
 

@@ -36,6 +36,17 @@ if TYPE_CHECKING:
 
     from gymnasium_solver.diagnostics import Diagnosis
 
+
+def _pandas() -> Any:
+    """pandas, which only the DataFrame views need (the ``notebook`` extra); ImportError with the pip command."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError('the DataFrame views (metrics, not_measured, table) need pandas: '
+                          'pip install "gymnasium-solver[notebook]"') from None
+    return pandas
+
+
 # Counters that the trainer writes on every row: whole numbers, shown as integers.
 _INTEGER_COLUMNS = (rf.M.ITERATION, rf.M.ENV_STEPS)
 
@@ -96,7 +107,7 @@ class Run:
         every other column float. NaN is a cell the trainer left empty (not measured that
         iteration, e.g. eval columns between evaluations) or a NaN it measured; ``not_measured``
         tells them apart. A copy: changing it changes nothing on disk or in the cache."""
-        import pandas as pd
+        pd = _pandas()
 
         arrays = self._store.metric_arrays(self.path)
         frame = pd.DataFrame(arrays.values, columns=list(arrays.columns), copy=True)
@@ -108,7 +119,7 @@ class Run:
     @property
     def not_measured(self) -> pd.DataFrame:
         """Same shape as ``metrics``: True where metrics.csv's field is empty (not measured)."""
-        import pandas as pd
+        pd = _pandas()
 
         arrays = self._store.metric_arrays(self.path)
         return pd.DataFrame(arrays.missing, columns=list(arrays.columns), copy=True)
@@ -200,7 +211,7 @@ class Runs:
               solved: bool | None = None, limit: int | None = 20) -> pd.DataFrame:
         """The runs ``list`` returns as a DataFrame, one row per run (the `gsolve runs` columns and
         more), indexed by run id."""
-        import pandas as pd
+        pd = _pandas()
 
         rows = [run.summary.model_dump() for run in self.list(env, algo, status, solved, limit)]
         columns = list(rs.RunSummary.model_fields)

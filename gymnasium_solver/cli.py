@@ -11,6 +11,7 @@ commands that need them:
 - cli_mcp.py       mcp (the CLI's only way into the MCP adapter)
 - cli_import.py    import (runs from the RL Zoo, SB3, CleanRL)
 - cli_ops.py       serve-metrics, check, promote, models, rollback
+- cli_presets.py   presets save (a run's config as the user's own preset)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gymnasium_solver import (
     cli_import,
     cli_mcp,
     cli_ops,
+    cli_presets,
     cli_runs,
     cli_sweep,
     cli_train,
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_mcp.register(sub)
     cli_import.register(sub)
     cli_ops.register(sub)
+    cli_presets.register(sub)
     return parser
 
 

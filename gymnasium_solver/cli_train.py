@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,12 +18,13 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.config import (
     ConfigError,
-    config_to_yaml,
-    list_env_files,
-    list_variants,
+    Resolved,
+    check_trainable,
     parse_overrides,
-    resolve_config,
+    resolve_with_origin,
 )
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, resolve_config
 from gymnasium_solver.run_writer import WRITE_FAILURE_KINDS
 
 MAX_EVAL_EPISODES = 1000
@@ -30,12 +32,16 @@ MAX_EVAL_EPISODES = 1000
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "train", help="train ENV:VARIANT until solved or out of budget",
-        description="Train a preset (see `gsolve list-envs`). Prints a live progress bar on stderr, "
-        "one summary line, and the run folder's path on the last line of stdout.",
+        "train", help="train ENV_ID or ENV:VARIANT until solved or out of budget",
+        description="Train any registered Gymnasium environment: ENV:VARIANT takes a preset's variant, ENV:ALGO "
+        "an algorithm (settings from our preset, else the RL Zoo's entry, else gsolve's defaults; docs/configs.md), "
+        "a bare ENV_ID an algorithm chosen from its spaces. Prints a live progress bar on stderr, one summary "
+        "line, and the run folder's path on the last line of stdout.",
     )
-    p.add_argument("config_id", metavar="ENV:VARIANT", nargs="?", help="e.g. CartPole-v1:ppo")
+    p.add_argument("config_id", metavar="ENV[:VARIANT]", nargs="?", help="e.g. CartPole-v1:ppo, MountainCar-v0:dqn, "
+                   "Acrobot-v1")
     _add_set(p)
+    _add_no_zoo(p)
     p.add_argument("--resume", metavar="RUN", default=None,
                    help="continue a crashed or stopped run (id, unique prefix or @last) from its latest checkpoint, "
                    "with its own config (docs/resume.md); give no ENV:VARIANT, --set or --seed with it")
@@ -61,12 +67,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("list-envs", help="list environment presets, their variants and thresholds")
+    p = sub.add_parser("list-envs", help="list environment presets (and with --all every registered id)",
+                       description="Our presets with their variants, thresholds and budgets; with --all or "
+                       "--filter, every environment Gymnasium registers and where its settings would come from.")
+    p.add_argument("--all", action="store_true", help="every registered environment id, not only the presets")
+    p.add_argument("--filter", default=None, metavar="TEXT", help="only ids containing TEXT (implies --all)")
+    p.add_argument("--limit", type=int, default=MAX_CATALOG_ROWS, help=f"at most this many (1..{MAX_CATALOG_ROWS})")
     p.set_defaults(func=cmd_list_envs)
 
-    p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML")
-    p.add_argument("config_id", metavar="ENV:VARIANT", help="e.g. CartPole-v1:ppo")
+    p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML, with each value's source",
+                       description="The resolved config as YAML; a comment after each value says where it came "
+                       "from: preset, zoo (the RL Zoo's entry), default, user_config, override or spec.")
+    p.add_argument("config_id", metavar="ENV[:VARIANT]", help="e.g. CartPole-v1:ppo, MountainCar-v0:ppo")
     _add_set(p)
+    _add_no_zoo(p)
     p.set_defaults(func=cmd_config)
 
 
@@ -76,27 +90,49 @@ def _add_set(p: argparse.ArgumentParser) -> None:
                    "(repeatable; put ENV:VARIANT before --set)")
 
 
-def _resolve(config_id: str, sets: list[str], seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+def _add_no_zoo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-zoo", action="store_true", help="without a preset, take gsolve's defaults even where the "
+                   "RL Zoo has an entry for the environment and algorithm")
+
+
+def _resolve(config_id: str, sets: list[str], seed: int | None = None,
+             no_zoo: bool = False) -> tuple[Resolved, dict[str, Any]]:
     overrides = parse_overrides(sets)
     if seed is not None:
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
         overrides["seed"] = seed
-    return resolve_config(config_id, overrides), overrides
+    return resolve_with_origin(config_id, overrides, use_zoo=not no_zoo), overrides
+
+
+def _say_origin(resolved: Resolved) -> None:
+    """On stderr, before training: where the settings came from and what the resolution noted."""
+    origin = resolved.origin
+    if origin.settings == "preset" and not origin.notes:
+        return
+    cid = resolved.config.config_id
+    print(f"gsolve train: {cid}: settings from {origin.where} (`gsolve config {cid}` shows each value's source)",
+          file=sys.stderr)
+    for note in origin.notes:
+        print(f"gsolve train: note: {note}", file=sys.stderr)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.resume is not None:
         return _cmd_resume(args)
     if args.config_id is None:
-        raise ConfigError("give ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
-    cfg, overrides = _resolve(args.config_id, args.sets, args.seed)
+        raise ConfigError("give ENV_ID or ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
+    resolved, overrides = _resolve(args.config_id, args.sets, args.seed, args.no_zoo)
+    cfg = resolved.config
+    check_trainable(cfg)  # an environment this machine cannot create is refused before a run folder exists
     applied = _applied_changes(args.applied_changes)
+    if not args.quiet or args.run_id is None:
+        _say_origin(resolved)
     from gymnasium_solver.training import train  # torch: only now
 
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
                    show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
-                   experiment_id=args.experiment_id, applied_changes=applied)
+                   experiment_id=args.experiment_id, applied_changes=applied, config_origin=resolved.origin)
     return _report(cfg.config_id, cfg.reward_threshold, result)
 
 
@@ -168,7 +204,7 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
         what = f"FAILED: {result.failure.kind}"  # the disk, not the trainer: no traceback to read
     if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
         what += f" ({result.failure.message})"
-    goal = f" (threshold {threshold:g})" if threshold is not None else ""
+    goal = f" (threshold {threshold:g})" if threshold is not None else " (no reward threshold: trained for its budget)"
     return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
             f"{best_s}{goal}; run folder {result.run_dir}")
 
@@ -301,23 +337,60 @@ def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvalu
 
 
 def cmd_list_envs(args: argparse.Namespace) -> int:
+    if args.all or args.filter is not None:
+        return _list_registered(args)
     files = list_env_files()
     if not files:
-        raise ValueError("no presets found; presets live in config/environments/<EnvId>.yaml")
+        raise ValueError("no presets found; presets live in gymnasium_solver/presets/environments/<EnvId>.yaml "
+                         f"(or ${CONFIG_DIR_ENV}); `gsolve list-envs --all` lists every registered environment")
     rows = [("CONFIG", "ALGO", "THRESHOLD", "BUDGET")]
     for env_id in files:
         for variant, algo in list_variants(env_id).items():
             cfg = resolve_config(f"{env_id}:{variant}")
             threshold = "-" if cfg.reward_threshold is None else f"{cfg.reward_threshold:g}"
             rows.append((cfg.config_id, algo, threshold, str(cfg.max_env_steps)))
+    _print_table(rows)
+    print("\nTrain one with `gsolve train ENV:VARIANT`; see its settings with `gsolve config ENV:VARIANT`. "
+          "Any other registered environment trains too: `gsolve list-envs --all`.")
+    return 0
+
+
+def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    print("\nTrain one with `gsolve train ENV:VARIANT`; see its settings with `gsolve config ENV:VARIANT`.")
+
+
+def _list_registered(args: argparse.Namespace) -> int:
+    if not 1 <= args.limit <= MAX_CATALOG_ROWS:
+        raise ValueError(f"--limit must be between 1 and {MAX_CATALOG_ROWS}, got {args.limit}")
+    catalog = environment_catalog(args.filter, limit=args.limit)
+    rows = [("ENV", "SETTINGS", "PRESET VARIANTS", "RL ZOO ENTRIES")]
+    for e in catalog.environments:
+        rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", ", ".join(e.zoo_algos) or "-"))
+    _print_table(rows)
+    shown = len(catalog.environments)
+    more = f" (first {shown} of {catalog.total}: narrow with --filter or raise --limit)" if shown < catalog.total else ""
+    print(f"\n{catalog.total} environment(s){more}. SETTINGS is where `gsolve train ENV:ALGO` takes its settings "
+          "from: our preset, the RL Zoo's entry (for the algorithms listed), else gsolve's defaults. An algorithm "
+          "that cannot take an environment's spaces is refused with the ones that can.")
     return 0
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    cfg, _ = _resolve(args.config_id, args.sets)
-    sys.stdout.write(config_to_yaml(cfg))
+    resolved, _ = _resolve(args.config_id, args.sets, no_zoo=args.no_zoo)
+    sys.stdout.write(config_yaml_with_sources(resolved))
     return 0
+
+
+def config_yaml_with_sources(resolved: Resolved) -> str:
+    """The config as YAML (one line per key), each value followed by a comment naming its source, under
+    a comment block saying where the settings came from and what was noted."""
+    import yaml
+
+    origin = resolved.origin
+    lines = [f"# settings: {origin.settings}: {origin.where}"] + [f"# note: {n}" for n in origin.notes]
+    for key, value in resolved.config.model_dump(mode="json").items():
+        text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).removesuffix("\n...\n").strip()
+        lines.append(f"{key}: {text}  # {origin.sources.get(key, 'default')}")
+    return "\n".join(lines) + "\n"

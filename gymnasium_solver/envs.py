@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.config import Config
+from gymnasium_solver.config.spaces import install_hint
 from gymnasium_solver.run_folder import ActionSpaceInfo
 
 
@@ -95,6 +96,8 @@ def make_vec_env(cfg: Config, num_envs: int) -> gym.vector.VectorEnv:
         kwargs["wrappers"] = [atari_wrappers]
     try:
         env = gym.make_vec(cfg.env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
+    except gym.error.DependencyNotInstalled as exc:  # Box2D, MuJoCo: the extra's pip command, in one line
+        raise ValueError(install_hint(exc, cfg.env_id)) from exc
     except gym.error.Error as exc:
         ale_id = "NoFrameskip" in cfg.env_id or cfg.env_id.startswith("ALE/")
         hint = f" (an ALE game needs atari_wrappers: true and {ATARI_INSTALL})" if ale_id and not cfg.atari_wrappers else ""

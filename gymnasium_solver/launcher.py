@@ -46,6 +46,10 @@ class StartResult(BaseModel):
     max_env_steps: int
     reward_threshold: float | None
     overrides: dict[str, Any]
+    settings_from: str | None = Field(default=None, description="where the settings came from: our preset, the RL "
+                                      "Zoo's entry or gsolve's defaults (get_config shows each value's source)")
+    config_notes: list[str] = Field(default_factory=list, description="what the resolution chose or could not "
+                                    "reproduce, e.g. the algorithm picked from the spaces, no reward threshold")
     note: str = Field(description="what to call next")
 
 
@@ -120,12 +124,15 @@ def prepare_run(
     is visible (status running, no progress) before any trainer starts. ConfigError names a bad key."""
     overrides = dict(overrides or {})
     pairs = override_pairs(overrides)
-    cfg = config_mod.resolve_config(config_id, pairs)
+    resolved = config_mod.resolve_with_origin(config_id, pairs)
+    cfg = resolved.config
     check_tracking_available(cfg)  # a missing tracking extra is refused here, not by the detached trainer
+    config_mod.check_trainable(cfg)  # so is an environment this machine cannot create (e.g. no box2d extra)
     runs_dir = Path(runs_dir).resolve()
     placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=overrides, parent_run_id=parent_run_id,
                                                 experiment_id=experiment_id, applied_changes=applied_changes,
-                                                sweep_id=sweep_id, trial_number=trial_number)
+                                                sweep_id=sweep_id, trial_number=trial_number,
+                                                config_origin=resolved.origin)
     return PreparedRun(cfg, pairs, placeholder.run_id, runs_dir / placeholder.run_id, placeholder)
 
 
@@ -269,9 +276,15 @@ def start_training(
             launch = start_trainer(runs_dir, config_id, overrides)
     reap(launch.proc)
     cfg, run_id = launch.config, launch.run_id
+    try:  # the placeholder's (or by now the trainer's own) record of where the settings came from
+        origin = rf.read_run_info(launch.run_dir).config_origin
+    except (OSError, ValueError):
+        origin = None
     return StartResult(
         run_id=run_id, config_id=cfg.config_id, pid=launch.proc.pid, run_dir=str(launch.run_dir),
         max_env_steps=cfg.max_env_steps, reward_threshold=cfg.reward_threshold, overrides=overrides,
+        settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
+        config_notes=[] if origin is None else origin.notes,
         note=f"training started in the background; call wait_for_training(run_id={run_id!r}) or "
         f"get_training_status to follow it, stop_training to end it early",
     )

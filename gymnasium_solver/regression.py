@@ -8,7 +8,7 @@ Two baselines, two tests (docs/ops.md says why):
   evaluation episodes return less than the baseline's.
 - **``preset``**: steps-to-solve across seeds, at the preset's reward threshold T. The references
   are solved runs of the same environment, algorithm and threshold in the runs folder (at least 3),
-  else the reference runs shipped for the preset (``config/references/``). The run's steps to
+  else the reference runs shipped for the preset (``gymnasium_solver/presets/references/``). The run's steps to
   solve are the env steps of its first evaluation >= T (whatever its own threshold). A one-sided
   t prediction test on log env steps asks whether the run needed more env steps than the
   references' distribution allows. A run that never reached T counts with the env steps it has
@@ -165,7 +165,7 @@ def preset_threshold(info: rf.RunInfo) -> float | None:
 def preset_references(store: RunStore, info: rf.RunInfo) -> References | str:
     """Steps-to-solve at the preset's threshold: solved runs of the same environment and algorithm
     and threshold in the runs folder when there are at least MIN_STORE_REFERENCES, else the runs
-    shipped for the preset (config/references/). A string says why there are none."""
+    shipped for the preset (gymnasium_solver/presets/references/). A string says why there are none."""
     from gymnasium_solver.diagnostics.references import MAX_SCANNED, MIN_STORE_REFERENCES, shipped_references
 
     threshold = preset_threshold(info)
@@ -191,7 +191,7 @@ def preset_references(store: RunStore, info: rf.RunInfo) -> References | str:
                 f"in the runs folder ({len(steps)}) and no reference runs shipped for {info.config_id}; train a few "
                 "seeds of the preset, or pass a baseline run")
     return References(shipped, threshold, f"{len(shipped)} solved runs of the {info.config_id} preset shipped with "
-                                          f"the project (config/references/)")
+                                          f"the project (gymnasium_solver/presets/references/)")
 
 
 def steps_to_reach(store: RunStore, run_dir: Path, threshold: float) -> tuple[int, bool]:

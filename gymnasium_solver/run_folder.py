@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gymnasium_solver.config.origin import ConfigOrigin, SettingSource  # noqa: F401 - run.json's config_origin
 from gymnasium_solver.metric_names import (  # noqa: F401 - re-exported: part of the contract
     COMMON_COLUMNS,
     METRIC_DESCRIPTIONS,
@@ -249,6 +250,7 @@ class RunInfo(BaseModel):
     sweep_id: str | None = Field(default=None, description="the sweep this run is a trial of (gsolve sweep)")
     trial_number: int | None = Field(default=None, description="its trial number in that sweep's Optuna study")
     overrides: dict[str, Any] = Field(default_factory=dict)
+    config_origin: ConfigOrigin | None = Field(default=None, description="where each config value came from")
     metric_columns: list[str] = Field(default_factory=list)
     resumes: list[ResumeRecord] = Field(default_factory=list)
     warnings: list[RunWarning] = Field(default_factory=list, description="problems that did not end the run")

@@ -121,7 +121,7 @@ def _new_info(cfg: Config, run_id: str, *, pid: int | None, columns: tuple[str, 
         reward_threshold=cfg.reward_threshold, max_env_steps=cfg.max_env_steps, metric_columns=list(columns),
         parent_run_id=provenance.get("parent_run_id"), experiment_id=provenance.get("experiment_id"),
         applied_changes=dict(provenance.get("applied_changes") or {}),
-        overrides=dict(provenance.get("overrides") or {}),
+        overrides=dict(provenance.get("overrides") or {}), config_origin=provenance.get("config_origin"),
         sweep_id=provenance.get("sweep_id"), trial_number=provenance.get("trial_number"),
     )
 
@@ -136,6 +136,7 @@ def create_placeholder(
     applied_changes: dict[str, Any] | None = None,
     sweep_id: str | None = None,
     trial_number: int | None = None,
+    config_origin: rf.ConfigOrigin | None = None,
 ) -> rf.RunInfo:
     """Pre-create a fresh run folder whose run.json is a placeholder (status running, no pid yet,
     ``placeholder: true``), so a launched run is visible before its trainer starts. The trainer
@@ -143,7 +144,7 @@ def create_placeholder(
     run_id, run_dir = _new_run_dir(Path(runs_dir))
     info = _new_info(cfg, run_id, pid=None, overrides=overrides, parent_run_id=parent_run_id,
                      experiment_id=experiment_id, applied_changes=applied_changes, sweep_id=sweep_id,
-                     trial_number=trial_number)
+                     trial_number=trial_number, config_origin=config_origin)
     info.placeholder = True
     with writing(run_dir, rf.RUN_JSON):
         rf.write_run_info(run_dir, info)
@@ -302,10 +303,12 @@ class RunWriter:
         experiment_id: str | None = None,
         applied_changes: dict[str, Any] | None = None,
         overrides: dict[str, Any] | None = None,
+        config_origin: rf.ConfigOrigin | None = None,
     ) -> RunWriter:
         run_id, run_dir, placeholder = prepare_run_dir(runs_dir, run_id)
         info = _new_info(cfg, run_id, pid=os.getpid(), columns=columns, overrides=overrides,
-                         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes)
+                         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
+                         config_origin=config_origin)
         info.versions, info.git_commit = package_versions(), git_commit()
         if placeholder is not None:
             info.created_at = placeholder.created_at  # the run exists since its launcher created it

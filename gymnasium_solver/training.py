@@ -81,6 +81,7 @@ def train(
     experiment_id: str | None = None,
     applied_changes: dict[str, Any] | None = None,
     overrides: dict[str, Any] | None = None,
+    config_origin: rf.ConfigOrigin | None = None,
 ) -> TrainResult:
     """Train ``cfg`` until an evaluation reaches the reward threshold or the env-step budget is
     spent; write everything to ``runs_dir/<run_id>/`` (see run_folder.py). Failures (non-finite
@@ -91,7 +92,7 @@ def train(
     writer = RunWriter.create(
         cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo),
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
-        overrides=overrides,
+        overrides=overrides, config_origin=config_origin,
     )
     return _run(_session_class(cfg)(cfg, writer, show_progress))
 

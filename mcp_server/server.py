@@ -25,6 +25,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
 from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store.metrics import map_large_buffers
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
@@ -55,6 +56,14 @@ MetricName = Annotated[
 # ---------------------------------------------------------------------------------------------
 # Result models that only the server needs
 # ---------------------------------------------------------------------------------------------
+class RegisteredEnvironment(BaseModel):
+    env_id: str
+    settings: str = Field(description="'preset' (ours), 'zoo' (the RL Zoo's tuned entry, for zoo_algos) or 'default' "
+                          "(gsolve's documented defaults only)")
+    preset_variants: dict[str, str] = Field(description="preset variant -> algorithm")
+    zoo_algos: list[str] = Field(description="algorithms the installed RL Zoo has an entry for")
+
+
 class EnvironmentPreset(BaseModel):
     env_id: str
     description: str
@@ -65,6 +74,12 @@ class EnvironmentPreset(BaseModel):
 class EnvironmentList(BaseModel):
     environments: list[EnvironmentPreset]
     config_dir: str
+    registered: list[RegisteredEnvironment] = Field(
+        default_factory=list, description="with registered=true or a filter: registered Gymnasium ids and where "
+        "start_training would take their settings from")
+    registered_total: int = Field(default=0, description="registered ids matching the filter (registered lists at most "
+                                  "limit of them from offset)")
+    note: str = ""
 
 
 class VariantInfo(BaseModel):
@@ -85,6 +100,11 @@ class ConfigResult(BaseModel):
     config_id: str | None
     run_id: str | None = None
     config: dict[str, Any]
+    settings_from: str | None = Field(default=None, description="where the settings came from: 'preset', 'zoo' "
+                                      "(the RL Zoo's entry) or 'default', with the file or entry")
+    value_sources: dict[str, str] = Field(default_factory=dict, description="config key -> where its value came from: "
+                                          "preset, zoo, default, user_config, override or spec")
+    notes: list[str] = Field(default_factory=list, description="what the resolution chose or could not reproduce")
     descriptions: dict[str, str] = Field(description="what each config key means")
 
 
@@ -142,10 +162,20 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
 
 def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
     @tool(server, READ_ONLY, store.runs_dir)
-    def list_environments() -> EnvironmentList:
-        """List the environments that have training presets, with their variants (ENV:VARIANT ids).
+    def list_environments(
+        filter: Annotated[str | None, Field(max_length=100, description="only registered ids containing this text "
+                                            "(case-insensitive), e.g. 'MountainCar'; implies registered")] = None,
+        registered: Annotated[bool, Field(description="also list registered Gymnasium ids (400+ with every "
+                                          "extra: page with offset/limit)")] = False,
+        offset: Annotated[int, Field(ge=0, le=100_000, description="skip this many registered ids")] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_CATALOG_ROWS, description="registered ids per page")] = 50,
+    ) -> EnvironmentList:
+        """List the environments that have training presets, with their variants (ENV:VARIANT ids); with
+        registered=true or a filter, also every environment id Gymnasium registers and where its settings
+        would come from: our preset, the RL Zoo's tuned entry (zoo_algos), or gsolve's defaults only.
 
-        Use it to find what can be trained with start_training or inspected with get_config.
+        Any registered id trains with start_training('ENV:ALGO') or a bare 'ENV' (algorithm chosen from its
+        spaces); get_config shows the resolved settings with each value's source.
         """
         out = []
         for env_id in config_mod.list_env_files():
@@ -158,7 +188,17 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
                 continue
             out.append(EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
                                          config_ids=[f"{env_id}:{v}" for v in variants]))
-        return EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
+        result = EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
+        if registered or filter is not None:
+            catalog = environment_catalog(filter, offset=offset, limit=limit)
+            result.registered = [RegisteredEnvironment(env_id=e.env_id, settings=e.settings,
+                                                       preset_variants=e.preset_variants, zoo_algos=e.zoo_algos)
+                                 for e in catalog.environments]
+            result.registered_total = catalog.total
+            end = offset + len(result.registered)
+            result.note = (f"registered ids {offset + 1}-{end} of {catalog.total}"
+                           + (f"; next page: offset={end}" if end < catalog.total else ""))
+        return result
 
     @tool(server, READ_ONLY, store.runs_dir)
     def list_variants(env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")]) -> VariantList:
@@ -195,13 +235,19 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
             run_dir = store.resolve(run_id)
             cfg = store.config(run_dir)
             cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
+            origin = store.info(run_dir).config_origin
             return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
-                                descriptions=_CONFIG_DESCRIPTIONS)
+                                descriptions=_CONFIG_DESCRIPTIONS,
+                                settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
+                                value_sources={} if origin is None else origin.sources,
+                                notes=[] if origin is None else origin.notes)
         assert config_id is not None
         pairs = launcher._override_pairs(overrides or {})
-        resolved = config_mod.resolve_config(config_id, pairs)
-        return ConfigResult(source="preset", config_id=resolved.config_id, config=resolved.model_dump(mode="json"),
-                            descriptions=_CONFIG_DESCRIPTIONS)
+        resolved = config_mod.resolve_with_origin(config_id, pairs)
+        cfg_out, origin = resolved.config, resolved.origin
+        return ConfigResult(source="preset", config_id=cfg_out.config_id, config=cfg_out.model_dump(mode="json"),
+                            descriptions=_CONFIG_DESCRIPTIONS, settings_from=f"{origin.settings}: {origin.where}",
+                            value_sources=origin.sources, notes=origin.notes)
 
 
 
@@ -338,15 +384,19 @@ def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launc
                             locations: LocationPolicy) -> None:
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def start_training(
-        config_id: Annotated[str, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo' (list_environments)")],
+        config_id: Annotated[str, Field(max_length=200, description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo', "
+                                        "ENV:ALGO for any registered environment, e.g. 'MountainCar-v0:dqn', or a bare "
+                                        "ENV (algorithm chosen from its spaces); see list_environments")],
         overrides: Annotated[
             dict[str, Any] | None,
             Field(description="config keys to change, e.g. {'learning_rate': 0.0005, 'max_env_steps': 100000}; "
                   "schedules as {'start': x, 'end': y}"),
         ] = None,
     ) -> launcher.StartResult:
-        """Start a training run in the background and return its run_id at once. The config is validated
-        first (a bad key or value is reported with what is allowed). The process is detached: it keeps
+        """Start a training run in the background and return its run_id at once. Any registered Gymnasium
+        environment: settings from our preset, else the RL Zoo's tuned entry, else gsolve's defaults
+        (settings_from says which). The config is validated first (a bad key or value, an environment this
+        machine cannot create, or an algorithm that cannot take its spaces is reported with what is allowed). The process is detached: it keeps
         running if this server stops; its output goes to the run's log. Follow it with wait_for_training.
         mlflow_tracking_uri may name only a folder inside the runs folder or what the server's operator allowed."""
         cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}))

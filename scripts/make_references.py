@@ -1,4 +1,4 @@
-"""Write the reference runs shipped for each preset (config/references/<ENV>.<VARIANT>.json).
+"""Write the reference runs shipped for each preset (gymnasium_solver/presets/references/<ENV>.<VARIANT>.json).
 
 A reference is a solved run of the preset itself: its env steps to solve and the optimisation
 metrics the diagnosis compares against (references.BAND_METRICS), at full resolution (solved runs

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gymnasium_solver import cli
 from gymnasium_solver.config import ConfigError, config_from_yaml_text, config_to_yaml, resolve_config
@@ -57,7 +58,13 @@ def test_config_command_prints_round_trippable_yaml(capsys):
     out = capsys.readouterr().out
     cfg = config_from_yaml_text(out)
     assert cfg == resolve_config("CartPole-v1:reinforce", ["seed=3"])
-    assert config_to_yaml(cfg) == out
+    # One line per key, each with where its value came from (the chain: preset, default, override, spec).
+    values = [line for line in out.splitlines() if not line.startswith("#")]
+    assert [line.split(":")[0] for line in values] == list(yaml.safe_load(config_to_yaml(cfg)))
+    sources = dict(line.rsplit("  # ", 1) for line in values)
+    assert sources["seed: 3"] == "override" and sources["algo: reinforce"] == "preset"
+    assert sources["reward_threshold: 475.0"] == "spec" and sources["use_baseline: true"] == "default"
+    assert out.startswith("# settings: preset: ") and "CartPole-v1.yaml (variant 'reinforce')" in out.splitlines()[0]
 
 
 def test_cli_reports_config_error_without_traceback(capsys):

@@ -303,7 +303,8 @@ async def test_start_training_validates_before_starting(client: Client, real_run
     before = sorted(p.name for p in real_runs.runs_dir.iterdir())
     text = await err(client, "start_training", {"config_id": "CartPole-v1:ppo", "overrides": {"clip_rnge": 0.1}})
     assert "clip_range" in text
-    assert "CartPole-v1:ppo" in await err(client, "start_training", {"config_id": "CartPole-v1"})
+    assert "did you mean 'CartPole-v1'" in await err(client, "start_training", {"config_id": "CartPol-v1"})
+    assert "sac cannot take" in await err(client, "start_training", {"config_id": "CartPole-v1:sac"})
     assert "batch_size" in await err(client, "start_training", {"config_id": "CartPole-v1:ppo",
                                                                 "overrides": {"batch_size": 10**6}})
     assert sorted(p.name for p in real_runs.runs_dir.iterdir()) == before  # nothing was created

@@ -1,4 +1,4 @@
-"""The references shipped in config/references describe the presets as they are today.
+"""The references shipped in gymnasium_solver/presets/references describe the presets as they are today.
 
 A retuned preset with its predecessor's references made the diagnosis call a budget that covers the
 new preset short (the second blind held-out set, docs/diagnostics.md): each file records the

@@ -1,4 +1,4 @@
-"""Typed, validated training configs loaded from ``config/environments/<EnvId>.yaml``.
+"""Typed, validated training configs loaded from ``gymnasium_solver/presets/environments/<EnvId>.yaml``.
 
 A preset file looks like::
 
@@ -30,6 +30,13 @@ from gymnasium_solver.config.build import (  # noqa: F401 - the package's API
     config_from_yaml_text,
     config_to_yaml,
     did_you_mean,
+)
+from gymnasium_solver.config.chain import (  # noqa: F401 - the package's API
+    DEFAULTS,
+    Resolved,
+    check_trainable,
+    resolve_with_origin,
+    split_config_id,
 )
 from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
     CROSS_FIELD_LIMITS,

@@ -1,8 +1,11 @@
-"""Preset files (``config/environments/<EnvId>.yaml``): loading, variants and inheritance, ``--set``
+"""Preset files (``gymnasium_solver/presets/environments/<EnvId>.yaml``): loading, variants and inheritance, ``--set``
 overrides, ``resolve_config``, and how a run's config differs from its preset."""
 
 from __future__ import annotations
 
+import importlib.resources
+import os
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -12,19 +15,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gymnasium_solver.config.build import (
-    build_config,
-    check_keys,
-    check_machine_limits,
     did_you_mean,
 )
 from gymnasium_solver.config.model import ConfigError
 from gymnasium_solver.config.registry import OUTPUT_KEYS, Config
-from gymnasium_solver.config.user import user_defaults
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
 
-
-PACKAGE_CONFIG_DIR = Path(__file__).resolve().parent.parent.parent / "config" / "environments"
+# Our presets and the diagnosis' shipped references are package data (gymnasium_solver/presets/), read
+# through importlib.resources so that any install (a wheel, an editable checkout) finds them.
+PACKAGE_DATA_DIR = Path(str(importlib.resources.files("gymnasium_solver") / "presets"))
+PACKAGE_CONFIG_DIR = PACKAGE_DATA_DIR / "environments"
 
 
 def config_dir() -> Path:
@@ -183,38 +184,14 @@ def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict
 
 
 def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
-                   folder: Path | None = None) -> Config:
-    """Load ``ENV:VARIANT`` from its preset file (in ``folder``, default ``config_dir()``), apply
-    overrides, validate and fill defaults.
-
-    ``reward_threshold: null`` is replaced by the Gymnasium spec's threshold when one exists.
+                   folder: Path | None = None, *, use_zoo: bool = True) -> Config:
+    """The validated config of ``ENV:VARIANT``: its preset (in ``folder``, default ``config_dir()``), else
+    the RL Zoo's entry, else gsolve's defaults, then overrides (``config.chain``, which records where
+    each value came from). ``reward_threshold: null`` becomes the Gymnasium spec's threshold when one exists.
     """
-    env_id, variant = parse_config_id(config_id)
-    preset = load_preset(env_id, folder)
-    data = _resolve_variant_dict(preset, variant)
-    check_keys(data, f"{preset.path} (variant {variant!r})")
-    data = {**data, "env_id": preset.env_id, "variant": variant}
-    defaults = user_defaults()  # output keys only (TensorBoard, MLflow, kept checkpoints); --set wins
-    data = {**data, **{k: v for k, v in defaults.items() if k not in data}}
-    if isinstance(overrides, list):
-        overrides = parse_overrides(overrides)
-    if overrides:
-        check_keys(overrides, "--set override")
-        for key in ("env_id", "variant"):
-            if key in overrides:
-                raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
-        data = _apply_overrides(data, overrides)
-    where = f"{preset.path} (variant {variant!r})" if not overrides else f"{config_id} with --set"
-    if defaults:
-        where += " and the user config"
-    cfg = build_config(data, where)
-    check_machine_limits(cfg, where)
-    if cfg.reward_threshold is None:
-        threshold = spec_reward_threshold(cfg.env_id)
-        if threshold is not None:
-            _check_time_limit(cfg, threshold, where)
-            cfg = cfg.model_copy(update={"reward_threshold": threshold})
-    return cfg
+    from gymnasium_solver.config.chain import resolve_config as resolve
+
+    return resolve(config_id, overrides, folder, use_zoo=use_zoo)
 
 
 def _spec(env_id: str) -> Any:
@@ -267,7 +244,12 @@ _NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", *OUTPUT_KEYS})
 
 def preset_config(config_id: str) -> Config | None:
     """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
-    such preset (a run from a user's own preset folder or from another machine)."""
+    such preset (a run from a user's own preset folder or from another machine, or one whose settings
+    came from the RL Zoo or gsolve's defaults)."""
+    from gymnasium_solver.config.chain import has_preset
+
+    if not has_preset(config_id):
+        return None
     try:
         return resolve_config(config_id)
     except ConfigError:
@@ -328,3 +310,46 @@ def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return float(a) == float(b)
     return bool(a == b)
+
+
+# ---------------------------------------------------------------------------------------------
+# The user's own presets: `gsolve presets save RUN NAME`
+# ---------------------------------------------------------------------------------------------
+VARIANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Keys a saved preset leaves out: its identity (the file and variant name say it) and where results go.
+_NOT_SAVED = frozenset({"env_id", "variant", *OUTPUT_KEYS})
+
+
+def user_presets_dir() -> Path:
+    """Where `gsolve presets save` writes: $GSOLVE_CONFIG_DIR when set (the folder training reads), else
+    ``$XDG_CONFIG_HOME/gsolve/presets`` (``~/.config/gsolve/presets``), used by pointing $GSOLVE_CONFIG_DIR at it."""
+    env = os.environ.get(CONFIG_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "gsolve" / "presets"
+
+
+def save_user_preset(config: Config, name: str, folder: Path, description: str) -> Path:
+    """Add ``config`` (a run's resolved config) as variant ``name`` of ``folder/<ENV>.yaml``, every key
+    written out so it trains the same whatever the defaults become. ConfigError for a bad name, a
+    variant that exists, a file that is not a preset, or our own presets' folder."""
+    if not VARIANT_NAME.match(name):
+        raise ConfigError(f"preset name {name!r} must be letters, digits, '_', '.', '-' (at most 64), e.g. my-ppo")
+    if folder.resolve() == PACKAGE_CONFIG_DIR.resolve():
+        raise ConfigError(f"{folder} holds the presets shipped with gsolve; save yours elsewhere (${CONFIG_DIR_ENV})")
+    path = folder / f"{config.env_id}.yaml"
+    raw: dict[str, Any] = {"env_id": config.env_id, "variants": {}}
+    if path.exists():
+        existing = load_preset(config.env_id, folder)
+        if name in existing.variants:
+            raise ConfigError(f"{path} already has a variant {name!r}; choose another name "
+                              f"(its variants: {', '.join(existing.variants)})")
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    variant = {k: v for k, v in config.model_dump(mode="json").items() if k not in _NOT_SAVED}
+    raw["variants"][name] = {"description": description, **variant}
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

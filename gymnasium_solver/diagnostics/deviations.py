@@ -155,7 +155,7 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
     if shipped is not None:
         sid, cfg = shipped
         out.append(Comparison("shipped_preset", sid, f"our shipped preset {sid}",
-                              f"our shipped preset {sid} (config/environments/, every key)", cfg.model_dump(mode="json"),
+                              f"our shipped preset {sid} (gymnasium_solver/presets/environments/, every key)", cfg.model_dump(mode="json"),
                               None))
     zoo = zoo_entry(info.env_id, algo)
     if zoo is not None:

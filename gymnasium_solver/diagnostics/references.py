@@ -3,7 +3,7 @@
 
 - :class:`ReferenceSet`: solved runs of the same environment and algorithm, from the run store or,
   when the store has too few, the reference runs the project ships for its presets
-  (``config/references/``, written by ``scripts/make_references.py`` from the healthy corpus).
+  (``gymnasium_solver/presets/references/``, written by ``scripts/make_references.py`` from the healthy corpus).
 - :func:`bands`: this run's medians of the optimisation metrics next to the solved runs' band over
   the same env-step window. Relative evidence first; the absolute thresholds are the fallback.
 
@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, resolve_config, uses_shipped_presets
+from gymnasium_solver.config.presets import (
+    PACKAGE_CONFIG_DIR,
+    PACKAGE_DATA_DIR,
+    resolve_config,
+    uses_shipped_presets,
+)
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import fmt
@@ -39,7 +44,7 @@ MIN_STORE_REFERENCES = 3
 # At most this many solved runs (newest first) and run folders scanned to find them.
 MAX_REFERENCES = 20
 MAX_SCANNED = 400
-SHIPPED_DIR = PACKAGE_CONFIG_DIR.parent / "references"
+SHIPPED_DIR = PACKAGE_DATA_DIR / "references"
 
 
 class ReferenceRun(NamedTuple):
@@ -198,7 +203,7 @@ def shipped_references(config_id: str) -> ReferenceSet:
             for r in raw.get("runs", [])]
     theirs = "" if uses_shipped_presets() else " (our preset of that name, not your preset folder's)"
     return ReferenceSet(runs, f"{len(runs)} solved runs of the {config_id} preset shipped with the project "
-                              f"(config/references/){theirs}") if runs else EMPTY
+                              f"(gymnasium_solver/presets/references/){theirs}") if runs else EMPTY
 
 
 def reference_record(run_id: str, steps_to_solve: int | None, data: RunData) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""Which environments can be trained and where their settings would come from: our (or the user's)
+preset, the RL Zoo's entry, or gsolve's defaults only (``gsolve list-envs --all``, MCP list_environments).
+Reads Gymnasium's registry without creating any environment."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from gymnasium_solver.config.presets import list_env_files, list_variants
+from gymnasium_solver.config.zoo import zoo_algos_by_env
+
+MAX_CATALOG_ROWS = 200  # registered ids are 400+; a page of them is enough to read
+
+
+class EnvironmentSettings(NamedTuple):
+    env_id: str
+    settings: str  # 'preset', 'zoo' or 'default': the chain's first match for the environment's best-covered algorithm
+    preset_variants: dict[str, str]  # variant -> algorithm
+    zoo_algos: list[str]  # the algorithms the RL Zoo has an entry for (exact id)
+
+
+class Catalog(NamedTuple):
+    environments: list[EnvironmentSettings]
+    total: int  # how many matched the filter before the page was cut
+
+
+def _registered() -> list[str]:
+    import gymnasium as gym
+
+    return sorted(str(k) for k in gym.registry)
+
+
+def environment_catalog(contains: str | None = None, *, registered: bool = True, offset: int = 0,
+                        limit: int = 50) -> Catalog:
+    """The environments whose id contains ``contains`` (case-insensitive): those with presets, then (with
+    ``registered``) every id Gymnasium registers, each with where its settings come from. One page of
+    at most ``limit`` (<= MAX_CATALOG_ROWS) rows from ``offset``."""
+    limit = max(1, min(limit, MAX_CATALOG_ROWS))
+    presets = list_env_files()
+    zoo = zoo_algos_by_env()
+    ids = list(presets) + ([e for e in _registered() if e not in presets] if registered else [])
+    needle = (contains or "").lower()
+    ids = [e for e in ids if needle in e.lower()]
+    rows = []
+    for env_id in ids[offset:offset + limit]:
+        try:
+            variants = list_variants(env_id) if env_id in presets else {}
+        except ValueError:
+            variants = {}
+        algos = zoo.get(env_id, [])
+        settings = "preset" if env_id in presets else ("zoo" if algos else "default")
+        rows.append(EnvironmentSettings(env_id, settings, variants, algos))
+    return Catalog(rows, len(ids))

@@ -1,0 +1,231 @@
+"""Resolving a run's settings in one chain, first match wins, and recording where each value came from:
+
+1. the preset for the environment (ours, or the user's folder when $GSOLVE_CONFIG_DIR replaces ours);
+2. else the RL Zoo's tuned entry for the environment and algorithm (installed rl_zoo3, ``zoo.py``);
+3. else gsolve's defaults for the algorithm and the action space (``DEFAULTS``, docs/configs.md);
+
+then the user config file's output keys, then the overrides (``--set``). The reward threshold is the
+config's, else the Gymnasium spec's; with neither the run trains for its whole budget, and says so.
+``ENV_ID`` without an algorithm picks one from the environment's spaces (``spaces.choose_algo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
+from gymnasium_solver.config.model import Algo, ConfigError
+from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
+from gymnasium_solver.config.presets import (
+    _apply_overrides,
+    _check_time_limit,
+    _resolve_variant_dict,
+    list_env_files,
+    load_preset,
+    parse_overrides,
+    spec_reward_threshold,
+)
+from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
+from gymnasium_solver.config.spaces import (
+    EnvSpaces,
+    check_algo_takes,
+    check_registered,
+    choose_algo,
+    env_spaces,
+)
+from gymnasium_solver.config.user import user_defaults
+from gymnasium_solver.config.zoo import zoo_entry
+
+# gsolve's defaults where neither a preset nor the RL Zoo has settings: each algorithm's model defaults
+# (docs/configs.md, every key) with these on top, per algorithm and action space. Continuous control:
+# observations of very different scales (normalised), and the Zoo's usual 1M-step budget; off-policy
+# algorithms: one environment and SB3's ReLU networks (SB3's and the Zoo's defaults).
+_OFF_POLICY = {"n_envs": 1, "activation": "relu"}
+DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
+    ("ppo", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
+    ("a2c", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
+    ("reinforce", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
+    ("dqn", "discrete"): _OFF_POLICY,
+    ("qrdqn", "discrete"): _OFF_POLICY,
+    ("sac", "box"): {**_OFF_POLICY, "hidden_sizes": [256, 256], "max_env_steps": 1_000_000},
+    ("tqc", "box"): {**_OFF_POLICY, "hidden_sizes": [256, 256], "max_env_steps": 1_000_000},
+    ("td3", "box"): {**_OFF_POLICY, "hidden_sizes": [400, 300], "max_env_steps": 1_000_000},
+}
+NO_THRESHOLD = ("no reward threshold: {env_id}'s Gymnasium spec has none and the config sets none, so the run "
+                "trains for its whole budget (set one with --set reward_threshold=...)")
+
+
+class Resolved(NamedTuple):
+    config: Config
+    origin: ConfigOrigin
+
+
+class _Base(NamedTuple):
+    """The chain's first match: the settings, where they came from, and what was noted on the way."""
+
+    data: dict[str, Any]
+    source: SettingSource
+    where: str
+    notes: list[str]
+
+
+def split_config_id(config_id: str) -> tuple[str, str | None]:
+    """``ENV:VARIANT`` -> (ENV, VARIANT); a bare ``ENV`` -> (ENV, None). ConfigError for a module-qualified
+    id (``module:EnvId:ppo``): Gymnasium would import that module, and a config never makes gsolve import code."""
+    env_id, _, variant = config_id.partition(":")
+    if ":" in variant:
+        raise ConfigError(f"{config_id!r} names a Python module ('module:EnvId') for Gymnasium to import, which gsolve "
+                          "never does; use the registered id alone, e.g. CartPole-v1:ppo")
+    if not env_id:
+        raise ConfigError(f"expected ENV or ENV:ALGO, got {config_id!r}")
+    return env_id, (variant or None)
+
+
+def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base | None:
+    """The preset's variant; None when there is no preset file for ``env_id`` or (for an algorithm's
+    name) no such variant in it. ConfigError for a variant name that is not an algorithm either."""
+    if env_id not in list_env_files(folder):
+        return None
+    preset = load_preset(env_id, folder)
+    notes = []
+    if variant is None:
+        variants = list(preset.variants)
+        algos = {name: str(_resolve_variant_dict(preset, name).get("algo")) for name in variants}
+        variant = next((v for v in variants if algos[v] == Algo.PPO), variants[0])
+        notes.append(f"{env_id} has a preset: training its variant {variant!r} ({algos[variant]}); its variants: "
+                     f"{', '.join(variants)}")
+    if variant not in preset.variants:
+        if variant in Algo._value2member_map_:
+            return None  # an algorithm the preset has no variant for: the Zoo, else the defaults
+        names = list(dict.fromkeys([*preset.variants, *(a.value for a in Algo)]))
+        raise ConfigError(f"{preset.path}: no variant {variant!r}{did_you_mean(variant, names)} (variants: "
+                          f"{', '.join(preset.variants)}; an algorithm's name trains without the preset)")
+    data = _resolve_variant_dict(preset, variant)
+    check_keys(data, f"{preset.path} (variant {variant!r})")
+    data = {**data, "env_id": preset.env_id, "variant": variant}
+    return _Base(data, SettingSource.PRESET, f"{preset.path} (variant {variant!r})", notes)
+
+
+def _from_zoo(env_id: str, algo: str) -> _Base | None:
+    zoo = zoo_entry(env_id, algo, by_name=True)
+    if zoo is None:
+        return None
+    refused = list(zoo.refused)
+    for key, value in zoo.settings.items():
+        if key != "algo" and not applies_to(key, algo):
+            refused.append(f"{key}={value} (not used by {algo} in gsolve)")
+    if refused:
+        raise ConfigError(f"{zoo.label} cannot be trained as the Zoo trains it: {'; '.join(refused)}; write a preset for "
+                          f"{env_id} (docs/configs.md), or train with gsolve's defaults instead (--no-zoo)")
+    data = {**zoo.settings, "env_id": env_id, "variant": algo}
+    notes = list(zoo.notes)
+    rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
+    if algo == Algo.PPO and int(data.get("batch_size", 64)) > rollout:
+        # SB3 then trains on the whole rollout as one minibatch; our config refuses a batch larger than it.
+        notes.append(f"the Zoo's batch_size {data.get('batch_size', 64)} is larger than its rollout of {rollout} "
+                     f"samples, so SB3 trains on the whole rollout at once: batch_size={rollout} here does the same")
+        data["batch_size"] = rollout
+    return _Base(data, SettingSource.ZOO, zoo.label, notes)
+
+
+def _from_defaults(env_id: str, algo: str, spaces: EnvSpaces) -> _Base:
+    check_algo_takes(algo, spaces)
+    extra = DEFAULTS.get((algo, spaces.action_kind), {})
+    where = f"gsolve's defaults for {algo} with {spaces.action_kind} actions (docs/configs.md)"
+    return _Base({"algo": algo, **extra, "env_id": env_id, "variant": algo}, SettingSource.DEFAULT, where, [])
+
+
+def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool) -> _Base:
+    preset = _from_preset(env_id, variant, folder)
+    if preset is not None:
+        return preset
+    check_registered(env_id)
+    notes: list[str] = []
+    spaces = None
+    if variant is None:
+        spaces = env_spaces(env_id)
+        variant, why = choose_algo(spaces)
+        notes.append(why)
+    elif variant not in Algo._value2member_map_:
+        names = [a.value for a in Algo]
+        raise ConfigError(f"{env_id} has no preset, so {variant!r} must name an algorithm"
+                          f"{did_you_mean(variant, names)} (algorithms: {', '.join(names)})")
+    zoo = _from_zoo(env_id, variant) if use_zoo else None
+    base = zoo or _from_defaults(env_id, variant, spaces or env_spaces(env_id))
+    return base._replace(notes=notes + base.notes)
+
+
+def _with_schedule_defaults(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``--set learning_rate.end=0`` on a key the settings leave at its default: the default is the start."""
+    model = CONFIG_MODELS.get(Algo(data["algo"])) if data.get("algo") in Algo._value2member_map_ else None
+    out = dict(data)
+    for key in ("learning_rate", "clip_range", "ent_coef"):
+        if isinstance(overrides.get(key), dict) and key not in out and model is not None and key in model.model_fields:
+            out[key] = model.model_fields[key].get_default()
+    return out
+
+
+def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
+                        folder: Path | None = None, *, use_zoo: bool = True) -> Resolved:
+    """The validated config of ``ENV:VARIANT`` (or ``ENV:ALGO``, or a bare ``ENV``) through the chain (module
+    docstring), with where each value came from. ConfigError names what is wrong and what would be right."""
+    env_id, variant = split_config_id(config_id)
+    base = _base(env_id, variant, folder, use_zoo)
+    data = dict(base.data)
+    sources = {k: base.source.value for k in data}
+    defaults = user_defaults()  # output keys only (TensorBoard, MLflow, kept checkpoints); --set wins
+    for key, value in defaults.items():
+        if key not in data:
+            data[key], sources[key] = value, SettingSource.USER_CONFIG.value
+    if isinstance(overrides, list):
+        overrides = parse_overrides(overrides)
+    if overrides:
+        check_keys(overrides, "--set override")
+        for key in ("env_id", "variant"):
+            if key in overrides:
+                raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
+        data = _apply_overrides(_with_schedule_defaults(data, overrides), overrides)
+        sources.update({k: SettingSource.OVERRIDE.value for k in overrides})
+    where = base.where if not overrides else f"{data['env_id']}:{data['variant']} with --set"
+    if defaults:
+        where += " and the user config"
+    cfg = build_config(data, where)
+    check_machine_limits(cfg, where)
+    notes = list(base.notes)
+    if cfg.reward_threshold is None:
+        threshold = spec_reward_threshold(cfg.env_id)
+        if threshold is not None:
+            _check_time_limit(cfg, threshold, where)
+            cfg = cfg.model_copy(update={"reward_threshold": threshold})
+            sources["reward_threshold"] = SettingSource.SPEC.value
+        else:
+            notes.append(NO_THRESHOLD.format(env_id=cfg.env_id))
+    sources = {k: sources.get(k, SettingSource.DEFAULT.value) for k in type(cfg).model_fields}
+    return Resolved(cfg, ConfigOrigin(settings=base.source.value, where=base.where, sources=sources, notes=notes))
+
+
+def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
+                   folder: Path | None = None, *, use_zoo: bool = True) -> Config:
+    """:func:`resolve_with_origin`'s config."""
+    return resolve_with_origin(config_id, overrides, folder, use_zoo=use_zoo).config
+
+
+def has_preset(config_id: str, folder: Path | None = None) -> bool:
+    """Whether ``ENV:VARIANT`` is a variant of a preset file (in ``folder``, default ``config_dir()``)."""
+    try:
+        env_id, variant = split_config_id(config_id)
+        return variant is not None and env_id in list_env_files(folder) and variant in load_preset(env_id, folder).variants
+    except ConfigError:
+        return False
+
+
+def check_trainable(cfg: Config) -> None:
+    """ConfigError, before any run folder exists, when this machine cannot create the environment (an
+    unknown id, a missing extra such as box2d: named with its pip command) or the algorithm cannot take
+    its spaces. Makes the environment once per id and kwargs. Atari configs are checked by the trainer
+    (their ids exist only once the atari extra registers them)."""
+    if cfg.atari_wrappers:
+        return
+    check_algo_takes(cfg.algo.value, env_spaces(cfg.env_id, cfg.env_kwargs))

@@ -1,0 +1,135 @@
+"""Which observation and action spaces each algorithm takes (declared once, here), an environment's
+spaces read from Gymnasium, the algorithm ``gsolve train ENV_ID`` picks for them, and the one-line
+refusal when an algorithm cannot take them. Imports gymnasium only when an environment is asked about
+(never torch)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from gymnasium_solver.config.model import Algo, ConfigError
+
+# Action spaces each algorithm acts in: 'discrete' (Discrete) and 'box' (a 1-D Box), the kinds
+# run.json's action_space records. Every algorithm takes Box observations (flat vectors, or uint8
+# image stacks with network: nature_cnn).
+ACTION_KINDS: dict[Algo, tuple[str, ...]] = {
+    Algo.PPO: ("discrete", "box"), Algo.A2C: ("discrete", "box"), Algo.REINFORCE: ("discrete", "box"),
+    Algo.DQN: ("discrete",), Algo.QRDQN: ("discrete",),
+    Algo.SAC: ("box",), Algo.TD3: ("box",), Algo.TQC: ("box",),
+}
+OBSERVATION_KINDS = ("box",)
+# The algorithm `gsolve train ENV_ID` trains with: PPO acts in both kinds of action space and is the most
+# forgiving of untuned settings (SB3's and the RL Zoo's default choice too).
+DEFAULT_ALGO = Algo.PPO
+
+BOX2D_INSTALL = 'pip install "gymnasium-solver[box2d]"'
+MUJOCO_INSTALL = 'pip install "gymnasium-solver[mujoco]"'
+
+
+class EnvSpaces(NamedTuple):
+    env_id: str
+    observation: str  # e.g. 'Box(-inf, inf, (4,), float32)'
+    observation_kind: str  # 'box', 'discrete', 'multi_discrete', 'dict', ...
+    action: str
+    action_kind: str
+
+
+def space_kind(space: Any) -> str:
+    """'discrete', 'box' (a 1-D Box for actions), or the space's class in snake case ('multi_discrete', 'dict')."""
+    import gymnasium as gym
+
+    if isinstance(space, gym.spaces.Discrete):
+        return "discrete"
+    if isinstance(space, gym.spaces.Box):
+        return "box"
+    name = type(space).__name__
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def install_hint(exc: BaseException, env_id: str) -> str:
+    text = str(exc).lower()
+    if "box2d" in text:
+        return f"{env_id} needs Box2D, which is not installed: {BOX2D_INSTALL}"
+    if "mujoco" in text:
+        return f"{env_id} needs MuJoCo, which is not installed: {MUJOCO_INSTALL}"
+    return f"{env_id} cannot be created: {exc}"
+
+
+@lru_cache(maxsize=64)
+def _spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces:
+    import gymnasium as gym
+
+    check_registered(env_id)
+    try:
+        env = gym.make(env_id, **dict(kwargs_items))
+    except gym.error.DependencyNotInstalled as exc:
+        raise ConfigError(install_hint(exc, env_id)) from None
+    except (gym.error.Error, TypeError, ValueError, ImportError) as exc:
+        raise ConfigError(install_hint(exc, env_id)) from None
+    try:
+        obs, act = env.observation_space, env.action_space
+        act_kind = space_kind(act)
+        if act_kind == "box" and len(act.shape or ()) != 1:
+            act_kind = "box_nd"
+        return EnvSpaces(env_id, str(obs), space_kind(obs), str(act), act_kind)
+    finally:
+        env.close()
+
+
+def env_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpaces:
+    """The spaces of one ``gym.make(env_id, **env_kwargs)`` (made once per id and kwargs, then closed).
+    ConfigError for an unknown id (with close matches) or a missing dependency (with the pip command).
+    ``env_id`` must be a registered id (the config refuses ``module:EnvId``: nothing is imported here)."""
+    try:
+        items = tuple(sorted((env_kwargs or {}).items()))
+        hash(items)
+    except TypeError:  # an unhashable kwarg (a list): not cached
+        return _spaces.__wrapped__(env_id, tuple(sorted((env_kwargs or {}).items())))
+    return _spaces(env_id, items)
+
+
+def check_registered(env_id: str) -> None:
+    """ConfigError naming close matches when Gymnasium has no environment ``env_id``."""
+    import gymnasium as gym
+
+    if ":" in env_id:  # Gymnasium would import the module before the id: never from here
+        raise ConfigError(f"{env_id!r} names a Python module ('module:EnvId'); use a registered id")
+    if env_id in gym.registry:
+        return
+    from gymnasium_solver.config.build import did_you_mean
+
+    ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
+    hint = " (ALE games are registered by the atari extra: set atari_wrappers: true)" if ale else ""
+    raise ConfigError(f"unknown environment {env_id!r}{did_you_mean(env_id, list(gym.registry))}{hint}; "
+                      "`gsolve list-envs --all` lists the registered ids")
+
+
+def algos_for(action_kind: str) -> list[str]:
+    return [a.value for a, kinds in ACTION_KINDS.items() if action_kind in kinds]
+
+
+def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
+    """ConfigError, in one line naming the space and the algorithms that would take it, when ``algo``
+    cannot learn on these spaces."""
+    if spaces.observation_kind not in OBSERVATION_KINDS:
+        raise ConfigError(f"{spaces.env_id} has {spaces.observation} observations ({spaces.observation_kind}); "
+                          f"every gsolve algorithm takes Box observations only, so none can train it yet")
+    takes = ACTION_KINDS.get(Algo(algo), ()) if algo in Algo._value2member_map_ else ()
+    if spaces.action_kind in takes:
+        return
+    others = algos_for(spaces.action_kind)
+    instead = f"algorithms that take them: {', '.join(others)}" if others else "no gsolve algorithm takes them"
+    raise ConfigError(f"{spaces.env_id} has {spaces.action} actions, which {algo} cannot take; {instead}")
+
+
+def choose_algo(spaces: EnvSpaces) -> tuple[str, str]:
+    """(algorithm, why) for ``gsolve train ENV_ID``: DEFAULT_ALGO when it takes the spaces, else the
+    first algorithm that does; ConfigError when none does."""
+    takers = algos_for(spaces.action_kind)
+    algo = DEFAULT_ALGO.value if DEFAULT_ALGO.value in takers or not takers else takers[0]
+    check_algo_takes(algo, spaces)  # the observations, or actions nothing takes: one line saying which
+    return algo, (f"{spaces.env_id} has {spaces.action} actions and {spaces.observation} observations: training with "
+                  f"{algo}, which takes them (others that would: "
+                  f"{', '.join(a for a in algos_for(spaces.action_kind) if a != algo) or 'none'}; "
+                  f"choose one with {spaces.env_id}:ALGO)")

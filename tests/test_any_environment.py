@@ -1,0 +1,235 @@
+"""Any registered environment trains (issue 22, items 1 and 5): settings resolve in one chain (our preset,
+else the RL Zoo's entry, else gsolve's defaults, then overrides), each value's source is recorded in
+run.json, spaces an algorithm cannot take are refused in one line, and the MCP tools take any env id."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mcp import Client
+
+from gymnasium_solver import cli
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import ConfigError, resolve_config, resolve_with_origin
+from gymnasium_solver.config import zoo as zoo_mod
+from gymnasium_solver.config.chain import NO_THRESHOLD
+from gymnasium_solver.config.zoo import zoo_entry
+
+needs_zoo = pytest.mark.skipif(zoo_entry("MountainCar-v0", "ppo") is None, reason="rl_zoo3 is not installed")
+
+
+def _non_default(sources: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in sources.items() if v != "default"}
+
+
+@needs_zoo
+def test_mountaincar_without_a_preset_takes_the_zoos_entry() -> None:
+    r = resolve_with_origin("MountainCar-v0:ppo")
+    cfg, origin = r.config, r.origin
+    assert (cfg.config_id, origin.settings) == ("MountainCar-v0:ppo", "zoo")
+    assert "rl_zoo3 hyperparams/ppo.yml" in origin.where
+    # n_timesteps -> max_env_steps, normalize -> normalize_observations; the rest by name
+    assert (cfg.max_env_steps, cfg.n_envs, cfg.n_steps, cfg.n_epochs, cfg.gae_lambda) == (1_000_000, 16, 16, 4, 0.98)
+    assert cfg.normalize_observations is True and cfg.reward_threshold == -110.0
+    assert origin.sources["n_steps"] == "zoo" and origin.sources["reward_threshold"] == "spec"
+    assert origin.sources["learning_rate"] == "default"  # the entry is silent and SB3's 3e-4 is ours too
+    assert any("norm_reward" in n for n in origin.notes)  # what we could not reproduce is said
+
+
+@needs_zoo
+def test_the_zoos_dqn_entry_with_its_network_and_sb3s_implicit_defaults() -> None:
+    r = resolve_with_origin("MountainCar-v0:dqn", ["seed=3"])
+    cfg = r.config
+    assert cfg.hidden_sizes == [256, 256] and cfg.activation == "relu" and cfg.n_envs == 1  # type: ignore[union-attr]
+    assert (cfg.buffer_size, cfg.train_freq, cfg.gradient_steps, cfg.max_env_steps) == (10_000, 16, 8, 120_000)  # type: ignore[union-attr]
+    assert r.origin.sources["hidden_sizes"] == "zoo" and r.origin.sources["seed"] == "override"
+
+
+def test_a_lin_schedule_is_linear_to_zero_and_policy_kwargs_are_read_as_data(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    settings, refused, notes = zoo_mod._settings("ppo", {
+        "learning_rate": "lin_0.001", "clip_range": "lin_0.2", "n_timesteps": 2e5,
+        "policy_kwargs": "dict(log_std_init=-2, ortho_init=False, activation_fn=nn.ReLU, "
+                         "net_arch=dict(pi=[256, 256], vf=[256, 256]))",
+        "normalize": "{'norm_obs': True, 'norm_reward': False}"})
+    assert settings["learning_rate"] == {"start": 0.001, "end": 0.0} and settings["max_env_steps"] == 200_000
+    assert settings["hidden_sizes"] == [256, 256] and settings["activation"] == "relu"
+    assert settings["log_std_init"] == -2 and settings["normalize_observations"] is True
+    assert refused == [] and any("ortho_init" in n for n in notes)
+    # Nothing in an entry is evaluated: a call other than dict(...) is refused, naming the key.
+    _, refused, _ = zoo_mod._settings("ppo", {"policy_kwargs": f"dict(x=open({str(marker)!r}, 'w'))"})
+    assert refused and refused[0].startswith("policy_kwargs") and not marker.exists()
+
+
+def test_what_cannot_be_mapped_is_refused_in_one_sentence_naming_the_key(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ppo.yml").write_text(yaml.safe_dump({"MountainCar-v0": {
+        "n_timesteps": 1e5, "frame_stack": 4, "env_wrapper": ["gymnasium.wrappers.TimeAwareObservation"],
+        "policy_kwargs": "dict(net_arch=dict(pi=[64], vf=[32]))"}}), encoding="utf-8")
+    monkeypatch.setattr(zoo_mod, "zoo_hyperparams_dir", lambda: tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        resolve_config("MountainCar-v0:ppo")
+    text = str(exc.value)
+    assert "\n" not in text and "frame_stack: 4" in text and "env_wrapper" in text and "policy_kwargs.net_arch" in text
+    assert "--no-zoo" in text
+    # --no-zoo (use_zoo=False) takes gsolve's defaults instead
+    assert resolve_with_origin("MountainCar-v0:ppo", use_zoo=False).origin.settings == "default"
+
+
+def test_with_neither_preset_nor_zoo_entry_the_documented_defaults() -> None:
+    r = resolve_with_origin("MountainCarContinuous-v0:reinforce")  # the Zoo has no REINFORCE
+    assert r.origin.settings == "default" and "reinforce with box actions" in r.origin.where
+    assert r.config.normalize_observations is True and r.config.max_env_steps == 1_000_000
+    assert r.origin.sources["normalize_observations"] == "default" and r.config.reward_threshold == 90.0
+    discrete = resolve_with_origin("MountainCar-v0:ppo", use_zoo=False)
+    assert discrete.origin.settings == "default" and discrete.config.max_env_steps == 200_000
+
+
+def test_a_bare_env_id_picks_the_algorithm_from_its_spaces_and_says_why() -> None:
+    r = resolve_with_origin("MountainCarContinuous-v0", use_zoo=False)
+    assert r.config.config_id == "MountainCarContinuous-v0:ppo"
+    assert "Box(-1.0, 1.0, (1,), float32) actions" in r.origin.notes[0] and "training with ppo" in r.origin.notes[0]
+    assert resolve_config("CartPole-v1").config_id == "CartPole-v1:ppo"  # a preset: its ppo variant
+
+
+def test_no_reward_threshold_trains_to_the_budget_and_says_so() -> None:
+    r = resolve_with_origin("Pendulum-v1:a2c", use_zoo=False)  # the spec has none, the defaults neither
+    assert r.config.reward_threshold is None and NO_THRESHOLD.format(env_id="Pendulum-v1") in r.origin.notes
+    over = resolve_with_origin("Pendulum-v1:a2c", ["reward_threshold=-200"], use_zoo=False)
+    assert over.origin.sources["reward_threshold"] == "override" and over.config.reward_threshold == -200
+
+
+@pytest.mark.parametrize("config_id, words", [
+    ("CartPole-v1:sac", ["Discrete(2) actions", "sac cannot take", "ppo, a2c, reinforce, dqn, qrdqn"]),
+    ("MountainCarContinuous-v0:dqn", ["Box(-1.0, 1.0, (1,), float32) actions", "dqn cannot take", "sac, td3, tqc"]),
+    ("CliffWalking-v1:ppo", ["Discrete(48) observations", "Box observations only"]),
+    ("CartPol-v1:ppo", ["unknown environment 'CartPol-v1'", "did you mean 'CartPole-v1'"]),
+    ("MountainCar-v0:ppp", ["must name an algorithm", "did you mean 'ppo'"]),
+    ("evil_module:Env-v0:ppo", ["names a Python module", "never does"]),
+])
+def test_refusals_are_one_line_and_name_what_would_work(config_id: str, words: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        resolve_with_origin(config_id)
+    assert "\n" not in str(exc.value) and all(w in str(exc.value) for w in words), str(exc.value)
+
+
+def test_config_origin_round_trips_through_run_json(tmp_path: Path) -> None:
+    origin = resolve_with_origin("MountainCar-v0:ppo", ["seed=2"], use_zoo=False).origin
+    info = rf.RunInfo(run_id="20260101-000000-abcd", config_id="MountainCar-v0:ppo", env_id="MountainCar-v0",
+                      variant="ppo", algo="ppo", seed=2, created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(),
+                      max_env_steps=1000, config_origin=origin)
+    rf.write_run_info(tmp_path, info)
+    back = rf.read_run_info(tmp_path)
+    assert back == info and back.config_origin is not None and back.config_origin.sources["seed"] == "override"
+    # A run.json written before (no config_origin) or by a newer trainer (a source we do not know) still reads.
+    raw = json.loads((tmp_path / rf.RUN_JSON).read_text(encoding="utf-8"))
+    raw["config_origin"]["sources"]["seed"] = "something_newer"
+    raw["config_origin"]["extra"] = 1
+    (tmp_path / rf.RUN_JSON).write_text(json.dumps(raw), encoding="utf-8")
+    assert rf.read_run_info(tmp_path).config_origin.sources["seed"] == "something_newer"  # type: ignore[union-attr]
+    del raw["config_origin"]
+    (tmp_path / rf.RUN_JSON).write_text(json.dumps(raw), encoding="utf-8")
+    assert rf.read_run_info(tmp_path).config_origin is None
+
+
+def test_a_short_real_run_of_an_env_without_a_preset_writes_a_valid_folder_and_is_diagnosed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+    from gymnasium_solver.run_store import RunStore
+
+    monkeypatch.setenv("GSOLVE_CONFIG", "")  # a developer's own user config must not change the run
+    code = cli.main(["train", "MountainCar-v0", "--set", "max_env_steps=3000", "eval_freq=1500", "eval_episodes=2",
+                     "--runs-dir", str(tmp_path), "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "training with ppo" in out.err and "MountainCar-v0:ppo" in out.out
+    run_dir = Path(out.out.strip().splitlines()[-1])
+    info = rf.read_run_info(run_dir)
+    assert info.status == rf.RunStatus.COMPLETED and info.config_id == "MountainCar-v0:ppo"
+    assert info.config_origin is not None and info.config_origin.sources["max_env_steps"] == "override"
+    assert info.config_origin.settings == ("zoo" if zoo_entry("MountainCar-v0", "ppo") else "default")
+    store = RunStore(tmp_path)
+    assert store.metric_column(run_dir, rf.M.ENV_STEPS)[0].max() >= 3000
+    diagnosis = diagnose_run_dir(store, run_dir)
+    assert diagnosis.run_id == info.run_id and diagnosis.findings, diagnosis
+
+
+def test_presets_save_writes_a_run_as_the_users_own_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = resolve_config("MountainCar-v0:ppo", ["seed=4", "gamma=0.995"], use_zoo=False)
+    run = tmp_path / "runs" / "20260101-000000-beef"
+    run.mkdir(parents=True)
+    (run / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg.model_dump(mode="json")), encoding="utf-8")
+    info = rf.RunInfo(run_id=run.name, config_id=cfg.config_id, env_id=cfg.env_id, variant="ppo", algo="ppo", seed=4,
+                      status=rf.RunStatus.COMPLETED, created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(),
+                      max_env_steps=cfg.max_env_steps)
+    rf.write_run_info(run, info)
+    presets = tmp_path / "presets"
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert f"MountainCar-v0:mine in {presets / 'MountainCar-v0.yaml'}" in capsys.readouterr().out
+    r = resolve_with_origin("MountainCar-v0:mine")
+    assert r.origin.settings == "preset" and r.config.model_dump() == {**cfg.model_dump(), "variant": "mine"}
+    assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 2  # exists
+    assert "already has a variant 'mine'" in capsys.readouterr().err
+
+
+def test_gsolve_config_prints_each_values_source(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["config", "MountainCarContinuous-v0:reinforce", "--set", "gamma=0.98"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# settings: default: gsolve's defaults for reinforce with box actions")
+    lines = dict(line.rsplit("  # ", 1) for line in out.splitlines() if not line.startswith("#"))
+    assert lines["gamma: 0.98"] == "override" and lines["normalize_observations: true"] == "default"
+    assert lines["reward_threshold: 90.0"] == "spec"
+
+
+def test_list_envs_all_says_where_settings_come_from(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["list-envs", "--filter", "mountaincar"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("MountainCar-v0 "))
+    assert row.split()[1] == ("zoo" if zoo_entry("MountainCar-v0", "ppo") else "default")
+
+
+# ---------------------------------------------------------------------------------------------
+# MCP
+# ---------------------------------------------------------------------------------------------
+async def _call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    res = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    return res.is_error, (text if res.is_error else res.structured_content)
+
+
+@pytest.mark.anyio
+async def test_mcp_lists_registered_envs_bounded_and_starts_any_env(tmp_path: Path) -> None:
+    from gymnasium_solver import launcher
+    from mcp_server.server import create_server
+
+    limits = launcher.StartLimits(max_live_runs=1, max_env_steps=5000, max_n_envs=64)
+    async with Client(create_server(tmp_path, limits)) as client:
+        failed, envs = await _call(client, "list_environments", {"filter": "MountainCar", "limit": 1})
+        assert not failed and envs["registered_total"] == 2 and len(envs["registered"]) == 1
+        assert envs["registered"][0]["env_id"] == "MountainCar-v0" and "offset=1" in envs["note"]
+        failed, everything = await _call(client, "list_environments", {"registered": True, "limit": 200})
+        assert not failed and len(json.dumps(everything)) < 60_000
+        failed, cfg = await _call(client, "get_config", {"config_id": "MountainCarContinuous-v0:reinforce"})
+        assert not failed and cfg["value_sources"]["normalize_observations"] == "default"
+        failed, text = await _call(client, "start_training", {"config_id": "CartPole-v1:sac"})
+        assert failed and "sac cannot take" in text
+        failed, text = await _call(client, "start_training", {"config_id": "MountainCar-v0"})
+        assert failed and "max_env_steps" in text  # the server's budget cap applies to any env
+        failed, started = await _call(client, "start_training", {
+            "config_id": "MountainCar-v0", "overrides": {"max_env_steps": 512, "eval_freq": 512, "eval_episodes": 1,
+                                                         "n_envs": 4}})
+        assert not failed and started["config_id"] == "MountainCar-v0:ppo" and started["settings_from"]
+        failed, text = await _call(client, "start_training", {"config_id": "CartPole-v1:ppo",
+                                                              "overrides": {"max_env_steps": 512}})
+        assert failed and "live" in text  # the live-run cap too
+        failed, waited = await _call(client, "wait_for_training", {"run_id": started["run_id"], "timeout_seconds": 60})
+        assert not failed and waited["finished"], waited
+    info = rf.read_run_info(tmp_path / started["run_id"])
+    assert info.config_origin is not None and math.isfinite(info.progress.env_steps)
