@@ -96,6 +96,9 @@ def main() -> int:
             futures = {name: pool.submit(screen_case, case, info, SEED_OFFSETS, Path(tmp)) for name, case, info in todo}
             for name, fut in futures.items():
                 row = fut.result()
+                if row["errors"]:  # a trainer that could not start says nothing about the config
+                    print(f"{set_dir.name}/{name}: ERROR {row['errors'][0]} (not recorded; run again)", flush=True)
+                    continue
                 record["cases"][name] = row
                 path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
                 print(f"{set_dir.name}/{name:34s} solved {sum(row['solved'])}/3 {row['solved_at']} "
