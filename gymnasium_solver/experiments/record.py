@@ -89,7 +89,8 @@ class Winner(BaseModel):
     dropped: list[str] = Field(default_factory=list, description="changes of the candidate it came from that were "
                                "verified unnecessary (the rest still solves on every seed without them)")
     keeps_blamed: list[str] = Field(default_factory=list, description="keys the top finding blames that the winner "
-                                    "leaves as they were: it works around the finding, or the finding is wrong")
+                                    "never changed: it works around the finding, or the finding is wrong (a "
+                                    "blamed key the trim verified unneeded is in dropped instead)")
 
 
 class ExperimentRecord(BaseModel):

@@ -113,7 +113,8 @@ def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | No
                   seconds=trial.seconds, changes=arm.changes, set_args=arm.set_args, command=command,
                   seeds_solved=arm.solved, seeds=arm.ran, median_env_steps=arm.median_env_steps,
                   max_env_steps=arm.max_env_steps, dropped=dropped,
-                  keeps_blamed=[k for k in record.blamed_keys if k not in arm.changes])
+                  # A blamed key the trim dropped was tested and found unneeded: that is said with `dropped`.
+                  keeps_blamed=[k for k in record.blamed_keys if k not in arm.changes and k not in dropped])
 
 
 def decide(record: ExperimentRecord, winner: Winner | None, baseline: ArmResult) -> Verdict:
@@ -150,6 +151,9 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                      f"steps to solve).")
         if w.dropped:
             parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
+            unneeded = [k for k in w.dropped if k in record.blamed_keys]
+            if unneeded:
+                parts.append(f"So the top finding's change to {', '.join(unneeded)} was not needed.")
         if w.keeps_blamed:
             parts.append(f"Note: it keeps {', '.join(w.keeps_blamed)}, which the top finding blames: the finding may "
                          f"be wrong, or this works around it.")
