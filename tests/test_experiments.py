@@ -408,16 +408,17 @@ def test_a_winner_that_keeps_the_blamed_setting_is_flagged(tmp_path: Path, gamma
 def test_racing_stops_an_arm_past_the_slowest_seed_of_an_arm_that_solved_every_seed(tmp_path: Path) -> None:
     """c0 solves seeds 0, 1, 2 within 3,000 env steps. c1's screen trial and c2's confirm trials sit at
     exactly 3,000 for several polls after that (not stopped: they could still tie) and are stopped at the
-    first step past it, 3,001, each with the reason."""
+    first step past it, 3,001: the first with the reason, and the next of the same arm because that first
+    stop already put it out of the race."""
     plateau = [1000, 2000, *[3000] * 8, 3001, 3002, *range(4000, 40_000, 1000)]
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
                key(NSTEPS, 0): plateau, key(EPOCHS, 0): [("solved", 2500)], key(EPOCHS, 1): plateau,
                key(EPOCHS, 2): plateau, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
     rec, backend = run(tmp_path, scripts, [LR, NSTEPS, EPOCHS], capacity=9, seeds=3)
     reason = "stopped: cannot beat c0 (solved every seed within 3,000 env steps)"
-    for name, seed in (("c1", 0), ("c2", 1), ("c2", 2)):
+    for name, seed, why in (("c1", 0, reason), ("c2", 1, reason), ("c2", 2, "stopped: c2 already failed a seed")):
         t = trials_of(rec, name)[seed]
-        assert (t.outcome, t.detail, t.env_steps) == ("stopped_early", reason, 3001), (name, seed)
+        assert (t.outcome, t.detail, t.env_steps) == ("stopped_early", why, 3001), (name, seed)
     assert rec.winner is not None and rec.winner.candidate == "c0" and rec.winner.max_env_steps == 3000
     assert sorted(backend.stopped) == sorted([key(NSTEPS, 0), key(EPOCHS, 1), key(EPOCHS, 2)])
 
@@ -647,3 +648,19 @@ def test_a_pure_revert_to_the_preset_starts_from_todays_preset_and_a_sized_chang
     assert not is_preset_revert("CartPole-v1:dqn", sized)
     assert parent.base_for("CartPole-v1:dqn", sized) == base
     assert not is_preset_revert("NoSuchEnv-v0:dqn", revert)  # no preset: nothing to return to
+
+
+def test_a_trim_variant_twice_as_slow_as_its_base_is_stopped(tmp_path: Path) -> None:
+    """Trim must show a change is padding: without learning_rate, c0 is still running at 6,000 env steps on
+    seed 0 (exactly 2x the 3,000 c0 needed: not stopped) and is stopped at 6,001, so learning_rate stays."""
+    both = {"learning_rate": 0.004, "max_env_steps": 300_000}
+    budget_only = {"max_env_steps": 300_000}
+    scripts = {key(both, 0): [("solved", 3000)], key(both, 1): [("solved", 4000)], key(both, 2): [("solved", 5000)],
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               key(budget_only, 0): [6000, 6000, 6000, 6001, 9000, ("solved", 9500)],
+               key(LR, 0): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [both], capacity=1, seeds=3)
+    t = next(t for t in rec.trials if t.candidate == "c0 without learning_rate" and t.seed == 0)
+    assert t.outcome == "stopped_early" and t.env_steps == 6001
+    assert t.detail == ("stopped: past 2x the env steps c0 needed on seed 0 (3,000): the dropped change matters")
+    assert rec.winner is not None and rec.winner.changes == both and rec.winner.dropped == []

@@ -41,6 +41,7 @@ DEFAULT_TIMEOUT_SECONDS = 600.0
 MAX_TIMEOUT_SECONDS = 6 * 3600.0
 DEFAULT_SEEDS = 3
 MAX_SEEDS = 10
+TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
 
 Progress = Callable[[str], None]
@@ -114,6 +115,7 @@ class FixJob:
         self.out: set[str] = set()  # candidates that failed more seeds than `required` allows
         self.failed: dict[str, int] = {}  # seeds each candidate failed
         self.decided: set[int] = set()  # trials whose result its candidate has been judged on
+        self.stopped: set[int] = set()  # trials the job stopped (a seed not solved, whatever its final eval says)
         for i, t in enumerate(record.trials):  # a record that already holds results: judged when they came
             if t.role != "baseline" and t.outcome in ("solved", "not_solved", "stopped_early", "failed"):
                 self.decided.add(i)
@@ -154,7 +156,24 @@ class FixJob:
             return None
         if t.candidate in self.out:
             return f"stopped: {t.candidate} already failed a seed"
-        return self._beaten(t) or (self._cannot_be_promoted(t) if t.role == "screen" else None)
+        if t.role == "trim":
+            reason = self._slower_than_base(t)
+        else:
+            reason = self._beaten(t) or (self._cannot_be_promoted(t) if t.role == "screen" else None)
+        if reason is not None:  # a seed it did not solve: judged now, before the slot it frees is refilled
+            self.stopped.add(int(str(key)))
+            self._judge(int(str(key)), solved=False)
+        return reason
+
+    def _slower_than_base(self, t: Trial) -> str | None:
+        """A trim variant must do what its base does without the dropped change: one that needs more than
+        TRIM_SLACK times the base's env steps on a seed has not shown the change was padding."""
+        base = self.trim_base
+        own = next((o for o in base.per_seed if o.seed == t.seed and o.solved), None) if base else None
+        if own is None or t.solved_at_env_steps is not None or t.env_steps <= TRIM_SLACK * own.env_steps:
+            return None
+        return (f"stopped: past {TRIM_SLACK:g}x the env steps {base.name if base else ''} needed on seed {t.seed} "
+                f"({own.env_steps:,}): the dropped change matters")
 
     def recorded(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> None:
         """Judge the candidate as soon as the run has recorded its end: the slot it frees must go to its
@@ -167,6 +186,11 @@ class FixJob:
         t = self.record.trials[int(str(end.key))]
         _refresh(t, end.info)
         _finish(t, end.info, end.exit_code, end.stop_detail)
+        if int(str(end.key)) in self.stopped and t.outcome == "solved":
+            # Its final evaluation after the stop reached the threshold: not what it was judged on.
+            t.outcome, t.detail = "stopped_early", f"{end.stop_detail}; its final evaluation after the stop " \
+                f"reached the threshold at {t.solved_at_env_steps} env steps (not counted)"
+            t.solved_at_env_steps = None
         self._say(t)
         self._judge(int(str(end.key)), solved=t.outcome == "solved")
 
