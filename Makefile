@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-all-$(HASH)
 # `make demo` needs the core install only (no Ray, ALE, MLflow, TensorBoard, test tools): its own stamp.
 CORE_STAMP := $(VENV)/.installed-core-$(HASH)
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-record docs-tables clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -45,6 +45,21 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:ppo --seeds 0 1 2 3 4 5 6 7 8 9
 	$(BIN)/python bench/bench_run_store.py
+
+# The drift gate (docs/benchmarks.md): re-trains a fixed subset of presets on fixed seeds, a few minutes on
+# 2 cores, and fails naming each figure whose env steps to solve moved. Not part of `make test`; run it
+# before a change that touches training code. bench-record re-records it deliberately (then commit
+# bench/results/gate.json and the docs docs-tables regenerates).
+bench-check: $(STAMP)
+	$(BIN)/python bench/bench_check.py
+
+bench-record: $(STAMP)
+	$(BIN)/python bench/bench_check.py --record
+	$(BIN)/python bench/render_tables.py
+
+# README.md and docs/ figures, rendered from bench/results/*.json between <!-- generated: NAME --> markers.
+docs-tables: $(STAMP)
+	$(BIN)/python bench/render_tables.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -40,6 +40,10 @@ information only. (SAC and TD3 presets: bench_sb3_presets.py.)
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets LunarLander-v3:ppo --zoo-max-steps 400000
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:dqn --seeds 0 1 2 3 4   # vs SB3's DQN
     .venv/bin/python bench/bench_presets_vs_zoo.py --presets LunarLander-v3:dqn --seeds 0 1 2 3 4
+    .venv/bin/python bench/bench_presets_vs_zoo.py --presets CartPole-v1:ppo --seeds 10 11 ... --write NAME
+
+``--write NAME`` records the rows, the commit, the machine, the library versions and the load in
+bench/results/NAME.json, from which bench/render_tables.py renders the figures in README.md and docs/.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, cast
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_results  # noqa: E402 - a sibling script, not a package
 
 PRESETS = ("CartPole-v1:ppo", "Acrobot-v1:ppo", "Pendulum-v1:ppo", "LunarLander-v3:ppo",
            "LunarLander-v3:ppo_continuous", "CartPole-v1:a2c", "CartPole-v1:dqn", "LunarLander-v3:dqn",
@@ -299,6 +306,8 @@ def main() -> None:
     parser.add_argument("--zoo-max-steps", type=int, default=None,
                         help="stop the Zoo arm after this many env steps (default: its n_timesteps)")
     parser.add_argument("--json", type=Path, help="also write the per-seed rows and summaries here")
+    parser.add_argument("--write", metavar="NAME", help="record the rows in bench/results/NAME.json (README and "
+                        "docs/ render their figures from it: bench/render_tables.py)")
     parser.add_argument("--worker", choices=ARMS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -309,6 +318,7 @@ def main() -> None:
 
     from gymnasium_solver.config import resolve_config
 
+    measured = bench_results.start_measuring()
     summaries, all_rows = [], {}
     for config_id in args.presets:
         cfg = resolve_config(config_id, [])
@@ -324,6 +334,29 @@ def main() -> None:
         all_rows[config_id] = rows
     if args.json:
         args.json.write_text(json.dumps({"rows": all_rows, "summaries": summaries}, indent=1, default=str))
+    if args.write:
+        write(args.write, bench_results.finish(measured), all_rows)
+
+
+def write(name: str, measured: bench_results.Measured, all_rows: dict[str, dict[str, list[dict[str, Any]]]],
+          directory: Path = bench_results.RESULTS_DIR) -> None:
+    """Record every preset's rows per arm in bench/results/<name>.json."""
+    from gymnasium_solver.config import resolve_config
+
+    with_zoo = any("zoo" in rows for rows in all_rows.values())
+    what = "our preset and SB3 with the RL Zoo's settings, arms alternating seed by seed" if with_zoo else "our preset"
+    description = f"{', '.join(all_rows)}: {what} (bench/bench_presets_vs_zoo.py)"
+
+    presets = {}
+    for config_id, rows in all_rows.items():
+        arms = {arm: [bench_results.Row(seed=r["seed"], solved=r["solved"], env_steps=r["env_steps"],
+                                        wall_s=round(r["wall_s"], 3)) for r in arm_rows]
+                for arm, arm_rows in rows.items()}
+        presets[config_id] = bench_results.PresetRows(arms=arms, budget=resolve_config(config_id, []).max_env_steps,
+                                                      config_sha=bench_results.config_sha(config_id))
+    path = bench_results.write_results(bench_results.Results(name=name, description=description,
+                                                             measured=measured, presets=presets), directory)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,196 @@
+"""Render the performance figures of README.md and docs/ from bench/results/*.json (nobody types one).
+
+Each figure sits between marker comments, ``<!-- generated: NAME -->`` and ``<!-- end generated -->``;
+this script replaces what is between them with what RENDERERS[NAME] renders from the results files,
+the command, commit, machine, library versions and load included. A hand edit inside a block is
+undone by the next run and fails tests/test_bench_results.py.
+
+    .venv/bin/python bench/render_tables.py           # rewrite the blocks (make docs-tables)
+    .venv/bin/python bench/render_tables.py --check   # exit 1 naming each stale block
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_results  # noqa: E402 - a sibling script, not a package
+from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
+
+ROOT = bench_results.ROOT
+BLOCK = re.compile(r"^(?P<indent>[ \t]*)<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)^[ \t]*<!-- end generated -->",
+                   re.MULTILINE | re.DOTALL)
+WIDTH = 100
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def steps(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def seeds_text(seeds: list[int]) -> str:
+    """``10-29`` for a run of seeds, else the list."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def provenance(m: Measured) -> str:
+    """The sentence every block ends with: command, commit, machine, libraries, load."""
+    libs = ", ".join(f"{lib} {v}" for lib, v in m.versions.items() if v is not None)
+    edited = f" plus uncommitted edits to {len(m.edited)} training files (listed in the results file)" if m.edited else ""
+    return (f"Measured by `{m.command}` at commit `{m.commit}`{edited}, {m.date}, on {m.machine.cpu} "
+            f"({m.machine.cores} cores, {m.machine.platform}, Python {m.machine.python}; {libs}), load average "
+            f"{m.load_start:g} at the start and {m.load_end:g} at the end.")
+
+
+def fill(text: str) -> str:
+    return "\n\n".join(textwrap.fill(p, WIDTH, break_on_hyphens=False, break_long_words=False)
+                       for p in text.split("\n\n"))
+
+
+def _spread_text(s: Spread) -> str:
+    ge = ">= " if s.lower_bound else ""
+    return (f"median {ge}{steps(s.median_env_steps)} env steps, slowest {steps(s.slowest_env_steps)} "
+            f"(seed {s.slowest_seed}), {s.solved}/{len(s.seeds)} solved")
+
+
+def vs_zoo(results: Results, config_id: str) -> tuple[Spread, Spread, float]:
+    """Our spread, the Zoo's, and the Zoo's median wall over ours."""
+    arms = results.presets[config_id].arms
+    ours, zoo = spread(arms["ours"]), spread(arms["zoo"])
+    return ours, zoo, zoo.median_wall_s / ours.median_wall_s
+
+
+def _commit(m: Measured) -> str:
+    return f"`{m.commit}`" + (" with uncommitted edits (listed in its results file)" if m.edited else "")
+
+
+def render_readme_speed(results: dict[str, Results]) -> str:
+    r = results["cartpole_ppo_vs_zoo"]
+    ours, zoo, ratio = vs_zoo(r, "CartPole-v1:ppo")
+    gate = results["gate"]
+    others = "; ".join(f"{config_id} {' / '.join(steps(row.env_steps) for row in p.arms['ours'])} "
+                       f"(seeds {seeds_text([row.seed for row in p.arms['ours']])})"
+                       for config_id, p in gate.presets.items() if config_id != "CartPole-v1:ppo")
+    return fill(
+        f"Against the RL Zoo's tuned PPO side by side (same solve definition: mean of 10 deterministic "
+        f"evaluation episodes at the threshold; arms alternating seed by seed) on seeds "
+        f"{seeds_text(ours.seeds)}, never used to tune the preset: CartPole-v1:ppo {_spread_text(ours)}, "
+        f"vs the Zoo's {_spread_text(zoo)}; {ratio:.1f}x less median wall time ({ours.median_wall_s:.1f} s vs "
+        f"{zoo.median_wall_s:.1f} s at load {r.measured.load_start:g}-{r.measured.load_end:g} on "
+        f"{r.measured.machine.cores} cores). Env steps to solve on the drift gate's fixed seeds: {others}. The comparison was measured at commit {_commit(r.measured)}, the gate's figures at "
+        f"{_commit(gate.measured)}; commands, machine, library versions and load in "
+        f"[docs/benchmarks.md](docs/benchmarks.md). Earlier comparisons (other presets vs the Zoo, SB3's "
+        f"SAC/TD3, LunarLander) were measured once and are kept there as dated history, not current figures.")
+
+
+def _per_seed_table(results: Results, config_id: str) -> str:
+    arms = results.presets[config_id].arms
+    zoo = {r.seed: r for r in arms.get("zoo", [])}
+    lines = ["| seed | ours: solved, env steps, wall s | Zoo: solved, env steps, wall s |", "|---|---|---|"]
+
+    def cell(r: Row | None) -> str:
+        return "-" if r is None else f"{'yes' if r.solved else 'NO'}, {steps(r.env_steps)}, {r.wall_s:.1f}"
+
+    lines += [f"| {r.seed} | {cell(r)} | {cell(zoo.get(r.seed))} |" for r in arms["ours"]]
+    return "\n".join(lines)
+
+
+def render_cartpole_ppo_vs_zoo(results: dict[str, Results]) -> str:
+    r = results["cartpole_ppo_vs_zoo"]
+    ours, zoo, ratio = vs_zoo(r, "CartPole-v1:ppo")
+    summary = fill(
+        f"**CartPole-v1:ppo vs SB3's PPO with the Zoo's settings, seeds {seeds_text(ours.seeds)}** (never used to "
+        f"tune the preset): ours {_spread_text(ours)}, median wall {ours.median_wall_s:.2f} s (slowest "
+        f"{ours.slowest_wall_s:.1f} s); the Zoo {_spread_text(zoo)}, median wall {zoo.median_wall_s:.2f} s; "
+        f"Zoo median wall / ours = {ratio:.2f}. Wall times are from this shared machine's load (below); env "
+        f"steps are exact per seed on it.")
+    return f"{summary}\n\n{_per_seed_table(r, 'CartPole-v1:ppo')}\n\n{fill(provenance(r.measured))}"
+
+
+def render_gate_table(results: dict[str, Results]) -> str:
+    gate = results["gate"]
+    lines = ["| preset | seed | solved | env steps | wall s |", "|---|---|---|---|---|"]
+    for config_id, p in gate.presets.items():
+        lines += [f"| `{config_id}` | {r.seed} | {'yes' if r.solved else 'NO'} | {steps(r.env_steps)} | {r.wall_s:.1f} |"
+                  for r in p.arms["ours"]]
+    note = ("Wall seconds are `solved_at.wall_seconds` (environment creation to the solving evaluation), with "
+            "two presets training at once beside other work; compare env steps, not seconds.")
+    return f"{chr(10).join(lines)}\n\n{fill(note + ' ' + provenance(gate.measured))}"
+
+
+def render_gate_time(results: dict[str, Results]) -> str:
+    gate = results["gate"]
+    m = gate.measured
+    n = sum(len(p.arms["ours"]) for p in gate.presets.values())
+    took = f"took {m.wall_s:.0f} s" if m.wall_s is not None else "has no recorded wall time"
+    return fill(f"The gate trains {n} figures ({len(gate.presets)} presets: {', '.join(gate.presets)}). Its last "
+                f"recording {took} on {m.machine.cores} cores at load average {m.load_start:g}-{m.load_end:g} "
+                f"(commit `{m.commit}`, {m.date}); a check does the same work.")
+
+
+RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
+    "readme-speed": render_readme_speed,
+    "cartpole-ppo-vs-zoo": render_cartpole_ppo_vs_zoo,
+    "gate-table": render_gate_table,
+    "gate-time": render_gate_time,
+}
+
+
+def render_text(text: str, results: dict[str, Results], where: str = "") -> str:
+    """``text`` with every generated block re-rendered."""
+
+    def one(m: re.Match[str]) -> str:
+        name, indent = m["name"], m["indent"]
+        if name not in RENDERERS:
+            raise SystemExit(f"{where}: unknown generated block {name!r} (known: {', '.join(RENDERERS)})")
+        body = "\n".join(indent + line if line else line for line in RENDERERS[name](results).splitlines())
+        return f"{indent}<!-- generated: {name} -->\n{body}\n{indent}<!-- end generated -->"
+
+    return BLOCK.sub(one, text)
+
+
+def stale_blocks(root: Path = ROOT, results_dir: Path | None = None) -> list[str]:
+    """'file: block' for every block whose text differs from what the results files render."""
+    results = bench_results.all_results(results_dir or root / "bench" / "results")
+    stale = []
+    for path in doc_files(root):
+        text = path.read_text(encoding="utf-8")
+        rendered = render_text(text, results, str(path))
+        if rendered != text:
+            olds = {m["name"]: m[0] for m in BLOCK.finditer(text)}
+            news = {m["name"]: m[0] for m in BLOCK.finditer(rendered)}
+            stale += [f"{path.relative_to(root)}: {name}" for name in olds if olds[name] != news.get(name)]
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each stale block")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_blocks()
+        for s in stale:
+            print(f"stale generated block (run make docs-tables): {s}")
+        return 1 if stale else 0
+    results = bench_results.all_results()
+    for path in doc_files():
+        text = path.read_text(encoding="utf-8")
+        rendered = render_text(text, results, str(path))
+        if rendered != text:
+            path.write_text(rendered, encoding="utf-8")
+            print(f"rendered {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

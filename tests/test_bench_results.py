@@ -1,0 +1,174 @@
+"""Performance figures in README.md and docs/ are rendered from bench/results/*.json (bench/render_tables.py),
+and the drift gate (bench/bench_check.py, `make bench-check`) names each figure that moved.
+
+No long training here: the gate is tested against a doctored record, and once end to end on one
+CartPole seed of a copied preset folder (marked slow)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+from shared_util import load_bench
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def gate() -> ModuleType:
+    return load_bench("bench_check")
+
+
+@pytest.fixture(scope="module")
+def results(gate: ModuleType) -> ModuleType:
+    """The bench_results module the gate and the renderer import (one copy, so its models compare equal)."""
+    return gate.bench_results
+
+
+@pytest.fixture(scope="module")
+def render(gate: ModuleType) -> ModuleType:
+    return load_bench("render_tables")
+
+
+def _results(results: ModuleType, rows: list[tuple[int, bool, int]], name: str = "gate"):  # noqa: ANN202
+    measured = results.start_measuring(["bench/bench_check.py", "--record"])
+    preset_rows = results.PresetRows(arms={"ours": [results.Row(seed=s, solved=ok, env_steps=n, wall_s=1.0)
+                                                    for s, ok, n in rows]}, budget=200_000, config_sha="abc")
+    return results.Results(name=name, description="test", measured=measured, presets={"CartPole-v1:ppo": preset_rows})
+
+
+def test_a_results_file_reads_back_what_was_written(results: ModuleType, tmp_path: Path) -> None:
+    written = _results(results, [(0, True, 2048), (1, False, 200_000)], name="roundtrip")
+    path = results.write_results(written, tmp_path)
+    assert path == tmp_path / "roundtrip.json"
+    read = results.read_results("roundtrip", tmp_path)
+    assert read == written
+    assert read.measured.machine.cores >= 1 and "torch" in read.measured.versions and read.measured.commit
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(SystemExit, match="is not a results file"):
+        results.read_results("roundtrip", tmp_path)
+
+
+def test_the_zoo_bench_writes_each_arms_rows_with_the_preset_and_its_budget(results: ModuleType,
+                                                                            tmp_path: Path) -> None:
+    bench = load_bench("bench_presets_vs_zoo")
+    measured = results.start_measuring(["bench/bench_presets_vs_zoo.py", "--write", "t"])
+    rows = {"CartPole-v1:ppo": {arm: [{"arm": arm, "seed": 3, "solved": True, "env_steps": 2048, "wall_s": 1.23456,
+                                       "best_eval": 500.0}] for arm in ("ours", "zoo")}}
+    bench.write("t", measured, rows, tmp_path)
+    r = results.read_results("t", tmp_path)
+    assert r.measured.command == ".venv/bin/python bench/bench_presets_vs_zoo.py --write t"
+    assert "RL Zoo" in r.description and r.presets["CartPole-v1:ppo"].budget == 200_000
+    assert r.presets["CartPole-v1:ppo"].arms["zoo"] == [results.Row(seed=3, solved=True, env_steps=2048, wall_s=1.235)]
+
+
+def test_the_spread_names_the_slowest_seed_and_counts_an_unsolved_one_last(results: ModuleType) -> None:
+    rows = [results.Row(seed=s, solved=ok, env_steps=n, wall_s=w)
+            for s, ok, n, w in [(10, True, 8192, 3.0), (11, True, 4096, 2.0), (12, False, 6144, 9.0)]]
+    s = results.spread(rows)
+    assert (s.median_env_steps, s.slowest_seed, s.slowest_env_steps, s.solved, s.lower_bound) == (6144, 12, 6144, 2, True)
+
+
+def test_every_generated_block_is_what_the_results_files_render(render: ModuleType) -> None:
+    assert render.stale_blocks() == [], "run `make docs-tables` (a figure was edited by hand, or a results file changed)"
+
+
+def test_every_renderer_is_used_once_in_the_docs_and_no_block_is_unknown(render: ModuleType) -> None:
+    names = [m["name"] for path in render.doc_files() for m in render.BLOCK.finditer(path.read_text(encoding="utf-8"))]
+    assert sorted(names) == sorted(render.RENDERERS)
+
+
+def test_a_hand_edit_inside_a_generated_block_is_named(render: ModuleType, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "bench" / "results", tmp_path / "bench" / "results")
+    (tmp_path / "docs").mkdir()
+    for path in render.doc_files():
+        shutil.copy(path, tmp_path / path.relative_to(ROOT))
+    readme = tmp_path / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    block = next(m for m in render.BLOCK.finditer(text) if m["name"] == "readme-speed")
+    edited = block[0].replace("env steps", "env steps (4,096 on a good day)", 1)
+    readme.write_text(text.replace(block[0], edited), encoding="utf-8")
+    assert render.stale_blocks(tmp_path) == ["README.md: readme-speed"]
+
+
+def _undated_prose(text: str, render: ModuleType) -> str:
+    """README without its generated blocks, code blocks (example output) and dated history notes (a
+    paragraph that says when it was measured: "Measured once, on 2026-11-26 ...")."""
+    text = re.sub(r"^```.*?^```", "", render.BLOCK.sub("", text), flags=re.MULTILINE | re.DOTALL)
+    dated = re.compile(r"measured (?:once, )?on \d{4}-\d{2}-\d{2}", re.IGNORECASE)
+    return "\n\n".join(p for p in re.split(r"\n\s*\n|\n(?=- )", text) if not dated.search(p.replace("\n", " ")))
+
+
+def test_readmes_speed_figures_all_come_from_results_files(render: ModuleType) -> None:
+    """Outside generated blocks, example output and dated history notes README states no figure of env
+    steps or speed-up: each one comes from bench/results/."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- generated: readme-speed -->" in text
+    prose = _undated_prose(text, render)
+    figures = re.findall(r"\d[\d,.]*\s*(?:k\s+)?env steps|\d+(?:\.\d+)?x (?:less|faster|slower)|\bvs \d[\d,]*", prose)
+    assert figures == [], f"README states figures no results file backs: {figures}"
+
+
+def test_the_gate_names_a_figure_that_moved_and_says_the_preset_changed(results: ModuleType, gate: ModuleType) -> None:
+    recorded = _results(results, [(0, True, 2048), (1, True, 6144)])
+    now = {"CartPole-v1:ppo": [results.Row(seed=0, solved=True, env_steps=2048, wall_s=1.0),
+                               results.Row(seed=1, solved=True, env_steps=8192, wall_s=1.0)]}
+    drifts = gate.compare(recorded, now)
+    assert drifts == [gate.Drift("CartPole-v1:ppo seed 1", "solved at 6,144 env steps", "solved at 8,192 env steps")]
+    text = gate.report(recorded, drifts, {"CartPole-v1:ppo": "changed"}, [])
+    assert "CartPole-v1:ppo seed 1: recorded solved at 6,144 env steps, now solved at 8,192 env steps" in text
+    assert "resolved config changed since the record" in text and "make bench-record" in text
+    assert gate.compare(recorded, {"CartPole-v1:ppo": now["CartPole-v1:ppo"][:1]}) == []
+
+
+def test_the_gate_says_when_the_machine_or_the_libraries_differ_from_the_records(results: ModuleType,
+                                                                                  gate: ModuleType) -> None:
+    recorded = _results(results, [(0, True, 2048)]).measured
+    here = results.machine()
+    assert gate.environment_notes(recorded, here, results.versions()) == []
+    other = here.model_copy(update={"cpu": "AMD EPYC 7B13"})
+    notes = gate.environment_notes(recorded, other, {**results.versions(), "torch": "9.9"})
+    assert "another machine" in notes[0] and "AMD EPYC 7B13" in notes[0]
+    assert f"torch {results.versions()['torch']} -> 9.9" in notes[1] and "not promised" in notes[2]
+
+
+def test_the_records_in_the_repo_name_their_command_commit_machine_and_libraries(results: ModuleType,
+                                                                                 gate: ModuleType) -> None:
+    files = results.all_results()
+    assert "gate" in files
+    for r in files.values():
+        assert r.measured.command.startswith(".venv/bin/python bench/") and re.fullmatch(r"[0-9a-f]{7}", r.measured.commit)
+        assert r.measured.machine.cpu and r.measured.versions["torch"] and r.measured.versions["gymnasium"]
+    assert {k: tuple(r.seed for r in p.arms["ours"]) for k, p in files["gate"].presets.items()} == gate.GATE
+
+
+@pytest.mark.slow
+def test_changing_a_presets_value_fails_the_gate_naming_the_figure(gate: ModuleType, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Record one CartPole seed from a copy of our presets, change the preset's learning rate by hand, check."""
+    from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR
+
+    presets = tmp_path / "presets"
+    shutil.copytree(PACKAGE_CONFIG_DIR, presets)
+    path = presets / "CartPole-v1.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # A short budget (the learning rate decays to 0 over it): seed 0 solves at 6,144 env steps with it.
+    data["variants"]["ppo"]["max_env_steps"] = 10240
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    monkeypatch.setattr(gate, "GATE", {"CartPole-v1:ppo": (0,)})
+    record_dir = tmp_path / "results"
+    assert gate.main(["--record", "--results-dir", str(record_dir)]) == 0
+    assert gate.main(["--results-dir", str(record_dir)]) == 0  # the same preset: the same figure
+    data["variants"]["ppo"]["learning_rate"] = 1e-6
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    capsys.readouterr()
+    assert gate.main(["--results-dir", str(record_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "CartPole-v1:ppo seed 0: recorded solved at 6,144 env steps, now not solved in 10,240 env steps" in out
+    assert "its preset's resolved config changed since the record" in out
