@@ -71,24 +71,38 @@ def vs_zoo(results: Results, config_id: str) -> tuple[Spread, Spread, float]:
 
 
 def _commit(m: Measured) -> str:
-    return f"`{m.commit}`" + (" with uncommitted edits (listed in its results file)" if m.edited else "")
+    return f"`{m.commit}`" + (" + uncommitted edits listed in its results file" if m.edited else "")
+
+
+# Comparisons with SB3 + the RL Zoo's settings that the docs show: block name -> (results file, preset, SB3's
+# algorithm). Each results file's seeds were never used to tune its preset.
+VS_ZOO = {
+    "cartpole-ppo-vs-zoo": ("cartpole_ppo_vs_zoo", "CartPole-v1:ppo", "PPO"),
+    "cartpole-a2c-vs-zoo": ("cartpole_a2c_vs_zoo", "CartPole-v1:a2c", "A2C"),
+}
+
+
+def _vs_zoo_sentence(results: dict[str, Results], block: str) -> str:
+    name, config_id, algo = VS_ZOO[block]
+    r = results[name]
+    ours, zoo, ratio = vs_zoo(r, config_id)
+    return (f"{config_id} against SB3's {algo} on seeds {seeds_text(ours.seeds)}: ours {_spread_text(ours)}, vs "
+            f"the Zoo's {_spread_text(zoo)}; {ratio:.1f}x less median wall time ({ours.median_wall_s:.1f} s vs "
+            f"{zoo.median_wall_s:.1f} s at load {r.measured.load_start:g}-{r.measured.load_end:g} on "
+            f"{r.measured.machine.cores} cores; commit {_commit(r.measured)})")
 
 
 def render_readme_speed(results: dict[str, Results]) -> str:
-    r = results["cartpole_ppo_vs_zoo"]
-    ours, zoo, ratio = vs_zoo(r, "CartPole-v1:ppo")
     gate = results["gate"]
+    compared = ". ".join(_vs_zoo_sentence(results, block) for block in VS_ZOO if VS_ZOO[block][0] in results)
     others = "; ".join(f"{config_id} {' / '.join(steps(row.env_steps) for row in p.arms['ours'])} "
                        f"(seeds {seeds_text([row.seed for row in p.arms['ours']])})"
-                       for config_id, p in gate.presets.items() if config_id != "CartPole-v1:ppo")
+                       for config_id, p in gate.presets.items())
     return fill(
-        f"Against the RL Zoo's tuned PPO side by side (same solve definition: mean of 10 deterministic "
-        f"evaluation episodes at the threshold; arms alternating seed by seed) on seeds "
-        f"{seeds_text(ours.seeds)}, never used to tune the preset: CartPole-v1:ppo {_spread_text(ours)}, "
-        f"vs the Zoo's {_spread_text(zoo)}; {ratio:.1f}x less median wall time ({ours.median_wall_s:.1f} s vs "
-        f"{zoo.median_wall_s:.1f} s at load {r.measured.load_start:g}-{r.measured.load_end:g} on "
-        f"{r.measured.machine.cores} cores). Env steps to solve on the drift gate's fixed seeds: {others}. The comparison was measured at commit {_commit(r.measured)}, the gate's figures at "
-        f"{_commit(gate.measured)}; commands, machine, library versions and load in "
+        f"Against SB3 with the RL Zoo's tuned settings side by side (same solve definition: mean of 10 "
+        f"deterministic evaluation episodes at the threshold; arms alternating seed by seed; seeds never used "
+        f"to tune the preset): {compared}. Env steps to solve on the drift gate's fixed seeds (commit "
+        f"{_commit(gate.measured)}): {others}. Commands, machine, library versions and load: "
         f"[docs/benchmarks.md](docs/benchmarks.md). Earlier comparisons (other presets vs the Zoo, SB3's "
         f"SAC/TD3, LunarLander) were measured once and are kept there as dated history, not current figures.")
 
@@ -105,16 +119,22 @@ def _per_seed_table(results: Results, config_id: str) -> str:
     return "\n".join(lines)
 
 
-def render_cartpole_ppo_vs_zoo(results: dict[str, Results]) -> str:
-    r = results["cartpole_ppo_vs_zoo"]
-    ours, zoo, ratio = vs_zoo(r, "CartPole-v1:ppo")
-    summary = fill(
-        f"**CartPole-v1:ppo vs SB3's PPO with the Zoo's settings, seeds {seeds_text(ours.seeds)}** (never used to "
-        f"tune the preset): ours {_spread_text(ours)}, median wall {ours.median_wall_s:.2f} s (slowest "
-        f"{ours.slowest_wall_s:.1f} s); the Zoo {_spread_text(zoo)}, median wall {zoo.median_wall_s:.2f} s; "
-        f"Zoo median wall / ours = {ratio:.2f}. Wall times are from this shared machine's load (below); env "
-        f"steps are exact per seed on it.")
-    return f"{summary}\n\n{_per_seed_table(r, 'CartPole-v1:ppo')}\n\n{fill(provenance(r.measured))}"
+def vs_zoo_renderer(block: str) -> Callable[[dict[str, Results]], str]:
+    """The renderer of one VS_ZOO block: the spread of both arms, the wall ratio, each seed, provenance."""
+    name, config_id, algo = VS_ZOO[block]
+
+    def render(results: dict[str, Results]) -> str:
+        r = results[name]
+        ours, zoo, ratio = vs_zoo(r, config_id)
+        summary = fill(
+            f"**{config_id} vs SB3's {algo} with the Zoo's settings, seeds {seeds_text(ours.seeds)}** (never used "
+            f"to tune the preset): ours {_spread_text(ours)}, median wall {ours.median_wall_s:.2f} s (slowest "
+            f"{ours.slowest_wall_s:.1f} s); the Zoo {_spread_text(zoo)}, median wall {zoo.median_wall_s:.2f} s; "
+            f"Zoo median wall / ours = {ratio:.2f}. Wall times are from this shared machine's load (below); env "
+            f"steps are exact per seed on it.")
+        return f"{summary}\n\n{_per_seed_table(r, config_id)}\n\n{fill(provenance(r.measured))}"
+
+    return render
 
 
 def render_gate_table(results: dict[str, Results]) -> str:
@@ -140,7 +160,7 @@ def render_gate_time(results: dict[str, Results]) -> str:
 
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "readme-speed": render_readme_speed,
-    "cartpole-ppo-vs-zoo": render_cartpole_ppo_vs_zoo,
+    **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
 }
