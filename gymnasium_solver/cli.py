@@ -3,7 +3,7 @@
 Subcommands are registered by these modules so that heavy imports (torch) happen only in the
 commands that need them:
 - cli_train.py     train, eval, list-envs, config
-- cli_runs.py      runs, show, compare
+- cli_runs.py      runs, show, compare, plot
 - cli_checkpoints.py checkpoints
 - cli_diagnose.py  diagnose, retry
 - cli_fix.py       fix
@@ -12,6 +12,10 @@ commands that need them:
 - cli_import.py    import (runs from the RL Zoo, SB3, CleanRL)
 - cli_ops.py       serve-metrics, check, promote, models, rollback
 - cli_presets.py   presets save (a run's config as the user's own preset)
+- cli_json.py      schema (the model each command's --json prints)
+
+Exit codes: one table, cli_error.ExitCode (docs/cli.md). `--json` output: one pydantic model per
+command, cli_json.JSON_MODELS.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from gymnasium_solver import (
     cli_diagnose,
     cli_fix,
     cli_import,
+    cli_json,
     cli_mcp,
     cli_ops,
     cli_presets,
@@ -32,7 +37,7 @@ from gymnasium_solver import (
     cli_sweep,
     cli_train,
 )
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_import.register(sub)
     cli_ops.register(sub)
     cli_presets.register(sub)
+    cli_json.register(sub)
     return parser
 
 
@@ -63,19 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
         return code
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # `gsolve ... | head` closed our stdout: not an error worth a traceback.
         _silence_stdout()
-        return 0
+        return ExitCode.OK
     except (CliError, ValueError) as exc:
         # ConfigError, RunNotFoundError etc. are ValueErrors whose message says what to do.
         print(f"gsolve {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     except OSError as exc:
         # A full disk, a read-only runs folder, a directory where a file belongs: a sentence, not a traceback.
         print(f"gsolve {args.command}: error: {_os_error(exc)}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
 
 
 def _os_error(exc: OSError) -> str:

@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        "iteration; each name works with `gsolve eval RUN --checkpoint NAME`.")
     p.add_argument("run", metavar="RUN", help="run id, unique prefix, or @last")
     p.add_argument("--runs-dir", help=f"runs folder (default: ${rf.RUNS_DIR_ENV} or ./runs)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema checkpoints)")
     p.set_defaults(func=cmd_checkpoints)
 
 
@@ -38,5 +39,6 @@ def format_checkpoints(listing: rs.CheckpointList) -> str:
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
-    print(format_checkpoints(rs.list_checkpoints(store.resolve(args.run))))
+    listing = rs.list_checkpoints(store.resolve(args.run))
+    print(listing.model_dump_json(indent=2) if args.json else format_checkpoints(listing))
     return 0

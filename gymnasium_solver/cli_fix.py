@@ -3,7 +3,7 @@
 Diagnoses the run, trains each candidate change on the run's seed and the ones that solve there on
 fresh seeds, beside the run's unchanged config (in parallel, stopping trials that can no longer win),
 prints a table of the outcomes, the verdict and the command that reproduces the winner.
-Exit code 0 when the verdict is fixed or unlucky_seed, 1 when not_fixed, 2 on bad input. Never imports torch itself:
+Exit code 0 when the verdict is fixed or unlucky_seed, 3 when not_fixed, 2 on bad input (cli_error.ExitCode). Never imports torch itself:
 the trials are separate `gsolve train` processes.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
 from gymnasium_solver.experiments.runner import DEFAULT_SEEDS
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "candidate that solves there trains on the fresh seeds too, beside the run's unchanged config. "
         "Candidates that fail a seed or cannot be promoted stop early; the winner is then trimmed to the "
         "smallest change set that still solves every seed. The verdict is 'fixed', 'unlucky_seed' (your "
-        "config solves most seeds) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 1 for not_fixed.",
+        "config solves most seeds) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 3 for not_fixed.",
     )
     p.add_argument("run", help="run id, unique prefix of one, or @last")
     p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")
@@ -65,7 +65,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     else:
         print(render_table(record))
         print(render_winner(record))
-    return 0 if record.verdict in ("fixed", "unlucky_seed") else 1
+    return ExitCode.OK if record.verdict in ("fixed", "unlucky_seed") else ExitCode.UNSOLVED
 
 
 def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:

@@ -11,7 +11,7 @@ import errno
 import sys
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 
 
 def _runs_dir(p: argparse.ArgumentParser) -> None:
@@ -33,10 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _runs_dir(p)
     p.set_defaults(func=cmd_serve_metrics)
 
-    p = sub.add_parser("check", help="is RUN significantly worse than a baseline? (exit 0 no, 1 yes, 2 cannot say)",
+    p = sub.add_parser("check", help="is RUN significantly worse than a baseline? (exit 0 no, 3 yes, 2 cannot say)",
                        description="Regression check for CI: against a baseline run, a one-sided Welch t-test on the "
                        "evaluation returns at matched env steps; against `preset`, a t prediction test on log "
-                       "steps-to-solve vs the preset's reference runs. Exit code 0 = not worse, 1 = significantly "
+                       "steps-to-solve vs the preset's reference runs. Exit code 0 = not worse, 3 = significantly "
                        "worse, 2 = cannot compare (the message says why).")
     p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
     p.add_argument("--against", required=True, metavar="BASELINE",
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Applies the promotion policy (solved; no critical or warning diagnosis finding; a "
                        "fresh re-evaluation over --episodes new episodes with mean >= the reward threshold, its 95% "
                        "lower confidence bound stated) and records the decision in the registry "
-                       "(runs/.registry/ENV/decisions.jsonl). Exit 0 approved, 1 rejected, 2 error.")
+                       "(runs/.registry/ENV/decisions.jsonl). Exit 0 approved, 3 rejected, 2 bad input.")
     p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
     p.add_argument("--episodes", type=int, default=promotion.DEFAULT_EPISODES,
                    help=f"re-evaluation episodes, {MIN_EPISODES}-{MAX_EPISODES} (default {promotion.DEFAULT_EPISODES})")
@@ -72,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("rollback", help="make ENV's previous approved version current again (recorded)")
     p.add_argument("env_id", metavar="ENV", help="e.g. CartPole-v1")
     p.add_argument("--reason", default=None, help="why (recorded)")
+    p.add_argument("--json", action="store_true", help="print the recorded decision as JSON")
     _runs_dir(p)
     p.set_defaults(func=cmd_rollback)
 
@@ -120,7 +121,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
         print(promotion.describe(decision))
         for c in decision.checks:
             print(f"  {'pass' if c.passed else 'FAIL'}  {c.name}: {c.detail}")
-    return 1 if decision.kind == model_registry.DecisionKind.REJECTED else 0
+    return ExitCode.UNSOLVED if decision.kind == model_registry.DecisionKind.REJECTED else ExitCode.OK
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -159,5 +160,5 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     from gymnasium_solver import model_registry, promotion
 
     decision = model_registry.rollback(args.runs_dir, args.env_id, (args.reason or "").strip() or None)
-    print(promotion.describe(decision))
+    print(model_registry.decision_to_json(decision) if args.json else promotion.describe(decision))
     return 0

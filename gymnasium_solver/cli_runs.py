@@ -1,6 +1,7 @@
-"""`gsolve runs`, `gsolve show RUN` and `gsolve compare`: thin adapters over run_store.
+"""`gsolve runs`, `gsolve show RUN`, `gsolve compare` and `gsolve plot`: thin adapters over run_store
+and plotting.
 
-Nothing here imports torch: listing runs must be instant.
+Nothing here imports torch: listing runs must be instant (matplotlib loads only in `plot`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ import argparse
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.cli_error import CliError
 from gymnasium_solver.config import Algo
+from gymnasium_solver.metric_names import M
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,19 +25,55 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     solved.add_argument("--unsolved", dest="solved", action="store_const", const=False, help="only unsolved runs")
     p.add_argument("-n", "--limit", type=int, default=20, help=f"runs to show (1..{rs.MAX_LIST_LIMIT}, default 20)")
     p.add_argument("--cursor", help="continue after this run id (printed at the end of a long listing)")
+    p.add_argument("--kind", choices=[k.value for k in rs.RunKind], default=rs.RunKind.TRAIN.value,
+                   help="train: runs someone started (default; fix and sweep trials hidden, and counted), "
+                   "trial: only the trials, all: both")
+    _json(p, "runs")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("show", help="a readable summary of one run", description="Show one run's summary.")
     p.add_argument("run", help="run id, unique prefix, or @last")
+    _json(p, "show")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("compare", help="compare runs side by side",
-                       description="Compare 2-10 runs: results side by side, config differences, who solved first.")
-    p.add_argument("runs", nargs="+", help="run ids, unique prefixes or @last")
+    p = sub.add_parser("compare", help="compare runs side by side, seeds of one config grouped",
+                       description="Compare any number of runs: results side by side, config differences, who "
+                       "solved first; runs of one config over seeds are grouped (mean, spread, solved k/n). "
+                       "ENV:VARIANT stands for every run of that config (trials left out).")
+    p.add_argument("runs", nargs="+", help="run ids, unique prefixes, @last or ENV:VARIANT")
+    _json(p, "compare")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("plot", help="plot a metric: per config a mean line and a band over seeds, to a PNG",
+                       description="Draw METRIC against env steps for runs (ids, prefixes, @last) or configs "
+                       "(ENV:VARIANT: all its runs): one mean line and band per config over its seeds (or one line "
+                       "per run), the reward threshold dashed, a title. Writes a PNG; prints what it shows.")
+    p.add_argument("runs", nargs="+", metavar="RUN|ENV:VARIANT", help="runs or configs to plot")
+    p.add_argument("--metric", "-m", default=M.EVAL_RETURN_MEAN, help=f"metric (default {M.EVAL_RETURN_MEAN})")
+    p.add_argument("--group-by", choices=plotting_choices("GROUP_BY"), default="config",
+                   help="config: a mean and band over the seeds of each config (default); run: a line per run")
+    p.add_argument("--smooth", type=int, default=1, metavar="N", help="moving average over N points (default 1: none)")
+    p.add_argument("--band", choices=plotting_choices("BANDS"), default="minmax",
+                   help="minmax: spans every seed (default); iqr: 25th-75th percentile")
+    p.add_argument("--title", default=None, help="the plot's title (default: metric, environments, counts)")
+    p.add_argument("-o", "--output", required=True, help="the PNG to write, e.g. curves.png")
+    _json(p, "plot")
+    p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    p.set_defaults(func=cmd_plot)
+
+
+def plotting_choices(name: str) -> tuple[str, ...]:
+    """The plot's choices without importing matplotlib (plotting imports it only to draw)."""
+    from gymnasium_solver import plotting
+
+    return tuple(getattr(plotting, name))
+
+
+def _json(p: argparse.ArgumentParser, command: str) -> None:
+    p.add_argument("--json", action="store_true", help=f"print the result as JSON (schema: gsolve schema {command})")
 
 
 def _yaml(value: object) -> str:
@@ -73,11 +112,17 @@ def format_run_table(runs: list[rs.RunSummary]) -> str:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
-    result = rs.list_runs(store, args.env_id, args.algo, args.status, args.solved, args.limit, args.cursor)
+    result = rs.list_runs(store, args.env_id, args.algo, args.status, args.solved, args.limit, args.cursor, args.kind)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
     if result.runs:
         print(format_run_table(result.runs))
     if result.note:
         print(result.note if not result.next_cursor else f"more runs: gsolve runs --cursor {result.next_cursor}")
+    if result.hidden:
+        what = {"train": "trial", "trial": "non-trial"}[args.kind]
+        print(f"{result.hidden} {what} run(s) hidden; --kind all")
     return 0
 
 
@@ -129,7 +174,8 @@ def format_details(d: rs.RunDetails) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
-    print(format_details(rs.run_details(store, store.resolve(args.run))))
+    details = rs.run_details(store, store.resolve(args.run))
+    print(details.model_dump_json(indent=2) if args.json else format_details(details))
     return 0
 
 
@@ -150,12 +196,47 @@ def format_comparison(c: rs.Comparison) -> str:
     if c.first_to_threshold_env_steps:
         lines.append(f"first to the threshold: {c.first_to_threshold_env_steps} (env steps), "
                      f"{c.first_to_threshold_wall_time} (wall time)")
+    if c.groups:
+        lines.append("over seeds:")
+        lines.extend(format_group(g) for g in c.groups)
     if c.note:
         lines.append(c.note)
     return "\n".join(lines)
 
 
+def format_group(g: rs.SeedGroup) -> str:
+    """One config over its seeds: solved k/n, the best evals' mean and spread, steps to solve."""
+    best = ("best eval -" if g.best_eval_mean is None else
+            f"best eval mean {_fmt(g.best_eval_mean)} (min {_fmt(g.best_eval_min)}, max {_fmt(g.best_eval_max)})")
+    steps = ("" if g.steps_to_solve_median is None else
+             f", steps to solve median {_steps(int(g.steps_to_solve_median))} (slowest {_steps(g.steps_to_solve_max)})")
+    seeds = ",".join("?" if s is None else str(s) for s in g.seeds)
+    return f"  {g.label}  solved {g.solved}/{len(g.run_ids)}  {best}{steps}  seeds {seeds}"
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
-    print(format_comparison(rs.compare_runs(store, list(args.runs))))
+    comparison = rs.compare_runs(store, list(args.runs), max_runs=None)  # a terminal has no token budget
+    print(comparison.model_dump_json(indent=2) if args.json else format_comparison(comparison))
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gymnasium_solver import plotting
+
+    out = Path(args.output)
+    if out.suffix.lower() != ".png":
+        raise CliError(f"-o must name a .png file, got {args.output!r}")
+    store = rs.RunStore(args.runs_dir)
+    png, result = plotting.plot_groups(store, rs.select_runs(store, list(args.runs)), args.metric, args.group_by,
+                                       args.smooth, args.band, args.title)
+    out.write_bytes(png)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+    else:
+        print(result.title)
+        print("\n".join(g.text for g in result.groups))
+        print(f"wrote {out} ({len(png) // 1024} KiB)")
     return 0

@@ -3,7 +3,7 @@
 ``sweep`` validates the space, creates (or, with --resume, reopens) the Optuna study and runs the
 trials on the local or the Ray backend, printing one line per finished trial and, at the end, the
 best trial, the parameter importances and the command / preset variant that reproduces it.
-Exit code 0 when a trial solved, 1 when none did, 2 on bad input. ``sweep-check`` re-trains the best
+Exit code 0 when a trial solved, 3 when none did, 2 on bad input (cli_error.ExitCode). ``sweep-check`` re-trains the best
 trials and the preset on held-out seeds (sweeps/check.py).
 """
 
@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.jobs.backend import BACKENDS, make_backend
 from gymnasium_solver.jobs.seeds import SEED_STATISTICS
 from gymnasium_solver.run_store import RunStore
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "env steps (or seconds): TPE sampling, trials pruned on their evaluations by a median pruner, each trial a "
         "normal run folder carrying the sweep id and trial number. The study lives in Optuna's RDB storage "
         "(SQLite in RUNS/.sweeps/ by default), so a crashed sweep continues with --resume. Space file format: "
-        "docs/sweeps.md. Exit code 0 when a trial solved, 1 when none did.",
+        "docs/sweeps.md. Exit code 0 when a trial solved, 3 when none did.",
     )
     p.add_argument("config_id", metavar="ENV:VARIANT", help="the preset to tune, e.g. CartPole-v1:ppo")
     p.add_argument("--space", default=None, help="search space YAML (required unless --resume)")
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "never saw (default: the 5 after its own), alternating the arms seed by seed, and print per arm the seeds "
         "solved and the median env steps and seconds (an unsolved seed counts with all it spent). Every "
         "re-training is a normal run (parent_run_id = the trial's run). Exit code 0 when an arm solved every "
-        "seed, 1 otherwise.",
+        "seed, 3 otherwise.",
     )
     c.add_argument("sweep_id", help="sweep id or a unique prefix")
     c.add_argument("--top", type=int, default=check.DEFAULT_TOP,
@@ -133,7 +133,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               progress=lambda line: print(line, file=sys.stderr, flush=True))
     summary = report.summarize(store, record.sweep_id)
     print(summary.model_dump_json(indent=2) if args.json else report.render(summary))
-    return 0 if summary.best is not None and summary.best.solved else 1
+    return ExitCode.OK if summary.best is not None and summary.best.solved else ExitCode.UNSOLVED
 
 
 def cmd_sweep_status(args: argparse.Namespace) -> int:
@@ -166,4 +166,4 @@ def cmd_sweep_check(args: argparse.Namespace) -> int:
                                progress=lambda line: print(line, file=sys.stderr, flush=True))
     check.write_check(store.runs_dir, result)
     print(result.model_dump_json(indent=2) if args.json else check.render(result))
-    return 0 if any(a.solved == len(result.seeds) for a in result.arms) else 1
+    return ExitCode.OK if any(a.solved == len(result.seeds) for a in result.arms) else ExitCode.UNSOLVED

@@ -12,10 +12,10 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.config import (
     ConfigError,
     Resolved,
@@ -25,6 +25,7 @@ from gymnasium_solver.config import (
 )
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, resolve_config
+from gymnasium_solver.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
 from gymnasium_solver.run_writer import WRITE_FAILURE_KINDS
 
 MAX_EVAL_EPISODES = 1000
@@ -49,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", default=None, help=f"where runs go (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.add_argument("--run-id", default=None, help="use this run id (a launcher may have pre-created its folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the finished run's details as JSON instead of the "
+                   "summary line and folder (schema: gsolve schema train)")
+    p.add_argument("--no-fail", action="store_true", help="exit 0 when the run finished unsolved (default 3), for "
+                   "scripts that only ask whether training ran; a failed run still exits 1 (docs/cli.md)")
     # Set by launchers (gsolve fix's trial runner): provenance recorded in run.json.
     p.add_argument("--parent-run-id", default=None, help=argparse.SUPPRESS)
     p.add_argument("--experiment-id", default=None, help=argparse.SUPPRESS)
@@ -64,6 +69,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="checkpoint name: best (default), last, or a periodic one such as step_20480")
     p.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes (default 0)")
+    p.add_argument("--video", metavar="OUT", default=None,
+                   help="also record one episode (seed --seed) to OUT: .gif (always) or .mp4 (the video extra: "
+                   "pip install 'gymnasium-solver[video]'); one frame per step")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema eval)")
     p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.set_defaults(func=cmd_eval)
 
@@ -81,6 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("config_id", metavar="ENV[:VARIANT]", help="e.g. CartPole-v1:ppo, MountainCar-v0:ppo")
     _add_set(p)
     _add_no_zoo(p)
+    p.add_argument("--json", action="store_true", help="print the config, each value's source and meaning as JSON "
+                   "(schema: gsolve schema config)")
     p.set_defaults(func=cmd_config)
 
 
@@ -133,7 +144,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
                    show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
                    experiment_id=args.experiment_id, applied_changes=applied, config_origin=resolved.origin)
-    return _report(cfg.config_id, cfg.reward_threshold, result)
+    return _report(cfg.config_id, cfg.reward_threshold, result, args.no_fail, args.json)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -150,10 +161,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
     result = resume(run_dir, show_progress=not args.quiet)
     info = rf.read_run_info(result.run_dir)
-    return _report(info.config_id, info.reward_threshold, result)
+    return _report(info.config_id, info.reward_threshold, result, args.no_fail, args.json)
 
 
-def _report(config_id: str, threshold: float | None, result: Any) -> int:
+def _report(config_id: str, threshold: float | None, result: Any, no_fail: bool = False, as_json: bool = False) -> int:
     """Print the summary line and the run folder (and on stderr what went wrong without ending the
     run, e.g. a tracking sink that failed); the exit code of the run's ending."""
     try:
@@ -162,15 +173,28 @@ def _report(config_id: str, threshold: float | None, result: Any) -> int:
     except (OSError, ValueError):
         pass  # the summary below still says how the run ended
     try:
-        print(summary_line(config_id, threshold, result))
-        print(result.run_dir)
+        if as_json:  # what `gsolve show --json` and the MCP get_run_info say of the finished run
+            from gymnasium_solver.run_store import RunStore, run_details
+
+            print(run_details(RunStore(result.run_dir.parent), result.run_dir).model_dump_json(indent=2))
+        else:
+            print(summary_line(config_id, threshold, result))
+            print(result.run_dir)
         sys.stdout.flush()
     except BrokenPipeError:
         # `gsolve train ... | head -1`: the run is complete and recorded; don't end in a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if result.status == rf.RunStatus.FAILED:
-        return 1
-    return 130 if result.status == rf.RunStatus.STOPPED else 0
+    return train_exit_code(result.status, result.solved_at is not None, threshold, no_fail)
+
+
+def train_exit_code(status: rf.RunStatus, solved: bool, threshold: float | None, no_fail: bool = False) -> ExitCode:
+    """The exit code of a run's ending (cli_error.EXIT_MEANINGS['train']): solved 0, unsolved 3 (0 with
+    --no-fail, or when there was no threshold to reach), failed 1, stopped by the user 130."""
+    if status == rf.RunStatus.FAILED:
+        return ExitCode.INTERNAL_ERROR
+    if status == rf.RunStatus.STOPPED:
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK if solved or threshold is None or no_fail else ExitCode.UNSOLVED
 
 
 def _applied_changes(text: str | None) -> dict[str, Any] | None:
@@ -224,6 +248,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError(f"--checkpoint must be a checkpoint name such as best, last or step_20480, got {args.checkpoint!r}")
     run_dir = resolve_run_dir(args.run, args.runs_dir)
     path = _checkpoint_file(run_dir, args.checkpoint)
+    video = _video_path(args.video)
     try:
         from gymnasium_solver.checkpoints import checkpoint_config  # torch: only now
 
@@ -231,9 +256,50 @@ def cmd_eval(args: argparse.Namespace) -> int:
         result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
     except (ValueError, OSError) as exc:
         raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
-    print(f"{run_dir.name} checkpoint {args.checkpoint} ({loaded.env_steps} env steps, {loaded.config.config_id}): "
-          f"return {result.return_mean:.2f} +- {result.return_std:.2f} over {result.episodes} episodes "
-          f"(min {min(result.returns):.2f}, max {max(result.returns):.2f}, mean length {result.ep_len_mean:.1f})")
+    report = _eval_report(result, loaded, args, run_id=run_dir.name, checkpoint=args.checkpoint)
+    return _print_eval(report, path, video, args.json, f"{run_dir.name} checkpoint {args.checkpoint}")
+
+
+def _video_path(text: str | None) -> Path | None:
+    """--video OUT, checked before anything is evaluated."""
+    if text is None:
+        return None
+    from gymnasium_solver.policy_eval import VIDEO_SUFFIXES
+
+    out = Path(text)
+    if out.suffix.lower() not in VIDEO_SUFFIXES:
+        raise CliError(f"--video must end in {' or '.join(VIDEO_SUFFIXES)}, got {text!r}")
+    if not out.parent.is_dir():
+        raise CliError(f"--video {text}: the folder {out.parent} does not exist")
+    return out
+
+
+def _eval_report(result: Any, loaded: Any, args: argparse.Namespace, **where: Any) -> EvalReport:
+    return EvalReport(config_id=loaded.config.config_id, env_steps=loaded.env_steps, episodes=result.episodes,
+                      seed=args.seed, return_mean=result.return_mean, return_std=result.return_std,
+                      return_min=min(result.returns), return_max=max(result.returns), ep_len_mean=result.ep_len_mean,
+                      returns=result.returns, **{"run_id": None, **where})
+
+
+def _print_eval(report: EvalReport, path: Path, video: Path | None, as_json: bool, what: str) -> int:
+    if video is not None:
+        from gymnasium_solver.policy_eval import record_video
+
+        try:
+            report.video = record_video(path, video, report.seed)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    if as_json:
+        print(report.model_dump_json(indent=2))
+        return 0
+    print(f"{what} ({report.env_steps} env steps, {report.config_id}): return {report.return_mean:.2f} +- "
+          f"{report.return_std:.2f} over {report.episodes} episodes (min {report.return_min:.2f}, max "
+          f"{report.return_max:.2f}, mean length {report.ep_len_mean:.1f})")
+    if report.video is not None:
+        v = report.video
+        print(f"video {v.path}: {v.frames} frames at {v.fps} fps, one episode (seed {report.seed}) of return "
+              f"{v.episode_return:.2f}, length {v.episode_length}" + (" (cut at the frame limit)" if
+                                                                     v.truncated_at_max_frames else ""))
     return 0
 
 
@@ -243,16 +309,16 @@ def _eval_model(args: argparse.Namespace) -> int:
 
     if args.checkpoint != rf.BEST_CHECKPOINT:
         raise CliError("--checkpoint applies to runs; a registered model is one checkpoint (pick a version with @N)")
+    video = _video_path(args.video)
     model = resolve_model(args.runs_dir, args.run)
     try:
         result, loaded = evaluate_checkpoint(model.checkpoint, args.episodes, args.seed)
     except (ValueError, OSError) as exc:
         raise CliError(f"{model.version.model_ref} cannot be evaluated: {exc}") from None
-    print(f"{model.version.model_ref} (run {model.version.run_id}, {loaded.env_steps} env steps, "
-          f"{loaded.config.config_id}): return {result.return_mean:.2f} +- {result.return_std:.2f} over "
-          f"{result.episodes} episodes (min {min(result.returns):.2f}, max {max(result.returns):.2f}, "
-          f"mean length {result.ep_len_mean:.1f})")
-    return 0
+    report = _eval_report(result, loaded, args, run_id=model.version.run_id, model_ref=model.version.model_ref,
+                          checkpoint=rf.BEST_CHECKPOINT)
+    return _print_eval(report, model.checkpoint, video, args.json,
+                       f"{model.version.model_ref} (run {model.version.run_id})")
 
 
 def _checkpoints_of(run_dir: Path) -> list[str]:
@@ -316,26 +382,6 @@ def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
                          "from another run")
 
 
-class CheckpointEvaluation(NamedTuple):
-    result: Any  # evaluation.EvalResult (not imported here: it pulls in torch)
-    loaded: Any  # checkpoints.LoadedPolicy
-
-
-def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvaluation:
-    """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
-    from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
-    from gymnasium_solver.envs import make_vec_env, space_spec
-    from gymnasium_solver.evaluation import evaluate
-
-    cfg = checkpoint_config(path)
-    env = make_vec_env(cfg, episodes)
-    try:
-        loaded = load_checkpoint(path, space_spec(env))
-        return CheckpointEvaluation(evaluate(loaded.policy, loaded.normalizer, env, seed), loaded)
-    finally:
-        env.close()
-
-
 def cmd_list_envs(args: argparse.Namespace) -> int:
     if args.all or args.filter is not None:
         return _list_registered(args)
@@ -379,7 +425,12 @@ def _list_registered(args: argparse.Namespace) -> int:
 
 def cmd_config(args: argparse.Namespace) -> int:
     resolved, _ = _resolve(args.config_id, args.sets, no_zoo=args.no_zoo)
-    sys.stdout.write(config_yaml_with_sources(resolved))
+    if args.json:
+        from gymnasium_solver.config.view import resolved_config_result
+
+        print(resolved_config_result(resolved).model_dump_json(indent=2))
+    else:
+        sys.stdout.write(config_yaml_with_sources(resolved))
     return 0
 
 

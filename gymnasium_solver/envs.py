@@ -80,19 +80,23 @@ def _has_vector_entry_point(env_id: str) -> bool:
         return False
 
 
-def make_vec_env(cfg: Config, num_envs: int) -> gym.vector.VectorEnv:
+def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> gym.vector.VectorEnv:
     """Create ``num_envs`` copies of ``cfg.env_id``: numpy-vectorised where Gymnasium has one
-    (``vectorization: auto``), else a sync (or ``async``) vector env. Raises ValueError for an
-    unknown environment id or an unsupported space."""
+    (``vectorization: auto``), else a sync (or ``async``) vector env; with ``render_mode`` (e.g.
+    'rgb_array', for a video) always sync, so ``render()`` returns each copy's frame. Raises ValueError
+    for an unknown environment id or an unsupported space."""
     kwargs: dict[str, Any] = dict(cfg.env_kwargs)
-    if cfg.vectorization == "auto" and _has_vector_entry_point(cfg.env_id):
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+        mode = "sync"
+    elif cfg.vectorization == "auto" and _has_vector_entry_point(cfg.env_id):
         mode = "vector_entry_point"
     else:
         mode = "async" if cfg.vectorization == "async" else "sync"
     if cfg.atari_wrappers:
         register_atari()
         _check_ale_game(cfg.env_id)
-        mode = "async" if cfg.vectorization == "async" else "sync"
+        mode = "sync" if render_mode is not None or cfg.vectorization != "async" else "async"
         kwargs["wrappers"] = [atari_wrappers]
     try:
         env = gym.make_vec(cfg.env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)

@@ -160,7 +160,8 @@ def start_trainer(
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
     for pair in pairs:
         cmd += ["--set", pair]
-    cmd += ["--runs-dir", str(runs_dir), "--run-id", run_id, "--quiet"]
+    # --no-fail: an unsolved run is a finished trial (exit 0), not a failed one (jobs/backend.trial_failed).
+    cmd += ["--runs-dir", str(runs_dir), "--run-id", run_id, "--quiet", "--no-fail"]
     if parent_run_id is not None:
         cmd += ["--parent-run-id", parent_run_id]
     if experiment_id is not None:

@@ -1,4 +1,4 @@
-"""PNG plots of run metrics plus a one-paragraph text description of each curve.
+"""PNG plots of run metrics (single runs, or a config's mean and band over seeds) plus a text description of each curve.
 
 matplotlib is imported lazily (it costs ~0.5 s) so the MCP server starts fast; figures are drawn
 without pyplot, so plotting works without a display and never changes a notebook's backend.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -163,3 +163,159 @@ def plot_compare_runs(store: RunStore, run_dirs: list[Path], metric: str) -> tup
         metric=metric, summary=lead + " ".join(c.text for _, c in curves), curves=[c for _, c in curves],
         reward_threshold=threshold,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Curves over seeds: a mean line and a band per config (gsolve plot)
+# ---------------------------------------------------------------------------------------------
+BANDS = ("minmax", "iqr")
+GROUP_BY = ("config", "run")
+GRID_POINTS = 200  # per group: where the seeds' curves are interpolated to take the mean and band
+MAX_SMOOTH = 1000
+
+
+class GroupCurve(BaseModel):
+    label: str = Field(description="the config (or run) the curve stands for")
+    run_ids: list[str]
+    final_mean: float | None = Field(description="the mean curve's last value")
+    final_low: float | None = Field(description="the band's lower edge at the end")
+    final_high: float | None = Field(description="the band's upper edge at the end")
+    peak_mean: float | None = Field(description="the mean curve's highest value")
+    first_at_threshold: int | None = Field(default=None, description="env steps where the mean curve first reaches "
+                                           "the reward threshold (return metrics only)")
+    text: str
+
+
+class GroupPlotResult(BaseModel):
+    """What `gsolve plot` drew: one mean line and band per group, in words (the PNG is written beside)."""
+
+    metric: str
+    title: str
+    group_by: str
+    band: str = Field(description="minmax (the band spans every seed) or iqr (25th-75th percentile)")
+    smooth: int = Field(description="trailing moving average over this many points per run (1: none)")
+    groups: list[GroupCurve]
+    reward_threshold: float | None = None
+
+
+class _Band(NamedTuple):
+    x: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def smooth_values(y: np.ndarray, n: int) -> np.ndarray:
+    """Trailing moving average over ``n`` points (fewer at the start), so a curve keeps its length."""
+    if n <= 1 or y.shape[0] == 0:
+        return y
+    c = np.cumsum(np.insert(y, 0, 0.0))
+    idx = np.arange(1, y.shape[0] + 1)
+    lo = np.maximum(idx - n, 0)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+def seed_band(curves: list[tuple[np.ndarray, np.ndarray]], band: str) -> _Band | None:
+    """Mean and band of several runs' curves on a shared grid; each run counts only over the steps it
+    covers (a longer seed extends the line alone, its band then that one run)."""
+    curves = [(x, y) for x, y in curves if x.shape[0]]
+    if not curves:
+        return None
+    start, end = min(float(x[0]) for x, _ in curves), max(float(x[-1]) for x, _ in curves)
+    grid = np.linspace(start, end, GRID_POINTS) if end > start else np.array([start])
+    stack = np.full((len(curves), grid.shape[0]), np.nan)
+    for i, (x, y) in enumerate(curves):
+        inside = (grid >= x[0]) & (grid <= x[-1])
+        stack[i, inside] = np.interp(grid[inside], x, y)
+    keep = ~np.all(np.isnan(stack), axis=0)
+    grid, stack = grid[keep], stack[:, keep]
+    if band == "iqr":
+        low, high = np.nanpercentile(stack, 25, axis=0), np.nanpercentile(stack, 75, axis=0)
+    else:
+        low, high = np.nanmin(stack, axis=0), np.nanmax(stack, axis=0)
+    return _Band(grid, np.nanmean(stack, axis=0), low, high)
+
+
+def _run_curve(store: RunStore, run_dir: Path, metric: str, smooth: int) -> tuple[np.ndarray, np.ndarray]:
+    s = query_metrics(store, run_dir, [metric], None, None, max_points=PLOT_POINTS).series[0]
+    x, y = np.asarray(s.env_steps, dtype=float), np.asarray(s.values, dtype=float)
+    ok = np.isfinite(y)
+    return x[ok], smooth_values(y[ok], smooth)
+
+
+def _groups(store: RunStore, run_dirs: list[Path], group_by: str) -> list[tuple[str, list[Path]]]:
+    if group_by == "run":
+        return [(d.name, [d]) for d in run_dirs]
+    from gymnasium_solver.run_store import group_runs
+
+    return [(g.label, [store.runs_dir / r for r in g.run_ids]) for g in group_runs(store, run_dirs)]
+
+
+def _describe_group(label: str, dirs: list[Path], b: _Band | None, metric: str,
+                    threshold: float | None) -> GroupCurve:
+    ids = [d.name for d in dirs]
+    if b is None:
+        return GroupCurve(label=label, run_ids=ids, final_mean=None, final_low=None, final_high=None, peak_mean=None,
+                          text=f"{label}: {metric} was never measured in its {len(dirs)} run(s).")
+    hit = None
+    if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
+        above = np.flatnonzero(b.mean >= threshold)
+        hit = int(b.x[above[0]]) if above.shape[0] else None
+    text = (f"{label}: {len(dirs)} run(s); mean {metric} ends at {_fmt(float(b.mean[-1]))} (band "
+            f"{_fmt(float(b.low[-1]))}..{_fmt(float(b.high[-1]))}) at step {int(b.x[-1])}, peaks at "
+            f"{_fmt(float(np.max(b.mean)))}"
+            + (f"; the mean reaches the threshold {_fmt(threshold)} at step {hit}" if hit is not None else "") + ".")
+    return GroupCurve(label=label, run_ids=ids, final_mean=float(b.mean[-1]), final_low=float(b.low[-1]),
+                      final_high=float(b.high[-1]), peak_mean=float(np.max(b.mean)), first_at_threshold=hit, text=text)
+
+
+def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: str = "config", smooth: int = 1,
+                band: str = "minmax", title: str | None = None) -> tuple[bytes, GroupPlotResult]:
+    """PNG of one metric over env steps: per group of runs (a config over seeds, or each run) a mean line
+    and a min-max or interquartile band, the shared reward threshold dashed, a title; and its description."""
+    if band not in BANDS:
+        raise ValueError(f"band must be one of {', '.join(BANDS)}, got {band!r}")
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {', '.join(GROUP_BY)}, got {group_by!r}")
+    if not 1 <= smooth <= MAX_SMOOTH:
+        raise ValueError(f"smooth must be between 1 and {MAX_SMOOTH} points, got {smooth}")
+    if not run_dirs:
+        raise ValueError("no runs to plot")
+    threshold = _shared_threshold(store, run_dirs)
+    drawn = [(label, dirs, seed_band([_run_curve(store, d, metric, smooth) for d in dirs], band))
+             for label, dirs in _groups(store, run_dirs, group_by)]
+    envs = sorted({c.split(":")[0] for c in (_config_id(store, d) for d in run_dirs) if c})
+    title = title or (f"{metric} on {', '.join(envs) or 'runs'}: {len(drawn)} "
+                      f"{'config' if group_by == 'config' else 'run'}(s), {len(run_dirs)} run(s)"
+                      + (f", smoothed over {smooth}" if smooth > 1 else ""))
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 5), dpi=100)
+    ax = fig.subplots()
+    for label, dirs, b in drawn:
+        if b is None:
+            continue
+        (line,) = ax.plot(b.x, b.mean, linewidth=1.6, label=f"{label} (n={len(dirs)})")
+        if len(dirs) > 1:
+            ax.fill_between(b.x, b.low, b.high, color=line.get_color(), alpha=0.2, linewidth=0)
+    if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
+        ax.axhline(threshold, color="gray", linestyle="--", linewidth=1, label=f"threshold {threshold:g}")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel(metric + (" (mean, band: " + ("min-max" if band == "minmax" else "25-75%") + " over seeds)"
+                            if group_by == "config" else ""), fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue(), GroupPlotResult(
+        metric=metric, title=title, group_by=group_by, band=band, smooth=smooth, reward_threshold=threshold,
+        groups=[_describe_group(label, dirs, b, metric, threshold) for label, dirs, b in drawn])
+
+
+def _config_id(store: RunStore, run_dir: Path) -> str | None:
+    try:
+        return store.info(run_dir).config_id
+    except ValueError:
+        return None

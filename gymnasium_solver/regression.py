@@ -14,7 +14,7 @@ Two baselines, two tests (docs/ops.md says why):
   references' distribution allows. A run that never reached T counts with the env steps it has
   spent, a lower bound: enough to call it worse, never enough to clear it.
 
-Verdicts map to exit codes: 0 not worse, 1 significantly worse, 2 cannot compare (the sentence says why).
+Verdicts map to exit codes: 0 not worse, 3 significantly worse, 2 cannot compare (the sentence says why).
 Pure reads; no torch.
 """
 
@@ -43,7 +43,8 @@ class Verdict(StrEnum):
     CANNOT_COMPARE = "cannot_compare"
 
 
-EXIT_CODES: dict[Verdict, int] = {Verdict.NOT_WORSE: 0, Verdict.WORSE: 1, Verdict.CANNOT_COMPARE: 2}
+# The `gsolve` exit-code table (cli_error.ExitCode, docs/cli.md): 3 = ran to its end, the answer is no.
+EXIT_CODES: dict[Verdict, int] = {Verdict.NOT_WORSE: 0, Verdict.WORSE: 3, Verdict.CANNOT_COMPARE: 2}
 
 
 class EvalPoint(BaseModel):
@@ -62,7 +63,7 @@ class RegressionCheck(BaseModel):
     run_id: str
     baseline: str = Field(description="the baseline run id, or 'preset' (the preset's reference runs)")
     verdict: Verdict
-    exit_code: int = Field(description="0 not worse, 1 significantly worse, 2 cannot compare")
+    exit_code: int = Field(description="0 not worse, 3 significantly worse, 2 cannot compare")
     test: str | None = Field(default=None, description="the test used; null when nothing could be compared")
     alternative: str | None = Field(default=None, description="the one-sided alternative hypothesis")
     statistic: float | None = None
@@ -223,7 +224,7 @@ def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_
     span = (f"the references reached {refs.threshold:g} in {ref_steps[0]:,}-{ref_steps[-1]:,} env steps "
             f"({refs.source})")
     stat = f"t = {res.statistic:.3g}, df = {res.df:g}, one-sided p = {res.p_value:.3g} (alpha {alpha:g})"
-    base = RegressionCheck(run_id=run_id, baseline=PRESET_BASELINE, verdict=Verdict.CANNOT_COMPARE, exit_code=2,
+    base = RegressionCheck(run_id=run_id, baseline=PRESET_BASELINE, verdict=Verdict.CANNOT_COMPARE, exit_code=EXIT_CODES[Verdict.CANNOT_COMPARE],
                            test="t prediction test on log env steps to solve (one new run vs the references)",
                            alternative="the run needs more env steps to solve than the references",
                            statistic=res.statistic, df=res.df, p_value=res.p_value, alpha=alpha,
@@ -233,11 +234,11 @@ def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_
     if worse:
         what = (f"reached {refs.threshold:g} at {steps:,} env steps" if solved
                 else f"has not reached {refs.threshold:g} after {steps:,} env steps")
-        return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": 1,
+        return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": EXIT_CODES[Verdict.WORSE],
                                        "summary": f"run {run_id} is significantly worse than the preset: it {what}; "
                                        f"{span}; {stat}"})
     if solved:
-        return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": 0,
+        return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
                                        "summary": f"run {run_id} is not significantly worse than the preset: reached "
                                        f"{refs.threshold:g} at {steps:,} env steps; {span}; {stat}"})
     live = rf.effective_status(info) == rf.RunStatus.RUNNING

@@ -138,7 +138,7 @@ def start_resume(run_dir: Path) -> ResumeStart:
 
     plan = plan_resume(run_dir)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "--resume", run_dir.name,
-           "--runs-dir", str(run_dir.parent), "--quiet"]
+           "--runs-dir", str(run_dir.parent), "--quiet", "--no-fail"]
     proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
     reap(proc)
     info = plan.info

@@ -315,6 +315,8 @@ class _Session:
             f"eval at {steps} env steps: {result.return_mean:.2f} +- {result.return_std:.2f} "
             f"over {result.episodes} episodes" + (" (solved)" if self.solved else "")
         )
+        if self.progress_bar is not None:  # piped output: one line per evaluation
+            self.progress_bar.evaluated(steps, wall, result.return_mean, result.return_std, self.solved)
         return result
 
     # -- logging -------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def _check(capsys: pytest.CaptureFixture[str], runs_dir: Path, run: str, baselin
 def test_a_worse_run_fails_the_check_and_a_good_one_passes(check_runs: CheckRuns,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, text = _check(capsys, check_runs.runs_dir, check_runs.bad, check_runs.good)
-    assert code == 1, text
+    assert code == 3, text
     assert f"run {check_runs.bad} is significantly worse than baseline {check_runs.good} at 16,384 env steps" in text
     assert "Welch t = -" in text and "one-sided p = " in text
     code, text = _check(capsys, check_runs.runs_dir, check_runs.good, check_runs.bad)
@@ -53,7 +53,7 @@ def test_a_worse_run_fails_the_check_and_a_good_one_passes(check_runs: CheckRuns
 def test_check_result_matches_the_logged_evaluations(check_runs: CheckRuns) -> None:
     store = RunStore(check_runs.runs_dir)
     res = regression.check_run(store, check_runs.bad, check_runs.good)
-    assert res.verdict == regression.Verdict.WORSE and res.exit_code == 1
+    assert res.verdict == regression.Verdict.WORSE and res.exit_code == 3
     assert res.run_eval is not None and res.baseline_eval is not None
     good = store.info(check_runs.runs_dir / check_runs.good).last_eval
     assert good is not None and good.env_steps == 16384  # the good run's last evaluation is the matched one
@@ -70,7 +70,7 @@ def test_check_result_matches_the_logged_evaluations(check_runs: CheckRuns) -> N
 def test_check_against_the_preset_uses_steps_to_solve(check_runs: CheckRuns, real_runs: RealRuns,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     code, text = _check(capsys, check_runs.runs_dir, check_runs.bad, "preset")
-    assert code == 1, text
+    assert code == 3, text
     assert "has not reached 475 after 65,536 env steps" in text and "shipped with the project" in text
     store = RunStore(check_runs.runs_dir)
     res = regression.check_run(store, check_runs.good, "preset")

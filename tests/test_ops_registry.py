@@ -44,7 +44,7 @@ def _gsolve(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 def _promote(capsys: pytest.CaptureFixture[str], runs: RealRuns, run: str, *extra: str) -> tuple[int, Decision]:
     code, out, err = _gsolve(capsys, "promote", run, "--episodes", EPISODES, "--json", "--runs-dir",
                              str(runs.runs_dir), *extra)
-    assert code in (0, 1), err
+    assert code in (0, 3), err
     return code, Decision.model_validate_json(out)
 
 
@@ -74,7 +74,7 @@ def test_reject_then_manual_approval_then_rollback_all_recorded(
         scratch_runs: RealRuns, capsys: pytest.CaptureFixture[str]) -> None:
     runs = scratch_runs
     code, rejected = _promote(capsys, runs, runs.short)
-    assert code == 1 and rejected.kind == DecisionKind.REJECTED and rejected.version is None
+    assert code == 3 and rejected.kind == DecisionKind.REJECTED and rejected.version is None
     assert "solved" in rejected.failed_checks and rejected.evaluation is not None  # the summary is recorded too
     code, out, err = _gsolve(capsys, "promote", runs.short, "--approve-manually", "--runs-dir", str(runs.runs_dir))
     assert code == 2 and "needs --reason" in err

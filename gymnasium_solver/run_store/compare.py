@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from gymnasium_solver.run_store.details import run_details
 from gymnasium_solver.run_store.files import RunFileError
+from gymnasium_solver.run_store.groups import SeedGroup, group_runs, select_runs
 from gymnasium_solver.run_store.limits import MAX_COMPARE
 from gymnasium_solver.run_store.store import RunStore
 
@@ -43,18 +43,19 @@ class Comparison(BaseModel):
         default=None, description="run_id that reached its reward threshold in the least wall time"
     )
     best_eval_return: str | None = Field(default=None, description="run_id with the highest best eval return")
+    groups: list[SeedGroup] = Field(default_factory=list, description="when some runs share a config but the seed: "
+                                    "one entry per config with its results over seeds (solved k of n, spread)")
     note: str = ""
 
 
-def compare_runs(store: RunStore, refs: list[str]) -> Comparison:
-    """Config differences and best/final results of 2..10 runs side by side, and who solved first."""
-    if not isinstance(refs, list) or not 2 <= len(refs) <= MAX_COMPARE:
-        raise ValueError(f"compare between 2 and {MAX_COMPARE} runs, got {len(refs) if isinstance(refs, list) else refs!r}")
-    dirs: list[Path] = []
-    for ref in refs:
-        d = store.resolve(ref)
-        if d not in dirs:
-            dirs.append(d)
+def compare_runs(store: RunStore, refs: list[str], max_runs: int | None = MAX_COMPARE) -> Comparison:
+    """Config differences and best/final results of 2..``max_runs`` runs side by side (None: no cap),
+    who solved first, and the runs grouped by config over seeds. A ref is a run or ENV:VARIANT (its runs)."""
+    if not isinstance(refs, list) or not refs or (max_runs is not None and len(refs) > max_runs):
+        raise ValueError(f"compare between 2 and {max_runs} runs, got {len(refs) if isinstance(refs, list) else refs!r}")
+    dirs = select_runs(store, refs)
+    if max_runs is not None and len(dirs) > max_runs:
+        raise ValueError(f"{refs} name {len(dirs)} runs; compare at most {max_runs} at once (`gsolve compare` has no cap)")
     if len(dirs) < 2:
         raise ValueError(f"{refs} name the same run; pass at least two different runs")
     runs: list[ComparedRun] = []
@@ -94,6 +95,8 @@ def compare_runs(store: RunStore, refs: list[str]) -> Comparison:
     envs = {r.config_id.split(":")[0] for r in runs if r.config_id}
     if len(envs) > 1:
         notes.append(f"these runs are on different environments ({', '.join(sorted(envs))}); returns are not comparable")
+    if len(dirs) > len(groups := group_runs(store, dirs)):
+        out.groups = groups
     out.note = "; ".join(notes)
     return out
 

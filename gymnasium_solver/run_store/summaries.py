@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -62,7 +63,21 @@ class RunSummary(BaseModel):
     solved: bool = False
     solved_at_env_steps: int | None = None
     solved_at_wall_seconds: float | None = None
+    trial_of: str | None = Field(default=None, description="the fix experiment or sweep this run is a trial of; "
+                                 "None for a run someone started")
     problem: str | None = None
+
+
+class RunKind(StrEnum):
+    """Which runs a listing shows: runs someone started, trials of a fix experiment or sweep, or both."""
+
+    TRAIN = "train"
+    TRIAL = "trial"
+    ALL = "all"
+
+
+def is_kind(s: RunSummary, kind: RunKind | str) -> bool:
+    return kind == RunKind.ALL or (s.trial_of is not None) == (kind == RunKind.TRIAL)
 
 
 def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
@@ -88,6 +103,7 @@ def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
         solved=info.solved,
         solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
         solved_at_wall_seconds=None if info.solved_at is None else info.solved_at.wall_seconds,
+        trial_of=info.sweep_id or info.experiment_id,
     )
 
 
@@ -97,6 +113,8 @@ class RunList(BaseModel):
     next_cursor: str | None = Field(
         default=None, description="pass as cursor to get the next (older) page; None when this is the last page"
     )
+    hidden: int = Field(default=0, description="runs that match the other filters but not kind (e.g. fix and sweep "
+                        "trials when kind='train'), on the pages read so far")
     note: str = ""
 
 
@@ -121,8 +139,10 @@ def list_runs(
     solved: bool | None = None,
     limit: int = 20,
     cursor: str | None = None,
+    kind: RunKind | str = RunKind.ALL,
 ) -> RunList:
-    """Runs newest first, filtered, one page of at most ``limit``; ``next_cursor`` continues."""
+    """Runs newest first, filtered, one page of at most ``limit``; ``next_cursor`` continues. ``kind``
+    'train' hides fix / sweep trials (counted in ``hidden``), 'trial' shows only them."""
     check_limit("limit", limit, MAX_LIST_LIMIT)
     if status is not None and status not in _STATUSES:
         raise ValueError(f"unknown status {status!r}; use one of {', '.join(_STATUSES)}")
@@ -131,12 +151,17 @@ def list_runs(
         cursor = validate_ref(cursor)
         if cursor not in ids:
             raise RunNotFoundError(f"cursor {cursor!r} is not a run id; pass the next_cursor of a previous list_runs answer")
+    kind = RunKind(kind)
     candidates = [i for i in reversed(ids) if cursor is None or i < cursor]
     out: list[RunSummary] = []
     next_cursor = None
+    hidden = 0
     for run_id in candidates:
         s = summarize_run(store, store.runs_dir / run_id)
         if not _matches(s, env_id, algo, status, solved):
+            continue
+        if not is_kind(s, kind):
+            hidden += 1
             continue
         if len(out) == limit:
             next_cursor = out[-1].run_id
@@ -145,6 +170,8 @@ def list_runs(
     note = ""
     if not out:
         filters = {k: v for k, v in dict(env_id=env_id, algo=algo, status=status, solved=solved).items() if v is not None}
+        if kind != RunKind.ALL:
+            filters["kind"] = kind.value
         envs = sorted({s.env_id for s in (summarize_run(store, store.runs_dir / i) for i in ids[-200:]) if s.env_id})
         where = store.runs_dir.resolve()
         if not ids:
@@ -157,7 +184,7 @@ def list_runs(
         )
     elif next_cursor:
         note = f"showing {len(out)}; more runs match: call again with cursor={next_cursor!r}"
-    return RunList(runs=out, total_runs=len(ids), next_cursor=next_cursor, note=note)
+    return RunList(runs=out, total_runs=len(ids), next_cursor=next_cursor, hidden=hidden, note=note)
 
 
 

@@ -1,0 +1,183 @@
+"""A saved policy at work: its returns over N deterministic episodes, and the frames of one episode
+(a video file for `gsolve eval --video`, a few small PNGs for an assistant).
+
+Checkpoints load only through checkpoints.py (weights_only, docs/security.md). torch, gymnasium and
+the renderer are imported inside the functions: the models here are read by the torch-free CLI paths.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, Field
+
+VIDEO_SUFFIXES = (".mp4", ".gif")
+MAX_VIDEO_FRAMES = 10_000  # an episode longer than this is cut (a 10k-frame GIF is already ~100 MB)
+MAX_FRAME_SIDE = 256  # the sampled frames an assistant sees: bounded in size (PNG, longest side)
+MAX_SAMPLED_FRAMES = 16
+MP4_INSTALL = "pip install 'gymnasium-solver[video]'"
+
+
+class VideoInfo(BaseModel):
+    path: str
+    frames: int = Field(description="frames recorded: one per step of the episode (the state each action saw); a GIF "
+                        "stores identical consecutive frames as one longer frame, so its playing time is frames / fps")
+    fps: int
+    episode_return: float
+    episode_length: int
+    truncated_at_max_frames: bool = False
+
+
+class EvalReport(BaseModel):
+    """`gsolve eval`: a checkpoint's deterministic returns over episodes, and the video if one was asked."""
+
+    run_id: str | None = Field(description="the run the checkpoint belongs to (None for a registered model)")
+    model_ref: str | None = None
+    checkpoint: str
+    config_id: str
+    env_steps: int = Field(description="env steps the policy was trained for")
+    episodes: int
+    seed: int
+    return_mean: float
+    return_std: float
+    return_min: float
+    return_max: float
+    ep_len_mean: float
+    returns: list[float]
+    video: VideoInfo | None = None
+
+
+class CheckpointEvaluation(NamedTuple):
+    result: Any  # evaluation.EvalResult (not imported at module level: it pulls in torch)
+    loaded: Any  # checkpoints.LoadedPolicy
+
+
+def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvaluation:
+    """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
+    from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
+    from gymnasium_solver.envs import make_vec_env, space_spec
+    from gymnasium_solver.evaluation import evaluate
+
+    cfg = checkpoint_config(path)
+    env = make_vec_env(cfg, episodes)
+    try:
+        loaded = load_checkpoint(path, space_spec(env))
+        return CheckpointEvaluation(evaluate(loaded.policy, loaded.normalizer, env, seed), loaded)
+    finally:
+        env.close()
+
+
+class Episode(NamedTuple):
+    frames: list[Any]  # HxWx3 uint8 arrays, one per step
+    episode_return: float
+    length: int
+    fps: int
+    cut: bool  # stopped at max_frames before the episode ended
+
+
+def play_episode(path: Path, seed: int, max_frames: int = MAX_VIDEO_FRAMES) -> Episode:
+    """One deterministic episode of the checkpoint's policy, rendered (render_mode='rgb_array'): the
+    frame each action was chosen on, so ``len(frames) == length``."""
+    import numpy as np
+
+    from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
+    from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
+
+    cfg = checkpoint_config(path)
+    env = make_vec_env(cfg, 1, render_mode="rgb_array")
+    try:
+        loaded = load_checkpoint(path, space_spec(env))
+        fps = int(env.metadata.get("render_fps") or 30)
+        raw, _ = env.reset(seed=seed)
+        frames: list[Any] = []
+        total = 0.0
+        for _ in range(max_frames):
+            frame = _frame(env)
+            obs = loaded.normalizer(batch_obs(raw, loaded.policy.spec, 1))
+            out = loaded.policy.act(obs, None, deterministic=True)
+            raw, reward, term, trunc, _ = env.step(out.env_actions)
+            frames.append(frame)
+            total += float(np.asarray(reward).reshape(-1)[0])
+            if bool(np.asarray(term).reshape(-1)[0]) or bool(np.asarray(trunc).reshape(-1)[0]):
+                return Episode(frames, total, len(frames), fps, False)
+        return Episode(frames, total, len(frames), fps, True)
+    finally:
+        env.close()
+
+
+def _frame(env: Any) -> Any:
+    import numpy as np
+
+    rendered = env.render()
+    frame = rendered[0] if isinstance(rendered, list | tuple) else rendered
+    if frame is None:
+        raise ValueError(f"{env.spec.id if env.spec else 'this environment'} renders no rgb_array frames, so it "
+                         "cannot be recorded")
+    return np.asarray(frame, dtype=np.uint8)
+
+
+def write_video(frames: list[Any], out: Path, fps: int) -> None:
+    """Frames to ``out``: .gif through Pillow (a core dependency via matplotlib), .mp4 through imageio's
+    ffmpeg (the `video` extra). ValueError with the install command when the writer is missing."""
+    suffix = out.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise ValueError(f"--video must end in {' or '.join(VIDEO_SUFFIXES)}, got {out.name!r}")
+    if not frames:
+        raise ValueError("the episode has no frames to write")
+    if suffix == ".gif":
+        from PIL import Image
+
+        images = [Image.fromarray(f) for f in frames]
+        images[0].save(out, save_all=True, append_images=images[1:], duration=1000 // fps, loop=0,
+                       optimize=False)
+        return
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401 - the mp4 encoder; only to say what to install
+    except ImportError:
+        raise ValueError(f"an .mp4 needs imageio and imageio-ffmpeg: {MP4_INSTALL}; or write a .gif") from None
+    # macro_block_size 1: any frame size (600x400 CartPole is not a multiple of 16); yuv420p plays everywhere.
+    with imageio.get_writer(out, fps=fps, codec="libx264", macro_block_size=1, pixelformat="yuv420p") as w:
+        for f in frames:
+            w.append_data(f)  # type: ignore[attr-defined]
+
+
+def record_video(path: Path, out: Path, seed: int = 0, max_frames: int = MAX_VIDEO_FRAMES) -> VideoInfo:
+    """Play one deterministic episode of checkpoint ``path`` and write it to ``out`` (.mp4 or .gif)."""
+    if out.suffix.lower() not in VIDEO_SUFFIXES:  # before the episode is played
+        raise ValueError(f"--video must end in {' or '.join(VIDEO_SUFFIXES)}, got {out.name!r}")
+    episode = play_episode(path, seed, max_frames)
+    write_video(episode.frames, out, episode.fps)
+    return VideoInfo(path=str(out), frames=len(episode.frames), fps=episode.fps, episode_return=episode.episode_return,
+                     episode_length=episode.length, truncated_at_max_frames=episode.cut)
+
+
+class SampledFrames(NamedTuple):
+    pngs: list[bytes]  # PNG images, longest side at most MAX_FRAME_SIDE
+    steps: list[int]  # the step of the episode each frame shows
+    episode_return: float
+    episode_length: int
+
+
+def sample_frames(path: Path, seed: int = 0, count: int = 6, max_side: int = MAX_FRAME_SIDE) -> SampledFrames:
+    """A few evenly spaced frames of one deterministic episode, as small PNGs, with its return and length:
+    what an assistant looks at to see what the policy does (an MCP tool returns these as images)."""
+    if not 1 <= count <= MAX_SAMPLED_FRAMES:
+        raise ValueError(f"count must be between 1 and {MAX_SAMPLED_FRAMES}, got {count}")
+    if not 16 <= max_side <= MAX_FRAME_SIDE:
+        raise ValueError(f"max_side must be between 16 and {MAX_FRAME_SIDE}, got {max_side}")
+    from PIL import Image
+
+    episode = play_episode(path, seed)
+    n = len(episode.frames)
+    steps = sorted({round(i * (n - 1) / max(count - 1, 1)) for i in range(count)}) if n else []
+    pngs = []
+    for step in steps:
+        image = Image.fromarray(episode.frames[step])
+        image.thumbnail((max_side, max_side))
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        pngs.append(buf.getvalue())
+    return SampledFrames(pngs, steps, episode.episode_return, episode.length)

@@ -1,0 +1,193 @@
+"""Plots over seeds, runs of one config grouped, the progress display and videos of a policy (issue 25
+items 2-4)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+from rich.console import Console
+
+from gymnasium_solver import cli, config
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.metric_names import M
+from gymnasium_solver.progress import ProgressBar
+
+SEEDS = range(5)
+CONFIGS = {"fast": 0.003, "slow": 0.0003}  # learning rate -> how fast the synthetic curve rises
+
+
+def write_synthetic_run(runs: Path, run_id: str, seed: int, lr: float, *, sweep_id: str | None = None) -> None:
+    """run.json, config.yaml and metrics.csv as the trainer leaves them, with a made-up learning curve."""
+    cfg = config.resolve_config("CartPole-v1:ppo", {"seed": seed, "learning_rate": lr, "max_env_steps": 20480})
+    steps = np.arange(1, 21) * 1024
+    rng = np.random.default_rng(seed)
+    curve = 500 * (1 - np.exp(-steps * lr / 8)) + rng.normal(0, 20, steps.shape[0])
+    solved = np.flatnonzero(curve >= 475)
+    now = rf.utc_now_iso()
+    info = rf.RunInfo(run_id=run_id, config_id=cfg.config_id, env_id=cfg.env_id, variant="ppo", algo="ppo", seed=seed,
+                      created_at=now, updated_at=now, max_env_steps=cfg.max_env_steps, host=socket.gethostname(),
+                      status=rf.RunStatus.COMPLETED, reward_threshold=475.0, sweep_id=sweep_id,
+                      progress=rf.Progress(env_steps=int(steps[-1]), wall_seconds=10.0),
+                      stop_reason=rf.StopReason.SOLVED if solved.shape[0] else rf.StopReason.BUDGET_EXHAUSTED)
+    info.best_eval = rf.EvalRecord(return_mean=float(curve.max()), return_std=0.0, episodes=5,
+                                   env_steps=int(steps[curve.argmax()]), wall_seconds=1.0, iteration=1)
+    if solved.shape[0]:
+        info.solved = True
+        info.solved_at = rf.SolvedAt(env_steps=int(steps[solved[0]]), wall_seconds=1.0, iteration=int(solved[0]) + 1,
+                                     eval_return_mean=float(curve[solved[0]]))
+    run_dir = runs / run_id
+    run_dir.mkdir(parents=True)
+    rf.write_run_info(run_dir, info)
+    (run_dir / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg.model_dump(mode="json")), encoding="utf-8")
+    rows = [f"{M.ITERATION},{M.ENV_STEPS},{M.EVAL_RETURN_MEAN}"]
+    rows += [f"{i + 1},{s},{v!r}" for i, (s, v) in enumerate(zip(steps.tolist(), curve.tolist(), strict=True))]
+    (run_dir / rf.METRICS_CSV).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """5 seeds of two configs, and one sweep trial that listings hide."""
+    runs = tmp_path_factory.mktemp("seeds") / "runs"
+    for i, (name, lr) in enumerate(CONFIGS.items()):
+        for seed in SEEDS:
+            write_synthetic_run(runs, f"20260101-00000{i}-{seed:02d}{name[:2]}", seed, lr)
+    write_synthetic_run(runs, "20260101-000009-trial", 0, 0.001, sweep_id="sweep-20260101-000000-abcd")
+    return runs
+
+
+def test_plot_draws_a_mean_and_a_band_per_config(seed_runs: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "curves.png"
+    code = cli.main(["plot", "CartPole-v1:ppo", "--metric", M.EVAL_RETURN_MEAN, "--smooth", "3", "-o", str(out),
+                     "--runs-dir", str(seed_runs), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [len(g["run_ids"]) for g in result["groups"]] == [5, 5]  # the sweep trial is left out
+    assert {g["label"] for g in result["groups"]} == {"CartPole-v1:ppo learning_rate=0.003",
+                                                      "CartPole-v1:ppo learning_rate=0.0003"}
+    assert result["reward_threshold"] == 475.0 and "2 config(s), 10 run(s)" in result["title"]
+    image = np.asarray(Image.open(out).convert("RGB"))
+    assert image.shape == (500, 900, 3)
+    non_white = np.any(image < 250, axis=2).mean()
+    assert 0.05 < non_white < 0.6, non_white  # axes, two lines, two bands: drawn, not a blank or solid image
+    fast = next(g for g in result["groups"] if "0.003" in g["label"] and "0.0003" not in g["label"])
+    assert fast["first_at_threshold"] is not None and fast["final_low"] <= fast["final_mean"] <= fast["final_high"]
+
+
+def test_plot_refuses_what_it_cannot_draw(seed_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = ["--runs-dir", str(seed_runs)]
+    assert cli.main(["plot", "CartPole-v1:pp", "-o", str(tmp_path / "x.png"), *rd]) == 2
+    assert "did you mean CartPole-v1:ppo" in capsys.readouterr().err
+    assert cli.main(["plot", "CartPole-v1:ppo", "-o", str(tmp_path / "x.jpg"), *rd]) == 2
+    assert cli.main(["plot", "CartPole-v1:ppo", "--smooth", "0", "-o", str(tmp_path / "x.png"), *rd]) == 2
+
+
+def test_compare_groups_seeds_without_a_cap_and_runs_hides_trials(seed_runs: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rd = ["--runs-dir", str(seed_runs)]
+    assert cli.main(["compare", "CartPole-v1:ppo", *rd]) == 0  # 10 runs, and more would do
+    out = capsys.readouterr().out
+    groups = [ln for ln in out.splitlines() if ln.startswith("  CartPole-v1:ppo learning_rate=")]
+    assert len(groups) == 2 and all("seeds 0,1,2,3,4" in g for g in groups), out
+    assert re.search(r"learning_rate=0.003 +solved 5/5", out), out
+    assert cli.main(["runs", *rd]) == 0
+    out = capsys.readouterr().out
+    assert "20260101-000009-trial" not in out and "1 trial run(s) hidden; --kind all" in out
+    assert cli.main(["runs", "--kind", "trial", *rd]) == 0
+    out = capsys.readouterr().out
+    assert "20260101-000009-trial" in out and "10 non-trial run(s) hidden" in out
+
+
+def _frames(text: str) -> list[str]:
+    plain = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text)
+    return [line for line in plain.replace("\r", "\n").split("\n") if line.strip()]
+
+
+def test_piped_progress_is_one_line_per_evaluation() -> None:
+    buf = io.StringIO()
+    bar = ProgressBar(200_000, console=Console(file=buf, force_terminal=False, width=80))
+    for i in range(1, 4):
+        bar.update(2048 * i, float(i), 1069.0, 30.0 + i, None)
+        bar.evaluated(2048 * i, float(i), 100.0 * i, 1.5, solved=i == 3)
+    bar.close()
+    lines = _frames(buf.getvalue())
+    assert [ln.startswith("eval at ") for ln in lines] == [True, True, True, False]
+    assert lines[2] == "eval at 6144/200000 steps (3%): return 300.0 ± 1.5 (solved) | 1,069 fps | return 33.0 | 0:00:03"
+    assert lines[3].strip().startswith("6144/200000 steps | 1,069 fps")
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_terminal_bar_shows_percent_rate_and_eta_within_the_width(width: int) -> None:
+    buf = io.StringIO()
+    bar = ProgressBar(10_000_000, console=Console(file=buf, force_terminal=True, width=width, color_system=None))
+    bar.update(1_000_000, 100.0, 12_345.0, 30.0, 120.5)
+    time.sleep(0.25)
+    bar.update(2_000_000, 200.0, 12_345.0, 30.0, 120.5)
+    bar.close()
+    last = _frames(buf.getvalue())[-1]
+    assert max(len(x) for x in _frames(buf.getvalue())) <= width
+    assert "20%" in last and "ETA" in last and "eval 120.5" in last and "…" not in last, last
+    if width >= 80:
+        steps = "2M/10M steps" if width < 100 else "2000000/10000000 steps"
+        assert steps in last and "12,345 fps" in last, last
+
+
+@pytest.fixture(scope="module")
+def solved_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from gymnasium_solver import training
+
+    runs = tmp_path_factory.mktemp("video")
+    cfg = config.resolve_config("CartPole-v1:ppo", ["n_envs=4", "eval_freq=1024", "eval_episodes=2",
+                                                    "batch_size=64", "max_env_steps=8192", "reward_threshold=20"])
+    result = training.train(cfg, runs)
+    assert result.solved
+    return result.run_dir
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_eval_video_has_one_frame_per_step(solved_run: Path, tmp_path: Path, suffix: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    if suffix == ".mp4":
+        pytest.importorskip("imageio_ffmpeg")
+    out = tmp_path / f"episode{suffix}"
+    assert cli.main(["eval", solved_run.name, "--episodes", "2", "--video", str(out), "--json",
+                     "--runs-dir", str(solved_run.parent)]) == 0
+    video = json.loads(capsys.readouterr().out)["video"]
+    assert video["frames"] == video["episode_length"] > 5 and not video["truncated_at_max_frames"]
+    if suffix == ".gif":
+        # Pillow merges identical consecutive frames into one longer frame: the playing time is what counts.
+        image = Image.open(out)
+        durations = []
+        for i in range(image.n_frames):
+            image.seek(i)
+            durations.append(image.info["duration"])
+        assert sum(durations) == video["episode_length"] * (1000 // video["fps"]) and image.size == (600, 400)
+    else:
+        import imageio.v2 as imageio
+
+        reader = imageio.get_reader(out)
+        assert reader.count_frames() == video["episode_length"]
+        reader.close()
+
+
+def test_sampled_frames_are_small_pngs_of_one_episode(solved_run: Path) -> None:
+    from gymnasium_solver.checkpoints import checkpoint_path
+    from gymnasium_solver.policy_eval import sample_frames
+
+    frames = sample_frames(checkpoint_path(solved_run, rf.BEST_CHECKPOINT), count=4, max_side=128)
+    assert len(frames.pngs) == 4 and frames.steps[0] == 0 and frames.steps[-1] == frames.episode_length - 1
+    assert all(max(Image.open(io.BytesIO(p)).size) <= 128 for p in frames.pngs)
+
+
+def test_video_refuses_an_unknown_format_before_evaluating(solved_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["eval", solved_run.name, "--video", "out.avi", "--runs-dir", str(solved_run.parent)]) == 2
+    assert "--video must end in .mp4 or .gif" in capsys.readouterr().err

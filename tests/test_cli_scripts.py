@@ -1,0 +1,168 @@
+"""`gsolve` for scripts (issue 25 item 1): every command's --json validates against the JSON schema of its
+model (cli_json.JSON_MODELS), and every documented exit code (cli_error.EXIT_MEANINGS) is produced."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from gymnasium_solver import cli, cli_fix, cli_sweep
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_error import EXIT_MEANINGS, ExitCode
+from gymnasium_solver.cli_json import JSON_MODELS, json_schema, list_schema
+from gymnasium_solver.cli_train import train_exit_code
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+IMPORTS = Path(__file__).resolve().parent / "fixtures" / "imports"
+TINY = ["n_envs=4", "eval_freq=1024", "eval_episodes=2", "batch_size=64", "max_env_steps=2048"]
+
+
+def sets(pairs: list[str]) -> list[str]:
+    return [a for p in pairs for a in ("--set", p)]
+
+
+def run_json(capsys: pytest.CaptureFixture[str], command: str, *args: str, codes: tuple[int, ...] = (0,)) -> Any:
+    """Run `gsolve COMMAND ARGS --json`: the exit code is one of ``codes`` and stdout is one JSON document
+    valid under the command's schema."""
+    code = cli.main([command, *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code in codes, f"{command}: exit {code}\n{out}\n{err}"
+    doc = json.loads(out)
+    jsonschema.validate(doc, json_schema(command))
+    VALIDATED.add(command)
+    return doc
+
+
+VALIDATED: set[str] = set()
+
+
+@pytest.fixture(scope="module")
+def runs(real_runs: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """A private copy of the session's real runs: promote and train write into it."""
+    dst = tmp_path_factory.mktemp("cli-json") / "runs"
+    shutil.copytree(real_runs.runs_dir, dst)
+    return dst, real_runs
+
+
+def test_read_commands_print_their_models(runs: tuple[Path, Any], capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    d, real = runs
+    rd = ["--runs-dir", str(d)]
+    listing = run_json(capsys, "runs", *rd)
+    assert {r["run_id"] for r in listing["runs"]} >= {real.short, real.solved}
+    assert run_json(capsys, "show", real.solved, *rd)["summary"]["solved"] is True
+    comparison = run_json(capsys, "compare", real.short, real.solved, real.reinforce, *rd)
+    assert len(comparison["runs"]) == 3
+    assert run_json(capsys, "checkpoints", real.solved, *rd)["checkpoints"]
+    plot = run_json(capsys, "plot", "CartPole-v1:ppo", "-o", str(tmp_path / "p.png"), *rd)
+    assert plot["groups"] and (tmp_path / "p.png").stat().st_size > 1000
+    config = run_json(capsys, "config", "CartPole-v1:ppo", "--set", "learning_rate=0.001")
+    assert config["config"]["learning_rate"] == 0.001 and config["value_sources"]["learning_rate"] == "override"
+    evaluation = run_json(capsys, "eval", real.solved, "--episodes", "2", *rd)
+    assert evaluation["episodes"] == 2 and len(evaluation["returns"]) == 2 and evaluation["run_id"] == real.solved
+    assert run_json(capsys, "diagnose", real.short, *rd)["run_id"] == real.short
+    check = run_json(capsys, "check", real.short, "--against", real.solved, *rd, codes=(0, 2, 3))
+    assert check["exit_code"] in (0, 2, 3)
+    assert run_json(capsys, "models", *rd)["models"] == []
+    imported = tmp_path / "imported"
+    assert run_json(capsys, "import", str(IMPORTS / "rlzoo_dqn_cartpole"), "--runs-dir", str(imported))["runs"]
+    # sweep-status without an id: an array of sweeps
+    assert cli.main(["sweep-status", "--json", *rd]) == 0
+    jsonschema.validate(json.loads(capsys.readouterr().out), list_schema())
+
+
+def test_train_json_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """0 solved, 3 finished unsolved, 0 for that with --no-fail, 2 bad input; --json is the run's details."""
+    rd = ["--runs-dir", str(tmp_path), "--quiet"]
+    unsolved = run_json(capsys, "train", "CartPole-v1:ppo", *sets([*TINY, "reward_threshold=10000"]), *rd,
+                        codes=(ExitCode.UNSOLVED,))
+    assert unsolved["summary"]["status"] == "completed" and not unsolved["summary"]["solved"]
+    assert cli.main(["train", "CartPole-v1:ppo", *sets([*TINY, "reward_threshold=10000"]), *rd, "--no-fail"]) == 0
+    assert capsys.readouterr().out.startswith("not solved CartPole-v1:ppo: budget exhausted")
+    solved = run_json(capsys, "train", "CartPole-v1:ppo", *sets([*TINY, "reward_threshold=5"]), *rd,
+                      codes=(ExitCode.OK,))
+    assert solved["summary"]["solved"]
+    assert cli.main(["train", "CartPole-v1:ppo", "--set", "learning_rat=0.1", *rd]) == ExitCode.BAD_INPUT
+    capsys.readouterr()
+
+
+def test_train_exit_code_of_every_ending() -> None:
+    """Failed and user-stopped runs (hard to cause in seconds) through the one function train uses."""
+    assert train_exit_code(rf.RunStatus.FAILED, False, 475.0) == ExitCode.INTERNAL_ERROR
+    assert train_exit_code(rf.RunStatus.FAILED, False, 475.0, no_fail=True) == ExitCode.INTERNAL_ERROR
+    assert train_exit_code(rf.RunStatus.STOPPED, False, 475.0) == ExitCode.INTERRUPTED
+    assert train_exit_code(rf.RunStatus.COMPLETED, False, None) == ExitCode.OK  # no threshold: its budget was the goal
+    assert train_exit_code(rf.RunStatus.COMPLETED, False, 475.0) == ExitCode.UNSOLVED
+    assert train_exit_code(rf.RunStatus.COMPLETED, True, 475.0) == ExitCode.OK
+
+
+def test_fix_not_fixed_exits_3_with_its_record(runs: tuple[Path, Any], capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The experiment's trials are replaced by a verdict (test_fix_e2e runs real ones and exits 0)."""
+    d, real = runs
+
+    def not_fixed(store: Any, record: Any, backend: Any, progress: Any = None) -> Any:
+        return record.model_copy(update={"verdict": "not_fixed", "status": "done", "message": "no candidate solved"})
+
+    monkeypatch.setattr(cli_fix, "run_experiment", not_fixed)
+    record = run_json(capsys, "fix", real.short, "--max-trials", "1", "--parallel", "1", "--runs-dir", str(d),
+                      codes=(ExitCode.UNSOLVED,))
+    assert record["verdict"] == "not_fixed"
+
+
+def test_sweep_and_sweep_check_without_a_solve_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from gymnasium_solver.sweeps.check import SweepCheck
+
+    monkeypatch.setattr(cli_sweep, "run_sweep", lambda *a, **k: None)  # no trial finishes
+    space = tmp_path / "space.yaml"
+    space.write_text("learning_rate.start: {type: log_uniform, low: 1.0e-3, high: 1.0e-2}\n", encoding="utf-8")
+    rd = ["--runs-dir", str(tmp_path / "runs")]
+    summary = run_json(capsys, "sweep", "CartPole-v1:ppo", "--space", str(space), "--trials", "1", *sets(TINY), *rd,
+                       codes=(ExitCode.UNSOLVED,))
+    sweep_id = summary["sweep"]["sweep_id"]
+    run_json(capsys, "sweep-status", sweep_id, *rd)
+
+    def unsolved(store: Any, record: Any, backend: Any, **kw: Any) -> SweepCheck:
+        return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective, sweep_seed=0,
+                          seeds=[1, 2], held_out=True, arms=[], best=None, verdict="no arm solved every seed")
+
+    monkeypatch.setattr(cli_sweep.check, "check_sweep", unsolved)
+    assert run_json(capsys, "sweep-check", sweep_id, *rd, codes=(ExitCode.UNSOLVED,))["verdict"]
+
+
+def test_promote_and_rollback_print_decisions(runs: tuple[Path, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    d, real = runs
+    rd = ["--runs-dir", str(d)]
+    for _ in range(2):
+        decision = run_json(capsys, "promote", real.solved, "--episodes", "2", "--approve-manually", "--reason",
+                            "test", *rd)
+        assert decision["kind"] in ("approved", "manual_approval")
+    assert run_json(capsys, "rollback", "CartPole-v1", *rd)["kind"] == "rollback"
+    rejected = run_json(capsys, "promote", real.short, "--episodes", "2", *rd, codes=(ExitCode.UNSOLVED,))
+    assert rejected["kind"] == "rejected"
+
+
+def test_every_json_command_was_validated_and_documented() -> None:
+    """Runs last in this file: each command in JSON_MODELS had its output checked above, and docs/cli.md
+    names each with its model, and every exit code of the one table."""
+    assert set(JSON_MODELS) <= VALIDATED, f"not validated: {set(JSON_MODELS) - VALIDATED}"
+    doc = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for command, model in JSON_MODELS.items():
+        assert f"`{command}`" in doc and model.split(":")[1] in doc, command
+    for code in ExitCode:
+        assert f"| {int(code)} |" in doc, code
+    for command in EXIT_MEANINGS:
+        assert f"`{command}`" in doc
+
+
+def test_schema_command_prints_a_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["schema", "runs"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "RunList"
+    assert cli.main(["schema", "runz"]) == ExitCode.BAD_INPUT
+    assert "did you mean runs" in capsys.readouterr().err
