@@ -146,7 +146,7 @@ def test_a_short_real_run_of_an_env_without_a_preset_writes_a_valid_folder_and_i
     code = cli.main(["train", "MountainCar-v0", "--set", "max_env_steps=3000", "eval_freq=1500", "eval_episodes=2",
                      "--runs-dir", str(tmp_path), "--quiet"])
     out = capsys.readouterr()
-    assert code == 0, out.err
+    assert code == 3, out.err  # finished unsolved (cli_error.ExitCode.UNSOLVED)
     assert "training with ppo" in out.err and "MountainCar-v0:ppo" in out.out
     run_dir = Path(out.out.strip().splitlines()[-1])
     info = rf.read_run_info(run_dir)
