@@ -11,7 +11,7 @@ figure of issue 8 (server RSS after reading 20 runs of 300k rows each).
 
 It then starts ``gsolve mcp --transport http`` on a free loopback port, runs ``--clients`` asyncio
 tasks, each with its own SDK streamable-HTTP client session, making ``--calls`` mixed calls each
-(list_runs, get_run_info, get_run_metrics, get_training_status, diagnose_run, compare_runs), back to
+(list_runs, get_run_info, get_run_metrics, get_run_info's status view, diagnose_run, compare_runs), back to
 back (closed loop, the default) or with an exponential think time of mean ``--pace`` seconds between
 calls (as an assistant, which thinks between tool calls), and prints total calls, errors, p50/p95/p99 latency (client side, per call) and the server's RSS
 (/proc/<pid>/status) before and after. Not a test: timings depend on the machine and its load
@@ -38,7 +38,8 @@ import numpy as np
 
 from gymnasium_solver import run_folder as rf
 
-TOOLS = ("list_runs", "get_run_info", "get_run_metrics", "get_training_status", "diagnose_run", "compare_runs")
+# "get_run_info:status" is get_run_info(view="status"): the cheap poll that was get_training_status.
+TOOLS = ("list_runs", "get_run_info", "get_run_metrics", "get_run_info:status", "diagnose_run", "compare_runs")
 P95_TARGET_MS = 250.0
 RSS_TARGET_MB = 300.0
 
@@ -119,7 +120,14 @@ def _rss_mb(pid: int, field: str = "VmRSS") -> float:
     return float("nan")
 
 
+def _tool_name(tool: str) -> str:
+    """The MCP tool behind an entry of TOOLS (a view after ':' is an argument)."""
+    return tool.split(":", 1)[0]
+
+
 def _args_for(tool: str, ids: list[str], rng: random.Random) -> dict[str, Any]:
+    if tool == "get_run_info:status":
+        return {"run_id": rng.choice(ids), "view": "status"}
     if tool == "list_runs":
         return {"limit": rng.choice([5, 20, 50])}
     if tool == "compare_runs":
@@ -163,9 +171,9 @@ async def client_task(url: str, ids: list[str], calls: int, seed: int,
             t = time.perf_counter()
             try:
                 if isinstance(client, RawClient):
-                    failed, text = await client.call_tool(tool, args)
+                    failed, text = await client.call_tool(_tool_name(tool), args)
                 else:
-                    res = await client.call_tool(tool, args)
+                    res = await client.call_tool(_tool_name(tool), args)
                     failed = bool(res.is_error)
                     text = " ".join(getattr(c, "text", "") for c in res.content)[:200] if failed else ""
             except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
@@ -332,7 +340,9 @@ async def warm_up(url: str, ids: list[str]) -> float:
             for k, run_id in enumerate(ids):
                 args = {"limit": 50} if tool == "list_runs" else (
                     {"run_ids": [run_id, ids[(k + 1) % len(ids)]]} if tool == "compare_runs" else {"run_id": run_id})
-                await client.call_tool(tool, args)
+                if tool == "get_run_info:status":
+                    args["view"] = "status"
+                await client.call_tool(_tool_name(tool), args)
     return time.perf_counter() - t
 
 

@@ -5,7 +5,7 @@ and starts ``gsolve train ... --run-id ID`` as a detached process (its own sessi
 appended to the run's run.log) so the run outlives the MCP server that started it.
 ``start_trainer`` is the same start for callers that keep the process (the experiment runner's
 local backend); ``spawn_detached`` starts any ``gsolve`` command that way (``gsolve fix``).
-``stop_training`` and ``wait_for_training`` are async and only ever sleep with ``anyio.sleep``:
+``stop_training`` and ``wait_for_training`` (get_run_info's wait) are async and only ever sleep with ``anyio.sleep``:
 a stop or a wait never blocks the server's event loop.
 """
 
@@ -239,7 +239,7 @@ def check_capacity(store: RunStore, limits: StartLimits, needed: int = 1) -> int
     raise RunLimitError(
         f"{len(live)} runs are live and this server starts at most {limits.max_live_runs} at once "
         f"(gsolve mcp --max-live-runs): {shown}{more}. Stop one with stop_training(run_id={live[0].run_id!r}) "
-        f"or wait for one to finish (wait_for_training), then start again")
+        f"or wait for one to finish (get_run_info with wait_seconds), then start again")
 
 
 def check_budget(limits: StartLimits, max_env_steps: int, n_envs: int, what: str = "the run") -> None:
@@ -286,8 +286,8 @@ def start_training(
         max_env_steps=cfg.max_env_steps, reward_threshold=cfg.reward_threshold, overrides=overrides,
         settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
         config_notes=[] if origin is None else origin.notes,
-        note=f"training started in the background; call wait_for_training(run_id={run_id!r}) or "
-        f"get_training_status to follow it, stop_training to end it early",
+        note=f"training started in the background; follow it with get_run_info(run_id={run_id!r}, view='status', "
+        "wait_seconds=60), end it early with stop_training",
     )
 
 
@@ -416,5 +416,5 @@ async def wait_for_training(
         await anyio.sleep(min(1.0, max(timeout_seconds - waited, 0.05)))
     waited = round(time.monotonic() - start, 2)
     note = (f"run finished: {st.status}" + (f" ({st.stop_reason})" if st.stop_reason else "") if st.finished
-            else f"still running after {waited}s; call wait_for_training again to keep waiting")
+            else f"still running after {waited}s; call get_run_info again with wait_seconds to keep waiting")
     return WaitResult(status=st, finished=st.finished, waited_seconds=waited, note=note)

@@ -1,4 +1,4 @@
-"""Is a run significantly worse than a baseline? (``gsolve check`` and MCP ``compare_to_baseline``.)
+"""Is a run significantly worse than a baseline? (``gsolve check`` and MCP ``check_run``.)
 
 Two baselines, two tests (docs/ops.md says why):
 
@@ -58,7 +58,7 @@ class EvalPoint(BaseModel):
 
 
 class RegressionCheck(BaseModel):
-    """The answer of ``gsolve check`` / ``compare_to_baseline``."""
+    """The answer of ``gsolve check`` / ``check_run``."""
 
     run_id: str
     baseline: str = Field(description="the baseline run id, or 'preset' (the preset's reference runs)")

@@ -146,6 +146,6 @@ def start_resume(run_dir: Path) -> ResumeStart:
         run_id=info.run_id, pid=proc.pid, from_checkpoint=plan.checkpoint.name, at_env_steps=plan.checkpoint.env_steps,
         at_iteration=plan.checkpoint.iteration, max_env_steps=plan.config.max_env_steps,
         previous_status=str(rf.effective_status(info)),
-        note=f"training resumes in the background; call wait_for_training(run_id={info.run_id!r}) or "
-        "get_training_status to follow it, stop_training to end it",
+        note=f"training resumes in the background; follow it with get_run_info(run_id={info.run_id!r}, "
+        "view='status', wait_seconds=60), end it with stop_training",
     )

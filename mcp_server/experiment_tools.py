@@ -1,8 +1,9 @@
-"""MCP tools ``try_fixes`` and ``get_experiment``: thin adapters over gymnasium_solver.experiments.
+"""MCP tools ``fix_run`` and ``get_fix``: thin adapters over gymnasium_solver.experiments.
 
-``register(server, store)`` is called by ``mcp_server.server.create_server``. ``try_fixes`` starts
-a detached ``gsolve fix`` process and returns at once; ``get_experiment`` reads the experiment
-record. Neither imports torch: the trials are separate ``gsolve train`` processes.
+``register(server, store)`` is called by ``mcp_server.server.create_server``. ``fix_run`` starts
+a detached ``gsolve fix`` process and returns at once; ``get_fix`` reads the experiment record.
+Neither imports torch: the trials are separate ``gsolve train`` processes. (They were try_fixes and
+get_experiment: named after `gsolve fix` now, one name per use case.)
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 
 def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None,
              locations: LocationPolicy | None = None) -> None:
-    """Add try_fixes and get_experiment to ``server``, over the runs folder of ``store``; ``limits``
+    """Add fix_run and get_fix to ``server``, over the runs folder of ``store``; ``limits``
     (the server's caps on the runs it starts) bound the trials' parallelism and the parent's budget;
     the trials inherit the parent's tracking URI, which must be one ``locations`` allows."""
     policy = locations or LocationPolicy.from_options()
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
-    def try_fixes(
+    def fix_run(
         run_id: Annotated[str, Field(description="the unsolved run to fix: run id, unique prefix, or '@last'")],
         max_trials: Annotated[
             int, Field(ge=1, le=MAX_TRIALS_LIMIT, description="at most this many candidate changes to try")
@@ -45,14 +46,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                        "ones (1 = its own seed only: no baseline, a one-seed verdict)")
         ] = DEFAULT_SEEDS,
     ) -> ExperimentStart:
-        """Prove a fix by running it, over seeds: after diagnose_run, test its suggested changes as real runs.
-
-        In the background: each candidate change (the top finding's, each other finding's, each preset
-        deviation reverted, all reverted) trains on the run's own seed; those that solve train on the fresh
-        seeds too, beside the run's unchanged config; the winner is trimmed to the smallest change set that
-        still solves every seed. Returns at once with experiment_id and the candidates. Then poll
-        get_experiment(experiment_id) until status is 'done' (tens of seconds for small environments): its
-        verdict says fixed / unlucky_seed (the config solves most seeds: no change needed) / not_fixed."""
+        """Use after diagnose_run to prove a fix before recommending it: trains each candidate change (the
+        findings' suggestions, preset deviations reverted) in the background over seeds, beside the unchanged
+        config, and trims the winner; returns experiment_id at once: poll get_fix until status is 'done'."""
         parallel = None
         parent = store.resolve(run_id)
         cfg = store.config(parent)
@@ -65,12 +61,10 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds)
 
     @tool(server, READ_ONLY, store.runs_dir)
-    def get_experiment(
-        experiment_id: Annotated[str, Field(description="the id try_fixes returned, e.g. 'fix-20261125-221900-3fa9'")],
+    def get_fix(
+        experiment_id: Annotated[str, Field(description="the id fix_run returned, e.g. 'fix-20261125-221900-3fa9'")],
     ) -> ExperimentRecord:
-        """The state of a fix experiment started by try_fixes (or `gsolve fix`). Cheap; poll it until status
-        is 'done' ('crashed' if its coordinator died). Once done: verdict (fixed / unlucky_seed / not_fixed),
-        message (the verdict with its numbers), arms (per-seed outcomes of each change set, your unchanged
-        config first) and winner (the smallest change set that solved the required seeds, its spread,
-        dropped padding, keeps_blamed, and the `gsolve train` command). Trials carry seed, role and run_id."""
+        """Use to follow a fix_run (or `gsolve fix`) experiment; cheap, poll until status is 'done'. Then
+        verdict is fixed / unlucky_seed (the config solves most seeds: no change needed) / not_fixed, message
+        says it with numbers, and winner holds the smallest change set that solved and its `gsolve train`."""
         return read_record(store.runs_dir, experiment_id)

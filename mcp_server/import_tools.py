@@ -35,12 +35,7 @@ def register(server: MCPServer, store: RunStore) -> None:
         env_id: Annotated[str | None, Field(max_length=100, description="Gymnasium id, needed only when the source "
                                             "does not record it (SB3 event folders), e.g. 'CartPole-v1'")] = None,
     ) -> imports.ImportResult:
-        """Import training runs made with the RL Zoo, Stable-Baselines3 or CleanRL as read-only runs, so that
-        list_runs, get_run_info, get_run_metrics, compare_runs, plot_* and diagnose_run work on them.
-
-        Metric names are mapped onto ours (rollout/ep_rew_mean -> rollout/ep_return_mean, ...; unmapped
-        ones keep their name under sb3/ or cleanrl/); the source's config is kept as the run's config.
-        Each result lists the fields the source does not record (e.g. the threshold, taken from the
-        environment's spec). Importing the same content again returns the existing run
-        ('already_imported'). Imported runs cannot be resumed, retried or fixed."""
+        """Use to bring runs made with the RL Zoo, Stable-Baselines3 or CleanRL in as read-only runs that every
+        read tool and diagnose_run work on (metric names mapped onto ours; fields the source does not record
+        are listed); importing the same content again returns the existing run."""
         return imports.import_runs(paths, store.runs_dir, name, env_id)

@@ -1,4 +1,5 @@
-"""MCP tools ``compare_to_baseline``, ``list_models`` and ``promote_run``: thin adapters over
+"""MCP tools ``check_run`` (named after `gsolve check`; it was compare_to_baseline), ``list_models`` and
+``promote_run``: thin adapters over
 ``gymnasium_solver.regression``, ``model_registry`` and ``promotion`` (docs/ops.md).
 
 ``promote_run`` re-evaluates a checkpoint, which needs torch, so it runs ``gsolve promote --json``
@@ -58,7 +59,8 @@ async def run_promote(store: RunStore, run_id: str, episodes: int, progress: Con
         proc.kill()
         raise
     out, err = communicate.result()
-    if proc.returncode not in (0, 1):
+    if proc.returncode != 0 and not out.strip():
+        # A rejection is a decision printed as JSON whatever its exit code; no JSON means it failed.
         lines = err.decode("utf-8", "replace").strip().splitlines()
         raise ValueError(lines[-1] if lines else f"gsolve promote exited with code {proc.returncode}")
     return Decision.model_validate_json(out)
@@ -76,24 +78,19 @@ def check_promote_capacity(store: RunStore, limits: StartLimits | None) -> None:
 
 
 def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None) -> None:
-    """Add compare_to_baseline, list_models and promote_run to ``server``; with ``limits``, a
+    """Add check_run, list_models and promote_run to ``server``; with ``limits``, a
     promote counts against the live-run cap like a start."""
 
     @tool(server, READ_ONLY, store.runs_dir)
-    def compare_to_baseline(
+    def check_run(
         run_id: RunRef,
         baseline: Annotated[str, Field(description="a baseline run (id, prefix, '@last') or 'preset' for the "
                                                    "preset's reference runs")] = regression.PRESET_BASELINE,
         alpha: Annotated[float, Field(ge=1e-6, le=0.499, description="one-sided significance level")] = 0.05,
     ) -> regression.RegressionCheck:
-        """Is a run significantly worse than a baseline at the same env steps? The regression check a CI
-        job gates on (same as `gsolve check RUN --against BASELINE`).
-
-        Against a run: one-sided Welch t-test on the evaluation returns at the last env step both reached.
-        Against 'preset': t prediction test on log env steps to solve vs the preset's reference runs (an
-        unsolved run counts with the env steps it spent, a lower bound). Returns the verdict (not_worse,
-        worse, cannot_compare, with exit_code 0/1/2), the test, statistic, df, p-value and the compared
-        evaluations or steps-to-solve; summary says it in one sentence (and why, when it cannot compare)."""
+        """Use to tell whether a run is significantly worse than a baseline run or than the preset's reference
+        runs (the regression check a CI job gates on, `gsolve check`): verdict not_worse / worse /
+        cannot_compare with the test, p-value and a one-sentence summary."""
         return regression.check_run(store, run_id, baseline, alpha)
 
     @tool(server, READ_ONLY, store.runs_dir)
@@ -101,10 +98,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         env_id: Annotated[str | None, Field(description="only this environment, e.g. 'CartPole-v1'; "
                                                         "omit for every environment")] = None,
     ) -> ModelList:
-        """The model registry: registered versions of trained policies per environment, newest first, the
-        current one marked, each with its run, the re-evaluation (mean, lower confidence bound, episodes)
-        and a model_ref for `gsolve eval`. With env_id, also its recent decisions (approvals, rejections
-        with the failing checks, manual approvals with their reason, rollbacks)."""
+        """Use to see which trained policy is current for an environment: registered versions newest first,
+        each with its run, re-evaluation and model_ref for `gsolve eval`; with env_id, also recent decisions."""
         return model_registry.list_models(store.runs_dir, env_id)
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
@@ -117,13 +112,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                                        json_schema_extra={"minimum": MIN_EPISODES, "maximum": MAX_MCP_EPISODES})] = (
             promotion.DEFAULT_EPISODES),
     ) -> Decision:
-        """Apply the promotion policy to a run's best checkpoint and record the decision in the model
-        registry: it becomes the environment's new current version only if the run solved, its diagnosis
-        has no critical or warning finding, and a fresh re-evaluation over `episodes` new episodes has a
-        mean >= the reward threshold (the 95% lower confidence bound is stated). Otherwise the rejection is
-        recorded with the failing checks (kind 'rejected', failed_checks). Never approves what the policy
-        rejects: a manual override is for a person at the CLI (gsolve promote --approve-manually --reason).
-        Takes seconds to a few minutes (progress is reported); list_models shows the result afterwards."""
+        """Use when the user wants a solved run's policy registered: re-evaluates its best checkpoint on fresh
+        episodes and records approval only if the policy passes (solved, no warning finding, mean >= threshold),
+        else the rejection with failed_checks; takes up to minutes, progress reported."""
         check_episodes(episodes)
         if episodes > MAX_MCP_EPISODES:
             raise ValueError(f"promote_run evaluates at most {MAX_MCP_EPISODES} episodes, got {episodes}, so it ends "

@@ -1,34 +1,45 @@
-"""The gymnasium-solver MCP server: every tool an assistant needs to find, inspect, compare,
-plot, start, watch and stop training runs.
+"""The gymnasium-solver MCP server: 20 tools an assistant needs to find, inspect, diagnose, fix,
+compare, plot, start, watch, stop, tune and promote training runs (docs/mcp.md lists them, with
+the CLI command and Python call of each use case).
 
-Each tool is a thin adapter over a plain function in ``gymnasium_solver.run_store`` /
-``launcher`` / ``plotting`` (tested directly and through ``mcp.Client``). Results are pydantic
-models: Claude Code shows the model only the structured content, so everything needed is in it,
-and every result is bounded (long series are downsampled, logs tailed) and says what it left out.
+Each tool is a thin adapter over a plain function in ``gymnasium_solver`` (tested directly and
+through ``mcp.Client``), declared in the module of its area (run_tools, diagnostic_tools, ...).
+Results are pydantic models: Claude Code shows the model only the structured content, so
+everything needed is in it, and every result is bounded (long series are downsampled, logs tailed)
+and says what it left out. The schemas ``tools/list`` publishes are compacted (schemas.py).
 
 Nothing here imports torch (or gymnasium at start): the server must start in well under a second.
 Logging goes to stderr only; stdout belongs to the stdio transport.
 """
 
-import base64
 import logging
 import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp.server.mcpserver import MCPServer
+from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import launcher, plotting
+from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.view import ConfigResult, config_descriptions, resolved_config_result
 from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store.metrics import map_large_buffers
-from mcp_server.common import READ_ONLY, STARTS_PROCESS, STOPS_PROCESS, RunRef, resource_errors, tool
+from mcp_server import (
+    diagnostic_tools,
+    experiment_tools,
+    import_tools,
+    ops_tools,
+    run_tools,
+    sweep_tools,
+    training_tools,
+)
+from mcp_server.common import READ_ONLY, resource_errors, tool
 from mcp_server.http_auth import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_SECONDS,
@@ -37,20 +48,17 @@ from mcp_server.http_auth import (
     check_bind,
     check_session_limits,
 )
+from mcp_server.schemas import compact_input, compact_output
 
 log = logging.getLogger("gymnasium_solver.mcp")
 
 SERVER_NAME = "gymnasium-solver"
 INSTRUCTIONS = (
-    "Inspect, compare, diagnose, start and stop reinforcement-learning training runs of gymnasium-solver. "
+    "Inspect, compare, diagnose, fix, start and stop reinforcement-learning training runs of gymnasium-solver. "
     "Runs are referenced by run id, a unique prefix of one, or '@last' (the newest run). "
     "Start a debugging session with diagnose_run, then get_run_info / get_run_metrics / get_run_logs "
-    "for evidence. Step counts are environment steps."
+    "for evidence, and fix_run to prove a fix over seeds. Step counts are environment steps."
 )
-
-MetricName = Annotated[
-    str, Field(description=f"metric column, e.g. {rf.M.EVAL_RETURN_MEAN!r}; list_available_metrics shows them all")
-]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,17 +79,6 @@ class EnvironmentPreset(BaseModel):
     config_ids: list[str] = Field(description="ENV:VARIANT ids to pass to start_training / get_config")
 
 
-class EnvironmentList(BaseModel):
-    environments: list[EnvironmentPreset]
-    config_dir: str
-    registered: list[RegisteredEnvironment] = Field(
-        default_factory=list, description="with registered=true or a filter: registered Gymnasium ids and where "
-        "start_training would take their settings from")
-    registered_total: int = Field(default=0, description="registered ids matching the filter (registered lists at most "
-                                  "limit of them from offset)")
-    note: str = ""
-
-
 class VariantInfo(BaseModel):
     variant: str
     config_id: str
@@ -90,35 +87,35 @@ class VariantInfo(BaseModel):
     problem: str | None = Field(default=None, description="set if this variant does not validate")
 
 
-class VariantList(BaseModel):
-    env_id: str
-    variants: list[VariantInfo]
+class EnvironmentList(BaseModel):
+    environments: list[EnvironmentPreset] = Field(description="environments with presets (with env_id: that one)")
+    config_dir: str
+    variants: list[VariantInfo] | None = Field(
+        default=None, description="with env_id: its variants with algorithm and key settings")
+    registered: list[RegisteredEnvironment] = Field(
+        default_factory=list, description="with registered=true or a filter: registered Gymnasium ids and where "
+        "start_training would take their settings from")
+    registered_total: int = Field(default=0, description="registered ids matching the filter (registered lists at most "
+                                  "limit of them from offset)")
+    note: str = ""
 
 
-class ConfigResult(BaseModel):
-    source: str = Field(description="'preset' (ENV:VARIANT + overrides) or 'run' (the run's config.yaml)")
-    config_id: str | None
-    run_id: str | None = None
-    config: dict[str, Any]
-    settings_from: str | None = Field(default=None, description="where the settings came from: 'preset', 'zoo' "
-                                      "(the RL Zoo's entry) or 'default', with the file or entry")
-    value_sources: dict[str, str] = Field(default_factory=dict, description="config key -> where its value came from: "
-                                          "preset, zoo, default, user_config, override or spec")
-    notes: list[str] = Field(default_factory=list, description="what the resolution chose or could not reproduce")
-    descriptions: dict[str, str] = Field(description="what each config key means")
+class GsolveServer(MCPServer):
+    """The SDK's server with compact published schemas (mcp_server/schemas.py): ``tools/list`` is read
+    into every conversation, so it is kept under 40 KB; calls still validate against the full models."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._compact: dict[str, MCPTool] = {}  # tool name -> its published form, compacted once
 
-_CONFIG_DESCRIPTIONS = {k: (f.description or "") for k, f in config_mod.CONFIG_FIELDS.items()}
-
-
-def _png_result(png: bytes, result: BaseModel, summary: str) -> CallToolResult:
-    return CallToolResult(
-        content=[
-            ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"),
-            TextContent(type="text", text=summary),
-        ],
-        structured_content=result.model_dump(mode="json"),
-    )
+    async def list_tools(self) -> list[MCPTool]:
+        out = []
+        for t in await super().list_tools():
+            if t.name not in self._compact:
+                self._compact[t.name] = t.model_copy(update={"input_schema": compact_input(t.input_schema),
+                                                             "output_schema": compact_output(t.output_schema)})
+            out.append(self._compact[t.name])
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,38 +128,25 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     map_large_buffers()  # a long-lived reader: freed parse buffers go back to the system
     limits = limits or launcher.StartLimits.from_options()
     locations = locations or LocationPolicy.from_options()
-    server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    server: MCPServer = GsolveServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    # The order tools are listed in: find, read, diagnose and prove, train, tune, operate.
     _register_config_tools(server, store)
-    _register_run_tools(server, store)
-    _register_plot_tools(server, store)
-    _register_process_tools(server, store, limits, locations)
-    _register_resources(server, store)
-
-    # The diagnostics engineer's module adds diagnose_run and get_metric_alerts.
-    from mcp_server import diagnostic_tools
-
+    run_tools.register(server, store)
     diagnostic_tools.register(server, store)
-    from mcp_server import experiment_tools
-
     experiment_tools.register(server, store, limits, locations)
-    from mcp_server import resume_tools
-
-    resume_tools.register(server, store, limits, locations)
-    from mcp_server import import_tools
-
+    training_tools.register(server, store, limits, locations)
     import_tools.register(server, store)
-    from mcp_server import sweep_tools
-
     sweep_tools.register(server, store, limits, locations)
-    from mcp_server import ops_tools
-
     ops_tools.register(server, store, limits)
+    _register_resources(server, store)
     return server
 
 
 def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
     @tool(server, READ_ONLY, store.runs_dir)
     def list_environments(
+        env_id: Annotated[str | None, Field(max_length=100, description="one environment with a preset: list its "
+                                            "variants with algorithm and key settings")] = None,
         filter: Annotated[str | None, Field(max_length=100, description="only registered ids containing this text "
                                             "(case-insensitive), e.g. 'MountainCar'; implies registered")] = None,
         registered: Annotated[bool, Field(description="also list registered Gymnasium ids (400+ with every "
@@ -170,25 +154,15 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
         offset: Annotated[int, Field(ge=0, le=100_000, description="skip this many registered ids")] = 0,
         limit: Annotated[int, Field(ge=1, le=MAX_CATALOG_ROWS, description="registered ids per page")] = 50,
     ) -> EnvironmentList:
-        """List the environments that have training presets, with their variants (ENV:VARIANT ids); with
-        registered=true or a filter, also every environment id Gymnasium registers and where its settings
-        would come from: our preset, the RL Zoo's tuned entry (zoo_algos), or gsolve's defaults only.
-
-        Any registered id trains with start_training('ENV:ALGO') or a bare 'ENV' (algorithm chosen from its
-        spaces); get_config shows the resolved settings with each value's source.
-        """
-        out = []
-        for env_id in config_mod.list_env_files():
-            try:
-                preset = config_mod.load_preset(env_id)
-                variants = config_mod.list_variants(env_id)
-            except config_mod.ConfigError as exc:
-                out.append(EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={},
-                                             config_ids=[]))
-                continue
-            out.append(EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
-                                         config_ids=[f"{env_id}:{v}" for v in variants]))
-        result = EnvironmentList(environments=out, config_dir=str(config_mod.config_dir()))
+        """Use to find what can be trained: the environments with presets and their ENV:VARIANT ids (with
+        env_id, that environment's variants and key settings); with registered=true or a filter, every
+        registered Gymnasium id and whether its settings come from our preset, the RL Zoo or defaults."""
+        if env_id is not None:
+            preset = config_mod.load_preset(env_id)
+            return EnvironmentList(environments=[_preset_entry(preset.env_id)], config_dir=str(config_mod.config_dir()),
+                                   variants=_variants(preset.env_id))
+        result = EnvironmentList(environments=[_preset_entry(e) for e in config_mod.list_env_files()],
+                                 config_dir=str(config_mod.config_dir()))
         if registered or filter is not None:
             catalog = environment_catalog(filter, offset=offset, limit=limit)
             result.registered = [RegisteredEnvironment(env_id=e.env_id, settings=e.settings,
@@ -201,22 +175,6 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
         return result
 
     @tool(server, READ_ONLY, store.runs_dir)
-    def list_variants(env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")]) -> VariantList:
-        """List one environment's preset variants with their algorithm and key settings."""
-        preset = config_mod.load_preset(env_id)
-        out = []
-        for name, algo in config_mod.list_variants(env_id).items():
-            cid = f"{preset.env_id}:{name}"
-            try:
-                cfg = config_mod.resolve_config(cid).model_dump(mode="json")
-                settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
-                settings.update(rs.key_hyperparameters(cfg))
-                out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
-            except config_mod.ConfigError as exc:
-                out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
-        return VariantList(env_id=preset.env_id, variants=out)
-
-    @tool(server, READ_ONLY, store.runs_dir)
     def get_config(
         config_id: Annotated[str | None, Field(description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo'")] = None,
         run_id: Annotated[str | None, Field(description="instead of config_id: a run whose config to show")] = None,
@@ -225,8 +183,8 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
             Field(description="with config_id: settings to change, e.g. {'learning_rate': 0.001}; validated"),
         ] = None,
     ) -> ConfigResult:
-        """Return a fully resolved, validated config: a preset (plus overrides, to check them before
-        start_training) or the exact config a run used. Every key with its meaning."""
+        """Use to check overrides before start_training, or to see the exact config a run used: the fully
+        resolved, validated config with each key's meaning and where each value came from."""
         if (config_id is None) == (run_id is None):
             raise ValueError("pass exactly one of config_id (e.g. 'CartPole-v1:ppo') or run_id")
         if run_id is not None:
@@ -237,202 +195,39 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
             cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
             origin = store.info(run_dir).config_origin
             return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
-                                descriptions=_CONFIG_DESCRIPTIONS,
+                                descriptions=config_descriptions(),
                                 settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
                                 value_sources={} if origin is None else origin.sources,
                                 notes=[] if origin is None else origin.notes)
         assert config_id is not None
         pairs = launcher._override_pairs(overrides or {})
-        resolved = config_mod.resolve_with_origin(config_id, pairs)
-        cfg_out, origin = resolved.config, resolved.origin
-        return ConfigResult(source="preset", config_id=cfg_out.config_id, config=cfg_out.model_dump(mode="json"),
-                            descriptions=_CONFIG_DESCRIPTIONS, settings_from=f"{origin.settings}: {origin.where}",
-                            value_sources=origin.sources, notes=origin.notes)
+        return resolved_config_result(config_mod.resolve_with_origin(config_id, pairs))
 
 
-
-def _register_run_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @tool(server, READ_ONLY, store.runs_dir)
-    def list_runs(
-        env_id: Annotated[str | None, Field(description="only runs of this environment, e.g. 'CartPole-v1'")] = None,
-        algo: Annotated[config_mod.Algo | None, Field(description="only runs of this algorithm")] = None,
-        status: Annotated[
-            rf.RunStatus | None,
-            Field(description="only runs with this status; 'crashed' = marked running but the process is gone"),
-        ] = None,
-        solved: Annotated[bool | None, Field(description="only runs that did (true) / did not (false) solve")] = None,
-        limit: Annotated[int, Field(ge=1, le=rs.MAX_LIST_LIMIT, description="runs per page")] = 20,
-        cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
-    ) -> rs.RunList:
-        """List training runs, newest first, with status, progress, best/final eval return and whether
-        they solved the environment. Filter by environment, algorithm, status or solved; page with cursor."""
-        return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def get_run_info(run_id: RunRef) -> rs.RunDetails:
-        """Everything about one run on one screen: status (crashed detection included), stop reason and
-        structured failure, progress, best and final evaluation, solved and when, the key hyperparameters
-        that apply to its algorithm, every config key that differs from its preset (value and preset
-        value), overrides, and which files are present or malformed."""
-        return rs.run_details(store, store.resolve(run_id))
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def get_run_metrics(
-        run_id: RunRef,
-        metrics: Annotated[
-            list[str] | None,
-            Field(description=f"metric columns to return; default: {', '.join(rs.DEFAULT_METRICS)}. "
-                  "list_available_metrics shows all"),
-        ] = None,
-        start_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or after this env step")] = None,
-        end_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or before this env step")] = None,
-        max_points: Annotated[
-            int, Field(ge=10, le=rs.MAX_POINTS_PER_SERIES, description="points per metric after downsampling")
-        ] = 200,
-    ) -> rs.MetricsResult:
-        """Training curves of a run against env steps: per metric, parallel arrays env_steps and values
-        (rounded), first/last/min/max and where, and the env steps of nan/inf values.
-
-        Long series are downsampled keeping each bucket's min and max, so spikes stay visible; the
-        note says which were cut: narrow the range or raise max_points for detail. What each metric
-        means: list_available_metrics (not repeated here)."""
-        return rs.query_metrics(store, store.resolve(run_id), metrics, start_env_steps, end_env_steps, max_points)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def list_available_metrics(run_id: RunRef) -> rs.MetricList:
-        """The metric columns this run wrote, what each means, how many rows measured it and its last value."""
-        return rs.available_metrics(store, store.resolve(run_id))
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def get_run_logs(
-        run_id: RunRef,
-        limit: Annotated[int, Field(ge=1, le=rs.MAX_LOG_LINES, description="lines from the end")] = 50,
-        level: Annotated[
-            rf.LogLevel | None,
-            Field(description="only lines at this level or above (traceback lines count as ERROR)"),
-        ] = None,
-        contains: Annotated[str | None, Field(max_length=200, description="only lines containing this text")] = None,
-    ) -> rs.LogTail:
-        """The end of a run's run.log (warnings, errors, tracebacks, the launcher's command line),
-        optionally filtered by level or text. Bounded; the note says what was left out."""
-        return rs.tail_log(store.resolve(run_id), limit, level, contains)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def get_training_status(run_id: RunRef) -> rs.TrainingStatus:
-        """Live status of a run: running/completed/failed/stopped/crashed, env steps and progress,
-        fps and ETA, heartbeat age, latest and best eval return, solved. Cheap; call it any time."""
-        return rs.training_status(store, store.resolve(run_id))
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def list_checkpoints(run_id: RunRef) -> rs.CheckpointList:
-        """A run's saved checkpoints with their role ('best', 'last', 'periodic' step_<env_steps>,
-        'top_eval' eval_<env_steps> = one of the keep_best_checkpoints best evaluations, with its rank),
-        env steps, eval return, wall seconds, iteration and whether the weights file exists. Each name
-        works with `gsolve eval RUN --checkpoint NAME`."""
-        return rs.list_checkpoints(store.resolve(run_id))
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def compare_runs(
-        run_ids: Annotated[list[str], Field(min_length=2, max_length=rs.MAX_COMPARE, description="2 to 10 run refs")],
-    ) -> rs.Comparison:
-        """Compare runs side by side: config keys that differ, best and final eval return, status, and
-        which run reached its reward threshold first in env steps and in wall time."""
-        return rs.compare_runs(store, run_ids)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def get_best_run(
-        env_id: Annotated[str, Field(description="Gymnasium id, e.g. 'CartPole-v1'")],
-        algo: Annotated[config_mod.Algo | None, Field(description="only this algorithm")] = None,
-    ) -> rs.BestRun:
-        """The best run for an environment (solved in the fewest env steps, else highest eval return)
-        and the top 5, to find a good baseline config."""
-        return rs.best_run(store, env_id, algo)
+def _preset_entry(env_id: str) -> EnvironmentPreset:
+    """One environment's preset as list_environments shows it; a broken preset says why."""
+    try:
+        preset = config_mod.load_preset(env_id)
+        variants = config_mod.list_variants(env_id)
+    except config_mod.ConfigError as exc:
+        return EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={}, config_ids=[])
+    return EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
+                             config_ids=[f"{env_id}:{v}" for v in variants])
 
 
-
-def _register_plot_tools(server: MCPServer, store: rs.RunStore) -> None:
-    @tool(server, READ_ONLY, store.runs_dir)
-    def plot_run_metric(
-        run_id: RunRef,
-        metric: MetricName = rf.M.EVAL_RETURN_MEAN,
-        start_env_steps: Annotated[int | None, Field(ge=0, description="plot from this env step")] = None,
-        end_env_steps: Annotated[int | None, Field(ge=0, description="plot up to this env step")] = None,
-    ) -> Annotated[CallToolResult, plotting.PlotResult]:
-        """A PNG plot of one metric of a run against env steps (reward threshold drawn for returns), with
-        a one-paragraph description of the curve: start, end, extremes, recent trend, non-finite values."""
-        png, result = plotting.plot_run_metric(store, store.resolve(run_id), metric, start_env_steps, end_env_steps)
-        return _png_result(png, result, result.summary)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    def plot_compare_runs(
-        run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs")],
-        metric: MetricName = rf.M.EVAL_RETURN_MEAN,
-    ) -> Annotated[CallToolResult, plotting.PlotResult]:
-        """A PNG plot of one metric for several runs on shared axes, with a description of each curve
-        and which run peaked highest."""
-        dirs: list[Path] = []
-        for ref in run_ids:
-            d = store.resolve(ref)
-            if d not in dirs:
-                dirs.append(d)
-        png, result = plotting.plot_compare_runs(store, dirs, metric)
-        return _png_result(png, result, result.summary)
-
-
-
-def _register_process_tools(server: MCPServer, store: rs.RunStore, limits: launcher.StartLimits,
-                            locations: LocationPolicy) -> None:
-    @tool(server, STARTS_PROCESS, store.runs_dir)
-    def start_training(
-        config_id: Annotated[str, Field(max_length=200, description="ENV:VARIANT preset, e.g. 'CartPole-v1:ppo', "
-                                        "ENV:ALGO for any registered environment, e.g. 'MountainCar-v0:dqn', or a bare "
-                                        "ENV (algorithm chosen from its spaces); see list_environments")],
-        overrides: Annotated[
-            dict[str, Any] | None,
-            Field(description="config keys to change, e.g. {'learning_rate': 0.0005, 'max_env_steps': 100000}; "
-                  "schedules as {'start': x, 'end': y}"),
-        ] = None,
-    ) -> launcher.StartResult:
-        """Start a training run in the background and return its run_id at once. Any registered Gymnasium
-        environment: settings from our preset, else the RL Zoo's tuned entry, else gsolve's defaults
-        (settings_from says which). The config is validated first (a bad key or value, an environment this
-        machine cannot create, or an algorithm that cannot take its spaces is reported with what is allowed). The process is detached: it keeps
-        running if this server stops; its output goes to the run's log. Follow it with wait_for_training.
-        mlflow_tracking_uri may name only a folder inside the runs folder or what the server's operator allowed."""
-        cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}))
-        locations.check_config(cfg.model_dump(mode="json"), store.runs_dir, cfg.config_id)
-        result = launcher.start_training(store.runs_dir, config_id, overrides, limits)
-        log.info("started run %s (%s) pid %s", result.run_id, result.config_id, result.pid)
-        return result
-
-    @tool(server, STOPS_PROCESS, store.runs_dir)
-    async def stop_training(
-        run_id: RunRef,
-        timeout_seconds: Annotated[
-            float, Field(ge=1, le=launcher.MAX_STOP_TIMEOUT, description="grace period before SIGKILL")
-        ] = 20.0,
-    ) -> launcher.StopResult:
-        """Stop a running training: asks it to stop gracefully (final evaluation and checkpoint, status
-        'stopped', reason 'user_stopped'); if it has not exited after timeout_seconds it is killed and the
-        forced stop is recorded. A run that is not running is left alone."""
-        return await launcher.stop_training(store, store.resolve(run_id), timeout_seconds)
-
-    @tool(server, READ_ONLY, store.runs_dir)
-    async def wait_for_training(
-        run_id: RunRef,
-        ctx: Context,
-        timeout_seconds: Annotated[
-            float, Field(ge=0, le=launcher.MAX_WAIT_SECONDS, description="wait at most this long (max 60)")
-        ] = 30.0,
-    ) -> launcher.WaitResult:
-        """Wait (at most timeout_seconds, max 60) for a run to finish, sending progress notifications;
-        returns the current status either way. If 'finished' is false, call it again to keep waiting."""
-
-        async def progress(done: float, total: float | None, message: str) -> None:
-            await ctx.report_progress(done, total, message)
-
-        return await launcher.wait_for_training(store, store.resolve(run_id), timeout_seconds, progress)
-
+def _variants(env_id: str) -> list[VariantInfo]:
+    """Each preset variant of ``env_id`` with its algorithm and resolved key settings."""
+    out = []
+    for name, algo in config_mod.list_variants(env_id).items():
+        cid = f"{env_id}:{name}"
+        try:
+            cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+            settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
+            settings.update(rs.key_hyperparameters(cfg))
+            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
+        except config_mod.ConfigError as exc:
+            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
+    return out
 
 
 def _register_resources(server: MCPServer, store: rs.RunStore) -> None:
@@ -462,11 +257,12 @@ DEBUG_RUN_PROMPT = """Debug the gymnasium-solver training run {run_id}.
    and key hyperparameters. If status is 'crashed' or 'failed', read get_run_logs(level="WARNING").
 3. Call get_run_metrics for the curves behind each finding (eval/return_mean, rollout/ep_return_mean,
    train/approx_kl, train/clip_fraction, train/entropy, train/explained_variance, train/grad_norm);
-   plot_run_metric if a picture helps the user.
-4. Find a reference: get_best_run for the same environment, then compare_runs to see which config
-   keys differ and who reached the threshold first.
-5. Report: what happened (numbers, env steps), the most likely cause with its evidence, and concrete
-   config changes (key=value) ranked by expected impact. Offer start_training with those overrides.
+   plot_runs if a picture helps the user.
+4. Prove the fix: fix_run(run_id="{run_id}") trains the suggested changes over seeds; poll
+   get_fix(experiment_id) until done. For a reference, compare_runs(env_id=...) ranks the runs of the
+   same environment and compare_runs(run_ids=[...]) shows which config keys differ.
+5. Report: what happened (numbers, env steps), the most likely cause with its evidence, and the
+   config changes (key=value) that fix_run verified. Offer start_training with those overrides.
 """
 
 

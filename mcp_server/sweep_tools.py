@@ -1,5 +1,5 @@
-"""MCP tools ``start_sweep``, ``get_sweep``, ``check_sweep`` and ``list_sweeps``: thin adapters over
-gymnasium_solver.sweeps.
+"""MCP tools ``start_sweep``, ``get_sweep`` (without an id: the list of sweeps) and ``check_sweep``:
+thin adapters over gymnasium_solver.sweeps.
 
 ``register(server, store, limits)`` is called by ``mcp_server.server.create_server``. ``start_sweep``
 validates the space, creates the study and starts a detached ``gsolve sweep --resume ID`` process,
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.experiments import default_parallel
@@ -31,9 +31,17 @@ MAX_MCP_TIMEOUT = 4 * 3600.0
 MAX_MCP_CHECK_SEEDS = 20
 
 
+class SweepReport(BaseModel):
+    summary: report.SweepSummary | None = Field(default=None, description="with sweep_id: sweep (status, message), "
+                                                "finished, counts, best (params, `gsolve train` command, preset "
+                                                "snippet), importances, latest trials, check (check_sweep's result)")
+    sweeps: list[report.SweepListItem] | None = Field(default=None, description="without sweep_id: the sweeps of "
+                                                      "this runs folder, newest first (at most 50)")
+
+
 def register(server: MCPServer, store: RunStore, limits: StartLimits | None = None,
              locations: LocationPolicy | None = None) -> None:
-    """Add start_sweep, get_sweep and list_sweeps to ``server`` over the runs folder of ``store``;
+    """Add start_sweep, get_sweep and check_sweep to ``server`` over the runs folder of ``store``;
     ``limits`` (the server's caps on runs it starts) bound the trials' parallelism and budgets;
     every tracking URI a trial can get must be one ``locations`` allows."""
     policy = locations or LocationPolicy.from_options()
@@ -63,14 +71,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             "seeds count), 'iqm' (interquartile mean), 'median', 'mean' or 'max'; only used with "
             "seeds_per_trial > 1"))] = "p90",
     ) -> launch.SweepStart:
-        """Tune hyperparameters: start an Optuna sweep (TPE sampling, median pruning on evaluations) in
-        the background and return its sweep_id at once. Each trial is a normal run (get_run_info,
-        diagnose_run work on it) whose run.json carries sweep_id and trial_number. Use it instead of a
-        single start_training change when the diagnosis has no single finding, several keys are
-        plausible, or try_fixes found nothing. The space is checked against the config's bounds before
-        anything starts. RL results swing with the seed: seeds_per_trial=3 (or more) ranks trials on
-        several seeds at that many times the cost. Then poll get_sweep(sweep_id) for progress, the best trial so far, parameter
-        importances and the command that reproduces the best."""
+        """Use to tune when the diagnosis has no single finding or fix_run found nothing: an Optuna sweep (TPE,
+        median pruning) of the space, checked against the config's bounds, in the background; returns
+        sweep_id at once: poll get_sweep. seeds_per_trial=3 ranks trials on several seeds, at 3x the cost."""
         parsed = parse_space(space, "space")
         fixed = dict(overrides or {})
         parallel = default_parallel()
@@ -96,17 +99,15 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_sweep(
-        sweep_id: Annotated[str, Field(description="the id start_sweep returned (or a unique prefix), "
-                                                   "e.g. 'sweep-20261126-051500-3fa9'")],
-    ) -> report.SweepSummary:
-        """A sweep's state: sweep.status ('running', 'done', or 'crashed' if its coordinator died: resume
-        it from a shell with the command in sweep.message), finished/n_trials, counts by outcome, best
-        (the best trial so far: solved or not, env steps and seconds to solve, its params, the `gsolve
-        train` command and a preset-variant YAML snippet that reproduce it), importances (which keys
-        mattered, PED-ANOVA, sums to 1; None until 2 trials completed) and the latest trials (params,
-        outcome, run_id; failed and pruned ones with their diagnosis summary). Objective values: lower
-        is better, unsolved trials are ~1e12. Cheap enough to poll every few seconds."""
-        return report.summarize(store, sweep_id, diagnose=True)
+        sweep_id: Annotated[str | None, Field(description="the id start_sweep returned (or a unique prefix), e.g. "
+                                              "'sweep-20261126-051500-3fa9'; omit to list the sweeps")] = None,
+    ) -> SweepReport:
+        """Use to follow a sweep (cheap, poll every few seconds): progress, the best trial so far and how to
+        reproduce it, which keys mattered; objective values are lower-is-better, unsolved ~1e12. Without
+        sweep_id: the earlier sweeps of this runs folder."""
+        if sweep_id is None:
+            return SweepReport(sweeps=report.list_sweeps(store.runs_dir))
+        return SweepReport(summary=report.summarize(store, sweep_id, diagnose=True))
 
     @tool(server, STARTS_PROCESS, store.runs_dir)
     def check_sweep(
@@ -116,10 +117,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             max_length=MAX_MCP_CHECK_SEEDS,
             description="seeds to train each arm on; default: the 5 after the sweep's own (never seen by it)")] = None,
     ) -> check.CheckStart:
-        """A sweep ranks its trials on one seed, so its best is partly luck. Re-train the `top` best solved
-        trials and the preset (with the sweep's fixed overrides) on held-out seeds, in the background, and
-        return at once; get_sweep(sweep_id).check then holds, per arm, seeds solved and median env steps and
-        seconds, the best arm and a verdict: the figure to report instead of the sweep's own best."""
+        """Use before reporting a sweep's best: re-trains its `top` best solved trials and the preset on
+        held-out seeds in the background and returns at once; get_sweep(sweep_id).summary.check then holds
+        per arm the seeds solved and median steps, and a verdict: the figure to report."""
         record = read_record(store.runs_dir, sweep_id)
         _study, arms, planned, _own = check.plan_check(record, top, seeds)
         parallel = default_parallel()
@@ -133,8 +133,3 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             parallel = min(check_capacity(store, limits), parallel)
         return check.start_detached(store.runs_dir, record, arms, planned, top, parallel)
 
-    @tool(server, READ_ONLY, store.runs_dir)
-    def list_sweeps() -> list[report.SweepListItem]:
-        """The sweeps of this runs folder, newest first (at most 50): id, ENV:VARIANT, status,
-        objective, trials wanted and a one-line message. Use get_sweep(sweep_id) for one sweep's detail."""
-        return report.list_sweeps(store.runs_dir)

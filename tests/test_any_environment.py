@@ -225,11 +225,12 @@ async def test_mcp_lists_registered_envs_bounded_and_starts_any_env(tmp_path: Pa
         failed, started = await _call(client, "start_training", {
             "config_id": "MountainCar-v0", "overrides": {"max_env_steps": 512, "eval_freq": 512, "eval_episodes": 1,
                                                          "n_envs": 4}})
-        assert not failed and started["config_id"] == "MountainCar-v0:ppo" and started["settings_from"]
+        assert not failed and started["started"]["config_id"] == "MountainCar-v0:ppo" and started["started"]["settings_from"]
         failed, text = await _call(client, "start_training", {"config_id": "CartPole-v1:ppo",
                                                               "overrides": {"max_env_steps": 512}})
         assert failed and "live" in text  # the live-run cap too
-        failed, waited = await _call(client, "wait_for_training", {"run_id": started["run_id"], "timeout_seconds": 60})
-        assert not failed and waited["finished"], waited
+        failed, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
+                                                              "wait_seconds": 60})
+        assert not failed and waited["status"]["finished"], waited
     info = rf.read_run_info(tmp_path / started["run_id"])
     assert info.config_origin is not None and math.isfinite(info.progress.env_steps)

@@ -69,8 +69,8 @@ async def test_mcp_tools_and_the_diagnosis_read_the_atari_run(pong_run: PongRun)
     from mcp_server.server import create_server
 
     async with Client(create_server(pong_run.runs_dir)) as client:
-        for tool in ("get_run_info", "list_checkpoints", "diagnose_run"):
-            res = await client.call_tool(tool, {"run_id": pong_run.result.run_id})
+        for tool, extra in (("get_run_info", {}), ("get_run_info", {"view": "checkpoints"}), ("diagnose_run", {})):
+            res = await client.call_tool(tool, {"run_id": pong_run.result.run_id, **extra})
             assert not res.is_error and res.structured_content, (tool, res.content)
         listed = await client.call_tool("list_runs", {})
         assert pong_run.result.run_id in json.dumps(listed.structured_content)

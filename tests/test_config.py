@@ -296,9 +296,9 @@ async def test_mcp_parameter_schemas_are_the_enums(tmp_path) -> None:
         tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
     assert _enum_values(tools["list_runs"], "algo") == [a.value for a in Algo]
     assert _enum_values(tools["list_runs"], "status") == [s.value for s in rf.RunStatus]
-    assert _enum_values(tools["get_best_run"], "algo") == [a.value for a in Algo]
+    assert _enum_values(tools["compare_runs"], "algo") == [a.value for a in Algo]
     assert _enum_values(tools["get_run_logs"], "level") == [lv.value for lv in rf.LogLevel]
-    assert _enum_values(tools["get_metric_alerts"], "min_severity") == [s.value for s in Severity]
+    assert _enum_values(tools["diagnose_run"], "min_severity") == [s.value for s in Severity]
 
 
 def test_no_hand_typed_copy_of_an_enum_in_the_adapters() -> None:

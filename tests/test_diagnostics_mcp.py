@@ -1,4 +1,4 @@
-"""diagnose_run and get_metric_alerts through a real in-process MCP client, on corpus runs."""
+"""diagnose_run (and its min_severity filter, which was get_metric_alerts) through a real in-process MCP client, on corpus runs."""
 
 from __future__ import annotations
 
@@ -36,10 +36,10 @@ async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, A
 async def test_tools_are_registered_read_only(runs: dict[str, Any]) -> None:
     async with Client(create_server(runs["dir"])) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    for name in ("diagnose_run", "get_metric_alerts"):
-        ann = tools[name].annotations
-        assert ann is not None and ann.read_only_hint is True
-        assert tools[name].output_schema is not None
+    ann = tools["diagnose_run"].annotations
+    assert ann is not None and ann.read_only_hint is True
+    assert tools["diagnose_run"].output_schema is not None
+    assert "get_metric_alerts" not in tools  # merged into diagnose_run(min_severity=...)
 
 
 async def test_diagnose_run_names_the_cause_within_budget(runs: dict[str, Any]) -> None:
@@ -54,15 +54,16 @@ async def test_diagnose_run_names_the_cause_within_budget(runs: dict[str, Any]) 
     assert len(json.dumps(sc)) < MAX_DIAGNOSIS_CHARS
 
 
-async def test_get_metric_alerts_filters_by_severity(runs: dict[str, Any]) -> None:
+async def test_min_severity_keeps_only_the_alerts(runs: dict[str, Any]) -> None:
     async with Client(create_server(runs["dir"])) as client:
-        _, healthy, _ = await call(client, "get_metric_alerts", {"run_id": runs["healthy"]})
-        _, vf, _ = await call(client, "get_metric_alerts", {"run_id": runs["vf"], "min_severity": "critical"})
-        _, vf_all, _ = await call(client, "get_metric_alerts", {"run_id": runs["vf"], "min_severity": "info"})
-        bad, _, text = await call(client, "get_metric_alerts", {"run_id": runs["vf"], "min_severity": "loud"})
-    assert healthy["alerts"] == [] and healthy["verdict"] == "healthy"
-    assert vf["alerts"] == [] and vf["omitted"] == len(vf_all["alerts"]) >= 1
-    assert vf_all["alerts"][0]["id"] == "explained_variance_low"
+        _, healthy, _ = await call(client, "diagnose_run", {"run_id": runs["healthy"], "min_severity": "warning"})
+        _, vf, _ = await call(client, "diagnose_run", {"run_id": runs["vf"], "min_severity": "critical"})
+        _, vf_all, _ = await call(client, "diagnose_run", {"run_id": runs["vf"]})
+        bad, _, text = await call(client, "diagnose_run", {"run_id": runs["vf"], "min_severity": "loud"})
+    assert healthy["findings"] == [] and healthy["verdict"] == "healthy"
+    assert vf["findings"] == [] and len(vf_all["findings"]) >= 1
+    assert f"{len(vf_all['findings'])} finding(s) below critical left out (min_severity)" in vf["notes"]
+    assert vf_all["findings"][0]["id"] == "explained_variance_low" and vf["summary"] == vf_all["summary"]
     assert bad and "Traceback" not in text
 
 

@@ -1,4 +1,4 @@
-"""The trial runner behind `gsolve fix` / try_fixes: candidates from a diagnosis (hand-built
+"""The trial runner behind `gsolve fix` / fix_run: candidates from a diagnosis (hand-built
 diagnoses), the coordinator's early stopping and timeout (a scripted backend, no training), and the
 experiment record's reader."""
 

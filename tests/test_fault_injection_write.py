@@ -1,6 +1,6 @@
 """Fault injection on the write side: training on a disk that refuses writes, and every CLI command
 and MCP tool that writes or loads (train, eval, retry, fix, train --resume; start_training,
-stop_training, resume_training, try_fixes, get_experiment) on damaged inputs. Each ends with a
+stop_training, start_training(resume=...), fix_run, get_fix) on damaged inputs. Each ends with a
 sentence: no traceback, no hang, no byte read from or written to a file outside the runs folder."""
 
 from __future__ import annotations
@@ -366,17 +366,17 @@ MCP_CASES: list[tuple[str, str, Callable[[Path, str, pytest.MonkeyPatch], dict[s
      lambda d, r, mp: (_read_only(mp, d), {"config_id": "CartPole-v1:ppo", "overrides": {"max_env_steps": 512}})[1]),
     ("stop_training-run.json-symlink", "stop_training",
      lambda d, r, mp: (_link_out(rf.RUN_JSON)(d / r), {"run_id": r, "timeout_seconds": 1})[1]),
-    ("resume_training-run.json-symlink", "resume_training",
-     lambda d, r, mp: (_link_out(rf.RUN_JSON)(d / r), {"run_id": r})[1]),
-    ("resume_training-run.log-symlink", "resume_training",
-     lambda d, r, mp: (_then(_stopped, _link_out(rf.RUN_LOG))(d / r), {"run_id": r})[1]),
-    ("resume_training-last.pt-symlink", "resume_training",
-     lambda d, r, mp: (_running_crashed(d / r), {"run_id": r})[1]),
-    ("try_fixes-run.json-symlink", "try_fixes",
+    ("resume-run.json-symlink", "start_training",
+     lambda d, r, mp: (_link_out(rf.RUN_JSON)(d / r), {"resume": r})[1]),
+    ("resume-run.log-symlink", "start_training",
+     lambda d, r, mp: (_then(_stopped, _link_out(rf.RUN_LOG))(d / r), {"resume": r})[1]),
+    ("resume-last.pt-symlink", "start_training",
+     lambda d, r, mp: (_running_crashed(d / r), {"resume": r})[1]),
+    ("fix_run-run.json-symlink", "fix_run",
      lambda d, r, mp: (_link_out(rf.RUN_JSON)(d / r), {"run_id": r, "max_trials": 1})[1]),
-    ("try_fixes-read-only", "try_fixes",
+    ("fix_run-read-only", "fix_run",
      lambda d, r, mp: (_read_only_writes(mp, d), {"run_id": r, "max_trials": 1})[1]),
-    *((f"get_experiment-{how}", "get_experiment",
+    *((f"get_fix-{how}", "get_fix",
        lambda d, r, mp, how=how: (_garbage_experiment(d, how), {"experiment_id": "fix-2026"})[1])
       for how in ("garbage", "symlink", "directory")),
 ]

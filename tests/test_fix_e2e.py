@@ -1,4 +1,4 @@
-"""`gsolve fix` and the MCP tools try_fixes / get_experiment end to end: real trial runs of the
+"""`gsolve fix` and the MCP tools fix_run / get_fix end to end: real trial runs of the
 planted learning-rate fault (CartPole-v1:ppo, learning_rate=1e-5, seed 0, from the corpus).
 
 The parent is copied from the corpus, so only the trials train (CartPole solves in ~10k env steps).
@@ -80,25 +80,25 @@ async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, A
 
 
 @pytest.mark.anyio
-async def test_try_fixes_returns_at_once_then_get_experiment_reports_the_winner(tmp_path: Path) -> None:
+async def test_fix_run_returns_at_once_then_get_fix_reports_the_winner(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     parent = copy_case("lr_low_s0", runs)
     async with Client(create_server(runs)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert tools["try_fixes"].annotations.read_only_hint is False  # type: ignore[union-attr]
-        assert tools["get_experiment"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert tools["fix_run"].annotations.read_only_hint is False  # type: ignore[union-attr]
+        assert tools["get_fix"].annotations.read_only_hint is True  # type: ignore[union-attr]
 
         t0 = time.monotonic()
-        is_error, started, text = await call(client, "try_fixes", {"run_id": parent, "max_trials": 1, "seeds": 2})
+        is_error, started, text = await call(client, "fix_run", {"run_id": parent, "max_trials": 1, "seeds": 2})
         assert not is_error, text
         assert time.monotonic() - t0 < 30  # it returned before any trial could have finished training
         exp_id = started["experiment_id"]
         assert started["candidates"][0]["changes"]["learning_rate"] == PRESET_LR
-        assert "get_experiment" in started["note"]
+        assert "get_fix" in started["note"]
 
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
-            is_error, rec, text = await call(client, "get_experiment", {"experiment_id": exp_id})
+            is_error, rec, text = await call(client, "get_fix", {"experiment_id": exp_id})
             assert not is_error, text
             if rec["status"] != "running" or time.monotonic() > deadline:
                 break
@@ -110,5 +110,5 @@ async def test_try_fixes_returns_at_once_then_get_experiment_reports_the_winner(
         info = rf.read_run_info(runs / rec["winner"]["run_id"])
         assert info.parent_run_id == parent and info.experiment_id == exp_id
 
-        is_error, _, text = await call(client, "get_experiment", {"experiment_id": exp_id[:-1] + "x"})
+        is_error, _, text = await call(client, "get_fix", {"experiment_id": exp_id[:-1] + "x"})
         assert is_error and f"did you mean {exp_id}" in text

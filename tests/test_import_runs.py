@@ -165,13 +165,15 @@ async def test_mcp_tools_work_on_imported_runs(imported: tuple[Path, dict[str, s
         err, listed, text = await _call(client, "list_runs", {})
         assert not err and {r["run_id"] for r in listed["runs"]} == set(ids.values()), text
         for name, rid in ids.items():
-            err, info, text = await _call(client, "get_run_info", {"run_id": rid})
-            assert not err and info["read_only"] and info["source"]["kind"] == KINDS[name][0], text
+            err, report, text = await _call(client, "get_run_info", {"run_id": rid})
+            assert not err, text
+            info = report["details"]
+            assert info["read_only"] and info["source"]["kind"] == KINDS[name][0], text
             err, got, text = await _call(client, "get_run_metrics", {"run_id": rid, "metrics": [M.EP_RETURN_MEAN]})
-            assert not err and got["series"][0]["values"], text
+            assert not err and got["curves"]["series"][0]["values"], text
             if name not in ("cleanrl_ppo_cartpole", "sb3_tb_ppo_pendulum"):
                 continue  # plots and diagnoses of the other kinds: test_cli_reads_imported_runs (time budget)
-            err, plot, text = await _call(client, "plot_run_metric", {"run_id": rid, "metric": M.EP_RETURN_MEAN})
+            err, plot, text = await _call(client, "plot_runs", {"run_ids": [rid], "metric": M.EP_RETURN_MEAN})
             assert not err and plot["metric"] == M.EP_RETURN_MEAN, text
             err, d, text = await _call(client, "diagnose_run", {"run_id": rid})
             assert not err, text
@@ -180,7 +182,7 @@ async def test_mcp_tools_work_on_imported_runs(imported: tuple[Path, dict[str, s
             assert not any(c["why"].startswith("the preset's value") for f in d["findings"]
                            for c in f["suggested_changes"])
         err, cmp_, text = await _call(client, "compare_runs", {"run_ids": list(ids.values())[:2]})
-        assert not err and len(cmp_["runs"]) == 2, text
+        assert not err and len(cmp_["comparison"]["runs"]) == 2, text
         err, res, text = await _call(client, "import_runs", {"paths": [str(FIXTURES / "sb3_log_ppo_cartpole")]})
         assert not err and res["runs"][0]["outcome"] == "already_imported", text
         err, _, text = await _call(client, "import_runs", {"paths": [str(FIXTURES / "cleanrl_ppo_cartpole")],

@@ -126,8 +126,9 @@ async def test_a_run_folder_from_someone_else_cannot_point_resume_or_fixes_elsew
     run_dir = _plant(real_runs, runs, "http://internal-host/")
     before = sorted(p.name for p in runs.iterdir())
     async with Client(create_server(runs)) as client:
-        for tool, what in (("resume_training", f"resuming {run_dir.name}"), ("try_fixes", "trials of")):
-            failed, text, _ = await _call(client, tool, {"run_id": run_dir.name})
+        for tool, args, what in (("start_training", {"resume": run_dir.name}, f"resuming {run_dir.name}"),
+                                 ("fix_run", {"run_id": run_dir.name}, "trials of")):
+            failed, text, _ = await _call(client, tool, args)
             assert failed and f": {what}" in text and "is not allowed on this server" in text, (tool, text)
     assert sorted(p.name for p in runs.iterdir()) == before
 
@@ -142,11 +143,11 @@ async def test_what_the_operator_allowed_is_where_the_run_logs(tmp_path: Path) -
             "config_id": "CartPole-v1:ppo", "overrides": {**TINY, "mlflow": True, "mlflow_tracking_uri": uri}})
         assert not failed, text
         for _ in range(6):
-            failed, text, waited = await _call(client, "wait_for_training",
-                                               {"run_id": started["run_id"], "timeout_seconds": 30})
-            if waited["finished"]:
+            failed, text, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
+                                                                        "wait_seconds": 30})
+            if waited["status"]["finished"]:
                 break
-        assert waited["finished"] and waited["status"]["status"] == "completed", waited
+        assert waited["status"]["finished"] and waited["status"]["status"] == "completed", waited
     info = rf.read_run_info(runs / started["run_id"])
     assert info.warnings == [] and info.tracking["mlflow_tracking_uri"] == uri
     assert any((shared / "store").iterdir())

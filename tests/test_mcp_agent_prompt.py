@@ -1,5 +1,5 @@
 """The rl-run-debugger prompt only names tools the server has, metrics the trainer writes, fields and values
-the experiment record has, deviation sources and finding ids the diagnosis makes, and try_fixes as it is."""
+the experiment record has, deviation sources and finding ids the diagnosis makes, and fix_run as it is."""
 
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ def _section(text: str, start: str, end: str) -> str:
 
 
 def test_prompt_reads_only_fields_the_experiment_record_has() -> None:
-    """Step 4 of the path names what get_experiment returns: every backticked name there is a field of
+    """Step 4 of the path names what get_fix returns: every backticked name there is a field of
     the record (or of its winner, arms, per-seed outcomes, trials) or one of its values."""
-    block = _section(PROMPT.read_text(), "mcp__gymnasium-solver__get_experiment(experiment_id)", "5. Answer")
+    block = _section(PROMPT.read_text(), "mcp__gymnasium-solver__get_fix(experiment_id)", "5. Answer")
     named = {re.sub(r"\[\d+\]$", "", t) for t in re.findall(r"`([A-Za-z_\[\]0-9]+)`", block)}
     models = (ExperimentRecord, Winner, ArmResult, SeedOutcome, Trial)
     fields = {f for m in models for f in m.model_fields}
@@ -92,12 +92,12 @@ def test_prompt_finding_ids_are_ones_the_diagnosis_makes() -> None:
 
 
 @pytest.mark.anyio
-async def test_prompt_try_fixes_call_matches_the_tool(tmp_path: Path) -> None:
-    """The prompt calls try_fixes(run_id, seeds=N) with N the tool's default, and reads its max_trials."""
+async def test_prompt_fix_run_call_matches_the_tool(tmp_path: Path) -> None:
+    """The prompt calls fix_run(run_id, seeds=N) with N the tool's default, and reads its max_trials."""
     text = PROMPT.read_text()
-    (seeds,) = set(re.findall(r"try_fixes\(run_id, seeds=(\d+)\)", text))
+    (seeds,) = set(re.findall(r"fix_run\(run_id, seeds=(\d+)\)", text))
     async with Client(create_server(tmp_path)) as client:
-        tool = next(t for t in (await client.list_tools()).tools if t.name == "try_fixes")
+        tool = next(t for t in (await client.list_tools()).tools if t.name == "fix_run")
     props = tool.input_schema["properties"]
     assert int(seeds) == props["seeds"]["default"] == DEFAULT_SEEDS
     assert f"Keep `seeds={seeds}` (the default)" in text

@@ -1,7 +1,7 @@
 """The rl-run-debugger prompt's path, replayed through the real MCP client on planted faults.
 
 The prompt (.claude/agents/rl-run-debugger.md) tells the model to answer "why did my run fail?"
-with a verified fix in at most 5 tool calls: diagnose_run -> try_fixes -> get_experiment (polled
+with a verified fix in at most 5 tool calls: diagnose_run -> fix_run -> get_fix (polled
 until done; the polling counts as one step) -> answer, with no seeds run by hand: the experiment's
 verdict is taken over seeds. Here that path runs with real trial runs and must land on the planted
 cause:
@@ -34,6 +34,7 @@ from mcp import Client
 
 from gymnasium_solver import cli
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_error import ExitCode
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, PACKAGE_CONFIG_DIR
 from mcp_server.server import create_server
 
@@ -43,7 +44,7 @@ pytestmark = pytest.mark.slow
 CASES = ["lr_low_s0", "short_horizon_s0"]
 MAX_STEPS = 5  # what the prompt promises: tool calls per run, polling counted once
 MAX_TRIALS = 2
-SEEDS = 3  # the prompt's (and try_fixes') default
+SEEDS = 3  # the prompt's (and fix_run's) default
 POLL_SECONDS = 0.5
 MAX_WAIT_SECONDS = 240.0  # a bound, so a broken coordinator fails the test instead of hanging it
 
@@ -77,7 +78,7 @@ class Session:
         self.steps: list[str] = []
 
     async def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        if not (self.steps and self.steps[-1] == name == "get_experiment"):
+        if not (self.steps and self.steps[-1] == name == "get_fix"):
             self.steps.append(name)
         res = await self.client.call_tool(name, args)
         text = " ".join(getattr(c, "text", "") for c in res.content)
@@ -88,7 +89,7 @@ class Session:
     async def wait_for_experiment(self, experiment_id: str) -> dict[str, Any]:
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
-            record = await self.call("get_experiment", {"experiment_id": experiment_id})
+            record = await self.call("get_fix", {"experiment_id": experiment_id})
             if record["status"] != "running" or time.monotonic() > deadline:
                 return record
             await anyio.sleep(POLL_SECONDS)
@@ -113,11 +114,11 @@ async def replay(runs: Path, run_id: str, key: str, direction: str, seeds: int) 
         deviation = next(d for d in diagnosis["references"]["deviations"] if d["key"] == key)
         assert top["id"] in deviation["explains"], deviation
 
-        # 2. try_fixes: returns at once with the experiment id.
-        started = await s.call("try_fixes", {"run_id": run_id, "max_trials": MAX_TRIALS, "seeds": seeds})
+        # 2. fix_run: returns at once with the experiment id.
+        started = await s.call("fix_run", {"run_id": run_id, "max_trials": MAX_TRIALS, "seeds": seeds})
         assert key in started["candidates"][0]["changes"]
 
-        # 3. get_experiment until done (one step however many polls).
+        # 3. get_fix until done (one step however many polls).
         try:
             record = await s.wait_for_experiment(started["experiment_id"])
         finally:
@@ -126,7 +127,7 @@ async def replay(runs: Path, run_id: str, key: str, direction: str, seeds: int) 
                 os.kill(started["pid"], signal.SIGTERM)  # timed out: end the coordinator this test started
 
     assert len(s.steps) <= MAX_STEPS, s.steps
-    assert s.steps == ["diagnose_run", "try_fixes", "get_experiment"]
+    assert s.steps == ["diagnose_run", "fix_run", "get_fix"]
     print(f"{run_id}: {len(s.steps)} tool calls {s.steps}; {record['message']}")
     # 4. the answer: the verdict over seeds, with no seed run by hand.
     assert record["status"] == "done", record["message"]
@@ -172,7 +173,7 @@ def user_preset_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pa
                                               encoding="utf-8")
     monkeypatch.setenv(CONFIG_DIR_ENV, str(presets))  # the trials (child processes) inherit it
     runs = tmp_path / "runs"
-    assert cli.main(["train", "CartPole-v1:ppo", "--runs-dir", str(runs), "--quiet"]) == 0
+    assert cli.main(["train", "CartPole-v1:ppo", "--runs-dir", str(runs), "--quiet"]) == ExitCode.UNSOLVED
     (run_dir,) = [p for p in runs.iterdir() if not p.name.startswith(".")]
     info = rf.read_run_info(run_dir)
     assert (info.seed, info.solved, info.overrides) == (0, False, {}), info  # the preset's own fault

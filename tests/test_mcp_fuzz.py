@@ -27,18 +27,18 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.sweeps import launch as sweep_launch
-from mcp_server import experiment_tools, resume_tools
+from mcp_server import experiment_tools, training_tools
 from mcp_server.server import create_server
 
 if TYPE_CHECKING:
     from conftest import RealRuns
 
 CALL_TIMEOUT_S = 30.0  # a hang detector, not a performance assertion
-EXAMPLES_PER_TOOL = 40  # 22 tools: about 30-40 s in all on the 2-core VM
+EXAMPLES_PER_TOOL = 40  # 20 tools: about 30-40 s in all on the 2-core VM
 EXAMPLES_PER_PLOT_TOOL = 12  # a plot renders a PNG: ~0.3-0.8 s per call
 MAX_RESULT_CHARS = 60_000  # the structured result stays far below 25,000 tokens
 # The server these tests talk to starts nothing: a live-run cap of 0 leaves no free slot, so every
-# start_training / try_fixes / resume_training is refused by check_capacity after validation.
+# start_training (new or resume) / fix_run is refused by check_capacity after validation.
 # (`gsolve mcp --max-live-runs` refuses 0; the cap check itself does not.)
 REFUSE_EVERY_START = launcher.StartLimits(max_live_runs=0, max_env_steps=launcher.DEFAULT_MAX_ENV_STEPS,
                                           max_n_envs=launcher.DEFAULT_MAX_N_ENVS)
@@ -117,8 +117,11 @@ def _typed(schema: dict[str, Any], defs: dict[str, Any], run_ids: list[str], nam
         return st.one_of([_typed(s, defs, run_ids, name, wild) for s in schema["anyOf"]])
     if "enum" in schema:
         valid = st.sampled_from(schema["enum"])
-        return st.one_of(st.sampled_from([v.upper() for v in schema["enum"]]), _strings(run_ids)) if wild else valid
+        upper = [v.upper() for v in schema["enum"] if isinstance(v, str)]
+        return st.one_of(st.sampled_from(upper), _strings(run_ids)) if wild else valid
     kind = schema.get("type")
+    if isinstance(kind, list):  # the published schemas write `X | None` as "type": [X, "null"]
+        return st.one_of([_typed({**schema, "type": k}, defs, run_ids, name, wild) for k in kind])
     if kind == "string":
         plausible = st.sampled_from(_plausible_strings(name, run_ids))
         return st.one_of(plausible, _strings(run_ids)) if wild else plausible
@@ -195,7 +198,7 @@ def fuzz(real_runs: RealRuns, tmp_path_factory: pytest.TempPathFactory) -> Itera
         mp.setattr(launcher, "start_trainer", refuse("start a trainer"))
         mp.setattr(launcher, "_looks_like_trainer", refuse("signal a process"))
         mp.setattr(experiment_tools, "start_detached", refuse("start an experiment"))
-        mp.setattr(resume_tools, "start_resume", refuse("resume a run"))
+        mp.setattr(training_tools, "start_resume", refuse("resume a run"))
         mp.setattr(sweep_launch, "start_detached", refuse("start a sweep"))
         with portal.wrap_async_context_manager(Client(create_server(runs, REFUSE_EVERY_START))) as client:
             yield Fuzz(portal, client, sorted(p.name for p in runs.iterdir() if p.is_dir()), attempts)
@@ -222,14 +225,13 @@ def check_call(fz: Fuzz, tool: str, args: dict[str, Any]) -> None:
 REGRESSIONS: dict[str, list[dict[str, Any]]] = {
     # With the live-run cap reached and no run live (a cap of 0), check_capacity named live[0]:
     # IndexError, answered as "internal error (IndexError)".
-    "start_training": [{"config_id": "CartPole-v1:ppo"}],
-    "try_fixes": [{"run_id": "@last"}],
-    "resume_training": [{"run_id": "@last"}],
+    "start_training": [{"config_id": "CartPole-v1:ppo"}, {"resume": "@last"}],
+    "fix_run": [{"run_id": "@last"}],
 }
 
 
 def test_the_fuzz_covers_every_tool() -> None:
-    side_effecting = {"start_training", "stop_training", "resume_training", "try_fixes", "start_sweep"}
+    side_effecting = {"start_training", "stop_training", "fix_run", "start_sweep", "check_sweep", "promote_run"}
     assert len(SCHEMAS) >= 20 and side_effecting <= set(SCHEMAS)
     assert all(s.get("type") == "object" for s in SCHEMAS.values())
 
@@ -239,7 +241,7 @@ def test_fuzz_tool_arguments(tool: str, fuzz: Fuzz) -> None:
     """Every tool, fuzzed through the in-process client: no exception escapes, no call hangs, every
     error is a sentence without a traceback, every result is bounded.
 
-    start_training, try_fixes and resume_training are fuzzed with all arguments, valid ones
+    start_training (a new run or a resume) and fix_run are fuzzed with all arguments, valid ones
     included, against a server whose live-run cap is 0 (StartLimits(max_live_runs=0)): each call is
     validated and then refused by the cap, so nothing is started. stop_training only signals a
     run whose status is 'running', and none in the copied fixture folder is. The functions that

@@ -46,7 +46,7 @@ async def test_http_transport_serves_the_same_tools_on_loopback(real_runs) -> No
             assert {"get_run_info", "diagnose_run", "start_training"} <= names
             res = await client.call_tool("get_run_info", {"run_id": real_runs.solved})
             assert not res.is_error and res.structured_content is not None
-            assert res.structured_content["summary"]["run_id"] == real_runs.solved
+            assert res.structured_content["details"]["summary"]["run_id"] == real_runs.solved
             bad = await client.call_tool("get_run_info", {"run_id": "/etc/passwd"})
             assert bad.is_error
         assert proc.poll() is None

@@ -49,7 +49,7 @@ def _copy_run(real_runs: RealRuns, runs_dir: Path, run_id: str) -> Path:
 async def test_live_run_cap_refuses_with_the_live_runs_and_how_to_stop_one(real_runs: RealRuns, tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
     runs_dir.mkdir()
-    _copy_run(real_runs, runs_dir, real_runs.short)  # a finished run: not live, and a parent for try_fixes
+    _copy_run(real_runs, runs_dir, real_runs.short)  # a finished run: not live, and a parent for fix_run
     limits = launcher.StartLimits(max_live_runs=2, max_env_steps=5_000_000, max_n_envs=8)
     started: list[str] = []
     overrides = {"max_env_steps": 5_000_000, "n_envs": 2, "batch_size": 64, "reward_threshold": 1e9}
@@ -67,7 +67,7 @@ async def test_live_run_cap_refuses_with_the_live_runs_and_how_to_stop_one(real_
             assert all(rid in refused for rid in started) and "--max-live-runs" in refused
             assert "stop_training(run_id=" in refused and "at most 2" in refused
             assert len([d for d in runs_dir.iterdir() if d.is_dir()]) == 3  # the refused start made no folder
-            fix = await client.call_tool("try_fixes", {"run_id": real_runs.short})
+            fix = await client.call_tool("fix_run", {"run_id": real_runs.short})
             assert fix.is_error and "--max-live-runs" in _text(fix)
 
             for rid in started:

@@ -43,10 +43,10 @@ async def test_gsolve_mcp_over_stdio(real_runs: RealRuns) -> None:
     )
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert {"get_run_info", "start_training", "plot_run_metric"} <= names
+        assert {"get_run_info", "start_training", "plot_runs"} <= names
         res = await client.call_tool("get_run_info", {"run_id": real_runs.solved})
         assert not res.is_error and res.structured_content
-        assert res.structured_content["summary"]["solved"] is True
+        assert res.structured_content["details"]["summary"]["solved"] is True
         bad = await client.call_tool("get_run_info", {"run_id": "../../etc"})
         assert bad.is_error
 
@@ -84,28 +84,31 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
         run_id = started["run_id"]
         run_dir = runs_dir / run_id
         try:
-            assert started["max_env_steps"] == 5_000_000 and started["pid"] > 0
+            new = started["started"]
+            assert new["max_env_steps"] == 5_000_000 and new["pid"] > 0 and started["resumed"] is None
+            assert "get_run_info" in new["note"]
             # Detached: its own session (so it outlives this server), not our process group.
-            assert os.getsid(started["pid"]) == started["pid"] != os.getsid(0)
-            status = await call("get_training_status", {"run_id": run_id})
+            assert os.getsid(new["pid"]) == new["pid"] != os.getsid(0)
+            status = (await call("get_run_info", {"run_id": run_id, "view": "status"}))["status"]
             assert status["status"] == "running"  # the placeholder run.json is there at once
             # Wait (bounded per call) until the trainer has done some iterations.
             for _ in range(12):
-                waited = await call("wait_for_training", {"run_id": run_id, "timeout_seconds": 5},
+                waited = await call("get_run_info", {"run_id": run_id, "view": "status", "wait_seconds": 5},
                                     progress_callback=on_progress)
-                assert not waited["finished"], f"run ended early: {waited}"
+                assert not waited["status"]["finished"], f"run ended early: {waited}"
                 if waited["status"]["env_steps"] > 0:
                     break
             assert waited["status"]["env_steps"] > 0, "trainer made no progress in 60 s"
+            assert "call get_run_info again" in waited["note"]
             assert progress and progress[-1][1] == 5_000_000
-            status = await call("get_training_status", {"run_id": run_id})
-            assert status["status"] == "running" and status["pid"] == started["pid"]
+            status = (await call("get_run_info", {"run_id": run_id, "view": "status"}))["status"]
+            assert status["status"] == "running" and status["pid"] == new["pid"]
             stopped = await call("stop_training", {"run_id": run_id, "timeout_seconds": 30})
             assert stopped["status"] == "stopped" and stopped["stop_reason"] == "user_stopped"
             assert stopped["forced"] is False
-            final = await call("get_training_status", {"run_id": run_id})
+            final = (await call("get_run_info", {"run_id": run_id, "view": "status"}))["status"]
             assert final["finished"] and final["status"] == "stopped" and final["env_steps"] > 0
-            assert not rf.pid_alive(started["pid"])
+            assert not rf.pid_alive(new["pid"])
             log = (run_dir / rf.RUN_LOG).read_text()
             assert "[launcher]" in log and f"--run-id {run_id}" in log
             again = await call("stop_training", {"run_id": run_id})

@@ -21,9 +21,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 RUN_TOOLS = {
-    "list_environments", "list_variants", "get_config", "list_runs", "get_run_info", "get_run_metrics",
-    "list_available_metrics", "get_run_logs", "get_training_status", "start_training", "stop_training",
-    "wait_for_training", "list_checkpoints", "compare_runs", "get_best_run", "plot_run_metric", "plot_compare_runs",
+    "list_environments", "get_config", "list_runs", "get_run_info", "get_run_metrics", "get_run_logs",
+    "start_training", "stop_training", "compare_runs", "plot_runs",
 }  # fmt: skip
 # Far below the 25,000-token limit: ~4 characters per token.
 MAX_RESULT_CHARS = 60_000
@@ -68,9 +67,11 @@ async def test_environments_variants_and_config(client: Client) -> None:
     envs = await ok(client, "list_environments")
     cart = next(e for e in envs["environments"] if e["env_id"] == "CartPole-v1")
     assert "CartPole-v1:ppo" in cart["config_ids"] and cart["variants"]["reinforce"] == "reinforce"
-    variants = await ok(client, "list_variants", {"env_id": "CartPole-v1"})
+    variants = await ok(client, "list_environments", {"env_id": "CartPole-v1"})
     assert {v["variant"] for v in variants["variants"]} >= {"ppo", "reinforce"}
-    assert "did you mean 'CartPole-v1'" in await err(client, "list_variants", {"env_id": "CartPole-v2"})
+    assert [e["env_id"] for e in variants["environments"]] == ["CartPole-v1"]
+    assert envs["variants"] is None
+    assert "did you mean 'CartPole-v1'" in await err(client, "list_environments", {"env_id": "CartPole-v2"})
     cfg = await ok(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"n_envs": 8}})
     assert cfg["config"]["n_envs"] == 8 and cfg["config"]["reward_threshold"] == 475.0 and cfg["descriptions"]["gamma"]
     bad = await err(client, "get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"learning_rte": 0.1}})
@@ -118,14 +119,14 @@ async def test_list_runs_bad_arguments(client: Client, args: dict[str, Any]) -> 
 
 
 async def test_run_info_by_last_prefix_and_full_id(client: Client, real_runs: RealRuns) -> None:
-    info = await ok(client, "get_run_info", {"run_id": real_runs.solved})
+    info = (await ok(client, "get_run_info", {"run_id": real_runs.solved}))["details"]
     s = info["summary"]
     assert s["status"] == "completed" and s["stop_reason"] == "solved" and s["solved"] is True
     assert info["hyperparameters"]["n_envs"] == 4 and info["best_eval"]["return_mean"] >= 15
     assert all(f["present"] and f["problem"] is None for f in info["files"])
     newest = max(real_runs.short, real_runs.solved, real_runs.reinforce)
-    assert (await ok(client, "get_run_info", {"run_id": "@last"}))["summary"]["run_id"] == newest
-    short = await ok(client, "get_run_info", {"run_id": real_runs.short[:-1]})
+    assert (await ok(client, "get_run_info", {"run_id": "@last"}))["details"]["summary"]["run_id"] == newest
+    short = (await ok(client, "get_run_info", {"run_id": real_runs.short[:-1]}))["details"]
     assert short["summary"]["stop_reason"] == "budget_exhausted" and short["summary"]["env_steps"] >= 2048
 
 
@@ -164,12 +165,12 @@ def pendulum_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def test_metrics_answer_is_sized_for_a_model_reader(pendulum_runs: Path) -> None:
     """8 metrics x 20 points fit in 6 KB: no per-metric descriptions and no list of every column
-    (list_available_metrics has both), points as parallel arrays of rounded values."""
+    (get_run_metrics(catalog=true) has both), points as parallel arrays of rounded values."""
     eight = [rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY,
              rf.M.APPROX_KL, rf.M.CLIP_FRACTION, rf.M.EXPLAINED_VARIANCE]
     async with Client(create_server(pendulum_runs)) as c:
-        res = await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": eight, "max_points": 20})
-        listed = await ok(c, "list_available_metrics", {"run_id": "@last"})
+        res = (await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": eight, "max_points": 20}))["curves"]
+        listed = (await ok(c, "get_run_metrics", {"run_id": "@last", "catalog": True}))["catalog"]
     assert len(json.dumps(res).encode()) <= 6_000, len(json.dumps(res).encode())
     assert res["rows_total"] >= 60 and res["metrics_available"] == len(listed["metrics"]) - 1  # not env_steps
     assert [s["metric"] for s in res["series"]] == eight and "description" not in json.dumps(res)
@@ -183,7 +184,7 @@ async def test_metrics_answer_is_sized_for_a_model_reader(pendulum_runs: Path) -
 async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Path, client: Client,
                                                               real_runs: RealRuns) -> None:
     async with Client(create_server(pendulum_runs)) as c:
-        info = await ok(c, "get_run_info", {"run_id": "@last"})
+        info = (await ok(c, "get_run_info", {"run_id": "@last"}))["details"]
     assert info["preset"] == "Pendulum-v1:ppo"
     diffs = info["differences_from_preset"]
     assert diffs["reward_scale"] == {"value": 0.5, "preset": 0.2}
@@ -191,7 +192,7 @@ async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Pa
     assert set(diffs) == {k.split("=")[0] for k in PENDULUM_SET + PENDULUM_SMALL}
     assert info["hyperparameters"]["log_std_init"] == -1.0 and info["hyperparameters"]["reward_scale"] == 0.5
     # A preset run lists only what its --set changed; Discrete actions hide log_std_init.
-    short = await ok(client, "get_run_info", {"run_id": real_runs.short})
+    short = (await ok(client, "get_run_info", {"run_id": real_runs.short}))["details"]
     assert short["preset"] == "CartPole-v1:ppo"
     # Its --set keys that differ from the preset (batch_size=64 is also the preset's: not a difference).
     assert set(short["differences_from_preset"]) == {"n_envs", "eval_freq", "eval_episodes", "max_env_steps"}
@@ -199,10 +200,10 @@ async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Pa
 
 
 async def test_run_info_shows_the_keys_each_algorithm_uses(client: Client, real_runs: RealRuns) -> None:
-    rei = (await ok(client, "get_run_info", {"run_id": real_runs.reinforce}))["hyperparameters"]
+    rei = (await ok(client, "get_run_info", {"run_id": real_runs.reinforce}))["details"]["hyperparameters"]
     assert {"vf_coef", "use_baseline", "episodes_per_update", "reward_scale"} <= set(rei)  # vf_coef: the baseline
     assert not {"n_steps", "batch_size", "n_epochs", "gae_lambda", "clip_range", "target_kl"} & set(rei)
-    ppo = (await ok(client, "get_run_info", {"run_id": real_runs.short}))["hyperparameters"]
+    ppo = (await ok(client, "get_run_info", {"run_id": real_runs.short}))["details"]["hyperparameters"]
     assert {"n_steps", "clip_range", "vf_coef"} <= set(ppo) and not {"episodes_per_update", "use_baseline"} & set(ppo)
 
 
@@ -210,24 +211,24 @@ async def test_run_info_without_a_local_preset_says_so(scratch_runs: RealRuns) -
     cfg_path = scratch_runs.runs_dir / scratch_runs.short / rf.CONFIG_YAML
     cfg_path.write_text(cfg_path.read_text().replace("variant: ppo", "variant: my_own"))
     async with Client(create_server(scratch_runs.runs_dir)) as c:
-        info = await ok(c, "get_run_info", {"run_id": scratch_runs.short})
+        info = (await ok(c, "get_run_info", {"run_id": scratch_runs.short}))["details"]
     assert "no preset CartPole-v1:my_own" in info["preset"] and info["differences_from_preset"] == {}
 
 
 async def test_metrics_default_range_and_downsampling(client: Client, real_runs: RealRuns) -> None:
-    res = await ok(client, "get_run_metrics", {"run_id": real_runs.short})
+    res = (await ok(client, "get_run_metrics", {"run_id": real_runs.short}))["curves"]
     names = [s["metric"] for s in res["series"]]
     assert names[0] == rf.M.EVAL_RETURN_MEAN and rf.M.APPROX_KL in names
     rows = res["rows_total"]
     ep = next(s for s in res["series"] if s["metric"] == rf.M.POLICY_LOSS)
     assert ep["points_total"] == rows and len(ep["values"]) == rows and not ep["downsampled"]
-    small = await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.POLICY_LOSS],
-                                                 "max_points": 10})
+    small = (await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.POLICY_LOSS],
+                                                  "max_points": 10}))["curves"]
     s = small["series"][0]
     assert len(s["values"]) <= 10 and s["downsampled"] and "downsampled" in small["note"]
     assert s["max"] == pytest.approx(max(ep["values"]), rel=1e-5)
-    ranged = await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.ENV_STEPS],
-                                                  "start_env_steps": 1000, "end_env_steps": 1500})
+    ranged = (await ok(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": [rf.M.ENV_STEPS],
+                                                   "start_env_steps": 1000, "end_env_steps": 1500}))["curves"]
     assert all(1000 <= x <= 1500 for x in ranged["series"][0]["env_steps"])
 
 
@@ -240,14 +241,14 @@ async def test_metrics_bad_limits(client: Client, real_runs: RealRuns, args: dic
 async def test_unknown_metric_lists_close_matches(client: Client, real_runs: RealRuns) -> None:
     text = await err(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": ["eval/retrun_mean"]})
     assert "did you mean 'eval/return_mean'" in text
-    text = await err(client, "plot_run_metric", {"run_id": real_runs.short, "metric": "train/aprox_kl"})
+    text = await err(client, "plot_runs", {"run_ids": [real_runs.short], "metric": "train/aprox_kl"})
     assert "train/approx_kl" in text
 
 
 async def test_available_metrics_match_the_trainer_columns(client: Client, real_runs: RealRuns) -> None:
-    res = await ok(client, "list_available_metrics", {"run_id": real_runs.short})
+    res = (await ok(client, "get_run_metrics", {"run_id": real_runs.short, "catalog": True}))["catalog"]
     assert [m["name"] for m in res["metrics"]] == list(rf.columns_for("ppo"))
-    rei = await ok(client, "list_available_metrics", {"run_id": real_runs.reinforce})
+    rei = (await ok(client, "get_run_metrics", {"run_id": real_runs.reinforce, "catalog": True}))["catalog"]
     assert [m["name"] for m in rei["metrics"]] == list(rf.columns_for("reinforce"))
     evals = next(m for m in res["metrics"] if m["name"] == rf.M.EVAL_RETURN_MEAN)
     assert 0 < evals["measured_rows"] < res["rows_total"] and evals["description"]
@@ -258,45 +259,51 @@ async def test_logs_status_checkpoints(client: Client, real_runs: RealRuns) -> N
     assert 0 < len(logs["lines"]) <= 3
     await err(client, "get_run_logs", {"run_id": real_runs.solved, "limit": 100_000})
     await err(client, "get_run_logs", {"run_id": real_runs.solved, "level": "LOUD"})
-    st = await ok(client, "get_training_status", {"run_id": real_runs.solved})
+    status_only = await ok(client, "get_run_info", {"run_id": real_runs.solved, "view": "status"})
+    st = status_only["status"]
     assert st["status"] == "completed" and st["finished"] and st["solved"] and st["progress"] > 0
-    cps = await ok(client, "list_checkpoints", {"run_id": real_runs.solved})
+    assert status_only["details"] is None and status_only["checkpoints"] is None
+    cps = (await ok(client, "get_run_info", {"run_id": real_runs.solved, "view": "checkpoints"}))["checkpoints"]
     names = {c["name"] for c in cps["checkpoints"]}
     assert {"best", "last"} <= names and all(c["file_present"] for c in cps["checkpoints"])
 
 
 async def test_compare_and_best_run(client: Client, real_runs: RealRuns) -> None:
-    cmp = await ok(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.solved]})
+    cmp = (await ok(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.solved]}))["comparison"]
     keys = {d["key"] for d in cmp["config_differences"]}
     assert {"max_env_steps", "reward_threshold"} <= keys
     assert cmp["first_to_threshold_env_steps"] == real_runs.solved
     assert cmp["first_to_threshold_wall_time"] == real_runs.solved
     await err(client, "compare_runs", {"run_ids": [real_runs.short]})
     await err(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.short]})
-    best = await ok(client, "get_best_run", {"env_id": "CartPole-v1"})
+    best = (await ok(client, "compare_runs", {"env_id": "CartPole-v1"}))["best"]
     assert best["best"]["run_id"] == real_runs.solved and "fewest env steps" in best["criterion"]
-    missing = await ok(client, "get_best_run", {"env_id": "CartPole-v0"})
+    missing = (await ok(client, "compare_runs", {"env_id": "CartPole-v0"}))["best"]
     assert missing["best"] is None and "CartPole-v1" in missing["note"]
+    assert "exactly one" in await err(client, "compare_runs", {})
+    assert "exactly one" in await err(client, "compare_runs", {"run_ids": [real_runs.short, real_runs.solved],
+                                                                "env_id": "CartPole-v1"})
 
 
 async def test_plots_return_png_and_summary(client: Client, real_runs: RealRuns) -> None:
-    res = await client.call_tool("plot_run_metric", {"run_id": real_runs.solved})
+    res = await client.call_tool("plot_runs", {"run_ids": [real_runs.solved]})
     assert not res.is_error
     image = next(c for c in res.content if c.type == "image")
     assert image.mime_type == "image/png" and base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
     assert res.structured_content and "threshold" in res.structured_content["summary"]
-    res = await client.call_tool("plot_compare_runs", {"run_ids": [real_runs.short, real_runs.solved],
-                                                      "metric": rf.M.ENTROPY})
+    res = await client.call_tool("plot_runs", {"run_ids": [real_runs.short, real_runs.solved], "metric": rf.M.ENTROPY})
     assert not res.is_error and res.structured_content
     assert {c["run_id"] for c in res.structured_content["curves"]} == {real_runs.short, real_runs.solved}
+    assert "one-run plot" in await err(client, "plot_runs", {"run_ids": [real_runs.short, real_runs.solved],
+                                                             "start_env_steps": 100})
 
 
 async def test_wait_and_stop_on_a_finished_run(client: Client, real_runs: RealRuns) -> None:
-    res = await ok(client, "wait_for_training", {"run_id": real_runs.short, "timeout_seconds": 5})
-    assert res["finished"] and res["waited_seconds"] < 5
+    res = await ok(client, "get_run_info", {"run_id": real_runs.short, "view": "status", "wait_seconds": 5})
+    assert res["status"]["finished"] and res["waited_seconds"] < 5 and "finished" in res["note"]
     stop = await ok(client, "stop_training", {"run_id": real_runs.short})
     assert stop["forced"] is False and "not running" in stop["message"]
-    await err(client, "wait_for_training", {"run_id": real_runs.short, "timeout_seconds": 3600})
+    await err(client, "get_run_info", {"run_id": real_runs.short, "wait_seconds": 3600})
 
 
 async def test_start_training_validates_before_starting(client: Client, real_runs: RealRuns) -> None:
@@ -304,6 +311,9 @@ async def test_start_training_validates_before_starting(client: Client, real_run
     text = await err(client, "start_training", {"config_id": "CartPole-v1:ppo", "overrides": {"clip_rnge": 0.1}})
     assert "clip_range" in text
     assert "did you mean 'CartPole-v1'" in await err(client, "start_training", {"config_id": "CartPol-v1"})
+    assert "exactly one" in await err(client, "start_training", {})
+    assert "exactly one" in await err(client, "start_training", {"config_id": "CartPole-v1:ppo",
+                                                                 "resume": real_runs.short})
     assert "sac cannot take" in await err(client, "start_training", {"config_id": "CartPole-v1:sac"})
     assert "batch_size" in await err(client, "start_training", {"config_id": "CartPole-v1:ppo",
                                                                 "overrides": {"batch_size": 10**6}})
@@ -333,11 +343,11 @@ async def test_malformed_files_are_reported_and_other_tools_keep_working(scratch
         text = await err(c, "get_run_metrics", {"run_id": scratch_runs.short})
         assert "metrics.csv is malformed" in text and "line" in text
         assert "config.yaml is malformed" in await err(c, "get_config", {"run_id": scratch_runs.short})
-        info = await ok(c, "get_run_info", {"run_id": scratch_runs.short})
+        info = (await ok(c, "get_run_info", {"run_id": scratch_runs.short}))["details"]
         problems = {f["name"]: f["problem"] for f in info["files"]}
         assert "malformed" in problems[rf.METRICS_CSV] and "malformed" in problems[rf.CONFIG_YAML]
         assert info["summary"]["status"] == "completed"
-        assert (await ok(c, "get_training_status", {"run_id": scratch_runs.short}))["finished"]
+        assert (await ok(c, "get_run_info", {"run_id": scratch_runs.short, "view": "status"}))["status"]["finished"]
         assert (await ok(c, "get_run_logs", {"run_id": scratch_runs.short}))["lines"]
         listed = {r["run_id"]: r for r in (await ok(c, "list_runs", {}))["runs"]}
         assert listed["20200101-000000-dead"]["status"] == "unreadable"
@@ -356,7 +366,7 @@ async def test_a_running_run_whose_process_is_gone_is_reported_crashed(scratch_r
     rf.write_run_info(run_dir, info.model_copy(update={"status": rf.RunStatus.RUNNING, "pid": dead.pid,
                                                        "updated_at": rf.utc_now_iso()}))
     async with Client(create_server(scratch_runs.runs_dir)) as c:
-        st = await ok(c, "get_training_status", {"run_id": scratch_runs.short})
+        st = (await ok(c, "get_run_info", {"run_id": scratch_runs.short, "view": "status"}))["status"]
         assert st["status"] == "crashed" and st["finished"]
         crashed = await ok(c, "list_runs", {"status": "crashed"})
         assert [r["run_id"] for r in crashed["runs"]] == [scratch_runs.short]
@@ -379,11 +389,11 @@ async def test_answers_stay_small_on_a_big_run(tmp_path: Path) -> None:
     w.close()
     (run_dir / rf.RUN_LOG).write_text("WARNING " + "x" * 100_000 + "\n" + "INFO ok\n" * 5000)
     async with Client(create_server(tmp_path)) as c:
-        res = await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": list(rf.PPO_COLUMNS[2:]),
-                                              "max_points": 1000})
+        res = (await ok(c, "get_run_metrics", {"run_id": "@last", "metrics": list(rf.PPO_COLUMNS[2:]),
+                                               "max_points": 1000}))["curves"]
         assert "lowered" in res["note"] and all(s["non_finite_count"] > 200 for s in res["series"])
         assert all(sum(map(len, s["non_finite"].values())) <= 20 for s in res["series"])
-        await ok(c, "list_available_metrics", {"run_id": "@last"})
+        await ok(c, "get_run_metrics", {"run_id": "@last", "catalog": True})
         logs = await ok(c, "get_run_logs", {"run_id": "@last", "limit": 200})
         assert "left out" in logs["note"] or len(logs["lines"]) == 200
         warn = await ok(c, "get_run_logs", {"run_id": "@last", "level": "WARNING"})

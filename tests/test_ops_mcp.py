@@ -1,4 +1,4 @@
-"""compare_to_baseline, list_models and promote_run through a real in-process MCP client."""
+"""check_run (`gsolve check`), list_models and promote_run through a real in-process MCP client."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, A
 async def test_ops_tools_are_registered_with_the_right_annotations(real_runs: RealRuns) -> None:
     async with Client(create_server(real_runs.runs_dir)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    for name in ("compare_to_baseline", "list_models"):
+    for name in ("check_run", "list_models"):
         annotations = tools[name].annotations
         assert annotations is not None and annotations.read_only_hint is True
     promote = tools["promote_run"]
@@ -36,18 +36,18 @@ async def test_ops_tools_are_registered_with_the_right_annotations(real_runs: Re
     assert "reason" not in promote.input_schema["properties"]  # no manual approval over MCP
 
 
-async def test_compare_to_baseline_and_empty_registry(real_runs: RealRuns) -> None:
+async def test_check_run_and_empty_registry(real_runs: RealRuns) -> None:
     async with Client(create_server(real_runs.runs_dir)) as client:
-        err, sc, text = await call(client, "compare_to_baseline", {"run_id": real_runs.solved, "baseline": "preset"})
+        err, sc, text = await call(client, "check_run", {"run_id": real_runs.solved, "baseline": "preset"})
         assert not err, text
         # It stopped at its own threshold 15; the preset's references are at 475: unknown, said so.
         assert sc["verdict"] == "cannot_compare" and sc["exit_code"] == 2 and sc["p_value"] is not None
         assert sc["reference_source"].startswith("10 solved runs of the CartPole-v1:ppo preset")
         assert "stopped before reaching 475" in sc["summary"]
-        err, sc, text = await call(client, "compare_to_baseline", {"run_id": real_runs.short,
+        err, sc, text = await call(client, "check_run", {"run_id": real_runs.short,
                                                                    "baseline": real_runs.short})
         assert not err and sc["verdict"] == "cannot_compare" and sc["exit_code"] == 2
-        err, _, text = await call(client, "compare_to_baseline", {"run_id": "zzz", "baseline": "preset"})
+        err, _, text = await call(client, "check_run", {"run_id": "zzz", "baseline": "preset"})
         assert err and "no run 'zzz'" in text
         err, sc, text = await call(client, "list_models", {})
         assert not err and sc["models"] == [] and "no model is registered yet" in sc["note"]

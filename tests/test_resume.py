@@ -1,4 +1,4 @@
-"""Resume (`gsolve train --resume RUN`, MCP resume_training): checkpoints hold everything training
+"""Resume (`gsolve train --resume RUN`, MCP start_training(resume=RUN)): checkpoints hold everything training
 continues from, metrics.csv continues without gaps or duplicates, a SIGKILLed run resumed ends
 where an uninterrupted one does, and every run that cannot be resumed is refused with the reason."""
 
@@ -250,19 +250,20 @@ def test_sigkilled_run_resumed_ends_like_an_uninterrupted_one(tmp_path: Path) ->
 # MCP
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.anyio
-async def test_mcp_resume_training_continues_a_stopped_run(stopped: Path) -> None:
+async def test_mcp_start_training_resumes_a_stopped_run(stopped: Path) -> None:
     async with Client(create_server(stopped.parent)) as client:
-        result = await client.call_tool("resume_training", {"run_id": stopped.name})
+        result = await client.call_tool("start_training", {"resume": stopped.name})
         assert not result.is_error, result.content
-        start = result.structured_content
-        assert start is not None
+        assert result.structured_content is not None and result.structured_content["started"] is None
+        start = result.structured_content["resumed"]
+        assert result.structured_content["run_id"] == start["run_id"] == stopped.name
         assert (start["from_checkpoint"], start["at_env_steps"], start["at_iteration"]) == ("last", 768, 3)
-        assert start["previous_status"] == "stopped" and "wait_for_training" in start["note"]
+        assert start["previous_status"] == "stopped" and "get_run_info" in start["note"]
         deadline = time.monotonic() + 300
         while rf.read_run_info(stopped).status != rf.RunStatus.COMPLETED or rf.pid_alive(start["pid"]):
             assert time.monotonic() < deadline, (stopped / rf.RUN_LOG).read_text()[-2000:]
             time.sleep(0.2)
-        again = await client.call_tool("resume_training", {"run_id": stopped.name})
+        again = await client.call_tool("start_training", {"resume": stopped.name})
         assert again.is_error and "is completed" in str(again.content)
     info = rf.read_run_info(stopped)
     assert [r.at_iteration for r in info.resumes] == [3] and info.pid == start["pid"]
@@ -273,5 +274,5 @@ def test_plan_is_torch_free_and_names_the_checkpoint(stopped: Path) -> None:
     plan = plan_resume(stopped)
     assert plan.checkpoint.name == rf.LAST_CHECKPOINT and plan.checkpoint.iteration == 3
     code = ("import sys; from pathlib import Path; from gymnasium_solver.resume import plan_resume; "
-            f"plan_resume(Path({str(stopped)!r})); import mcp_server.resume_tools; assert 'torch' not in sys.modules")
+            f"plan_resume(Path({str(stopped)!r})); import mcp_server.training_tools; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)

@@ -37,7 +37,7 @@ Reader = Callable[[rs.RunStore, Path], Any]
 READERS: dict[str, Reader] = {
     "get_run_metrics": lambda store, d: rs.query_metrics(store, d),
     "get_run_metrics of one metric": lambda store, d: rs.query_metrics(store, d, [rf.M.ENTROPY]),
-    "list_available_metrics": rs.available_metrics,
+    "get_run_metrics catalog": rs.available_metrics,
     "metric_arrays": lambda store, d: store.metric_arrays(d),
     "diagnose_run": diagnose_run_dir,
 }
@@ -158,8 +158,8 @@ async def test_mcp_get_run_metrics_says_malformed_like_the_other_tools(scratch_r
     (run_dir / rf.METRICS_CSV).write_text(_wide_csv(10_000))
     texts = set()
     async with Client(create_server(scratch_runs.runs_dir)) as client:
-        for tool in ("get_run_metrics", "list_available_metrics", "diagnose_run"):
-            res = await client.call_tool(tool, {"run_id": run_dir.name})
+        for tool, extra in (("get_run_metrics", {}), ("get_run_metrics", {"catalog": True}), ("diagnose_run", {})):
+            res = await client.call_tool(tool, {"run_id": run_dir.name, **extra})
             assert res.is_error, tool
             texts.add(" ".join(getattr(c, "text", "") for c in res.content).split(": ", 1)[1])
     (text,) = texts

@@ -1,4 +1,4 @@
-"""MCP tools start_sweep / get_sweep / check_sweep / list_sweeps through the in-process client: the sweep starts
+"""MCP tools start_sweep / get_sweep (no id: the list) / check_sweep through the in-process client: the sweep starts
 detached and returns its id at once, get_sweep follows it to the best trial, errors are sentences,
 and the server's live-run cap is respected."""
 
@@ -46,8 +46,9 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
 
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
-            is_error, summary, text = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            is_error, report, text = await call(client, "get_sweep", {"sweep_id": sweep_id})
             assert not is_error, text
+            summary = report["summary"]
             if summary["sweep"]["status"] != "running" or time.monotonic() > deadline:
                 break
             await anyio.sleep(1.0)
@@ -58,8 +59,9 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
         for row in summary["trials"]:
             assert rf.read_run_info(runs / row["run_id"]).sweep_id == sweep_id
 
-        is_error, listed, text = await call(client, "list_sweeps", {})
-        assert not is_error and sweep_id in text
+        is_error, listed, text = await call(client, "get_sweep", {})  # no id: the list of sweeps
+        assert not is_error and listed["summary"] is None
+        assert [s["sweep_id"] for s in listed["sweeps"]] == [sweep_id] and listed["sweeps"][0]["status"] == "done"
 
         is_error, _, text = await call(client, "get_sweep", {"sweep_id": sweep_id[:-1] + "x"})
         assert is_error and f"did you mean {sweep_id}" in text
@@ -73,7 +75,8 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
         assert started["arms"] == [f"trial #{summary['best']['number']}", "preset"] and "get_sweep" in started["note"]
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
-            _, summary, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            _, report, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            summary = report["summary"]
             if summary["check"] is not None or time.monotonic() > deadline:
                 break
             await anyio.sleep(1.0)
@@ -134,7 +137,8 @@ async def test_start_sweep_runs_each_trial_on_several_seeds(tmp_path: Path) -> N
         assert (record.seeds_per_trial, record.seed_statistic) == (2, "iqm")
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
-            _, summary, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            _, report, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            summary = report["summary"]
             if summary["sweep"]["status"] != "running" or time.monotonic() > deadline:
                 break
             await anyio.sleep(1.0)

@@ -221,9 +221,9 @@ async def test_list_checkpoints_over_mcp_gives_each_role_and_the_best_n_ranks(ke
     from mcp_server.server import create_server
 
     async with Client(create_server(kept_run.run_dir.parent)) as client:
-        res = await client.call_tool("list_checkpoints", {"run_id": kept_run.run_id})
+        res = await client.call_tool("get_run_info", {"run_id": kept_run.run_id, "view": "checkpoints"})
     assert not res.is_error and res.structured_content is not None
-    cps = res.structured_content["checkpoints"]
+    cps = res.structured_content["checkpoints"]["checkpoints"]
     tops = sorted((c for c in cps if c["role"] == "top_eval"), key=lambda c: c["rank"])
     assert [c["rank"] for c in tops] == [1, 2] and tops[0]["eval_return_mean"] >= tops[1]["eval_return_mean"]
     assert sum(c["role"] == "periodic" for c in cps) == 2 and {"best", "last"} <= {c["name"] for c in cps}

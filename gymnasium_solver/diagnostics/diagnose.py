@@ -252,13 +252,13 @@ def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
         change = f" with {_in_source(ctx, top)}" if top is not None and top.suggested_changes else ""
         return (f"This run was imported from {ctx.info.source.framework} and is read-only (gsolve fix/retry cannot "
                 f"re-run it): train it again there{change} to verify, or train our preset for {ctx.info.env_id} "
-                "(list_variants) and compare_runs with this one.")
+                "(list_environments) and compare_runs with this one.")
     if top is not None and top.id == "unexplained_failure":
-        return (f"No rule explains this run: `gsolve fix {rid}` (MCP try_fixes) runs candidate changes side by side "
+        return (f"No rule explains this run: `gsolve fix {rid}` (MCP fix_run) runs candidate changes side by side "
                 "and reports which one solves; compare_runs with a solved run of the same preset shows what differs.")
     if top is not None and top.id in ("run_error",):
         return "Read the traceback (get_run_logs level=WARNING); this is not a config problem."
-    return (f"Verify before trusting it: `gsolve fix {rid}` (MCP try_fixes) runs the suggested changes and each "
+    return (f"Verify before trusting it: `gsolve fix {rid}` (MCP fix_run) runs the suggested changes and each "
             "revert to the preset side by side, and reports which one solves and how fast.")
 
 

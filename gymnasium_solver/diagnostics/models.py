@@ -1,7 +1,7 @@
 """Typed results of :func:`gymnasium_solver.diagnostics.diagnose`.
 
 These models are the boundary between the pure diagnostics and its adapters (``gsolve diagnose``,
-the MCP tools ``diagnose_run`` / ``get_metric_alerts``): everything a reader needs is in them, and
+the MCP tool ``diagnose_run``): everything a reader needs is in them, and
 they stay small (a few findings, a few numbers each).
 """
 

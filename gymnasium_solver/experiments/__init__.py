@@ -9,7 +9,7 @@ config changes for one parent run; each trial is a normal run folder whose run.j
 - ``runner``      the coordinator: runs the trials, stops those that can no longer win, picks the winner
 - ``launch``      plans an experiment for a run, or starts its coordinator detached
 
-``gsolve fix`` and the MCP tools ``try_fixes`` / ``get_experiment`` are thin adapters over these.
+``gsolve fix`` and the MCP tools ``fix_run`` / ``get_fix`` are thin adapters over these.
 The runner is written for reuse: a hyperparameter sweep is another way to make the trial list, and
 a Ray backend is another implementation of ``backend.TrialBackend``; the run-folder contract and
 the record stay the same. Nothing here imports torch, except ``backend.ForkBackend`` when a

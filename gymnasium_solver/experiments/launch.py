@@ -144,6 +144,6 @@ def start_detached(
         candidates=record.candidates, pid=proc.pid, log=str(log),
         note=f"{len(record.candidates)} candidates on seed {record.seed} and your unchanged config on "
         f"{len(record.seeds) - 1} fresh seeds started in the background (candidates that solve go on to the fresh "
-        f"seeds; at most {timeout_seconds:g}s); call get_experiment(experiment_id={record.experiment_id!r}) until "
+        f"seeds; at most {timeout_seconds:g}s); call get_fix(experiment_id={record.experiment_id!r}) until "
         f"status is 'done': its verdict (fixed / unlucky_seed / not_fixed), message and winner say how sure it is",
     )

@@ -1,7 +1,7 @@
 """The experiment record: ``runs/.experiments/<experiment_id>.json``, its schema, writer and reader.
 
 One JSON file per experiment, rewritten atomically by the coordinator whenever a trial starts or
-finishes, so any process (``gsolve fix --json``, the MCP tool ``get_experiment``) can read it at
+finishes, so any process (``gsolve fix --json``, the MCP tool ``get_fix``) can read it at
 any time. The folder is hidden (its name starts with a dot), so run listings never see it.
 """
 
@@ -20,7 +20,7 @@ from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone
 
 EXPERIMENTS_DIR = ".experiments"
 KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}$",
-               example="fix-20261125-221900-3fa9", start_hint="try_fixes / gsolve fix")
+               example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
 TrialRole = Literal["screen", "confirm", "baseline", "trim"]

@@ -146,7 +146,7 @@ def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
                          hyperparameters=key_hyperparameters(config, kind), differences_from_preset=differences)
     if info is None:
         return details
-    steps = store.env_steps(run_dir)  # the figure diagnose and get_training_status use too
+    steps = store.env_steps(run_dir)  # the figure diagnose and the live status use too
     if steps != summary.env_steps:
         summary.env_steps = steps
         summary.progress = round(min(steps / info.max_env_steps, 1.0), 4) if info.max_env_steps else None

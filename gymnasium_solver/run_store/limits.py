@@ -12,7 +12,7 @@ MAX_LOG_CHARS = 40_000  # ~10k tokens, whatever limit is asked
 MAX_COMPARE = 10
 
 # metrics.csv. The trainer writes fewer than 50 columns (PPO: 25 + the common 21) and an import adds
-# only the source's own scalar tags; 256 keeps list_available_metrics near 10k tokens, and a header of
+# only the source's own scalar tags; 256 keeps get_run_metrics(catalog=true) near 10k tokens, and a header of
 # 100k columns is refused before a row is parsed (issue 26: 10k columns cost 10 s of CPU per read).
 MAX_METRIC_COLUMNS = 256
 # The longest line of metrics.csv: 256 names of up to 250 characters; a row of 256 full-precision floats

@@ -123,7 +123,7 @@ def parse_rows(data: bytes, start: int, end: int, ncols: int, first_lineno: int,
     Empty fields are missing (value NaN); 'nan'/'inf'/'-inf' parse as such. RunFileError naming
     the first malformed line (a row with the wrong number of fields, or a field that is not a
     number). Whichever columns are asked for, the verdict on the file is the same (issue 26:
-    get_run_metrics answered where list_available_metrics said malformed): columns that are not
+    get_run_metrics answered where get_run_metrics(catalog=true) said malformed): columns that are not
     converted are checked to hold only bytes of numbers, and if they do not, every column is
     converted, so that the same line is named in the same sentence.
     """

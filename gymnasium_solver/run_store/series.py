@@ -54,7 +54,7 @@ def unknown_metric_error(names: str | list[str], available: list[str]) -> ValueE
 
 class MetricSeries(BaseModel):
     """One metric against env_steps, as parallel arrays. Only rows where it was measured; nan/inf
-    values are counted and located apart. What a metric means: list_available_metrics."""
+    values are counted and located apart. What a metric means: get_run_metrics(catalog=true)."""
 
     metric: str
     env_steps: list[int] = Field(description="x values (environment steps)")
@@ -78,7 +78,7 @@ class MetricsResult(BaseModel):
     rows_total: int = Field(description="rows in metrics.csv")
     env_steps_range: list[int] = Field(description="[first, last] env_steps of the rows considered")
     series: list[MetricSeries]
-    metrics_available: int = Field(description="metric columns this run has; list_available_metrics names and explains them")
+    metrics_available: int = Field(description="metric columns this run has; get_run_metrics(catalog=true) names and explains them")
     note: str = Field(default="", description="what was cut (downsampling, limits) and how to get more")
 
 

@@ -7,7 +7,7 @@
 - ``launch``  validate and create a sweep, resume one, or start one detached (MCP)
 - ``report``  progress, best trial, importances and how to reproduce it
 
-``gsolve sweep`` and the MCP tools start_sweep / get_sweep / list_sweeps are thin adapters. The
+``gsolve sweep`` and the MCP tools start_sweep / get_sweep / check_sweep are thin adapters. The
 trial backends are the experiment runner's (``gymnasium_solver.jobs.backend``, and
 ``jobs.ray_backend``). Nothing here imports torch; Optuna is imported when a study is opened.
 """
