@@ -29,6 +29,7 @@ def main(root: Path, no_preset: bool = False) -> int:
     user's own config): no deviations to revert and no shipped references, so a hit means the
     diagnosis named the mechanism from the run's own metrics and settings."""
     rows, strict, lenient, faults, healthy_warned, healthy = [], 0, 0, 0, 0, 0
+    hits: dict[str, tuple[bool, bool]] = {}
     for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
         labels = json.loads((folder / "labels.json").read_text(encoding="utf-8"))
         info = read_run_info(folder)
@@ -51,6 +52,7 @@ def main(root: Path, no_preset: bool = False) -> int:
         ok2 = ok or (change is not None and change.key in labels.get("acceptable_keys", []))
         strict += ok
         lenient += ok2
+        hits[labels["case"]] = (ok, ok2)
         got = f"{change.set_arg} ({change.direction})" if change else "-"
         rows.append(f"| {labels['case']} | {labels.get('fault_type')} | {top.id if top else '-'} | {got} | "
                     f"{'yes' if ok else 'NO'} | {'yes' if ok2 else 'NO'} |")
@@ -58,10 +60,25 @@ def main(root: Path, no_preset: bool = False) -> int:
     print("|---|---|---|---|---|---|")
     print("\n".join(rows))
     n = max(faults, 1)
-    print(f"\nheld-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
+    print(f"\n{screened_line(root, hits)}")
+    print(f"held-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
           f"({strict / n:.0%}); an acceptable key: {lenient}/{faults} ({lenient / n:.0%}); "
           f"healthy runs with a warning: {healthy_warned}/{healthy}")
     return 0
+
+
+def screened_line(root: Path, hits: dict[str, tuple[bool, bool]]) -> str:
+    """The same scores over the planted faults bench/screen_faults.py confirmed (their config fails on at
+    least 2 of 3 seeds): a fault label taken on one seed is itself a one-seed verdict."""
+    path = root / "seed_screen.json"
+    if not path.is_file():
+        return "seed screen: not run for this set (bench/screen_faults.py)"
+    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    confirmed = [c for c in hits if c in cases and cases[c]["fault"]]
+    lucky = sorted(c for c in hits if c in cases and not cases[c]["fault"])
+    k1, k2, n = sum(hits[c][0] for c in confirmed), sum(hits[c][1] for c in confirmed), len(confirmed)
+    return (f"confirmed faults (config fails >= 2 of 3 seeds): {n} of {len(hits)}; top change right: {k1}/{n}; "
+            f"acceptable key: {k2}/{n}; not faults (config solves 2+ of 3 seeds): {', '.join(lucky) or 'none'}")
 
 
 if __name__ == "__main__":

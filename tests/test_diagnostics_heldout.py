@@ -72,3 +72,36 @@ def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.Capt
                                           folder: str, no_preset: bool, expected: str) -> None:
     assert score.main(ROOT / "tests" / "fixtures" / folder, no_preset=no_preset) == 0
     assert capsys.readouterr().out.rstrip().endswith(expected)
+
+
+def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: str) -> str:
+    return (f"confirmed faults (config fails >= 2 of 3 seeds): {confirmed} of {planted}; top change right: "
+            f"{strict}/{confirmed}; acceptable key: {lenient}/{confirmed}; not faults (config solves 2+ of 3 seeds): "
+            f"{lucky}")
+
+
+# Issue 21: a planted case is a fault only if its config fails on at least 2 of 3 seeds
+# (bench/screen_faults.py wrote each set's seed_screen.json: the case's seed plus seeds +1000 and +1001).
+# 13 of the 62 planted faults solve on 2 of 3 seeds: their one-seed label was bad luck. These re-scores
+# are in-sample (every set's misses were read after its blind scoring).
+@pytest.mark.parametrize(("folder", "no_preset", "expected"), [
+    ("heldout", False, _screened(5, 8, 5, 5, "h04_s0, h05_s1, h09_s1")),
+    ("heldout", True, _screened(5, 8, 3, 3, "h04_s0, h05_s1, h09_s1")),
+    ("heldout2", False, _screened(7, 7, 7, 7, "none")),
+    ("heldout2", True, _screened(7, 7, 6, 6, "none")),
+    ("heldout3", False, _screened(6, 6, 5, 5, "none")),
+    ("heldout3", True, _screened(6, 6, 6, 6, "none")),
+    ("heldout4", False, _screened(8, 8, 8, 8, "none")),
+    ("heldout4", True, _screened(8, 8, 8, 8, "none")),
+    ("heldout5", False, _screened(5, 7, 4, 4, "p01_s153, p08_s151")),
+    ("heldout5", True, _screened(5, 7, 4, 4, "p01_s153, p08_s151")),
+    ("heldout6", False, _screened(4, 5, 4, 4, "r03_s203")),
+    ("heldout7", False, _screened(4, 6, 4, 4, "s01_s251, s03_s257")),
+    ("heldout8", False, _screened(5, 7, 5, 5, "t02_s282, t03_s275")),
+    ("heldout9", False, _screened(5, 6, 5, 5, "u03_s308")),
+    ("heldout9", True, _screened(5, 6, 5, 5, "u03_s308")),
+])
+def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
+                                                  folder: str, no_preset: bool, expected: str) -> None:
+    assert score.main(ROOT / "tests" / "fixtures" / folder, no_preset=no_preset) == 0
+    assert expected in capsys.readouterr().out
