@@ -77,7 +77,7 @@ async def test_mcp_metrics_and_diagnosis_of_an_sb3_run(sb3_runs: dict[str, Path]
     async with Client(create_server(run_dir.parent)) as client:
         res = await client.call_tool("get_run_metrics", {"run_id": run_dir.name, "metrics": SMOKE[algo][2]})
         assert not res.is_error and res.structured_content is not None
-        series = {s["metric"]: s for s in res.structured_content["series"]}
+        series = {s["metric"]: s for s in res.structured_content["curves"]["series"]}
         assert list(series) == SMOKE[algo][2] and all(s["values"] for s in series.values())
         res = await client.call_tool("diagnose_run", {"run_id": run_dir.name})
         assert not res.is_error and res.structured_content is not None

@@ -72,10 +72,11 @@ def test_a_cancelled_ray_trial_stops_gracefully(tmp_path: Path, ray_local: Any) 
 def test_gsolve_fix_runs_its_trials_on_ray(tmp_path: Path, ray_local: Any, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     parent = copy_case("lr_low_s0", runs)
+    # One seed: this tests the backend (verdicts over seeds are tested on the local pool).
     code = cli.main(["fix", parent, "--runs-dir", str(runs), "--max-trials", "1", "--parallel", "1",
-                     "--backend", "ray"])
+                     "--backend", "ray", "--seeds", "1"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert "Winner: " in out and "solved at" in out
-    winner = next(line for line in out.splitlines() if line.startswith("Winner: "))
-    assert rf.read_run_info(runs / winner.rsplit("(run ", 1)[1].rstrip(")")).parent_run_id == parent
+    assert "Verdict: fixed." in out and "solves 1 of 1 seeds" in out
+    winner = next(line for line in out.splitlines() if line.startswith("Winner run on seed 0: "))
+    assert rf.read_run_info(runs / winner.rsplit(": ", 1)[1]).parent_run_id == parent
