@@ -135,18 +135,24 @@ def main() -> int:
                 continue
             row = run_case(set_dir.name, case, screen[name], args.parallel, args.seeds)
             rows.append(row)
+            write(rows, args.seeds)  # after every case: an interrupted bench keeps what it measured
             held = " ".join(("ok" if h["solved"] else "NO") for h in row.get("held_out", []))
             w = row.get("winner") or {}
             print(f"{set_dir.name}/{name:30s} fault={row['fault']!s:5s} verdict={row.get('verdict', 'ERROR'):12s} "
                   f"{' '.join(w.get('set_args', [])):60s} held-out [{held}] {row['seconds']}s", flush=True)
+    write(rows, args.seeds)
+    print("\n".join(summary(rows)))
+    return 0
+
+
+def write(rows: list[dict[str, Any]], seeds: int) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
                             cwd=ROOT, check=False).stdout.strip()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-                               "load_at_end": os.getloadavg()[0], "seeds": args.seeds,
-                               "held_out_offsets": list(HELD_OUT_OFFSETS), "rows": rows}, indent=1) + "\n")
-    print("\n".join(summary(rows)))
-    return 0
+                               "load_at_end": os.getloadavg()[0], "seeds": seeds,
+                               "held_out_offsets": list(HELD_OUT_OFFSETS), "summary": summary(rows),
+                               "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
