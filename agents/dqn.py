@@ -34,6 +34,7 @@ from torch import nn
 from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
 from agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, mlp, numpy_mlp, numpy_views
+from gymnasium_solver.algorithms import BOX, takes
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.run_folder import M
@@ -49,7 +50,7 @@ class QNetwork(nn.Module):
         super().__init__()
         if not spec.discrete:
             raise ValueError(f"dqn needs discrete actions, but {cfg.env_id} has continuous (Box) actions; "
-                             "use sac, td3, tqc, a2c or ppo for it")
+                             f"use {', '.join(takes(BOX))} for it")
         if spec.pixels:
             raise ValueError(f"dqn trains an MLP on vector observations, but {cfg.env_id} has image "
                              "observations; use ppo (network: nature_cnn) for it")

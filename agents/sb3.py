@@ -11,7 +11,6 @@ stay ours (training.py).
 
 from __future__ import annotations
 
-import importlib
 import io
 import math
 from collections.abc import Mapping
@@ -26,28 +25,21 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import KVWriter, Logger
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
+from agents import agent_class
 from agents.common import ActOutput, NonFiniteLossError, UpdateStats
+from gymnasium_solver.algorithms import ALGORITHMS, BOX, DISCRETE, Algo, takes
 from gymnasium_solver.config import (
-    Algo,
     DQNConfig,
     OffPolicyConfigBase,
     QRDQNConfig,
     SACConfig,
-    SB3ConfigBase,
+    SB3Config,
     Schedule,
     TD3Config,
     TQCConfig,
 )
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.run_folder import M
-
-# Which library class trains each SB3 algorithm (the Algo enum is the list; this is how each is built).
-SB3_CLASSES: dict[Algo, tuple[str, str]] = {
-    Algo.SAC: ("stable_baselines3", "SAC"), Algo.TD3: ("stable_baselines3", "TD3"),
-    Algo.QRDQN: ("sb3_contrib", "QRDQN"), Algo.TQC: ("sb3_contrib", "TQC"),
-}
-_BOX_ONLY = (Algo.SAC, Algo.TD3, Algo.TQC)
-_DISCRETE_ONLY = (Algo.QRDQN,)  # (DQN is our own: agents/dqn.py)
 
 # SB3's logger keys -> our metrics.csv columns (mean over the iteration's logger dumps). Keys not
 # named here (SB3's time/ and rollout/ bookkeeping) are not ours to write.
@@ -69,19 +61,20 @@ Q_SAMPLE = 256  # replay transitions the mean Q-value is measured on
 
 
 def sb3_class(algo: Algo) -> type[BaseAlgorithm]:
-    module, name = SB3_CLASSES[algo]
-    cls: type[BaseAlgorithm] = getattr(importlib.import_module(module), name)
+    """The library class that trains ``algo`` (its ``trainer`` in algorithms.py)."""
+    cls: type[BaseAlgorithm] = agent_class(algo)
     return cls
 
 
-def check_action_space(cfg: SB3ConfigBase, spec: SpaceSpec) -> None:
+def check_action_space(cfg: SB3Config, spec: SpaceSpec) -> None:
     """ValueError, naming what would work, when the algorithm cannot act in this action space."""
-    if cfg.algo in _BOX_ONLY and spec.discrete:
-        raise ValueError(f"{cfg.algo} needs continuous (Box) actions, but {cfg.env_id} has {spec.n_actions} discrete "
-                         "actions; use dqn, qrdqn, a2c or ppo for it")
-    if cfg.algo in _DISCRETE_ONLY and not spec.discrete:
+    kinds = ALGORITHMS[cfg.algo].action_kinds
+    if BOX not in kinds and not spec.discrete:
         raise ValueError(f"{cfg.algo} needs discrete actions, but {cfg.env_id} has continuous (Box) actions; "
-                         "use sac, td3, tqc, a2c or ppo for it")
+                         f"use {', '.join(takes(BOX))} for it")
+    if DISCRETE not in kinds and spec.discrete:
+        raise ValueError(f"{cfg.algo} needs continuous (Box) actions, but {cfg.env_id} has {spec.n_actions} discrete "
+                         f"actions; use {', '.join(takes(DISCRETE))} for it")
 
 
 def _schedule(value: float | Schedule) -> Any:
@@ -91,7 +84,7 @@ def _schedule(value: float | Schedule) -> Any:
     return float(value)
 
 
-def _policy_kwargs(cfg: SB3ConfigBase) -> dict[str, Any]:
+def _policy_kwargs(cfg: SB3Config) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"net_arch": list(cfg.hidden_sizes),
                               "activation_fn": torch.nn.Tanh if cfg.activation == "tanh" else torch.nn.ReLU}
     if isinstance(cfg, QRDQNConfig | TQCConfig):
@@ -139,7 +132,7 @@ def schedule_or_float(value: float | Schedule) -> float:
     return value.start if isinstance(value, Schedule) else float(value)
 
 
-def sb3_kwargs(cfg: SB3ConfigBase, spec: SpaceSpec) -> dict[str, Any]:
+def sb3_kwargs(cfg: SB3Config, spec: SpaceSpec) -> dict[str, Any]:
     """The SB3 constructor arguments our config stands for (env and logger are added by the caller)."""
     kw: dict[str, Any] = {"learning_rate": _schedule(cfg.learning_rate), "gamma": cfg.gamma, "seed": cfg.seed,
                           "device": "cpu", "verbose": 0, "policy_kwargs": _policy_kwargs(cfg)}
@@ -226,7 +219,7 @@ def _spaces(spec: SpaceSpec) -> tuple[gym.Space[Any], gym.Space[Any]]:
     return obs, spaces.Box(spec.action_low.astype(np.float32), spec.action_high.astype(np.float32), dtype=np.float32)
 
 
-def load_sb3_policy(cfg: SB3ConfigBase, weights: Mapping[str, torch.Tensor], spec: SpaceSpec) -> SB3Policy:
+def load_sb3_policy(cfg: SB3Config, weights: Mapping[str, torch.Tensor], spec: SpaceSpec) -> SB3Policy:
     """Rebuild an SB3 run's policy from our recorded config and its policy weights (a checkpoint's
     ``model``, read with ``torch.load(weights_only=True)``), for an environment with spaces ``spec``.
 
@@ -256,7 +249,7 @@ class Chunk(NamedTuple):
 class SB3Agent:
     """Trains ``cfg``'s SB3 algorithm on the SB3 VecEnv ``env`` one chunk of ``iteration_steps`` at a time."""
 
-    def __init__(self, cfg: SB3ConfigBase, spec: SpaceSpec, env: Any):
+    def __init__(self, cfg: SB3Config, spec: SpaceSpec, env: Any):
         check_action_space(cfg, spec)
         self.cfg = cfg
         self.capture = MetricsCapture()

@@ -24,12 +24,12 @@ from gymnasium_solver.config import (
     Algo,
     Config,
     DQNConfig,
-    SB3ConfigBase,
+    SB3Config,
     config_from_yaml_text,
     config_to_yaml,
 )
 from gymnasium_solver.envs import SpaceSpec
-from gymnasium_solver.run_writer import writing
+from gymnasium_solver.write_errors import writing
 
 CHECKPOINT_FORMAT = 1
 
@@ -238,7 +238,7 @@ def _load_sb3(path: Path, payload: dict[str, Any], cfg: Config, spec: SpaceSpec)
 
     where = f"run {path.parent.parent.name}: {rf.CHECKPOINTS_DIR}/{path.name}"
     weights = payload["model"]
-    if not isinstance(cfg, SB3ConfigBase) or not isinstance(weights, dict) \
+    if not isinstance(cfg, SB3Config) or not isinstance(weights, dict) \
             or not all(isinstance(v, torch.Tensor) for v in weights.values()):
         raise ValueError(f"{where} holds no Stable-Baselines3 policy weights, though its config trains {cfg.algo}")
     try:

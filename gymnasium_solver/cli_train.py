@@ -24,7 +24,8 @@ from gymnasium_solver.config import (
     resolve_with_origin,
 )
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
-from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, resolve_config
+from gymnasium_solver.config.chain import resolve_config
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants
 from gymnasium_solver.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
 from gymnasium_solver.run_writer import WRITE_FAILURE_KINDS
 

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
-import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
+from gymnasium_solver.config.presets import override_pairs, yaml_value  # noqa: F401 - re-exported: --set arguments
 from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
 from gymnasium_solver.tracking import check_tracking_available
 
@@ -51,20 +51,6 @@ class StartResult(BaseModel):
     config_notes: list[str] = Field(default_factory=list, description="what the resolution chose or could not "
                                     "reproduce, e.g. the algorithm picked from the spaces, no reward threshold")
     note: str = Field(description="what to call next")
-
-
-def yaml_value(v: Any) -> str:
-    """A config value as ``--set`` writes it (``0.004``, ``{end: 0.0, start: 0.004}``, ``null``)."""
-    # The trainer parses --set values as YAML; PyYAML's own dump round-trips types exactly
-    # (json.dumps would write 1e-05, which YAML 1.1 reads back as a string).
-    if isinstance(v, str):
-        return v
-    return yaml.safe_dump(v, default_flow_style=True, width=1 << 30).removesuffix("\n...\n").strip()
-
-
-def override_pairs(overrides: dict[str, Any]) -> list[str]:
-    """``{'learning_rate': 0.004}`` -> ``['learning_rate=0.004']``: the --set arguments the trainer parses back."""
-    return [f"{k}={yaml_value(v)}" for k, v in overrides.items()]
 
 
 _override_pairs = override_pairs

@@ -1,10 +1,9 @@
 """The metric vocabulary: every metrics.csv column name, what it means, and which columns each
 algorithm writes. Documented in docs/metrics.md; part of the run-folder contract (run_folder.py
-re-exports it, so ``run_folder.M`` is this ``M``). Must not import torch."""
+re-exports it, so ``run_folder.M`` is this ``M``). Which algorithm writes which columns is its row in
+algorithms.py. Imports nothing of ours, never torch."""
 
 from __future__ import annotations
-
-from gymnasium_solver.config import Algo
 
 
 class M:
@@ -81,15 +80,9 @@ PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
     M.EPOCHS_COMPLETED,
 )
 
-_REPLAY_COLUMNS: tuple[str, ...] = (M.Q_MEAN, M.REPLAY_FILL, M.N_UPDATES)
-# Every SB3 algorithm writes the common columns (those it cannot measure stay empty) plus its own.
-SB3_COLUMNS: dict[Algo, tuple[str, ...]] = {
-    Algo.DQN: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.TD_LOSS, M.EXPLORATION_RATE),
-    Algo.QRDQN: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.TD_LOSS, M.EXPLORATION_RATE),
-    Algo.SAC: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS, M.ENT_COEF_LOSS),
-    Algo.TQC: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS, M.ENT_COEF_LOSS),
-    Algo.TD3: COMMON_COLUMNS + _REPLAY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS),
-}
+# Every off-policy algorithm writes the common columns (those it cannot measure stay empty), these,
+# and its own (algorithms.py).
+REPLAY_COLUMNS: tuple[str, ...] = (M.Q_MEAN, M.REPLAY_FILL, M.N_UPDATES)
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
     M.ITERATION: "training iteration (one rollout + one update), from 1",
@@ -137,9 +130,3 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
     "env steps, not updates)",
 }
 
-
-def columns_for(algo: str) -> tuple[str, ...]:
-    """The metrics.csv columns the trainer writes for an algorithm."""
-    if algo in SB3_COLUMNS:
-        return SB3_COLUMNS[Algo(algo)]
-    return PPO_COLUMNS if algo == Algo.PPO else COMMON_COLUMNS

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import NATIVE_ALGOS, Config, ConfigError, config_from_yaml_text
+from gymnasium_solver.config.presets import override_pairs
 from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 
 PERIODIC_PREFIX = rf.PERIODIC_CHECKPOINT_PREFIX  # declared once, in the run-folder contract
@@ -53,9 +54,6 @@ def next_step_after_failure(run_dir: Path, config: Config, overrides: Mapping[st
     if meta is not None and meta.env_steps < config.max_env_steps:
         return (f"continue the run with `gsolve train --resume {run_dir.name}` (from its checkpoint {meta.name} at "
                 f"{meta.env_steps:,} env steps)")
-    # Torch-free, imported late as start_resume does: the launcher imports the run store.
-    from gymnasium_solver.launcher import override_pairs
-
     sets = "".join(f" --set {shlex.quote(pair)}" for pair in override_pairs(dict(overrides)))
     return f"start it again with `gsolve train {config.config_id}{sets}`: it has no checkpoint to resume from"
 

@@ -36,14 +36,13 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gymnasium_solver.algorithms import columns_for  # noqa: F401 - re-exported: part of the contract
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource  # noqa: F401 - run.json's config_origin
 from gymnasium_solver.metric_names import (  # noqa: F401 - re-exported: part of the contract
     COMMON_COLUMNS,
     METRIC_DESCRIPTIONS,
     PPO_COLUMNS,
-    SB3_COLUMNS,
     M,
-    columns_for,
 )
 
 SCHEMA_VERSION = 1

@@ -11,10 +11,10 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from agents.common import ObsNormalizer
 from agents.sb3 import SB3Agent
 from gymnasium_solver.checkpoints import CheckpointState, snapshot
-from gymnasium_solver.config import SB3ConfigBase
+from gymnasium_solver.config import SB3Config
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.rollout import RECENT_EPISODES, EpisodeSummary
-from gymnasium_solver.training import _Session
+from gymnasium_solver.session import Session
 
 
 class SB3Collector:
@@ -37,7 +37,7 @@ class SB3Collector:
         return EpisodeSummary(float(returns.mean()), float(returns.std()), float(lengths.mean()), self.episodes)
 
 
-class SB3Session(_Session):
+class SB3Session(Session):
     """A training session whose agent is an SB3 model (agents/sb3.py). Its checkpoints hold SB3's own
     .zip beside the weights; they are never resumable (no replay buffer), which resume.py says."""
 
@@ -46,7 +46,7 @@ class SB3Session(_Session):
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
         cfg = self.cfg
-        assert isinstance(cfg, SB3ConfigBase)
+        assert isinstance(cfg, SB3Config)
         # SB3 steps its own VecEnv (Monitor-wrapped: its episode statistics are what we log).
         self.env = make_vec_env(cfg.env_id, n_envs=cfg.n_envs, seed=cfg.seed, env_kwargs=dict(cfg.env_kwargs),
                                 vec_env_cls=SubprocVecEnv if cfg.vectorization == "async" else DummyVecEnv)

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from corpus_util import CORPUS
 
-from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, resolve_config
+from gymnasium_solver.config.chain import resolve_config
+from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Diagnosis

@@ -35,7 +35,10 @@ from gymnasium_solver.config.chain import (  # noqa: F401 - the package's API
     DEFAULTS,
     Resolved,
     check_trainable,
+    preset_config,
+    resolve_config,
     resolve_with_origin,
+    shipped_preset,
     split_config_id,
 )
 from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
@@ -53,16 +56,20 @@ from gymnasium_solver.config.model import (  # noqa: F401 - the package's API
     MAX_ROLLOUT_SAMPLES,
     MAX_SEED,
     MAX_TORCH_THREADS,
-    A2CConfig,
     Algo,
     ConfigBase,
     ConfigError,
-    PPOConfig,
-    ReinforceConfig,
     Schedule,
     ScheduleOrFloat,
     schedule_start,
     schedule_value,
+)
+from gymnasium_solver.config.native_models import (  # noqa: F401 - the package's API
+    A2CConfig,
+    DQNConfig,
+    OffPolicyConfigBase,
+    PPOConfig,
+    ReinforceConfig,
 )
 from gymnasium_solver.config.presets import (  # noqa: F401 - the package's API
     CONFIG_DIR_ENV,
@@ -74,9 +81,7 @@ from gymnasium_solver.config.presets import (  # noqa: F401 - the package's API
     load_preset,
     parse_config_id,
     parse_overrides,
-    preset_config,
     preset_differences,
-    resolve_config,
     spec_reward_threshold,
 )
 from gymnasium_solver.config.registry import (  # noqa: F401 - the package's API
@@ -92,11 +97,9 @@ from gymnasium_solver.config.registry import (  # noqa: F401 - the package's API
     limit_reason,
 )
 from gymnasium_solver.config.sb3_models import (  # noqa: F401 - the package's API
-    DQNConfig,
-    OffPolicyConfigBase,
     QRDQNConfig,
     SACConfig,
-    SB3ConfigBase,
+    SB3Config,
     TD3Config,
     TQCConfig,
 )

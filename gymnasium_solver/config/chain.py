@@ -4,7 +4,8 @@
 2. else the RL Zoo's tuned entry for the environment and algorithm (installed rl_zoo3, ``zoo.py``);
 3. else gsolve's defaults for the algorithm and the action space (``DEFAULTS``, docs/configs.md);
 
-then the user config file's output keys, then the overrides (``--set``). The reward threshold is the
+then the user config file's output keys, then the overrides (``--set``). A preset resolved without
+overrides (``preset_config``, ``shipped_preset``) comes from here too. The reward threshold is the
 config's, else the Gymnasium spec's; with neither the run trains for its whole budget, and says so.
 ``ENV_ID`` without an algorithm picks one from the environment's spaces (``spaces.choose_algo``).
 """
@@ -15,14 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gymnasium_solver.algorithms import ALGORITHMS, BOX, ON_POLICY
 from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
 from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
 from gymnasium_solver.config.presets import (
+    PACKAGE_CONFIG_DIR,
     _apply_overrides,
     _check_time_limit,
     _resolve_variant_dict,
     list_env_files,
+    list_variants,
     load_preset,
     parse_overrides,
     spec_reward_threshold,
@@ -42,16 +46,21 @@ from gymnasium_solver.config.zoo import zoo_entry
 # (docs/configs.md, every key) with these on top, per algorithm and action space. Continuous control:
 # observations of very different scales (normalised), and the Zoo's usual 1M-step budget; off-policy
 # algorithms: one environment and SB3's ReLU networks (SB3's and the Zoo's defaults).
+_ON_POLICY_BOX = {"normalize_observations": True, "max_env_steps": 1_000_000}
 _OFF_POLICY = {"n_envs": 1, "activation": "relu"}
+_OFF_POLICY_BOX = {"max_env_steps": 1_000_000}
+_SB3_NET_ARCH = {Algo.SAC: [256, 256], Algo.TQC: [256, 256], Algo.TD3: [400, 300]}  # SB3's default net_arch
+
+
+def _defaults(algo: Algo, action_kind: str) -> dict[str, Any]:
+    if algo in ON_POLICY:
+        return dict(_ON_POLICY_BOX) if action_kind == BOX else {}
+    net = {"hidden_sizes": _SB3_NET_ARCH[algo]} if algo in _SB3_NET_ARCH else {}
+    return {**_OFF_POLICY, **net, **(_OFF_POLICY_BOX if action_kind == BOX else {})}
+
+
 DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
-    ("ppo", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
-    ("a2c", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
-    ("reinforce", "box"): {"normalize_observations": True, "max_env_steps": 1_000_000},
-    ("dqn", "discrete"): _OFF_POLICY,
-    ("qrdqn", "discrete"): _OFF_POLICY,
-    ("sac", "box"): {**_OFF_POLICY, "hidden_sizes": [256, 256], "max_env_steps": 1_000_000},
-    ("tqc", "box"): {**_OFF_POLICY, "hidden_sizes": [256, 256], "max_env_steps": 1_000_000},
-    ("td3", "box"): {**_OFF_POLICY, "hidden_sizes": [400, 300], "max_env_steps": 1_000_000},
+    (a.value, kind): d for a, spec in ALGORITHMS.items() for kind in spec.action_kinds if (d := _defaults(a, kind))
 }
 NO_THRESHOLD = ("no reward threshold: {env_id}'s Gymnasium spec has none and the config sets none, so the run "
                 "trains for its whole budget (set one with --set reward_threshold=...)")
@@ -229,3 +238,35 @@ def check_trainable(cfg: Config) -> None:
     if cfg.atari_wrappers:
         return
     check_algo_takes(cfg.algo.value, env_spaces(cfg.env_id, cfg.env_kwargs))
+
+
+def preset_config(config_id: str) -> Config | None:
+    """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
+    such preset (a run from a user's own preset folder or from another machine, or one whose settings
+    came from the RL Zoo or gsolve's defaults)."""
+    if not has_preset(config_id):
+        return None
+    try:
+        return resolve_config(config_id)
+    except ConfigError:
+        return None
+
+
+def shipped_preset(env_id: str, algo: str, variant: str | None = None) -> tuple[str, Config] | None:
+    """Our shipped preset for ``env_id`` trained with ``algo`` (read from PACKAGE_CONFIG_DIR even when
+    $GSOLVE_CONFIG_DIR replaces it), as (config id, resolved config); None when we ship none.
+
+    The variant is ``variant`` when ours has it with that algorithm, else the one named after the
+    algorithm, else the first that trains with it (a file's variants are ordered)."""
+    try:
+        algos = list_variants(env_id, PACKAGE_CONFIG_DIR)
+    except ConfigError:
+        return None
+    names = [v for v in (variant, algo, *algos) if v is not None and algos.get(v) == algo]
+    if not names:
+        return None
+    config_id = f"{env_id}:{names[0]}"
+    try:
+        return config_id, resolve_config(config_id, folder=PACKAGE_CONFIG_DIR)
+    except ConfigError:
+        return None

@@ -1,15 +1,15 @@
-"""The shared config model (:class:`ConfigBase`, every field with its bound and the reason for it)
-and our own algorithms' models, PPO and REINFORCE. The SB3 algorithms' models are in
-:mod:`.sb3_models`; the tagged union over all of them, and what is derived from it, in :mod:`.registry`.
-No I/O."""
+"""The shared config model (:class:`ConfigBase`, every field with its bound and the reason for it).
+Our own algorithms' models are in :mod:`.native_models`, the Stable-Baselines3 ones in :mod:`.sb3_models`;
+the tagged union over all of them, and what is derived from it, in :mod:`.registry`. No I/O."""
 
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gymnasium_solver.algorithms import Algo  # noqa: F401 - re-exported: the config names algorithms by it
 
 
 class ConfigError(ValueError):
@@ -38,20 +38,6 @@ def schedule_value(value: ScheduleOrFloat, progress: float) -> float:
 
 def schedule_start(value: ScheduleOrFloat) -> float:
     return value.start if isinstance(value, Schedule) else float(value)
-
-
-class Algo(StrEnum):
-    """The training algorithms; the one list argparse choices, MCP schemas and the config derive from."""
-
-    PPO = "ppo"
-    REINFORCE = "reinforce"
-    # Stable-Baselines3 algorithms, trained through agents/sb3.py (sb3-contrib's QR-DQN and TQC too).
-    DQN = "dqn"
-    QRDQN = "qrdqn"
-    A2C = "a2c"
-    SAC = "sac"
-    TD3 = "td3"
-    TQC = "tqc"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,94 +363,3 @@ class ConfigBase(BaseModel):
         """(key, sentence) for valid settings that throw away what the run collects: trained as asked, with
         a warning in run.json and run.log (and on stderr from `gsolve train`)."""
         return []
-
-
-class PPOConfig(ConfigBase):
-    """A PPO run: the shared keys plus PPO's rollout, minibatch and clipping keys."""
-
-    algo: Literal[Algo.PPO] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
-    n_steps: int = Field(default=128, ge=1, le=65_536, description="steps per sub-environment per rollout",
-                         json_schema_extra=_why(f"n_envs * n_steps must also be <= {MAX_ROLLOUT_SAMPLES:,}: "
-                                                "one rollout is held in memory"))
-    gae_lambda: float = Field(default=0.95, ge=0.0, le=1.0, description="GAE lambda",
-                              json_schema_extra=_why("a mixing weight: 0 is one-step TD, 1 is Monte Carlo"))
-    n_epochs: int = Field(default=10, ge=1, le=100, description="passes over each rollout",
-                          json_schema_extra=_why("published settings use 1..30; more passes over one rollout "
-                                                 "only overfit it, and 1e9 never finished an update"))
-    batch_size: int = Field(default=64, ge=1, le=MAX_ROLLOUT_SAMPLES, description="minibatch size in samples",
-                            json_schema_extra=_why("at most the rollout (n_envs * n_steps)"))
-    clip_range: ScheduleOrFloat = Field(default=0.2, description="ratio clip, constant or {start, end}",
-                                        json_schema_extra=_why(f">= 0 and starting above 0; {_BAD_NOT_INVALID}"))
-    clip_range_vf: float | None = Field(default=None, gt=0.0, description="value-function clip range; None = off",
-                                        json_schema_extra=_why("finite and > 0, or null for no clipping"))
-    target_kl: float | None = Field(default=None, gt=0.0,
-                                    description="stop the epochs of an update early above this KL; None = off",
-                                    json_schema_extra=_why("finite and > 0, or null for no early stop"))
-    use_sde: bool = Field(
-        default=False,
-        description="generalized state-dependent exploration (gSDE, Raffin et al. 2022) for Box actions: the "
-                    "exploration noise is the actor's last hidden layer times a random matrix, redrawn every "
-                    "sde_sample_freq steps, so it is smooth in time; log_std_init is then the log std of that "
-                    "matrix's entries (as in SB3's use_sde)",
-        json_schema_extra=_why("true needs Box actions and network: mlp (the noise is a function of the MLP's "
-                               "last hidden layer)", action_kinds=[_BOX_ACTIONS]))
-    sde_sample_freq: int = Field(
-        default=-1, ge=-1, le=65_536,
-        description="with use_sde: redraw the noise matrix every this many env steps of each sub-environment; "
-                    "-1 = only at the start of each rollout",
-        json_schema_extra=_why("-1, or 1..65536 steps (the longest rollout per sub-environment); 0 would never "
-                               "draw one", action_kinds=[_BOX_ACTIONS]))
-
-    @model_validator(mode="after")
-    def _check_ppo(self) -> Self:
-        _check_schedule("clip_range", self.clip_range, start_above_zero=True)
-        if self.sde_sample_freq == 0:
-            raise ValueError("sde_sample_freq=0 would never draw a noise matrix; use -1 (once per rollout) or >= 1")
-        if self.use_sde and self.network != "mlp":
-            raise ValueError("use_sde: true needs network: mlp (its noise is a function of the MLP's last hidden "
-                             "layer); set use_sde: false for nature_cnn")
-        rollout = _check_rollout(self.n_envs, self.n_steps)
-        if self.batch_size > rollout:
-            raise ValueError(
-                f"batch_size ({self.batch_size}) is larger than the rollout "
-                f"n_envs*n_steps = {self.n_envs}*{self.n_steps} = {rollout}; "
-                f"use batch_size <= {rollout} or a longer rollout"
-            )
-        return self
-
-
-class ReinforceConfig(ConfigBase):
-    """A REINFORCE run: the shared keys plus how many episodes make an update and the baseline."""
-
-    algo: Literal[Algo.REINFORCE] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
-    use_baseline: bool = Field(default=True, description="subtract a learned value baseline")
-    episodes_per_update: int = Field(default=8, ge=1, le=1000, description="complete episodes per update",
-                                     json_schema_extra=_why("the episodes of one update are held in memory; "
-                                                            "beyond ~1000 the gradient estimate stops improving"))
-
-    def wasteful_settings(self) -> list[tuple[str, str]]:
-        if self.n_envs <= self.episodes_per_update:
-            return []
-        return [("n_envs", f"n_envs={self.n_envs} > episodes_per_update={self.episodes_per_update}: each update keeps "
-                 f"the first {self.episodes_per_update} episodes to end, the shortest, and discards the other envs' "
-                 f"steps, so it learns from a biased sample; set episodes_per_update={self.n_envs} (or "
-                 f"n_envs={self.episodes_per_update})")]
-
-
-class A2CConfig(ConfigBase):
-    """An A2C run (agents/a2c.py): the shared keys plus the rollout and GAE keys; SB3's A2C defaults."""
-
-    algo: Literal[Algo.A2C] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
-    learning_rate: ScheduleOrFloat = Field(default=7e-4, description="RMSprop learning rate, constant or {start, end}",
-                                           json_schema_extra=_why(f">= 0 and starting above 0; {_BAD_NOT_INVALID}"))
-    normalize_advantages: bool = Field(default=False, description="normalise advantages per rollout")
-    n_steps: int = Field(default=5, ge=1, le=65_536, description="steps per sub-environment per rollout (one update each)",
-                         json_schema_extra=_why(f"n_envs * n_steps must also be <= {MAX_ROLLOUT_SAMPLES:,}: "
-                                                "one rollout is held in memory"))
-    gae_lambda: float = Field(default=1.0, ge=0.0, le=1.0, description="GAE lambda",
-                              json_schema_extra=_why("a mixing weight: 0 is one-step TD, 1 is Monte Carlo"))
-
-    @model_validator(mode="after")
-    def _check_a2c(self) -> Self:
-        _check_rollout(self.n_envs, self.n_steps)
-        return self

@@ -1,5 +1,5 @@
 """Preset files (``gymnasium_solver/presets/environments/<EnvId>.yaml``): loading, variants and inheritance, ``--set``
-overrides, ``resolve_config``, and how a run's config differs from its preset."""
+overrides, and how a run's config differs from its preset. Resolving one is ``chain.py``'s."""
 
 from __future__ import annotations
 
@@ -168,6 +168,20 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def yaml_value(v: Any) -> str:
+    """A config value as ``--set`` writes it (``0.004``, ``{end: 0.0, start: 0.004}``, ``null``)."""
+    # The trainer parses --set values as YAML; PyYAML's own dump round-trips types exactly
+    # (json.dumps would write 1e-05, which YAML 1.1 reads back as a string).
+    if isinstance(v, str):
+        return v
+    return yaml.safe_dump(v, default_flow_style=True, width=1 << 30).removesuffix("\n...\n").strip()
+
+
+def override_pairs(overrides: dict[str, Any]) -> list[str]:
+    """``{'learning_rate': 0.004}`` -> ``['learning_rate=0.004']``: the --set arguments the trainer parses back."""
+    return [f"{k}={yaml_value(v)}" for k, v in overrides.items()]
+
+
 def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for key, value in overrides.items():
@@ -181,17 +195,6 @@ def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict
             value = {**(out.get(key) or {}), **value}
         out[key] = value
     return out
-
-
-def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
-                   folder: Path | None = None, *, use_zoo: bool = True) -> Config:
-    """The validated config of ``ENV:VARIANT``: its preset (in ``folder``, default ``config_dir()``), else
-    the RL Zoo's entry, else gsolve's defaults, then overrides (``config.chain``, which records where
-    each value came from). ``reward_threshold: null`` becomes the Gymnasium spec's threshold when one exists.
-    """
-    from gymnasium_solver.config.chain import resolve_config as resolve
-
-    return resolve(config_id, overrides, folder, use_zoo=use_zoo)
 
 
 def _spec(env_id: str) -> Any:
@@ -242,43 +245,9 @@ def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
 _NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", *OUTPUT_KEYS})
 
 
-def preset_config(config_id: str) -> Config | None:
-    """The preset ``ENV:VARIANT`` resolved without overrides, or None when this machine has no
-    such preset (a run from a user's own preset folder or from another machine, or one whose settings
-    came from the RL Zoo or gsolve's defaults)."""
-    from gymnasium_solver.config.chain import has_preset
-
-    if not has_preset(config_id):
-        return None
-    try:
-        return resolve_config(config_id)
-    except ConfigError:
-        return None
-
-
 def uses_shipped_presets() -> bool:
     """Whether presets resolve from the ones shipped with the project (no $GSOLVE_CONFIG_DIR of the user's)."""
     return config_dir().resolve() == PACKAGE_CONFIG_DIR.resolve()
-
-
-def shipped_preset(env_id: str, algo: str, variant: str | None = None) -> tuple[str, Config] | None:
-    """Our shipped preset for ``env_id`` trained with ``algo`` (read from PACKAGE_CONFIG_DIR even when
-    $GSOLVE_CONFIG_DIR replaces it), as (config id, resolved config); None when we ship none.
-
-    The variant is ``variant`` when ours has it with that algorithm, else the one named after the
-    algorithm, else the first that trains with it (a file's variants are ordered)."""
-    try:
-        algos = list_variants(env_id, PACKAGE_CONFIG_DIR)
-    except ConfigError:
-        return None
-    names = [v for v in (variant, algo, *algos) if v is not None and algos.get(v) == algo]
-    if not names:
-        return None
-    config_id = f"{env_id}:{names[0]}"
-    try:
-        return config_id, resolve_config(config_id, folder=PACKAGE_CONFIG_DIR)
-    except ConfigError:
-        return None
 
 
 def preset_differences(config: Mapping[str, Any], preset: Config | Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:

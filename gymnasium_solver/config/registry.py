@@ -8,16 +8,16 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from gymnasium_solver.config.model import A2CConfig, Algo, ConfigBase, PPOConfig, ReinforceConfig
-from gymnasium_solver.config.sb3_models import (
-    _NATIVE_ONLY,
+from gymnasium_solver.algorithms import NATIVE_ALGOS  # noqa: F401 - re-exported (config.NATIVE_ALGOS)
+from gymnasium_solver.config.model import Algo, ConfigBase
+from gymnasium_solver.config.native_models import (
+    A2CConfig,
     DQNConfig,
-    QRDQNConfig,
-    SACConfig,
-    SB3ConfigBase,
-    TD3Config,
-    TQCConfig,
+    OffPolicyConfigBase,
+    PPOConfig,
+    ReinforceConfig,
 )
+from gymnasium_solver.config.sb3_models import QRDQNConfig, SACConfig, TD3Config, TQCConfig
 
 # The config is a tagged union on ``algo``: an algorithm's own keys exist only on its model, so
 # "which keys belong to which algorithm" is declared once, by the model that declares them.
@@ -25,9 +25,6 @@ Config = Annotated[
     PPOConfig | ReinforceConfig | DQNConfig | QRDQNConfig | A2CConfig | SACConfig | TD3Config | TQCConfig,
     Field(discriminator="algo"),
 ]
-
-# Algorithms trained by our own agents (agents/ppo.py, reinforce.py, a2c.py, dqn.py); every other one by SB3.
-NATIVE_ALGOS = (Algo.PPO, Algo.REINFORCE, Algo.A2C, Algo.DQN)
 
 CONFIG_MODELS: dict[Algo, type[ConfigBase]] = {
     Algo.PPO: PPOConfig, Algo.REINFORCE: ReinforceConfig, Algo.DQN: DQNConfig, Algo.QRDQN: QRDQNConfig,
@@ -77,8 +74,8 @@ def applies_to(key: str, algo: str | None, action_kind: str | None = None) -> bo
         model = CONFIG_MODELS[Algo(algo)]
         if key not in model.model_fields:
             return False
-        if issubclass(model, SB3ConfigBase) and key in (*_NATIVE_ONLY, *model.unused_shared_keys):
-            return False  # a shared key this SB3 algorithm ignores (it must keep its default)
+        if issubclass(model, OffPolicyConfigBase) and key in model.ignored_keys():
+            return False  # a shared key this replay algorithm ignores (it must keep its default)
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     kinds = extra.get("action_kinds")
     return action_kind is None or not isinstance(kinds, list) or action_kind in kinds

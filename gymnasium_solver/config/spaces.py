@@ -8,16 +8,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from gymnasium_solver.algorithms import ALGORITHMS, takes
 from gymnasium_solver.config.model import Algo, ConfigError
 
-# Action spaces each algorithm acts in: 'discrete' (Discrete) and 'box' (a 1-D Box), the kinds
-# run.json's action_space records. Every algorithm takes Box observations (flat vectors, or uint8
-# image stacks with network: nature_cnn).
-ACTION_KINDS: dict[Algo, tuple[str, ...]] = {
-    Algo.PPO: ("discrete", "box"), Algo.A2C: ("discrete", "box"), Algo.REINFORCE: ("discrete", "box"),
-    Algo.DQN: ("discrete",), Algo.QRDQN: ("discrete",),
-    Algo.SAC: ("box",), Algo.TD3: ("box",), Algo.TQC: ("box",),
-}
+# Action spaces each algorithm acts in are its ``action_kinds`` (algorithms.py). Every algorithm takes
+# Box observations (flat vectors, or uint8 image stacks with network: nature_cnn).
 OBSERVATION_KINDS = ("box",)
 # The algorithm `gsolve train ENV_ID` trains with: PPO acts in both kinds of action space and is the most
 # forgiving of untuned settings (SB3's and the RL Zoo's default choice too).
@@ -105,20 +100,16 @@ def check_registered(env_id: str) -> None:
                       "`gsolve list-envs --all` lists the registered ids")
 
 
-def algos_for(action_kind: str) -> list[str]:
-    return [a.value for a, kinds in ACTION_KINDS.items() if action_kind in kinds]
-
-
 def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
     """ConfigError, in one line naming the space and the algorithms that would take it, when ``algo``
     cannot learn on these spaces."""
     if spaces.observation_kind not in OBSERVATION_KINDS:
         raise ConfigError(f"{spaces.env_id} has {spaces.observation} observations ({spaces.observation_kind}); "
                           f"every gsolve algorithm takes Box observations only, so none can train it yet")
-    takes = ACTION_KINDS.get(Algo(algo), ()) if algo in Algo._value2member_map_ else ()
-    if spaces.action_kind in takes:
+    kinds = ALGORITHMS[Algo(algo)].action_kinds if algo in Algo._value2member_map_ else ()
+    if spaces.action_kind in kinds:
         return
-    others = algos_for(spaces.action_kind)
+    others = takes(spaces.action_kind)
     instead = f"algorithms that take them: {', '.join(others)}" if others else "no gsolve algorithm takes them"
     raise ConfigError(f"{spaces.env_id} has {spaces.action} actions, which {algo} cannot take; {instead}")
 
@@ -126,10 +117,10 @@ def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
 def choose_algo(spaces: EnvSpaces) -> tuple[str, str]:
     """(algorithm, why) for ``gsolve train ENV_ID``: DEFAULT_ALGO when it takes the spaces, else the
     first algorithm that does; ConfigError when none does."""
-    takers = algos_for(spaces.action_kind)
+    takers = takes(spaces.action_kind)
     algo = DEFAULT_ALGO.value if DEFAULT_ALGO.value in takers or not takers else takers[0]
     check_algo_takes(algo, spaces)  # the observations, or actions nothing takes: one line saying which
     return algo, (f"{spaces.env_id} has {spaces.action} actions and {spaces.observation} observations: training with "
                   f"{algo}, which takes them (others that would: "
-                  f"{', '.join(a for a in algos_for(spaces.action_kind) if a != algo) or 'none'}; "
+                  f"{', '.join(a for a in takes(spaces.action_kind) if a != algo) or 'none'}; "
                   f"choose one with {spaces.env_id}:ALGO)")

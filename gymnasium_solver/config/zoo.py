@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from gymnasium_solver.algorithms import MAX_ENTROPY, ZOO
+
 # The Zoo's name -> ours, for keys that mean the same in both (SB3's names, which ours follow).
 ZOO_KEYS: dict[str, str] = {
     "gamma": "gamma", "gae_lambda": "gae_lambda", "learning_rate": "learning_rate", "n_steps": "n_steps",
@@ -39,8 +41,8 @@ _SCHEDULES = ("learning_rate", "clip_range", "ent_coef")
 _INTEGERS = ("n_steps", "batch_size", "n_epochs", "n_envs", "n_timesteps", "buffer_size", "learning_starts",
              "gradient_steps", "target_update_interval", "policy_delay", "sde_sample_freq", "train_freq",
              "top_quantiles_to_drop_per_net", "n_quantiles")
-# Our algorithms the Zoo has a hyperparams file for (same names); REINFORCE has none.
-ZOO_ALGOS = frozenset({"ppo", "a2c", "dqn", "qrdqn", "sac", "td3", "tqc"})
+# Our algorithms the Zoo has a hyperparams file for (same names; algorithms.py's ``zoo``).
+ZOO_ALGOS = frozenset(a.value for a in ZOO)
 MAX_ZOO_FILE_BYTES = 1 << 20  # the Zoo's largest hyperparams file is ~40 kB
 
 # What the Zoo trains with where an entry says nothing (its n_envs default, SB3's constructor and policy
@@ -281,7 +283,7 @@ def _train_freq(raw: Any) -> int | None:
 
 def _ent_coef(algo: str, raw: Any, out: dict[str, Any]) -> bool:
     """SAC/TQC's ``auto`` / ``auto_0.1`` (learned, from 1 / 0.1) or a constant; False if unreadable."""
-    if algo in ("sac", "tqc") and isinstance(raw, str) and raw.startswith("auto"):
+    if algo in MAX_ENTROPY and isinstance(raw, str) and raw.startswith("auto"):
         out["ent_coef_auto"] = True
         if raw.startswith("auto_"):
             start = _number("ent_coef", raw[5:])
@@ -293,7 +295,7 @@ def _ent_coef(algo: str, raw: Any, out: dict[str, Any]) -> bool:
     if value is None:
         return False
     out["ent_coef"] = value
-    if algo in ("sac", "tqc"):
+    if algo in MAX_ENTROPY:
         out["ent_coef_auto"] = False
     return True
 

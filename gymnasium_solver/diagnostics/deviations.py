@@ -23,12 +23,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config.presets import (
-    preset_config,
-    preset_differences,
-    shipped_preset,
-    uses_shipped_presets,
-)
+from gymnasium_solver.config.chain import preset_config, shipped_preset
+from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
 from gymnasium_solver.config.registry import applies_to
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gymnasium_solver.algorithms import OFF_POLICY
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.attribution import attribute, fallback
 from gymnasium_solver.diagnostics.context import Ctx, fraction_of
@@ -24,7 +25,7 @@ from gymnasium_solver.diagnostics.models import (
     Trend,
     Verdict,
 )
-from gymnasium_solver.diagnostics.offpolicy_budget import OFF_POLICY, fit_budget
+from gymnasium_solver.diagnostics.offpolicy_budget import fit_budget
 from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
     bands,

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config import Algo
+from gymnasium_solver.algorithms import EPSILON_GREEDY, OFF_POLICY
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, divergence, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
@@ -24,8 +24,6 @@ from gymnasium_solver.diagnostics.series import median, split, theil_sen
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
 from gymnasium_solver.run_folder import M, StopReason
 
-OFF_POLICY = (Algo.DQN, Algo.QRDQN, Algo.SAC, Algo.TD3, Algo.TQC)
-EPSILON_GREEDY = (Algo.DQN, Algo.QRDQN)
 FINDING_ID = "budget_ends_while_learning"
 _MAX_HORIZON = 1000.0  # gamma ~ 1: the horizon is the episode, not 1/(1-gamma)
 _MIN_RAISE = 1.5  # a projected raise smaller than this is within the noise of a linear extrapolation

@@ -21,12 +21,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gymnasium_solver.config.presets import (
-    PACKAGE_CONFIG_DIR,
-    PACKAGE_DATA_DIR,
-    resolve_config,
-    uses_shipped_presets,
-)
+from gymnasium_solver.config.chain import resolve_config
+from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, uses_shipped_presets
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import fmt

@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from gymnasium_solver.algorithms import EPSILON_GREEDY
 from gymnasium_solver.run_folder import M
 
 
@@ -83,7 +84,7 @@ METRIC_MAP: dict[Framework, dict[str, Mapping]] = {
 # algorithm is known such a metric is kept under its prefixed name; apply_algo_mappings renames it.
 ALGO_METRIC_MAP: dict[Framework, dict[str, tuple[frozenset[str], Mapping]]] = {
     Framework.SB3: {
-        "train/loss": (frozenset({"dqn", "qrdqn"}), Mapping(M.TD_LOSS, note="DQN, QR-DQN only: the TD (Huber) loss")),
+        "train/loss": (EPSILON_GREEDY, Mapping(M.TD_LOSS, note="DQN, QR-DQN only: the TD (Huber) loss")),
     },
     Framework.CLEANRL: {},
 }

@@ -19,10 +19,10 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
 
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.jobs.trial import TrialBackend, TrialHandle, TrialSpec  # noqa: F401 - the backend API
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -44,24 +44,6 @@ def die_with(coordinator_pid: int) -> Callable[[], None]:
     return hook
 
 
-class TrialSpec(NamedTuple):
-    """What to train for one trial; the run folder records the provenance fields."""
-
-    config_id: str
-    overrides: dict[str, Any]
-    parent_run_id: str
-    experiment_id: str
-    applied_changes: dict[str, Any]
-    sweep_id: str | None = None
-    trial_number: int | None = None
-
-    def provenance(self) -> dict[str, Any]:
-        """The run.json fields that say where the trial came from (None/empty ones left out)."""
-        return {k: v for k, v in (("parent_run_id", self.parent_run_id), ("experiment_id", self.experiment_id),
-                                  ("applied_changes", self.applied_changes), ("sweep_id", self.sweep_id),
-                                  ("trial_number", self.trial_number)) if v not in (None, "", {})}
-
-
 def trial_failed(info: rf.RunInfo | None, exit_code: int) -> bool:
     """A finished trial process failed: no readable run.json, a run recorded as failed (or still
     'running' after its process ended), or an exit code other than success or a graceful stop (130)."""
@@ -71,30 +53,6 @@ def trial_failed(info: rf.RunInfo | None, exit_code: int) -> bool:
 def failure_message(info: rf.RunInfo | None, exit_code: int) -> str:
     """Why a failed trial failed: the run's own failure message, else its exit code."""
     return info.failure.message if info is not None and info.failure is not None else f"trainer exited with code {exit_code}"
-
-
-class TrialHandle(NamedTuple):
-    run_id: str
-    run_dir: Path
-    token: Any  # backend-specific (a Popen for the local backend)
-
-
-class TrialBackend(Protocol):
-    """Start, poll and stop trial runs. ``capacity`` is how many can run at once."""
-
-    capacity: int
-
-    def start(self, spec: TrialSpec) -> TrialHandle:
-        """Start a trial; its run folder exists when this returns. ValueError for a bad config."""
-        ...
-
-    def exit_code(self, handle: TrialHandle) -> int | None:
-        """None while the trial's process runs, else its exit code."""
-        ...
-
-    def stop(self, handle: TrialHandle, force: bool = False) -> None:
-        """Ask the trial to stop gracefully (SIGTERM: final evaluation and checkpoint), or kill it."""
-        ...
 
 
 def default_parallel(requested: int | None = None) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import launcher
-from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
+from gymnasium_solver.jobs.trial import TrialHandle, TrialSpec
 
 
 def _train_trial(cfg: Any, runs_dir: str, run_id: str, provenance: dict[str, Any], overrides: dict[str, Any]) -> int:

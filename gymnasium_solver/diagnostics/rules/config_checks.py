@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from gymnasium_solver.algorithms import MAX_ENTROPY
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
@@ -192,7 +193,7 @@ def action_noise(ctx: Ctx) -> Finding | None:
     std = _action_std(ctx)
     if half is None or std is None or not failing(ctx):
         return None
-    if ctx.algo in ("sac", "tqc") and not ctx.setting("use_sde", False):
+    if ctx.algo in MAX_ENTROPY and not ctx.setting("use_sde", False):
         return None  # SAC's std is a learned output pushed up by its entropy term; log_std_init only seeds gSDE
     first, late, source = std
     log_std = ctx.config.get("log_std_init", 0.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.algorithms import EPSILON_GREEDY, MAX_ENTROPY, OFF_POLICY
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
@@ -19,9 +20,7 @@ from gymnasium_solver.diagnostics.context import (
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.offpolicy_budget import (
-    EPSILON_GREEDY,
     FINDING_ID,
-    OFF_POLICY,
     budget_need,
     budget_spent,
     sized_budget,
@@ -175,7 +174,7 @@ def _largest_return(ctx: Ctx) -> float:
 def _temperature_runaway(ctx: Ctx) -> Evidence | None:
     """SAC/TQC's learned entropy temperature grew by orders of magnitude over the run, or None."""
     x, coef = ctx.data.finite(M.ENT_COEF)
-    if ctx.algo not in ("sac", "tqc") or len(coef) < 3 or not coef[0] > 0:
+    if ctx.algo not in MAX_ENTROPY or len(coef) < 3 or not coef[0] > 0:
         return None
     growth = float(np.max(coef[len(coef) // 2:]) / coef[0])
     if not growth > B.TEMPERATURE_RUNAWAY.value:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 
+from gymnasium_solver.algorithms import EPSILON_GREEDY, HARD_TARGET, MAX_ENTROPY, REPLAY, SOFT_TARGET
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.references import action_dims
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import (
-    REPLAY,
-    SOFT_TARGET,
     budget_steps,
     failing,
     gradient_steps,
@@ -25,11 +24,11 @@ from gymnasium_solver.diagnostics.rules.sizing import (
     setting_evidence,
 )
 from gymnasium_solver.diagnostics.suggest import change, fmt
+from gymnasium_solver.diagnostics.thresholds import Threshold
 from gymnasium_solver.run_folder import M
 
 # The fewest gradient steps per env step a replay algorithm should take: 8x below SB3's default.
-REPLAY_RATIO_FLOOR = {"dqn": B.REPLAY_RATIO_MIN_DQN, "qrdqn": B.REPLAY_RATIO_MIN_DQN, "sac": B.REPLAY_RATIO_MIN_AC,
-                    "td3": B.REPLAY_RATIO_MIN_AC, "tqc": B.REPLAY_RATIO_MIN_AC}
+REPLAY_RATIO_FLOOR: dict[str, Threshold] = {a: B.REPLAY_RATIO_MIN_DQN if a in EPSILON_GREEDY else B.REPLAY_RATIO_MIN_AC for a in REPLAY}
 
 
 @rule("replay_ratio_too_low")
@@ -75,7 +74,7 @@ def minibatch_too_small(ctx: Ctx) -> Finding | None:
     """Replay minibatches (and PPO's) of a handful of samples. PPO is checked here too: the same bound, a
     different way to be noise (its advantages are normalised within each minibatch)."""
     batch = ctx.setting("batch_size")
-    if ctx.algo not in (*REPLAY, "ppo") or batch is None or not failing(ctx) or not int(batch) < B.MINIBATCH_MIN.value:
+    if not (ctx.algo in REPLAY or ctx.algo == "ppo") or batch is None or not failing(ctx) or not int(batch) < B.MINIBATCH_MIN.value:
         return None
     if ctx.algo == "ppo":
         cause = (f"Each PPO gradient step uses {batch} sample(s), with their advantages normalised among themselves: "
@@ -135,7 +134,7 @@ def dqn_target_frozen(ctx: Ctx) -> Finding | None:
     """DQN's soft target (SB3: Polyak with tau every target_update_interval env steps) that takes most of the
     budget to follow the online network."""
     tau, every = ctx.setting("tau", 1.0), ctx.setting("target_update_interval")
-    if ctx.algo not in ("dqn", "qrdqn") or tau is None or not every or not failing(ctx) or float(tau) >= 1:
+    if ctx.algo not in HARD_TARGET or tau is None or not every or not failing(ctx) or float(tau) >= 1:
         return None
     span = budget_steps(ctx)
     lag = math.inf if float(tau) <= 0 else int(every) / float(tau)
@@ -163,7 +162,7 @@ def nstep_returns_too_long(ctx: Ctx) -> Finding | None:
     n = ctx.setting("n_steps", 1)
     if ctx.algo not in REPLAY or not n or not failing(ctx) or not int(n) > B.NSTEP_RETURNS_MAX.value:
         return None
-    suggested = 3 if ctx.algo in ("dqn", "qrdqn") else 1
+    suggested = 3 if ctx.algo in EPSILON_GREEDY else 1
     return Finding(
         id="nstep_returns_too_long", severity=Severity.WARNING, score=0.89,
         title="The n-step returns are too long for off-policy replay",
@@ -200,7 +199,7 @@ def actor_updates_starved(ctx: Ctx) -> Finding | None:
 @rule("entropy_target_unreachable")
 def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
     target, dims = ctx.setting("target_entropy"), action_dims(ctx.info)
-    if ctx.algo not in ("sac", "tqc") or target is None or dims is None or not failing(ctx):
+    if ctx.algo not in MAX_ENTROPY or target is None or dims is None or not failing(ctx):
         return None
     ceiling = dims * math.log(2)
     if not float(target) > ceiling:
@@ -226,7 +225,7 @@ def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
 @rule("fixed_entropy_bonus_too_large")
 def fixed_entropy_bonus_too_large(ctx: Ctx) -> Finding | None:
     coef, dims, per = ctx.setting("ent_coef"), action_dims(ctx.info), reward_per_step(ctx)
-    if ctx.algo not in ("sac", "tqc") or ctx.setting("ent_coef_auto", True) or coef is None or dims is None:
+    if ctx.algo not in MAX_ENTROPY or ctx.setting("ent_coef_auto", True) or coef is None or dims is None:
         return None
     if per is None or not failing(ctx) or float(coef) <= 0:
         return None

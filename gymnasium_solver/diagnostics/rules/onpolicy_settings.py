@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from gymnasium_solver.algorithms import GAE
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev, late_window, late_x
@@ -16,7 +17,6 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, Sug
 from gymnasium_solver.diagnostics.references import episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import (
-    ON_POLICY_CRITIC,
     budget_steps,
     failing,
     reward_per_step,
@@ -234,7 +234,7 @@ def gae_one_step(ctx: Ctx) -> Finding | None:
     """Advantages that look one step ahead: from GAE lambda ~0, or from one-step rollouts (GAE cannot
     look past the rollout's end, where it bootstraps from the critic)."""
     gamma, lam, n_steps = ctx.setting("gamma"), ctx.setting("gae_lambda"), ctx.setting("n_steps")
-    if ctx.algo not in ON_POLICY_CRITIC or gamma is None or lam is None or not failing(ctx):
+    if ctx.algo not in GAE or gamma is None or lam is None or not failing(ctx):
         return None
     if horizon(float(gamma)) <= T.HORIZON_MIN_STEPS.value:
         return None  # a short discount horizon is the cause: horizon_too_short names it

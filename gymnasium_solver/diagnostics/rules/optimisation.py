@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.algorithms import REPLAY
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
@@ -18,7 +19,7 @@ from gymnasium_solver.diagnostics.context import (
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.rules.registry import rule
-from gymnasium_solver.diagnostics.rules.sizing import REPLAY, failing, gradient_steps, setting_evidence
+from gymnasium_solver.diagnostics.rules.sizing import failing, gradient_steps, setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
 from gymnasium_solver.diagnostics.thresholds import Threshold
@@ -245,7 +246,7 @@ def _lr_bounds(algo: str) -> tuple[Threshold, Threshold] | None:
     PPO's is approx_kl_near_zero (its KL shows the policy not moving)."""
     if algo == "reinforce":
         return B.REINFORCE_LR_MIN, B.REINFORCE_LR_SUGGESTED
-    if algo in (*REPLAY, "a2c"):
+    if algo in REPLAY or algo == "a2c":
         return B.OFFPOLICY_LR_MIN, B.OFFPOLICY_LR_SUGGESTED
     return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.algorithms import EPSILON_GREEDY, OFF_POLICY
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
@@ -20,7 +21,6 @@ from gymnasium_solver.diagnostics.context import (
     rolling_median3,
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
-from gymnasium_solver.diagnostics.offpolicy_budget import EPSILON_GREEDY, OFF_POLICY
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split

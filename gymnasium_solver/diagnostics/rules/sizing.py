@@ -12,10 +12,6 @@ from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import fmt
 from gymnasium_solver.run_folder import M
 
-ON_POLICY_CRITIC = ("ppo", "a2c")
-SOFT_TARGET = ("sac", "td3", "tqc")
-REPLAY = ("dqn", "qrdqn", "sac", "td3", "tqc")
-
 
 def failing(ctx: Ctx) -> bool:
     """Not solved, and far enough into a live run to be judged."""

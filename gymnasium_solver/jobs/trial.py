@@ -1,0 +1,50 @@
+"""One trial as every backend sees it: what to train (``TrialSpec``), the handle of a started trial
+(``TrialHandle``) and the three calls a backend answers (``TrialBackend``). backend.py and
+ray_backend.py both implement it; neither imports the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+
+class TrialSpec(NamedTuple):
+    """What to train for one trial; the run folder records the provenance fields."""
+
+    config_id: str
+    overrides: dict[str, Any]
+    parent_run_id: str
+    experiment_id: str
+    applied_changes: dict[str, Any]
+    sweep_id: str | None = None
+    trial_number: int | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        """The run.json fields that say where the trial came from (None/empty ones left out)."""
+        return {k: v for k, v in (("parent_run_id", self.parent_run_id), ("experiment_id", self.experiment_id),
+                                  ("applied_changes", self.applied_changes), ("sweep_id", self.sweep_id),
+                                  ("trial_number", self.trial_number)) if v not in (None, "", {})}
+
+
+class TrialHandle(NamedTuple):
+    run_id: str
+    run_dir: Path
+    token: Any  # backend-specific (a Popen for the local backend)
+
+
+class TrialBackend(Protocol):
+    """Start, poll and stop trial runs. ``capacity`` is how many can run at once."""
+
+    capacity: int
+
+    def start(self, spec: TrialSpec) -> TrialHandle:
+        """Start a trial; its run folder exists when this returns. ValueError for a bad config."""
+        ...
+
+    def exit_code(self, handle: TrialHandle) -> int | None:
+        """None while the trial's process runs, else its exit code."""
+        ...
+
+    def stop(self, handle: TrialHandle, force: bool = False) -> None:
+        """Ask the trial to stop gracefully (SIGTERM: final evaluation and checkpoint), or kill it."""
+        ...
