@@ -2,8 +2,8 @@
 
 A run started over MCP takes its settings from a client (and, for a resume or a fix, from a run
 folder that may come from someone else), so the config keys that name a location or a host
-(``config.LOCATION_KEYS``: the MLflow tracking URI) are confined: the default store, a folder
-inside the runs folder, or what the operator allowed when starting the server
+(``config.LOCATION_KEYS``: the MLflow tracking URI) are confined: the default store (itself inside
+the runs folder), a folder or SQLite database inside the runs folder, or what the operator allowed when starting the server
 (``gsolve mcp --allow-tracking-uri``). A shell user running ``gsolve train`` is the operator of
 their own machine and is not confined (issue 26; docs/security.md).
 
@@ -28,7 +28,11 @@ from gymnasium_solver.config import LOCATION_KEYS, ConfigError
 CONFINE_ENV = "GSOLVE_CONFINE_LOCATIONS"  # "1": this process and its children are confined
 ALLOWED_TRACKING_URIS_ENV = "GSOLVE_ALLOWED_TRACKING_URIS"  # the operator's allowances, a JSON list
 ANY_URI = "*"  # an allowance that lets a client name any tracking URI (a server only trusted clients reach)
-MLRUNS_DIR = "mlruns"  # MLflow's default store (tracking/mlflow_sink.py): a folder beside the runs folder
+# MLflow's default store (tracking/mlflow_sink.py): a SQLite database inside the runs folder, which MLflow
+# reads without flags (its file store needs MLFLOW_ALLOW_FILE_STORE=true), artifacts beside it.
+MLFLOW_DIR = ".mlflow"  # a dot folder: the run store never lists it as a run
+MLFLOW_DB = "mlflow.db"
+MLFLOW_ARTIFACTS_DIR = "artifacts"
 MAX_ALLOWANCES = 64  # a handful in practice; a bound so the environment variable stays small
 
 
@@ -36,9 +40,32 @@ class LocationError(ConfigError):
     """A setting names a location or host this process may not use; the message says what to do."""
 
 
-def _local_path(uri: str) -> Path | None:
-    """The local path a ``file:`` URI or a plain path names (as MLflow reads it), else None."""
+def default_mlflow_uri(runs_dir: Path) -> str:
+    """The default MLflow store of a runs folder: ``sqlite:///<runs>/.mlflow/mlflow.db`` (absolute)."""
+    return sqlite_uri(Path(runs_dir).expanduser().resolve() / MLFLOW_DIR / MLFLOW_DB)
+
+
+def sqlite_uri(db: Path) -> str:
+    """SQLAlchemy's URI of a SQLite file: ``sqlite:///`` then the path (so ``sqlite:////abs`` for an absolute one)."""
+    return f"sqlite:///{db}"
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file a ``sqlite:///path`` URI names (relative to the cwd, as SQLAlchemy reads it), or None
+    when it names none or cannot be read without SQLAlchemy's own parser: in-memory, a host, a query
+    (``?uri=true`` would let the path be a ``file:`` URI of its own), or a percent-escape."""
     parts = urlsplit(uri)
+    if parts.scheme.lower() != "sqlite" or parts.netloc or parts.query or parts.fragment or "%" in uri:
+        return None
+    path = parts.path[1:]  # 'sqlite:///rel.db' -> 'rel.db'; 'sqlite:////abs.db' -> '/abs.db'
+    return Path(path) if path and path != ":memory:" else None
+
+
+def _local_path(uri: str) -> Path | None:
+    """The local path a ``file:`` URI, a ``sqlite:`` URI or a plain path names (as MLflow reads it), else None."""
+    parts = urlsplit(uri)
+    if parts.scheme.lower() == "sqlite":
+        return sqlite_path(uri)
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
             return None  # file://otherhost/...: not this machine's disk
@@ -119,19 +146,19 @@ class LocationPolicy(NamedTuple):
 
     def check_uri(self, uri: str | None, runs_dir: Path, what: str = "the run", key: str = "mlflow_tracking_uri") -> None:
         """LocationError unless ``uri`` (the value of config ``key``) is allowed for a run in ``runs_dir``.
-        None (the default store beside the runs folder) is always allowed."""
+        None (the default store, inside the runs folder) is always allowed."""
         if not self.confined or uri is None:
             return
         runs = Path(runs_dir).expanduser().resolve()
         local = _local_path(uri)
-        if local is not None and (_inside(local, runs) or _inside(local, runs.parent / MLRUNS_DIR)):
+        if local is not None and _inside(local, runs):
             return
         if any(_allowed_by(uri, allowance) for allowance in self.tracking_uris):
             return
         allowed = ", ".join(self.tracking_uris) if self.tracking_uris else "nothing else"
         raise LocationError(
             f"{what}: {key} {uri!r} is not allowed on this server, whose runs may log only to the "
-            f"default store ({key} unset), a folder inside the runs folder {runs} or what its "
+            f"default store ({key} unset), a folder or sqlite:/// database inside the runs folder {runs} or what its "
             f"operator allowed ({allowed}); leave it unset, or ask the operator to start the server with "
             f"--allow-tracking-uri {uri}")
 

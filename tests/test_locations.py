@@ -44,11 +44,16 @@ def test_the_default_store_and_the_runs_folder_are_allowed_and_nothing_else(tmp_
     outside.mkdir()
     (runs / "link").symlink_to(outside)
     assert _allowed(CONFINED, None, runs)  # type: ignore[arg-type]  # unset: the default store
-    for uri in [(runs / "store").as_uri(), str(runs / "store"), (tmp_path / "mlruns").as_uri(), f"file:{runs}/a"]:
+    for uri in [(runs / "store").as_uri(), str(runs / "store"), f"file:{runs}/a", f"sqlite:///{runs}/.mlflow/mlflow.db",
+                f"sqlite:///{runs}/other.db"]:
         assert _allowed(CONFINED, uri, runs), uri
+    # The old default (mlruns/ beside the runs folder) is outside it now that the default store is inside.
     for uri in [outside.as_uri(), "file:/etc/gsolve", f"{runs}/../outside", (runs / "link" / "x").as_uri(),
                 f"file:{runs}/%2e%2e/outside", "file://otherhost/tmp/x", "http://internal-host/api",
-                "https://169.254.169.254/latest", "sqlite:///mlflow.db", "databricks", "mlruns"]:
+                "https://169.254.169.254/latest", "sqlite:///mlflow.db", "databricks", "mlruns",
+                (tmp_path / "mlruns").as_uri(), f"sqlite:///{outside}/x.db", f"sqlite:///{runs}/../x.db",
+                f"sqlite:///{runs}/%2e%2e/x.db", f"sqlite:///{runs}/link/x.db", f"sqlite:///{runs}/a.db?uri=true",
+                f"sqlite://host/{runs}/a.db", "sqlite://", "sqlite:///:memory:"]:
         assert not _allowed(CONFINED, uri, runs), uri
     # A shell user (no confining server above them) names what they like.
     assert _allowed(LocationPolicy.from_env({}), "http://internal-host/api", runs)

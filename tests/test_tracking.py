@@ -4,6 +4,7 @@ last-N checkpoints (docs/tracking.md). Each training here is a few thousand Cart
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -62,22 +63,55 @@ def test_tensorboard_event_files_hold_every_metrics_column_keyed_by_env_steps(tm
         assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6, abs=1e-30), key  # float32
 
 
+def test_tensorboard_hparams_hold_the_config_and_the_final_results(tmp_path: Path) -> None:
+    """Read back as TensorBoard's hparams plugin reads it: its plugin data in the run's event files
+    (torch encodes a boolean as 1.0 / 0.0)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import metadata as hp_metadata
+
+    result = _train(tmp_path / "runs", "tensorboard=true", "learning_rate.start=0.002")
+    info = rf.read_run_info(result.run_dir)
+    events = EventAccumulator(str(result.run_dir / rf.TENSORBOARD_DIR), size_guidance={"scalars": 0})
+    events.Reload()
+    content = events.PluginTagToContent(hp_metadata.PLUGIN_NAME)
+    experiment = hp_metadata.parse_experiment_plugin_data(content[hp_metadata.EXPERIMENT_TAG])
+    start = hp_metadata.parse_session_start_info_plugin_data(content[hp_metadata.SESSION_START_INFO_TAG])
+    hparams = {k: v.WhichOneof("kind") and getattr(v, v.WhichOneof("kind")) for k, v in start.hparams.items()}
+    assert hparams["learning_rate.start"] == pytest.approx(0.002) and hparams["n_envs"] == 4
+    assert hparams["algo"] == "ppo" and hparams["normalize_advantages"] == 1.0 and hparams["env_id"] == "CartPole-v1"
+    metrics = {m.name.tag for m in experiment.metric_infos}
+    assert {"hparams/best_eval_return", "hparams/solved", "hparams/env_steps"} <= metrics
+    assert info.best_eval is not None
+    best = events.Scalars("hparams/best_eval_return")
+    assert [(e.step, e.value) for e in best] == [(info.progress.env_steps, pytest.approx(info.best_eval.return_mean))]
+    assert events.Scalars("hparams/solved")[0].value == 0.0
+
+
 # --- MLflow -----------------------------------------------------------------------------------
 
 
-def test_mlflow_file_store_records_params_metrics_the_run_folder_and_the_best_model(tmp_path: Path) -> None:
+def test_mlflow_default_store_is_sqlite_inside_the_runs_folder_read_back_without_flags(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default store is ``sqlite:///<runs>/.mlflow/mlflow.db`` with its artifacts beside it: MLflow's
+    own client reads params, metrics, artifacts and the model back with no MLFLOW_ALLOW_FILE_STORE."""
     import mlflow.pyfunc
     import numpy as np
     from mlflow.tracking import MlflowClient
 
-    result = _train(tmp_path / "runs", "mlflow=true", "learning_rate.start=0.002")
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.chdir(tmp_path)  # nothing may land in the current directory (MLflow's ./mlruns)
+    runs = tmp_path / "runs"
+    result = _train(runs, "mlflow=true", "learning_rate.start=0.002")
     info = rf.read_run_info(result.run_dir)
     assert info.warnings == []
     uri = info.tracking["mlflow_tracking_uri"]
-    assert uri == (tmp_path / "mlruns").as_uri()  # the default store: mlruns/ beside the runs folder
+    assert uri == f"sqlite:///{runs.resolve() / '.mlflow' / 'mlflow.db'}"
+    assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
     client = MlflowClient(tracking_uri=uri)
     run = client.get_run(info.tracking["mlflow_run_id"])
     assert run.info.status == "FINISHED" and run.info.run_name == result.run_id
+    assert run.info.artifact_uri.startswith((runs.resolve() / ".mlflow" / "artifacts").as_uri())
     assert client.get_experiment(run.info.experiment_id).name == "CartPole-v1"
     assert run.data.params["learning_rate.start"] == "0.002" and run.data.params["n_envs"] == "4"
     assert run.data.tags["gsolve.config_id"] == "CartPole-v1:ppo" and run.data.tags["gsolve.status"] == "completed"
@@ -90,9 +124,44 @@ def test_mlflow_file_store_records_params_metrics_the_run_folder_and_the_best_mo
     folder = {a.path for a in client.list_artifacts(run.info.run_id, "run_folder")}
     assert {"run_folder/metrics.csv", "run_folder/run.json", "run_folder/config.yaml", "run_folder/checkpoints"} <= folder
     assert "model/MLmodel" in {a.path for a in client.list_artifacts(run.info.run_id, "model")}
-    model = mlflow.pyfunc.load_model(f"{uri}/{run.info.experiment_id}/{run.info.run_id}/artifacts/model")
+    model = mlflow.pyfunc.load_model(f"{run.info.artifact_uri}/model")
     actions = model.predict(np.zeros((3, 4), np.float32))
     assert np.asarray(actions).shape == (3,) and set(np.asarray(actions).tolist()) <= {0, 1}
+    # A second run shares the store and the experiment; the run store does not list the store as a run.
+    second = _train(runs, "mlflow=true", steps=512)
+    again = rf.read_run_info(second.run_dir).tracking
+    assert again["mlflow_tracking_uri"] == uri and client.get_run(again["mlflow_run_id"]).info.experiment_id == \
+        run.info.experiment_id
+    from gymnasium_solver import run_store as rs
+
+    assert sorted(rs.RunStore(runs).run_ids()) == sorted([result.run_id, second.run_id])
+
+
+def test_a_named_file_store_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow.tracking import MlflowClient
+
+    store = (tmp_path / "mlruns").as_uri()
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # what the sink sets for a file: URI
+    result = _train(tmp_path / "runs", "mlflow=true", f"mlflow_tracking_uri={store}", steps=512)
+    info = rf.read_run_info(result.run_dir)
+    assert info.warnings == [] and info.tracking["mlflow_tracking_uri"] == store
+    assert MlflowClient(tracking_uri=store).get_run(info.tracking["mlflow_run_id"]).info.status == "FINISHED"
+
+
+def test_a_confined_run_never_logs_to_an_experiment_whose_artifacts_live_outside_the_runs_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow's 'Default' experiment keeps its artifacts in ./mlruns of whoever made the store: a run
+    started over MCP may not write there (the sink refuses, the run completes, the warning says why)."""
+    from gymnasium_solver.locations import LocationPolicy
+
+    monkeypatch.chdir(tmp_path)
+    for key, value in LocationPolicy.from_options([]).as_env().items():
+        monkeypatch.setenv(key, value)
+    result = _train(tmp_path / "runs", "mlflow=true", "mlflow_experiment=Default", steps=512)
+    info = rf.read_run_info(result.run_dir)
+    assert result.status == rf.RunStatus.COMPLETED and [w.source for w in info.warnings] == ["mlflow"]
+    assert "MLflow experiment 'Default''s artifact location" in info.warnings[0].message
+    assert not (tmp_path / "mlruns").exists()
 
 
 def test_the_mlflow_model_class_is_defined_without_mlflow_warnings() -> None:
@@ -107,6 +176,115 @@ def test_the_mlflow_model_class_is_defined_without_mlflow_warnings() -> None:
         warnings.simplefilter("always")
         importlib.reload(mlflow_model)
     assert not [w for w in caught if "type hint" in str(w.message)], [str(w.message) for w in caught]
+
+
+# --- Weights & Biases (offline) ----------------------------------------------------------------
+
+
+def test_wandb_offline_run_read_back_with_wandbs_own_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline by default, inside the run folder, read back by W&B's own reader of its transaction log
+    (``wandb leet inspect --json``; the Python datastore reader is gone from wandb 0.2x+ and wandb.Api
+    needs the server): config, every metric keyed by env steps, the final results, the exit."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("wandb")
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_API_KEY", "")  # no account needed
+    monkeypatch.chdir(tmp_path)
+    result = _train(tmp_path / "runs", "wandb=true", "learning_rate.start=0.002")
+    info = rf.read_run_info(result.run_dir)
+    assert info.warnings == [] and info.tracking["wandb_mode"] == "offline"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]  # nothing outside the run folder
+    offline = list((result.run_dir / "wandb").glob("offline-run-*"))
+    assert len(offline) == 1 and list(offline[0].glob("*.wandb"))
+    wandb_cli = str(Path(sys.executable).with_name("wandb"))
+    out = subprocess.run([wandb_cli, "leet", "inspect", "--json", str(offline[0])], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    run = next(r["run"] for r in records if r["type"] == "run")
+    assert run["run_id"] == result.run_id and run["run_group"] == "CartPole-v1:ppo"
+    assert run["config"]["update"]["learning_rate"]["start"] == 0.002 and run["config"]["update"]["n_envs"] == 4
+    history = [r["history"]["item"] for r in records if r["type"] == "history"]
+    table = _csv(result.run_dir)
+    for key in (rf.M.EVAL_RETURN_MEAN, rf.M.POLICY_LOSS, rf.M.EP_RETURN_MEAN):
+        got = [(int(h[rf.M.ENV_STEPS]), h[key]) for h in history if key in h]
+        want = _column(table, key)
+        assert [s for s, _ in got] == [s for s, _ in want], key
+        assert [v for _, v in got] == pytest.approx([v for _, v in want]), key
+    summary = json.loads(subprocess.run([wandb_cli, "leet", "inspect", "--summary", "--json", str(offline[0])],
+                                        capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert summary["state"] == "finished" and summary["exit_code"] == 0
+    assert info.best_eval is not None
+    assert summary["summary"]["final/best_eval_return"] == pytest.approx(info.best_eval.return_mean)
+    assert summary["summary"]["gsolve/status"] == "completed"
+
+
+# --- OpenTelemetry ---------------------------------------------------------------------------
+
+
+def test_otel_exports_one_span_per_run_with_evaluation_events_and_metrics(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read back with the SDK's own in-memory exporter and reader (the OTLP exporters are swapped out)."""
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from gymnasium_solver.tracking import otel_sink
+
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    monkeypatch.setattr(otel_sink, "make_exporters", lambda: (spans, reader))
+    collected: list = []
+    real_close = otel_sink.OtelSink.close
+
+    def close(self: otel_sink.OtelSink) -> None:  # the reader's data, taken before the provider shuts down
+        if self._meter_provider is not None:
+            collected.append(reader.get_metrics_data())
+        real_close(self)
+
+    monkeypatch.setattr(otel_sink.OtelSink, "close", close)
+    result = _train(tmp_path / "runs", "otel=true")
+    info = rf.read_run_info(result.run_dir)
+    assert info.warnings == []
+    [span] = spans.get_finished_spans()
+    assert span.name == "gsolve.train" and span.attributes["gsolve.run_id"] == result.run_id
+    assert f"{span.context.trace_id:032x}" == info.tracking["otel_trace_id"]
+    assert span.status.is_ok and span.attributes["gsolve.status"] == "completed"
+    assert info.best_eval is not None
+    assert span.attributes["gsolve.final.best_eval_return"] == pytest.approx(info.best_eval.return_mean)
+    table = _csv(result.run_dir)
+    events = [(e.attributes[rf.M.ENV_STEPS], e.attributes[rf.M.EVAL_RETURN_MEAN]) for e in span.events]
+    assert events == [(s, pytest.approx(v)) for s, v in _column(table, rf.M.EVAL_RETURN_MEAN)]
+    metrics = {m.name: m for rm in collected[0].resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    assert {f"gsolve.{rf.M.POLICY_LOSS}", f"gsolve.{rf.M.EVAL_RETURN_MEAN}"} <= set(metrics)
+    [point] = metrics[f"gsolve.{rf.M.EP_RETURN_MEAN}"].data.data_points
+    assert point.value == pytest.approx(_column(table, rf.M.EP_RETURN_MEAN)[-1][1])  # a gauge: the last value
+    assert point.attributes["gsolve.run_id"] == result.run_id
+
+
+# --- imported only when enabled ---------------------------------------------------------------
+
+TRACKER_MODULES = ("mlflow", "wandb", "opentelemetry.sdk", "opentelemetry.exporter", "tensorboard", "sqlalchemy",
+                   "torch.utils.tensorboard")
+
+
+def test_no_tracker_library_loads_in_the_mcp_server_or_a_run_that_does_not_ask_for_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+import mcp_server.server
+from gymnasium_solver.config import resolve_config
+from gymnasium_solver.training import train
+cfg = resolve_config("CartPole-v1:ppo", {[*SMALL, "max_env_steps=256", "reward_threshold=.inf"]!r})
+train(cfg, {str(tmp_path / "runs")!r})
+print([m for m in sys.modules if m.startswith({TRACKER_MODULES!r})])
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GSOLVE_CONFIG": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 # --- a failing sink never fails the run -------------------------------------------------------
@@ -165,6 +343,20 @@ def test_asking_for_a_sink_whose_library_is_missing_is_refused_before_anything_i
     with pytest.raises(ConfigError, match=r"mlflow: true needs mlflow-skinny.*pip install 'gymnasium-solver\[tracking\]'"):
         train(cfg, tmp_path / "runs")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@pytest.mark.parametrize(("key", "module", "extra"), [("wandb", "wandb", "wandb"), ("otel", "opentelemetry.sdk", "otel"),
+                                                     ("mlflow", "sqlalchemy", "tracking")])
+def test_each_sink_names_its_own_extra_when_missing(monkeypatch: pytest.MonkeyPatch, key: str, module: str,
+                                                    extra: str) -> None:
+    import importlib.util
+
+    from gymnasium_solver.tracking import check_tracking_available
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
+    with pytest.raises(ConfigError, match=rf"{key}: true needs .*pip install 'gymnasium-solver\[{extra}\]'"):
+        check_tracking_available(resolve_config("CartPole-v1:ppo", [f"{key}=true"]))
 
 
 # --- best-N and last-N checkpoints -----------------------------------------------------------

@@ -280,11 +280,11 @@ class ConfigBase(BaseModel):
                          "as artifacts and the best checkpoint as a model; needs the tracking extra")
     mlflow_tracking_uri: str | None = Field(
         default=None, min_length=1, max_length=MAX_TRACKING_URI,
-        description="MLflow tracking URI (http://host:5000, file:/path, sqlite:///mlflow.db); None = a local "
-                    "file store `mlruns/` next to the runs folder",
+        description="MLflow tracking URI (http://host:5000, file:/path, sqlite:///mlflow.db); None = the SQLite "
+                    "store sqlite:///<runs>/.mlflow/mlflow.db inside the runs folder, artifacts beside it",
         json_schema_extra=_why(f"a URI: at most {MAX_TRACKING_URI} characters; a run started over MCP (and every "
-                               "process such a server starts) may only name the default store, a folder inside "
-                               "the runs folder, or what the server's operator allowed (gsolve mcp "
+                               "process such a server starts) may only name the default store, a folder or "
+                               "sqlite:/// database inside the runs folder, or what the server's operator allowed (gsolve mcp "
                                "--allow-tracking-uri): a client must not choose where the trainer writes or "
                                "which host it sends requests to (gymnasium_solver/locations.py)",
                                location_of="mlflow"))
@@ -292,6 +292,22 @@ class ConfigBase(BaseModel):
         default=None, min_length=1, max_length=256,
         description="MLflow experiment name; None = the environment id",
         json_schema_extra=_why("an MLflow experiment name: at most 256 characters"))
+    wandb: bool = Field(default=False, description="also log the run to Weights & Biases, offline: config, metrics "
+                        "and final results in runs/<run_id>/wandb/, uploaded later with `wandb sync`; needs the "
+                        "wandb extra",
+                        json_schema_extra=_why("true or false; offline unless the user's WANDB_MODE says online, and "
+                                               "always offline for a run a confining MCP server starts: a client must "
+                                               "not make the trainer upload anything (tracking/wandb_sink.py)"))
+    wandb_project: str | None = Field(
+        default=None, min_length=1, max_length=128, pattern=r"^[^/\\#?%:]+$",
+        description="W&B project; None = gymnasium-solver",
+        json_schema_extra=_why("a W&B project name: at most 128 characters, none of / \\ # ? % : (W&B refuses them)"))
+    otel: bool = Field(default=False, description="also export the run to OpenTelemetry: one span per run with an "
+                       "event per evaluation, and metrics; the OTLP endpoint comes from the standard "
+                       "OTEL_EXPORTER_OTLP_* environment variables; needs the otel extra",
+                       json_schema_extra=_why("true or false; the endpoint is never a config value, only the "
+                                              "OTEL_EXPORTER_OTLP_* variables of whoever runs the trainer: a client "
+                                              "must not choose which host it sends to"))
     torch_threads: int = Field(default=1, ge=1, le=MAX_TORCH_THREADS,
                                description="torch intra-op threads (small nets are fastest on 1)",
                                json_schema_extra=_why(f"at most {MAX_TORCH_THREADS}, and at most this machine's "

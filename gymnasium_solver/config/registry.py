@@ -47,8 +47,8 @@ CONFIG_KEYS: tuple[str, ...] = tuple(CONFIG_FIELDS)
 # Keys that choose where a run's results also go and which checkpoints are kept; they never change
 # what is trained, so they are not a deviation from a preset, and the user config file
 # (config/user.py) may set their defaults.
-OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", "mlflow_experiment",
-                                "keep_best_checkpoints", "keep_last_checkpoints")
+OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", "mlflow_experiment", "wandb",
+                                "wandb_project", "otel", "keep_best_checkpoints", "keep_last_checkpoints")
 
 
 # Keys that name a location or a host (a path, a URI), each with the output switch that makes the run

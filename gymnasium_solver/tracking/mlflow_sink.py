@@ -5,16 +5,18 @@ MLflow state (active run, tracking URI) is never touched."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.locations import MLRUNS_DIR, LocationPolicy  # MLRUNS_DIR: the default store
+from gymnasium_solver.locations import MLFLOW_ARTIFACTS_DIR, LocationPolicy, default_mlflow_uri, sqlite_path
 from gymnasium_solver.tracking.sinks import Row, SinkContext
 
 FLUSH_SECONDS = 10.0  # metrics are sent in batches at most this often (and at the end)
@@ -31,8 +33,16 @@ _END_STATUS = {rf.RunStatus.COMPLETED: "FINISHED", rf.RunStatus.STOPPED: "KILLED
 
 
 def default_tracking_uri(run_dir: Path) -> str:
-    """``file:`` URI of ``mlruns/`` beside the runs folder that holds ``run_dir`` (./mlruns for ./runs)."""
-    return (run_dir.resolve().parent.parent / MLRUNS_DIR).as_uri()
+    """The store inside the runs folder that holds ``run_dir``: ``sqlite:///<runs>/.mlflow/mlflow.db``."""
+    return default_mlflow_uri(run_dir.resolve().parent)
+
+
+def artifact_root(uri: str) -> str | None:
+    """Where new experiments of a SQLite store keep their artifacts: ``artifacts/`` beside the database.
+    MLflow's own default for a client-side database is ``./mlruns`` in the current directory, which
+    would put a run's files outside the runs folder. None for other stores (a server chooses its own)."""
+    db = sqlite_path(uri)
+    return None if db is None else (db.expanduser().resolve().parent / MLFLOW_ARTIFACTS_DIR).as_uri()
 
 
 def flatten_params(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -70,11 +80,11 @@ class MlflowSink:
         info, self._run_dir = ctx.info, ctx.run_dir
         uri = self._uri_setting or default_tracking_uri(ctx.run_dir)
         if uri.startswith("file:") or "://" not in uri:
-            # MLflow 3 keeps its file store only on request ("maintenance mode"); it is the local
-            # store the default promises, and works with mlflow-skinny (docs/tracking.md).
+            # MLflow 3 keeps its file store only on request ("maintenance mode"); a user who names one
+            # gets it (docs/tracking.md). The default store is SQLite, which needs no flag.
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         name = self._experiment_setting or info.env_id
-        with _quiet():
+        with _quiet(), _store_lock(uri):
             self._client = MlflowClient(tracking_uri=uri)
             previous = info.tracking.get("mlflow_run_id") if info.tracking.get("mlflow_tracking_uri") == uri else None
             if ctx.resumed and previous:  # a resume continues the same MLflow run
@@ -82,7 +92,14 @@ class MlflowSink:
                 self._client.update_run(previous, status="RUNNING")
                 return
             experiment = self._client.get_experiment_by_name(name)
-            experiment_id = experiment.experiment_id if experiment else self._client.create_experiment(name)
+            if experiment is not None:
+                # An existing experiment keeps its artifact location (MLflow's "Default" points at ./mlruns):
+                # a confined run may write there only if it is a place it may name itself.
+                LocationPolicy.from_env().check_uri(experiment.artifact_location, ctx.run_dir.parent,
+                                                    f"run {info.run_id}", f"MLflow experiment {name!r}'s artifact location")
+                experiment_id = experiment.experiment_id
+            else:
+                experiment_id = self._client.create_experiment(name, artifact_location=artifact_root(uri))
             tags = {"gsolve.run_id": info.run_id, "gsolve.config_id": info.config_id, "gsolve.algo": info.algo,
                     "gsolve.env_id": info.env_id, "gsolve.seed": str(info.seed)}
             run = self._client.create_run(experiment_id, run_name=info.run_id, tags=tags)
@@ -143,6 +160,22 @@ class MlflowSink:
         if self._client is not None and self._run_id is not None and self._pending:
             self._flush()
         self._client = None
+
+
+@contextlib.contextmanager
+def _store_lock(uri: str) -> Iterator[None]:
+    """Serialise the start of runs that share one SQLite store: the first creates its tables (MLflow
+    runs its migrations), and parallel sweep trials must not race to do it or to create one experiment."""
+    db = sqlite_path(uri)
+    if db is None:
+        yield
+        return
+    from filelock import FileLock
+
+    db = db.expanduser().resolve()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(db) + ".lock", timeout=120):
+        yield
 
 
 class _quiet(warnings.catch_warnings):

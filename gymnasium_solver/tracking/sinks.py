@@ -4,6 +4,7 @@ sinks a config asks for, and the check (before training) that their libraries ar
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -12,8 +13,25 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigBase, ConfigError
 
 TRACKING_PIP = "pip install 'gymnasium-solver[tracking]'"
-# The import each sink needs, by the config key that turns it on.
-_NEEDS = {"tensorboard": ("tensorboard", "tensorboard"), "mlflow": ("mlflow", "mlflow-skinny")}
+
+
+class Need(NamedTuple):
+    """What a sink needs installed: the modules it imports, the distribution that brings them, its extra."""
+
+    modules: tuple[str, ...]
+    dist: str
+    extra: str
+
+
+# What each sink needs, by the config key that turns it on.
+_NEEDS = {
+    "tensorboard": Need(("tensorboard",), "tensorboard", "tracking"),
+    # The default store is SQLite: MLflow's database store needs SQLAlchemy and Alembic (not in mlflow-skinny).
+    "mlflow": Need(("mlflow", "sqlalchemy", "alembic"), "mlflow-skinny", "tracking"),
+    "wandb": Need(("wandb",), "wandb", "wandb"),
+    "otel": Need(("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
+                 "opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http", "otel"),
+}
 
 Row = Mapping[str, float | int | None]
 
@@ -84,16 +102,40 @@ class Sinks:
         self._active.clear()
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
 def check_tracking_available(cfg: ConfigBase) -> None:
     """ConfigError, with the pip command, if the config turns on a sink whose library is not
     installed. Called before a run starts, so nothing is written for a run that cannot log as asked."""
-    missing = [(key, dist) for key, (module, dist) in _NEEDS.items()
-               if getattr(cfg, key) and importlib.util.find_spec(module) is None]
+    missing = [(key, need) for key, need in _NEEDS.items()
+               if getattr(cfg, key) and not all(_installed(m) for m in need.modules)]
     if missing:
         keys = ", ".join(f"{k}: true" for k, _ in missing)
-        dists = " and ".join(d for _, d in missing)
-        raise ConfigError(f"{cfg.config_id}: {keys} needs {dists}, which is not installed: run `{TRACKING_PIP}`, "
+        dists = " and ".join(dict.fromkeys(n.dist for _, n in missing))
+        extras = ",".join(dict.fromkeys(n.extra for _, n in missing))
+        raise ConfigError(f"{cfg.config_id}: {keys} needs {dists}, which is not installed: run "
+                          f"`pip install 'gymnasium-solver[{extras}]'`, "
                           f"or set {' '.join(f'{k}=false' for k, _ in missing)} (--set, or in the user config)")
+
+
+def final_results(info: rf.RunInfo) -> dict[str, float]:
+    """A finished run's results, as the sinks that keep a summary show them (TensorBoard's hparams, W&B's
+    summary, the OpenTelemetry span): the known and finite ones of best/last eval return, solved (1/0),
+    env steps, wall seconds and env steps to solve."""
+    out = {"solved": float(info.solved), "env_steps": float(info.progress.env_steps),
+           "wall_seconds": float(info.progress.wall_seconds)}
+    if info.best_eval is not None:
+        out["best_eval_return"] = float(info.best_eval.return_mean)
+    if info.last_eval is not None:
+        out["last_eval_return"] = float(info.last_eval.return_mean)
+    if info.solved_at is not None:
+        out["solved_at_env_steps"] = float(info.solved_at.env_steps)
+    return {k: v for k, v in out.items() if math.isfinite(v)}
 
 
 def make_sinks(cfg: ConfigBase) -> list[MetricSink]:
@@ -107,4 +149,12 @@ def make_sinks(cfg: ConfigBase) -> list[MetricSink]:
         from gymnasium_solver.tracking.mlflow_sink import MlflowSink
 
         sinks.append(MlflowSink(cfg.mlflow_tracking_uri, cfg.mlflow_experiment))
+    if cfg.wandb:
+        from gymnasium_solver.tracking.wandb_sink import WandbSink
+
+        sinks.append(WandbSink(cfg.wandb_project))
+    if cfg.otel:
+        from gymnasium_solver.tracking.otel_sink import OtelSink
+
+        sinks.append(OtelSink())
     return sinks
