@@ -366,3 +366,25 @@ def test_cleanrl_hyperparameters_are_data_not_code(tmp_path: Path, monkeypatch: 
         import_runs([event_folder("module", "gsolve_planted_env:CartPole-v1")], tmp_path / "runs")
     one_sentence(str(info.value))
     assert not marker.exists()
+
+
+def test_a_payload_in_a_bare_sb3_model_zip_never_runs_on_import(sb3_runs: dict[str, Path], tmp_path: Path) -> None:
+    """`gsolve import model.zip` reads the hyperparameters of SB3's data JSON: a cloudpickle payload under
+    ':serialized:' (where SB3's load() would unpickle it: the liveness test above) is never decoded, nor
+    is policy.pth; the plain values around it are still imported."""
+    marker = tmp_path / "PWNED"
+    saved = torch.load(checkpoint_path(sb3_runs["sac"], rf.BEST_CHECKPOINT), weights_only=True)["sb3_model"]
+    planted = planted_zip(planted_zip(saved, "data", marker), "policy.pth", marker).numpy().tobytes()
+    with zipfile.ZipFile(io.BytesIO(planted)) as z:
+        data = json.loads(z.read("data"))
+    assert pickle.loads(base64.b64decode(data["policy_class"][":serialized:"])) == 0 and marker.exists()  # live
+    marker.unlink()
+    data["gamma"] = {":type:": "<class 'float'>", ":serialized:": data["policy_class"][":serialized:"]}
+    model = tmp_path / "Pendulum-v1.zip"
+    model.write_bytes(rewrite_zip(planted, "data", json.dumps(data).encode()))
+    result = import_runs([model], tmp_path / "runs")
+    assert [r.kind for r in result.runs] == ["sb3_model_zip"] and result.runs[0].algo == "sac"
+    config = (tmp_path / "runs" / result.runs[0].run_id / rf.CONFIG_YAML).read_text()
+    assert "gamma:" not in config.split("sb3_data:")[0] and "batch_size: 32" in config  # the plain values only
+    assert cli.main(["import", str(model), "--runs-dir", str(tmp_path / "runs2")]) == 0
+    assert not marker.exists()

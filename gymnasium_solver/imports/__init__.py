@@ -1,7 +1,8 @@
 """Import runs from other frameworks as read-only runs of our store (``gsolve import``, MCP import_runs).
 
 :mod:`.tb_events` reads TensorBoard event files, :mod:`.sb3_folder` an SB3 / RL Zoo log folder,
-:mod:`.tb_runs` an SB3 or CleanRL event folder, :mod:`.mapping` is the one metric-name table and
+:mod:`.tb_runs` an SB3 or CleanRL event folder, :mod:`.sb3_zip` the hyperparameters of an SB3
+model zip (never unpickled), :mod:`.mapping` is the one metric-name table and
 :mod:`.build` writes the run folder. :func:`import_runs` finds the sources under each path and
 imports each once: the same content imported again answers with the run it already is.
 """
@@ -18,6 +19,7 @@ from gymnasium_solver.imports.build import check_variant, fingerprint, write_run
 from gymnasium_solver.imports.files import is_real_folder
 from gymnasium_solver.imports.mapping import Framework, algo_mapping, sb3_algo_from_keys
 from gymnasium_solver.imports.sb3_folder import is_sb3_folder, read_sb3_folder
+from gymnasium_solver.imports.sb3_zip import is_sb3_zip, read_sb3_zip
 from gymnasium_solver.imports.source import ImportError_, SourceRun
 from gymnasium_solver.imports.tb_events import EventFileError
 from gymnasium_solver.imports.tb_runs import is_event_folder, read_tensorboard_folder
@@ -28,14 +30,15 @@ MAX_SOURCES = 50
 MAX_PATHS = 20
 _SEARCH_DEPTH = 3
 EXPECTED = ("an RL Zoo / Stable-Baselines3 log folder (progress.csv, *monitor.csv, evaluations.npz, "
-            "<env>/config.yml + args.yml) or an SB3 / CleanRL TensorBoard event folder (events.out.tfevents.*)")
+            "<env>/config.yml + args.yml), an SB3 / CleanRL TensorBoard event folder (events.out.tfevents.*) or a "
+            "model .zip saved by SB3 (its hyperparameters; nothing in it is unpickled)")
 
 
 class ImportedRun(BaseModel):
     run_id: str = Field(description="the run's id in our store: use it with get_run_info, diagnose_run, ...")
     outcome: str = Field(description="'imported', or 'already_imported' when this content was imported before")
     source: str = Field(description="the folder read")
-    kind: str = Field(description="sb3_log_folder, rl_zoo_folder, sb3_tensorboard or cleanrl_tensorboard")
+    kind: str = Field(description="sb3_log_folder, rl_zoo_folder, sb3_tensorboard, cleanrl_tensorboard or sb3_model_zip")
     config_id: str
     algo: str
     rows: int = Field(description="metrics.csv rows (one per logged env step)")
@@ -59,9 +62,12 @@ def _is_source(folder: Path) -> bool:
 
 def find_sources(path: Path) -> list[Path]:
     """The run folders at or below ``path`` (at most 3 levels down, not inside a run folder), sorted.
-    A progress.csv or event file stands for its folder. ImportError_ when there is none."""
+    A progress.csv or event file stands for its folder; a .zip is itself a source (an SB3 model).
+    ImportError_ when there is none."""
     if not path.exists():
         raise ImportError_(f"{path} does not exist: pass {EXPECTED}")
+    if is_sb3_zip(path):  # a model zip is named one by one: a folder search never opens zips
+        return [path]
     if path.is_file():
         path = path.parent
     found: list[Path] = []
@@ -89,7 +95,9 @@ def find_sources(path: Path) -> list[Path]:
 
 def read_source(folder: Path, env_id: str | None) -> SourceRun:
     """The SourceRun of one folder, its environment and algorithm settled or ImportError_ saying why not."""
-    if is_sb3_folder(folder):
+    if is_sb3_zip(folder):
+        run = read_sb3_zip(folder, env_id)
+    elif is_sb3_folder(folder):
         run = read_sb3_folder(folder)
         if run.env_id is None:
             run.env_id = env_id

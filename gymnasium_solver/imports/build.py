@@ -75,6 +75,8 @@ def _columns(run: SourceRun) -> list[str]:
 
 def metrics_table(run: SourceRun) -> tuple[list[str], np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """(columns, env_steps of each row, {column: (values, present)}): one row per step any metric has."""
+    if not run.series:  # a source with a config and no curves (an SB3 model zip): a header-only metrics.csv
+        return list(_FIRST_COLUMNS), np.zeros(0, dtype=np.int64), {}
     steps = union_steps([s.steps for s in run.series.values()])
     cols: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name, s in run.series.items():
@@ -222,7 +224,7 @@ def build_run_info(run: SourceRun, run_id: str, variant: str, columns: list[str]
     threshold = _threshold(run, spec_threshold)
     wall = _wall_column(steps, cols)
     evals = _evals(run, steps, wall)
-    last_step = int(steps[-1]) if len(steps) else 0
+    last_step = int(steps[-1]) if len(steps) else (run.env_steps or 0)
     _notes_for_missing(run, evals, last_step)
     solved_at = None
     if threshold is not None:
@@ -245,7 +247,8 @@ def build_run_info(run: SourceRun, run_id: str, variant: str, columns: list[str]
         last_eval=evals[-1] if evals else None, solved=solved_at is not None, solved_at=solved_at,
         action_space=space, observation_shape=obs_shape, metric_columns=columns,
         source=rf.ImportSource(framework=run.framework.value, kind=run.kind, path=str(run.path.resolve()),
-                               files=sorted(str(p.relative_to(run.path)) for p in run.files), fingerprint=digest,
+                               files=sorted(p.name if p == run.path else str(p.relative_to(run.path))
+                                                  for p in run.files), fingerprint=digest,
                                imported_at=now, metric_map=dict(run.metric_map), unknown=dict(run.unknown)),
         read_only=True,
     )

@@ -176,3 +176,78 @@ def markdown_table() -> str:
             how = "; ".join(x for x in (how, m.note) if x)
             lines.append(f"| {fw.value} | `{src}` | `{m.ours}` | {how} |")
     return "\n".join(lines)
+
+
+# -- hyperparameters of an SB3 model zip -------------------------------------------------------------
+# SB3's ``model.save()`` writes a zip whose ``data`` entry is JSON: plain values for what JSON can hold
+# (gamma, n_steps, ...) and, for anything else (schedules, classes, spaces, buffers), an object with a
+# cloudpickle payload under ":serialized:", which is never decoded (imports/sb3_zip.py). Only plain values
+# are mapped, by this table: SB3's attribute -> (our config key, the JSON type it must have).
+class ZipValue(StrEnum):
+    FLOAT = "float"  # a finite number (not a boolean)
+    INT = "int"
+    BOOL = "bool"
+    FLOAT_OR_NONE = "float or null"
+    INT_OR_NONE = "int or null"
+
+
+SB3_ZIP_CONFIG: dict[str, tuple[str, ZipValue]] = {
+    "seed": ("seed", ZipValue.INT_OR_NONE),
+    "n_envs": ("n_envs", ZipValue.INT),
+    "_total_timesteps": ("max_env_steps", ZipValue.INT),  # the budget of the last learn() call
+    "gamma": ("gamma", ZipValue.FLOAT),
+    "learning_rate": ("learning_rate", ZipValue.FLOAT),  # a schedule is serialised: not mapped
+    "ent_coef": ("ent_coef", ZipValue.FLOAT),  # SAC/TQC's "auto" / "auto_0.1": see SB3_ZIP_AUTO_ENT_COEF
+    "vf_coef": ("vf_coef", ZipValue.FLOAT),
+    "max_grad_norm": ("max_grad_norm", ZipValue.FLOAT_OR_NONE),
+    "use_sde": ("use_sde", ZipValue.BOOL),
+    "sde_sample_freq": ("sde_sample_freq", ZipValue.INT),
+    # on-policy (PPO, A2C)
+    "n_steps": ("n_steps", ZipValue.INT),  # off-policy algorithms: n-step returns, our n_steps there too
+    "gae_lambda": ("gae_lambda", ZipValue.FLOAT),
+    "n_epochs": ("n_epochs", ZipValue.INT),
+    "batch_size": ("batch_size", ZipValue.INT),
+    "clip_range_vf": ("clip_range_vf", ZipValue.FLOAT_OR_NONE),  # a schedule is serialised: not mapped
+    "normalize_advantage": ("normalize_advantages", ZipValue.BOOL),
+    "target_kl": ("target_kl", ZipValue.FLOAT_OR_NONE),
+    # off-policy (DQN, QR-DQN, SAC, TD3, TQC)
+    "buffer_size": ("buffer_size", ZipValue.INT),
+    "learning_starts": ("learning_starts", ZipValue.INT),
+    "tau": ("tau", ZipValue.FLOAT),
+    "gradient_steps": ("gradient_steps", ZipValue.INT),
+    "target_update_interval": ("target_update_interval", ZipValue.INT),  # DQN: SB3 keeps it divided by n_envs
+    "exploration_fraction": ("exploration_fraction", ZipValue.FLOAT),
+    "exploration_initial_eps": ("exploration_initial_eps", ZipValue.FLOAT),
+    "exploration_final_eps": ("exploration_final_eps", ZipValue.FLOAT),
+    "target_entropy": ("target_entropy", ZipValue.FLOAT_OR_NONE),
+    "policy_delay": ("policy_delay", ZipValue.INT),
+    "target_policy_noise": ("target_policy_noise", ZipValue.FLOAT),
+    "target_noise_clip": ("target_noise_clip", ZipValue.FLOAT),
+    "n_quantiles": ("n_quantiles", ZipValue.INT),
+    "top_quantiles_to_drop_per_net": ("top_quantiles_to_drop_per_net", ZipValue.INT),
+}
+# SAC/TQC store ent_coef as text when it is learned: "auto" (start at 1) or "auto_<start>".
+SB3_ZIP_AUTO_ENT_COEF = ("ent_coef", "ent_coef_auto")  # (our start value key, our "learned" switch)
+# A schedule SB3 2.x wraps a constant in (clip_range, lr_schedule): its plain-text repr is mapped, the
+# pickled schedule never loaded. SB3 attribute -> our key.
+SB3_ZIP_CONSTANT_SCHEDULES: dict[str, str] = {"clip_range": "clip_range"}
+# policy_kwargs (plain JSON when it holds only plain values): net_arch as a list of widths -> hidden_sizes.
+SB3_ZIP_POLICY_KWARGS: dict[str, str] = {"net_arch": "hidden_sizes"}
+
+# The algorithm of a zip, from the plain "__module__" text SB3 writes beside its policy class
+# (stable_baselines3.sac.policies -> sac). PPO and A2C share stable_baselines3.common.policies: PPO's data
+# has the keys below, A2C's does not.
+SB3_ZIP_POLICY_MODULES: dict[str, str] = {
+    "stable_baselines3.sac.policies": "sac", "stable_baselines3.td3.policies": "td3",
+    "stable_baselines3.dqn.policies": "dqn", "sb3_contrib.qrdqn.policies": "qrdqn", "sb3_contrib.tqc.policies": "tqc",
+}  # DDPG saves TD3's policy class: a DDPG zip reads as td3
+SB3_ZIP_PPO_KEYS = frozenset({"n_epochs", "clip_range"})
+
+
+def sb3_zip_algo(policy_module: str | None, keys: set[str]) -> str | None:
+    """The algorithm that saved a zip: from its policy class's module, else from its keys, else None."""
+    if policy_module in SB3_ZIP_POLICY_MODULES:
+        return SB3_ZIP_POLICY_MODULES[policy_module]
+    if policy_module == "stable_baselines3.common.policies":
+        return "ppo" if SB3_ZIP_PPO_KEYS <= keys else "a2c"
+    return None

@@ -37,6 +37,7 @@ class SourceRun:
     seed: int | None = None
     config: dict[str, Any] = field(default_factory=dict)
     max_env_steps: int | None = None
+    env_steps: int | None = None  # steps trained, when the source has no metrics to tell (an SB3 model zip)
     reward_threshold: float | None = None
     eval_episodes: int | None = None
     started_at: float | None = None  # POSIX seconds
