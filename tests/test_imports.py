@@ -74,7 +74,8 @@ def _ours(name: str) -> bool:
     return _in(name, *ROOTS) and name not in ROOTS  # a bare package (empty __init__) carries nothing
 
 
-CONTRACT = ("gymnasium_solver.run_folder", "gymnasium_solver.metric_names", "gymnasium_solver.config")
+CONTRACT = ("gymnasium_solver.run_folder", "gymnasium_solver.metric_names", "gymnasium_solver.config",
+            "gymnasium_solver.algorithms")
 ALGORITHMS = ("agents",)
 # The maths the algorithms share, and the description of the spaces they act in.
 ALGORITHM_MAY_USE = (*CONTRACT, "agents", "gymnasium_solver.advantages", "gymnasium_solver.envs")

@@ -23,6 +23,7 @@ import numpy as np
 
 from gymnasium_solver.config.chain import resolve_config
 from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, uses_shipped_presets
+from gymnasium_solver.config.registry import OUTPUT_KEYS
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import fmt
@@ -179,6 +180,8 @@ def preset_fingerprint(config_id: str) -> str | None:
     except ValueError:
         return None
     data.pop("seed", None)
+    for key in OUTPUT_KEYS:  # where a run is logged or how many checkpoints it keeps does not change how it learns
+        data.pop(key, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
