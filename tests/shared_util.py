@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
 
@@ -48,3 +49,22 @@ def sb3_era_checkpoint(tmp_path: Path, config_yaml: str) -> Path:
     torch.save({"format": CHECKPOINT_FORMAT, "config_yaml": config_yaml,
                 "sb3_model": torch.zeros(4, dtype=torch.uint8), "model": {}, "env_steps": 2000}, path)
     return path
+
+
+def play_script(run_dir: Path, script: list[Any], i: int) -> None:
+    """One poll of a scripted trial (the scripted trial backends of the job tests): step ``i`` of
+    ``script`` is a progress in env steps, ``("solved", N)`` to solve at N, and past its end the
+    budget is spent. Writes the run.json the coordinator reads."""
+    from gymnasium_solver import run_folder as rf
+
+    info = rf.read_run_info(run_dir)
+    if i >= len(script):
+        info.status, info.stop_reason = rf.RunStatus.COMPLETED, rf.StopReason.BUDGET_EXHAUSTED
+    elif isinstance(script[i], tuple):
+        steps = script[i][1]
+        info.progress = rf.Progress(env_steps=steps, wall_seconds=steps / 1000)
+        info.solved, info.status, info.stop_reason = True, rf.RunStatus.COMPLETED, rf.StopReason.SOLVED
+        info.solved_at = rf.SolvedAt(env_steps=steps, wall_seconds=steps / 1000, iteration=1, eval_return_mean=500)
+    else:
+        info.progress = rf.Progress(env_steps=script[i], wall_seconds=script[i] / 1000)
+    rf.write_run_info(run_dir, info)

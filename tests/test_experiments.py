@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_util import play_script
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.diagnostics.models import (
@@ -172,16 +173,9 @@ class ScriptedBackend:
         self.pos[handle.run_id] = i + 1
         if handle.token in self.stopped:
             info.status, info.stop_reason = rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED
-        elif i >= len(script):
-            info.status, info.stop_reason = rf.RunStatus.COMPLETED, rf.StopReason.BUDGET_EXHAUSTED
-        elif isinstance(script[i], tuple):
-            steps = script[i][1]
-            info.progress = rf.Progress(env_steps=steps, wall_seconds=steps / 1000)
-            info.solved, info.status, info.stop_reason = True, rf.RunStatus.COMPLETED, rf.StopReason.SOLVED
-            info.solved_at = rf.SolvedAt(env_steps=steps, wall_seconds=steps / 1000, iteration=1, eval_return_mean=500)
+            rf.write_run_info(handle.run_dir, info)
         else:
-            info.progress = rf.Progress(env_steps=script[i], wall_seconds=script[i] / 1000)
-        rf.write_run_info(handle.run_dir, info)
+            play_script(handle.run_dir, script, i)
         return None  # seen as exited on the next poll, after the coordinator read this state
 
     def stop(self, handle: TrialHandle, force: bool = False) -> None:
