@@ -658,3 +658,27 @@ def test_a_trim_variant_twice_as_slow_as_its_base_is_stopped(tmp_path: Path) -> 
     assert t.outcome == "stopped_early" and t.env_steps == 6001
     assert t.detail == ("stopped: past 2x the env steps c0 needed on seed 0 (3,000): the dropped change matters")
     assert rec.winner is not None and rec.winner.changes == both and rec.winner.dropped == []
+
+
+def test_a_fix_of_the_blamed_key_wins_over_a_faster_change_around_it(tmp_path: Path) -> None:
+    """Both solve every seed; LR (not blamed) is faster, GAMMA (blamed by the top finding) wins: the
+    named cause fixed is the answer, a change around it only when no such fix works."""
+    scripts = {key(LR): [("solved", 1000)], key(LR, 1): [("solved", 1000)], key(LR, 2): [("solved", 1000)],
+               key(GAMMA): [("solved", 2000)], key(GAMMA, 1): [("solved", 2000)], key(GAMMA, 2): [("solved", 2000)],
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [LR, GAMMA], capacity=1, seeds=3, blamed=["gamma"])
+    assert rec.winner is not None and rec.winner.changes == GAMMA and rec.winner.keeps_blamed == []
+    assert vd.preferred(rec, rec.arms[1:]) == [a for a in rec.arms[1:] if "gamma" in a.changes]
+
+
+def test_a_budget_beside_another_change_is_not_blamed() -> None:
+    from gymnasium_solver.experiments.launch import blamed_keys
+
+    def diag(*keys: str) -> Diagnosis:
+        f = Finding(id="x", title="x", severity=Severity.WARNING, score=1.0, cause="x", evidence=[],
+                    suggested_changes=[SuggestedChange(key=k, current=1, suggested=2, direction="increase", why="x",
+                                                       set_arg=f"{k}=2") for k in keys])
+        return Diagnosis.model_construct(findings=[f])
+
+    assert blamed_keys(diag("hidden_sizes", "max_env_steps")) == ["hidden_sizes"]
+    assert blamed_keys(diag("max_env_steps", "exploration_fraction")) == ["exploration_fraction", "max_env_steps"]

@@ -96,11 +96,18 @@ def first_rung(candidates: list[Candidate], seeds: list[int]) -> list[Trial]:
     return out
 
 
+# Keys a finding adds beside its cause to keep the run's length and anneal consistent (a longer
+# budget with the exploration fraction that keeps the anneal): blamed only when nothing else is.
+_BUDGET_COMPANIONS = frozenset({"max_env_steps", "exploration_fraction"})
+
+
 def blamed_keys(diagnosis: Diagnosis) -> list[str]:
-    """The keys the top finding (the first warning or critical with a change) would change."""
+    """The keys the top finding (the first warning or critical with a change) blames: those it would
+    change, less a budget it raises beside another change."""
     for f in diagnosis.findings:
         if f.severity != Severity.INFO and f.suggested_changes:
-            return sorted({c.key for c in f.suggested_changes if c.key != "seed"})
+            keys = {c.key for c in f.suggested_changes if c.key != "seed"}
+            return sorted(keys - _BUDGET_COMPANIONS or keys)
     return []
 
 

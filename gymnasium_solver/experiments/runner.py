@@ -15,7 +15,9 @@ hopeless candidates stop early (successive halving in three rungs):
    until nothing more can be dropped.
 
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
-config there; experiments.verdict computes it and the message from the record's numbers.
+config there, a change of a key the top finding blames first when one qualifies (a budget raise
+around a narrow network is the answer only when widening it does not solve); experiments.verdict
+computes it and the message from the record's numbers.
 """
 
 from __future__ import annotations
@@ -270,7 +272,7 @@ class FixJob:
             good = [a for a in arms.values() if vd.qualifies(self.record, a, baseline)]
             if not good:
                 return
-            self.trim_base = self.origin = min(good, key=vd.rank)
+            self.trim_base = self.origin = min(vd.preferred(self.record, good), key=vd.rank)
         else:  # a round has ended: the best variant that still qualifies replaces the base
             variants = [a for a in arms.values() if set(a.changes) < set(self.trim_base.changes)
                         and len(a.changes) == len(self.trim_base.changes) - 1 and vd.qualifies(self.record, a, baseline)]
@@ -298,7 +300,7 @@ class FixJob:
         r = self.record
         baseline = vd.baseline_arm(r, self.parent_env_steps)
         arms = vd.candidate_arms(r)
-        good = sorted((a for a in arms if vd.qualifies(r, a, baseline)), key=vd.rank)
+        good = sorted(vd.preferred(r, [a for a in arms if vd.qualifies(r, a, baseline)]), key=vd.rank)
         best = self._smallest(good)
         winner = None
         if best is not None:

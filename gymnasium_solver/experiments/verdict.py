@@ -95,6 +95,14 @@ def beats(arm: ArmResult, baseline: ArmResult) -> bool:
             and arm.median_env_steps < baseline.median_env_steps)
 
 
+def preferred(record: ExperimentRecord, arms: list[ArmResult]) -> list[ArmResult]:
+    """Of the qualifying ``arms``, those that change a key the top finding blames, when any does: a fix of
+    the named cause that solves every seed is the answer; a change around it (a longer budget over a
+    narrow network) is reported only when no such fix works."""
+    addressing = [a for a in arms if set(a.changes) & set(record.blamed_keys)]
+    return addressing or arms
+
+
 def qualifies(record: ExperimentRecord, arm: ArmResult, baseline: ArmResult) -> bool:
     return arm.solved >= record.required and arm.ran == len(seeds_of(record)) and beats(arm, baseline)
 
