@@ -8,7 +8,7 @@ seed + 2000, 2001, 2002: neither the fix nor the screen saw them). Cases the scr
 (their config solves 2 of 3 seeds) are run too and must come back ``unlucky_seed``. ``--no-preset``
 runs each case as a user's own config (variant renamed, nothing of ours to revert to).
 
-Writes ``bench/results/fix_verdicts.json`` (per case: verdict, winner, its held-out outcomes, seconds;
+Writes ``bench/verdicts/fix_verdicts.json`` (per case: verdict, winner, its held-out outcomes, seconds;
 with the commit, machine and load) and prints the table that docs/diagnostics.md shows, so the
 figure is written by the command that measured it:
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "results" / "fix_verdicts.json"
+OUT = ROOT / "bench" / "verdicts" / "fix_verdicts.json"  # bench/results/ holds only the rendered figures' format
 FILES = ("run.json", "config.yaml", "metrics.csv")
 HELD_OUT_OFFSETS = (2000, 2001, 2002)
 
