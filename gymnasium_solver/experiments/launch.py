@@ -59,7 +59,7 @@ def plan_experiment(
         raise ValueError(f"seeds must be between 1 and {MAX_SEEDS} (each is a training run per candidate), got {seeds}")
     required = seeds if required is None else required
     if not 1 <= required <= seeds:
-        raise ValueError(f"required must be between 1 and seeds ({seeds}), got {required}")
+        raise ValueError(f"--require (seeds a winner must solve) must be between 1 and --seeds ({seeds}), got {required}")
     run_dir = store.resolve(ref)
     info = store.info(run_dir)
     rf.refuse_read_only(info, "run a fix experiment (its trials start from the run's preset, which it does not have)")
