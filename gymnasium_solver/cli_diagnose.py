@@ -20,6 +20,7 @@ from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_ru
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
 from gymnasium_solver.experiments.parent import ParentConfig, parent_config
+from gymnasium_solver.experiments.retry import RetryResult, retry_verdict
 from gymnasium_solver.imports.mapping import source_setting
 
 
@@ -51,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     r.add_argument("--dry-run", action="store_true", help="print what would be run, do not train")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", action="store_true", help="print the changes, the new run and its comparison with "
+                   "the parent as JSON (schema: gsolve schema retry)")
     r.set_defaults(func=cmd_retry)
 
 
@@ -229,33 +232,43 @@ def cmd_retry(args: argparse.Namespace) -> int:
     cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)
-    print(f"Retrying {info.run_id} ({info.config_id}) with:")
-    for c in changes:
-        print(f"  {c.key}: {yaml_value(c.current)} -> {yaml_value(c.suggested)}  ({c.why})")
-    for k, v in extra.items():
-        print(f"  {k}: {yaml_value(v)}  (your --set)")
-    print(f"  equivalent: {train_command(info.config_id, flatten_overrides(overrides))}")
-    if args.dry_run:
-        return 0
-    from gymnasium_solver.training import train
+    result = RetryResult(parent_run_id=info.run_id, config_id=info.config_id, changes=changes, your_overrides=extra,
+                         overrides=overrides, command=train_command(info.config_id, flatten_overrides(overrides)),
+                         partial=d.partial, dry_run=args.dry_run)
+    if not args.json:
+        print(f"Retrying {info.run_id} ({info.config_id}) with:")
+        for c in changes:
+            print(f"  {c.key}: {yaml_value(c.current)} -> {yaml_value(c.suggested)}  ({c.why})")
+        for k, v in extra.items():
+            print(f"  {k}: {yaml_value(v)}  (your --set)")
+        print(f"  equivalent: {result.command}")
+    if not args.dry_run:
+        from gymnasium_solver.run_store import compare_runs, run_details
+        from gymnasium_solver.training import train
 
-    result = train(cfg, store.runs_dir, show_progress=not args.quiet, parent_run_id=info.run_id,
-                   applied_changes=applied, overrides=overrides)
-    solved = "solved" if result.solved else "not solved"
-    best = f", best eval {result.best_eval.return_mean:.4g}" if result.best_eval else ""
-    print(f"New run {result.run_id}: {result.status} ({result.stop_reason}), {solved}{best}, "
-          f"{result.env_steps:,} env steps in {result.wall_seconds:.1f}s")
-    print(render_comparison(store, info.run_id, result.run_id))
-    print(f"Diagnose the new run: gsolve diagnose {result.run_id}   "
-          f"(assistants: compare_runs / diagnose_run MCP tools)")
+        trained = train(cfg, store.runs_dir, show_progress=not args.quiet, parent_run_id=info.run_id,
+                        applied_changes=applied, overrides=overrides)
+        result.run = run_details(store, trained.run_dir)
+        result.comparison = compare_runs(store, [info.run_id, trained.run_id])
+        result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id)
+        if not args.json:
+            solved = "solved" if trained.solved else "not solved"
+            best = f", best eval {trained.best_eval.return_mean:.4g}" if trained.best_eval else ""
+            print(f"New run {trained.run_id}: {trained.status} ({trained.stop_reason}), {solved}{best}, "
+                  f"{trained.env_steps:,} env steps in {trained.wall_seconds:.1f}s")
+            print(render_comparison(result))
+            print(f"Diagnose the new run: gsolve diagnose {trained.run_id}   "
+                  f"(assistants: compare_runs / diagnose_run MCP tools)")
+    if args.json:
+        print(result.model_dump_json(indent=2))
     return 0
 
 
-def render_comparison(store: Any, parent: str, child: str) -> str:
-    """Parent vs retry side by side (run_store.compare_runs): did the change help?"""
-    from gymnasium_solver.run_store import compare_runs
-
-    c = compare_runs(store, [parent, child])
+def render_comparison(result: RetryResult) -> str:
+    """Parent vs retry side by side: did the change help?"""
+    c = result.comparison
+    assert c is not None and result.run is not None
+    parent = result.parent_run_id
     lines = ["Parent vs retry:"]
     for r in c.runs:
         role = "parent" if r.run_id == parent else "retry "
@@ -265,16 +278,6 @@ def render_comparison(store: Any, parent: str, child: str) -> str:
                      f"{r.env_steps:,} env steps")
     lines.extend(f"  config {d.key}: " + ", ".join(f"{yaml_value(v)}" for v in d.values.values())
                  for d in c.config_differences if d.key != "seed")
-    helped = next((r for r in c.runs if r.run_id == child), None)
-    before = next((r for r in c.runs if r.run_id == parent), None)
-    if helped and before:
-        if helped.solved and not before.solved:
-            verdict = "the change helped: the retry solved and the parent did not"
-        elif helped.solved and before.solved:
-            verdict = f"both solved; first to the threshold: {c.first_to_threshold_env_steps}"
-        elif (helped.best_eval_return or float('-inf')) > (before.best_eval_return or float('-inf')):
-            verdict = "not solved yet, but the best evaluation improved"
-        else:
-            verdict = "the change did not help on this seed; diagnose the retry for the next step"
-        lines.append(f"  -> {verdict}")
+    if result.verdict:
+        lines.append(f"  -> {result.verdict}")
     return "\n".join(lines)

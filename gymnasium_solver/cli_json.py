@@ -25,9 +25,11 @@ JSON_MODELS: dict[str, str] = {
     "checkpoints": "gymnasium_solver.run_store:CheckpointList",
     "plot": "gymnasium_solver.plotting:GroupPlotResult",
     "config": "gymnasium_solver.config.view:ConfigResult",
+    "list-envs": "gymnasium_solver.environment_list:EnvironmentList",
     "train": "gymnasium_solver.run_store:RunDetails",
     "eval": "gymnasium_solver.policy_eval:EvalReport",
     "diagnose": "gymnasium_solver.diagnostics:Diagnosis",
+    "retry": "gymnasium_solver.experiments.retry:RetryResult",
     "fix": "gymnasium_solver.experiments.record:ExperimentRecord",
     "sweep": "gymnasium_solver.sweeps.report:SweepSummary",
     "sweep-status": "gymnasium_solver.sweeps.report:SweepSummary",  # without SWEEP_ID: a list of SweepListItem
@@ -37,6 +39,15 @@ JSON_MODELS: dict[str, str] = {
     "promote": "gymnasium_solver.registry_records:Decision",
     "models": "gymnasium_solver.model_registry:ModelList",
     "rollback": "gymnasium_solver.registry_records:Decision",
+    "presets save": "gymnasium_solver.config.presets:SavedPreset",
+}
+
+# Commands that print no result, so take no --json (tests/test_cli_scripts.py fails on any other command
+# without --json): each serves until stopped, or prints a JSON schema already.
+NO_JSON: dict[str, str] = {
+    "mcp": "runs the MCP server on stdio or HTTP until stopped",
+    "serve-metrics": "serves /metrics to Prometheus until stopped",
+    "schema": "prints a JSON schema (or the list of commands with --json) already",
 }
 
 
@@ -68,11 +79,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("schema", help="print the JSON schema of a command's --json output",
                        description="The JSON schema (draft 2020-12, from the pydantic model) that `gsolve COMMAND "
                        "--json` prints; without COMMAND, which model each command prints.")
-    p.add_argument("name", metavar="COMMAND", nargs="?", default=None, help=f"one of {', '.join(JSON_MODELS)}")
+    p.add_argument("name", metavar="COMMAND", nargs="*", default=[],
+                   help=f"one of {', '.join(JSON_MODELS)} (a subcommand's words apart: schema presets save)")
     p.set_defaults(func=cmd_schema)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    args.name = " ".join(args.name) or None
     if args.name is None:
         width = max(map(len, JSON_MODELS))
         for command, model in JSON_MODELS.items():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config.build import config_from_yaml_text
-from gymnasium_solver.config.presets import CONFIG_DIR_ENV, save_user_preset, user_presets_dir
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, SavedPreset, save_user_preset, user_presets_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s.add_argument("name", metavar="NAME", help="the variant name, e.g. my-ppo")
     s.add_argument("--dir", default=None, help=f"the presets folder (default ${CONFIG_DIR_ENV}, else "
                    "~/.config/gsolve/presets)")
+    s.add_argument("--json", action="store_true", help="print where it was saved and how to train it as JSON "
+                   "(schema: gsolve schema presets save)")
     s.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
     s.set_defaults(func=cmd_presets_save)
 
@@ -39,9 +42,16 @@ def cmd_presets_save(args: argparse.Namespace) -> int:
     config = config_from_yaml_text(read_run_text(run_dir, rf.CONFIG_YAML), f"{run_dir.name}/{rf.CONFIG_YAML}")
     folder = Path(args.dir).expanduser() if args.dir else user_presets_dir()
     path = save_user_preset(config, args.name, folder, f"saved from run {info.run_id} ({info.config_id})")
-    print(f"saved {info.run_id}'s config as {config.env_id}:{args.name} in {path}")
     env = os.environ.get(CONFIG_DIR_ENV)
-    if not env or Path(env).expanduser().resolve() != folder.resolve():
-        print(f"train it with: {CONFIG_DIR_ENV}={folder} gsolve train {config.env_id}:{args.name} "
-              f"(that folder then replaces the shipped presets)")
+    active = bool(env) and Path(str(env)).expanduser().resolve() == folder.resolve()
+    config_id = f"{config.env_id}:{args.name}"
+    command = f"gsolve train {config_id}" if active else f"{CONFIG_DIR_ENV}={shlex.quote(str(folder))} gsolve train {config_id}"
+    saved = SavedPreset(run_id=info.run_id, config_id=config_id, path=str(path), folder=str(folder), active=active,
+                        train_command=command)
+    if args.json:
+        print(saved.model_dump_json(indent=2))
+        return 0
+    print(f"saved {info.run_id}'s config as {config_id} in {path}")
+    if not active:
+        print(f"train it with: {command} (that folder then replaces the shipped presets)")
     return 0

@@ -83,6 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--all", action="store_true", help="every registered environment id, not only the presets")
     p.add_argument("--filter", default=None, metavar="TEXT", help="only ids containing TEXT (implies --all)")
     p.add_argument("--limit", type=int, default=MAX_CATALOG_ROWS, help=f"at most this many (1..{MAX_CATALOG_ROWS})")
+    p.add_argument("--json", action="store_true", help="print the presets (and with --all/--filter the registered "
+                   "ids) as JSON (schema: gsolve schema list-envs)")
     p.set_defaults(func=cmd_list_envs)
 
     p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML, with each value's source",
@@ -384,6 +386,12 @@ def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
 
 
 def cmd_list_envs(args: argparse.Namespace) -> int:
+    if args.json:
+        from gymnasium_solver.environment_list import environment_list
+
+        _check_limit(args.limit)
+        print(environment_list(filter=args.filter, registered=args.all, limit=args.limit).model_dump_json(indent=2))
+        return 0
     if args.all or args.filter is not None:
         return _list_registered(args)
     files = list_env_files()
@@ -408,9 +416,13 @@ def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
+def _check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_CATALOG_ROWS:
+        raise ValueError(f"--limit must be between 1 and {MAX_CATALOG_ROWS}, got {limit}")
+
+
 def _list_registered(args: argparse.Namespace) -> int:
-    if not 1 <= args.limit <= MAX_CATALOG_ROWS:
-        raise ValueError(f"--limit must be between 1 and {MAX_CATALOG_ROWS}, got {args.limit}")
+    _check_limit(args.limit)
     catalog = environment_catalog(args.filter, limit=args.limit)
     rows = [("ENV", "SETTINGS", "PRESET VARIANTS", "RL ZOO ENTRIES")]
     for e in catalog.environments:

@@ -20,14 +20,15 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Tool as MCPTool
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
-from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS
 from gymnasium_solver.config.view import ConfigResult, config_descriptions, resolved_config_result
+from gymnasium_solver.environment_list import EnvironmentList, environment_list
 from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store.metrics import map_large_buffers
 from mcp_server import (
@@ -59,45 +60,6 @@ INSTRUCTIONS = (
     "Start a debugging session with diagnose_run, then get_run_info / get_run_metrics / get_run_logs "
     "for evidence, and fix_run to prove a fix over seeds. Step counts are environment steps."
 )
-
-
-# ---------------------------------------------------------------------------------------------
-# Result models that only the server needs
-# ---------------------------------------------------------------------------------------------
-class RegisteredEnvironment(BaseModel):
-    env_id: str
-    settings: str = Field(description="'preset' (ours), 'zoo' (the RL Zoo's tuned entry, for zoo_algos) or 'default' "
-                          "(gsolve's documented defaults only)")
-    preset_variants: dict[str, str] = Field(description="preset variant -> algorithm")
-    zoo_algos: list[str] = Field(description="algorithms the installed RL Zoo has an entry for")
-
-
-class EnvironmentPreset(BaseModel):
-    env_id: str
-    description: str
-    variants: dict[str, str] = Field(description="variant name -> algorithm")
-    config_ids: list[str] = Field(description="ENV:VARIANT ids to pass to start_training / get_config")
-
-
-class VariantInfo(BaseModel):
-    variant: str
-    config_id: str
-    algo: str
-    settings: dict[str, Any] = Field(description="the variant's resolved key settings (get_config has all)")
-    problem: str | None = Field(default=None, description="set if this variant does not validate")
-
-
-class EnvironmentList(BaseModel):
-    environments: list[EnvironmentPreset] = Field(description="environments with presets (with env_id: that one)")
-    config_dir: str
-    variants: list[VariantInfo] | None = Field(
-        default=None, description="with env_id: its variants with algorithm and key settings")
-    registered: list[RegisteredEnvironment] = Field(
-        default_factory=list, description="with registered=true or a filter: registered Gymnasium ids and where "
-        "start_training would take their settings from")
-    registered_total: int = Field(default=0, description="registered ids matching the filter (registered lists at most "
-                                  "limit of them from offset)")
-    note: str = ""
 
 
 class GsolveServer(MCPServer):
@@ -157,22 +119,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
         """Use to find what can be trained: the environments with presets and their ENV:VARIANT ids (with
         env_id, that environment's variants and key settings); with registered=true or a filter, every
         registered Gymnasium id and whether its settings come from our preset, the RL Zoo or defaults."""
-        if env_id is not None:
-            preset = config_mod.load_preset(env_id)
-            return EnvironmentList(environments=[_preset_entry(preset.env_id)], config_dir=str(config_mod.config_dir()),
-                                   variants=_variants(preset.env_id))
-        result = EnvironmentList(environments=[_preset_entry(e) for e in config_mod.list_env_files()],
-                                 config_dir=str(config_mod.config_dir()))
-        if registered or filter is not None:
-            catalog = environment_catalog(filter, offset=offset, limit=limit)
-            result.registered = [RegisteredEnvironment(env_id=e.env_id, settings=e.settings,
-                                                       preset_variants=e.preset_variants, zoo_algos=e.zoo_algos)
-                                 for e in catalog.environments]
-            result.registered_total = catalog.total
-            end = offset + len(result.registered)
-            result.note = (f"registered ids {offset + 1}-{end} of {catalog.total}"
-                           + (f"; next page: offset={end}" if end < catalog.total else ""))
-        return result
+        return environment_list(env_id, filter, registered, offset, limit)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_config(
@@ -202,32 +149,6 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
         assert config_id is not None
         pairs = launcher._override_pairs(overrides or {})
         return resolved_config_result(config_mod.resolve_with_origin(config_id, pairs))
-
-
-def _preset_entry(env_id: str) -> EnvironmentPreset:
-    """One environment's preset as list_environments shows it; a broken preset says why."""
-    try:
-        preset = config_mod.load_preset(env_id)
-        variants = config_mod.list_variants(env_id)
-    except config_mod.ConfigError as exc:
-        return EnvironmentPreset(env_id=env_id, description=f"preset is broken: {exc}", variants={}, config_ids=[])
-    return EnvironmentPreset(env_id=preset.env_id, description=preset.description, variants=variants,
-                             config_ids=[f"{env_id}:{v}" for v in variants])
-
-
-def _variants(env_id: str) -> list[VariantInfo]:
-    """Each preset variant of ``env_id`` with its algorithm and resolved key settings."""
-    out = []
-    for name, algo in config_mod.list_variants(env_id).items():
-        cid = f"{env_id}:{name}"
-        try:
-            cfg = config_mod.resolve_config(cid).model_dump(mode="json")
-            settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
-            settings.update(rs.key_hyperparameters(cfg))
-            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
-        except config_mod.ConfigError as exc:
-            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
-    return out
 
 
 def _register_resources(server: MCPServer, store: rs.RunStore) -> None:

@@ -3,6 +3,7 @@ model (cli_json.JSON_MODELS), and every documented exit code (cli_error.EXIT_MEA
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from gymnasium_solver import cli, cli_fix, cli_sweep
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli_error import EXIT_MEANINGS, ExitCode
-from gymnasium_solver.cli_json import JSON_MODELS, json_schema, list_schema
+from gymnasium_solver.cli_json import JSON_MODELS, NO_JSON, json_schema, list_schema
 from gymnasium_solver.cli_train import train_exit_code
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -27,9 +28,9 @@ def sets(pairs: list[str]) -> list[str]:
 
 
 def run_json(capsys: pytest.CaptureFixture[str], command: str, *args: str, codes: tuple[int, ...] = (0,)) -> Any:
-    """Run `gsolve COMMAND ARGS --json`: the exit code is one of ``codes`` and stdout is one JSON document
-    valid under the command's schema."""
-    code = cli.main([command, *args, "--json"])
+    """Run `gsolve COMMAND ARGS --json` (COMMAND may be a subcommand's words, "presets save"): the exit code
+    is one of ``codes`` and stdout is one JSON document valid under the command's schema."""
+    code = cli.main([*command.split(), *args, "--json"])
     out, err = capsys.readouterr()
     assert code in codes, f"{command}: exit {code}\n{out}\n{err}"
     doc = json.loads(out)
@@ -71,6 +72,14 @@ def test_read_commands_print_their_models(runs: tuple[Path, Any], capsys: pytest
     assert run_json(capsys, "models", *rd)["models"] == []
     imported = tmp_path / "imported"
     assert run_json(capsys, "import", str(IMPORTS / "rlzoo_dqn_cartpole"), "--runs-dir", str(imported))["runs"]
+    envs = run_json(capsys, "list-envs")
+    assert "CartPole-v1:ppo" in envs["environments"][1]["config_ids"] and envs["registered"] == []
+    registered = run_json(capsys, "list-envs", "--filter", "MountainCar", "--limit", "1")
+    assert registered["registered_total"] == 2 and len(registered["registered"]) == 1
+    presets = tmp_path / "presets"
+    saved = run_json(capsys, "presets save", real.solved, "mine", "--dir", str(presets), *rd)
+    assert saved["config_id"] == "CartPole-v1:mine" and Path(saved["path"]).is_file() and not saved["active"]
+    assert saved["train_command"].endswith("gsolve train CartPole-v1:mine")
     # sweep-status without an id: an array of sweeps
     assert cli.main(["sweep-status", "--json", *rd]) == 0
     jsonschema.validate(json.loads(capsys.readouterr().out), list_schema())
@@ -89,6 +98,20 @@ def test_train_json_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     assert solved["summary"]["solved"]
     assert cli.main(["train", "CartPole-v1:ppo", "--set", "learning_rat=0.1", *rd]) == ExitCode.BAD_INPUT
     capsys.readouterr()
+
+
+def test_retry_json_plans_then_trains(runs: tuple[Path, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    """--dry-run: the changes and the command only; a real retry adds the new run and its comparison."""
+    d, real = runs
+    rd = ["--runs-dir", str(d), "--quiet"]
+    plan = run_json(capsys, "retry", real.short, "--dry-run", *sets(["max_env_steps=4096"]), *rd)
+    assert plan["dry_run"] and plan["run"] is None and plan["your_overrides"] == {"max_env_steps": 4096}
+    assert "--set max_env_steps=4096" in plan["command"] and plan["parent_run_id"] == real.short
+    before = set(p.name for p in d.iterdir())
+    done = run_json(capsys, "retry", real.short, *sets(["max_env_steps=2048"]), *rd)
+    (child,) = set(p.name for p in d.iterdir()) - before
+    assert done["run"]["summary"]["run_id"] == child and done["overrides"]["max_env_steps"] == 2048
+    assert {r["run_id"] for r in done["comparison"]["runs"]} == {real.short, child} and done["verdict"]
 
 
 def test_train_exit_code_of_every_ending() -> None:
@@ -148,6 +171,35 @@ def test_promote_and_rollback_print_decisions(runs: tuple[Path, Any], capsys: py
     assert rejected["kind"] == "rejected"
 
 
+def cli_commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command `gsolve --help` offers, a subcommand's words joined ("presets save"), with its parser."""
+    def leaves(parser: argparse.ArgumentParser, prefix: str) -> dict[str, argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            return {prefix: parser}
+        out: dict[str, argparse.ArgumentParser] = {}
+        for name, child in subs[0].choices.items():
+            out.update(leaves(child, f"{prefix} {name}".strip()))
+        return out
+
+    return leaves(cli.build_parser(), "")
+
+
+def test_every_command_prints_json_or_is_allowed_not_to() -> None:
+    """A new command that prints a result fails here until it has --json and a model in JSON_MODELS (or,
+    printing none, a reason in NO_JSON)."""
+    commands = cli_commands()
+    assert len(commands) > 20 and "presets save" in commands
+    for name, parser in commands.items():
+        has_json = any("--json" in a.option_strings for a in parser._actions)
+        if name in NO_JSON:
+            assert not has_json, f"{name} has --json: move it from NO_JSON to JSON_MODELS"
+        else:
+            assert has_json and name in JSON_MODELS, f"gsolve {name} prints a result: give it --json and a model " \
+                "in cli_json.JSON_MODELS, or say in cli_json.NO_JSON why it prints none"
+    assert set(JSON_MODELS) | set(NO_JSON) == set(commands), (set(JSON_MODELS) | set(NO_JSON)) - set(commands)
+
+
 def test_every_json_command_was_validated_and_documented() -> None:
     """Runs last in this file: each command in JSON_MODELS had its output checked above, and docs/cli.md
     names each with its model, and every exit code of the one table."""
@@ -155,6 +207,8 @@ def test_every_json_command_was_validated_and_documented() -> None:
     doc = (DOCS / "cli.md").read_text(encoding="utf-8")
     for command, model in JSON_MODELS.items():
         assert f"`{command}`" in doc and model.split(":")[1] in doc, command
+    for command in NO_JSON:
+        assert f"`{command}`" in doc, command
     for code in ExitCode:
         assert f"| {int(code)} |" in doc, code
     for command in EXIT_MEANINGS:
@@ -166,3 +220,5 @@ def test_schema_command_prints_a_schema(capsys: pytest.CaptureFixture[str]) -> N
     assert json.loads(capsys.readouterr().out)["title"] == "RunList"
     assert cli.main(["schema", "runz"]) == ExitCode.BAD_INPUT
     assert "did you mean runs" in capsys.readouterr().err
+    assert cli.main(["schema", "presets", "save"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "SavedPreset"

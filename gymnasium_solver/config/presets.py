@@ -299,6 +299,18 @@ def user_presets_dir() -> Path:
     return Path(base) / "gsolve" / "presets"
 
 
+class SavedPreset(BaseModel):
+    """`gsolve presets save`: where a run's config was saved as a preset variant, and how to train it."""
+
+    run_id: str
+    config_id: str = Field(description="the new ENV:VARIANT")
+    path: str = Field(description="the preset file the variant was added to")
+    folder: str = Field(description=f"the presets folder; gsolve reads it when ${CONFIG_DIR_ENV} names it")
+    active: bool = Field(description=f"${CONFIG_DIR_ENV} already names this folder, so `gsolve train CONFIG_ID` "
+                         "finds the variant")
+    train_command: str = Field(description="the shell command that trains the saved variant")
+
+
 def save_user_preset(config: Config, name: str, folder: Path, description: str) -> Path:
     """Add ``config`` (a run's resolved config) as variant ``name`` of ``folder/<ENV>.yaml``, every key
     written out so it trains the same whatever the defaults become. ConfigError for a bad name, a
