@@ -30,6 +30,7 @@ from gymnasium_solver.config.presets import (
     load_preset,
     parse_overrides,
     spec_reward_threshold,
+    zoo_name_notes,
 )
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
 from gymnasium_solver.config.spaces import (
@@ -41,6 +42,7 @@ from gymnasium_solver.config.spaces import (
 )
 from gymnasium_solver.config.user import user_defaults
 from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.config.zoo_names import in_our_names
 
 # gsolve's defaults where neither a preset nor the RL Zoo has settings: each algorithm's model defaults
 # (docs/configs.md, every key) with these on top, per algorithm and action space. Continuous control:
@@ -114,6 +116,7 @@ def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base
     data = _resolve_variant_dict(preset, variant)
     check_keys(data, f"{preset.path} (variant {variant!r})")
     data = {**data, "env_id": preset.env_id, "variant": variant}
+    notes += zoo_name_notes(preset, variant)  # what the preset wrote in the RL Zoo's / SB3's names
     return _Base(data, SettingSource.PRESET, f"{preset.path} (variant {variant!r})", notes)
 
 
@@ -190,6 +193,8 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
             data[key], sources[key] = value, SettingSource.USER_CONFIG.value
     if isinstance(overrides, list):
         overrides = parse_overrides(overrides)
+    zoo_names = in_our_names(overrides or {}, "--set")  # the RL Zoo's / SB3's names, read into ours
+    overrides = zoo_names.values
     if overrides:
         check_keys(overrides, "--set override")
         for key in ("env_id", "variant"):
@@ -202,7 +207,7 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         where += " and the user config"
     cfg = build_config(data, where)
     check_machine_limits(cfg, where)
-    notes = list(base.notes)
+    notes = [*base.notes, *zoo_names.notes]
     if cfg.reward_threshold is None:
         threshold = spec_reward_threshold(cfg.env_id)
         if threshold is not None:

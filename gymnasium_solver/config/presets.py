@@ -19,6 +19,7 @@ from gymnasium_solver.config.build import (
 )
 from gymnasium_solver.config.model import ConfigError
 from gymnasium_solver.config.registry import OUTPUT_KEYS, Config
+from gymnasium_solver.config.zoo_names import in_our_names
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
 
@@ -52,6 +53,8 @@ class Preset(BaseModel):
     base: dict[str, Any] = Field(default_factory=dict)
     variants: dict[str, dict[str, Any]]
     path: str
+    # What was read from the RL Zoo's / SB3's names, per section (None: base; else the variant's name).
+    zoo_notes: dict[str | None, list[str]] = Field(default_factory=dict)
 
 
 @lru_cache(maxsize=64)
@@ -70,13 +73,36 @@ def _load_preset_cached(path: str, mtime: float) -> Preset:
     variants = raw.get("variants")
     if not isinstance(variants, dict) or not variants:
         raise ConfigError(f"{p}: 'variants' must map variant names to settings, e.g. 'ppo: {{algo: ppo}}'")
+    sections: dict[str | None, Any] = {None: raw.get("base") or {}, **{str(k): v or {} for k, v in variants.items()}}
+    mapped: dict[str | None, dict[str, Any]] = {}
+    notes: dict[str | None, list[str]] = {}
+    for name, section in sections.items():
+        if not isinstance(section, dict):
+            raise ConfigError(f"{p}: {'base' if name is None else f'variant {name!r}'} must map config keys to values")
+        read = in_our_names(section, f"{p} ({'base' if name is None else f'variant {name!r}'})")
+        mapped[name], notes[name] = read.values, read.notes
     return Preset(
         env_id=raw.get("env_id") or p.stem,
         description=raw.get("description") or "",
-        base=raw.get("base") or {},
-        variants={k: (v or {}) for k, v in variants.items()},
+        base=mapped.pop(None),
+        variants={str(k): v for k, v in mapped.items()},
         path=str(p),
+        zoo_notes={k: v for k, v in notes.items() if v},
     )
+
+
+def zoo_name_notes(preset: Preset, variant: str) -> list[str]:
+    """What ``variant`` of ``preset`` (its base and the variants it inherits from) wrote in the RL Zoo's
+    or SB3's names and was read into ours, e.g. "n_timesteps -> max_env_steps"."""
+    chain: list[str | None] = []
+    name: str | None = variant
+    while name is not None and name in preset.variants and name not in chain:
+        chain.append(name)
+        parent = preset.variants[name].get("inherits")
+        name = parent if isinstance(parent, str) else None
+    if name is None or name not in preset.variants:
+        chain.append(None)  # the chain ends at base
+    return [note for section in reversed(chain) for note in preset.zoo_notes.get(section, [])]
 
 
 def list_env_files(folder: Path | None = None) -> dict[str, Path]:
