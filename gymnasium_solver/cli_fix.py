@@ -14,6 +14,7 @@ import sys
 
 from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
+from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
 from gymnasium_solver.experiments.runner import DEFAULT_SEEDS
 from gymnasium_solver.jobs.backend import BACKENDS
@@ -94,7 +95,7 @@ def render_candidates(record: ExperimentRecord, parallel: int) -> str:
              f"timeout {record.timeout_seconds:g}s, experiment {record.experiment_id}"]
     if len(seeds) > 1:
         lines.append(f"Verdicts over seeds {', '.join(map(str, seeds))}: a winner must solve {record.required} of "
-                     f"{len(seeds)}; your unchanged config also trains on {', '.join(map(str, seeds[1:]))}.")
+                     f"{len(seeds)}; your unchanged config also trains on {', '.join(map(str, vd.baseline_seeds_of(record)))}.")
     for i, c in enumerate(record.candidates, 1):
         lines.append(f"  {i}. {c.name}: {' '.join(c.set_args)}  ({c.why})")
     return "\n".join(lines)

@@ -28,7 +28,7 @@ from gymnasium_solver.diagnostics.models import (
 from gymnasium_solver.experiments import NoCandidatesError, build_candidates, read_record, run_experiment
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.candidates import Candidate
-from gymnasium_solver.experiments.launch import first_rung
+from gymnasium_solver.experiments.launch import baseline_seed_list, first_rung
 from gymnasium_solver.experiments.record import (
     ArmResult,
     ExperimentRecord,
@@ -183,9 +183,12 @@ class ScriptedBackend:
 
 
 def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 60.0, *, seeds: int = 1,
-               required: int | None = None, blamed: list[str] | None = None) -> ExperimentRecord:
+               required: int | None = None, blamed: list[str] | None = None,
+               planned_baseline: bool = False) -> ExperimentRecord:
     """A pending record for candidates c0, c1, ... (one per change set), as plan_experiment makes it,
-    and the parent run it fixes (failed at PARENT_ENV_STEPS on PARENT_SEED)."""
+    and the parent run it fixes (failed at PARENT_ENV_STEPS on PARENT_SEED). ``planned_baseline``: the
+    unchanged config on plan_experiment's fresh seeds (at least three); else on the other seeds only,
+    as a record from before baseline_seeds."""
     now = rf.utc_now_iso()
     parent_id = "20260101-000000-abcd"
     if not (runs_dir / parent_id).exists():
@@ -198,13 +201,14 @@ def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 6
     cands = [Candidate(name=f"c{i}", changes=c, set_args=[f"{k}={v}" for k, v in c.items()], source="finding", why="")
              for i, c in enumerate(changes)]
     seed_list = [PARENT_SEED + i for i in range(seeds)]
-    trials = (first_rung(cands, seed_list) if seeds > 1
+    fresh = baseline_seed_list(seed_list) if planned_baseline else []
+    trials = (first_rung(cands, seed_list, fresh or None) if seeds > 1
               else [Trial(candidate=c.name, changes=c.changes, set_args=c.set_args) for c in cands])
     return ExperimentRecord(experiment_id=new_experiment_id(), parent_run_id=parent_id,
                             config_id="CartPole-v1:ppo", seed=PARENT_SEED, parent_overrides={"learning_rate": 1e-5},
                             created_at=now, updated_at=now, timeout_seconds=timeout, candidates=cands,
                             seeds=seed_list if seeds > 1 else [], required=required or seeds,
-                            blamed_keys=blamed or [], trials=trials)
+                            blamed_keys=blamed or [], trials=trials, baseline_seeds=fresh)
 
 
 @pytest.fixture(autouse=True)
@@ -352,6 +356,86 @@ def test_the_unchanged_config_solving_most_seeds_is_an_unlucky_seed(tmp_path: Pa
         assert ("Your unchanged config solves 1 of 3 seeds (seed 0: 50,000 (not solved), seed 1: 9,000, "
                 "seed 2: 2,000 (not solved)).") in rec.message
         assert "Fix: learning_rate=0.004 solves 3 of 3 seeds" in rec.message
+
+
+def test_the_baseline_trains_on_at_least_three_fresh_seeds() -> None:
+    assert baseline_seed_list([5]) == []  # one seed: no baseline
+    assert baseline_seed_list([5, 6]) == [6, 7, 8]
+    assert baseline_seed_list([5, 6, 7]) == [6, 7, 8]
+    assert baseline_seed_list([5, 6, 7, 8, 9]) == [6, 7, 8, 9]
+
+
+@pytest.mark.parametrize(("third", "verdict"), [([("solved", 8000)], "unlucky_seed"), (UNSOLVED, "fixed")])
+def test_unlucky_rests_on_three_fresh_seeds_and_a_winner_beats_the_baseline_on_the_experiments_seeds(
+        tmp_path: Path, third: list[Any], verdict: str) -> None:
+    """3 seeds: the unchanged config trains on 1, 2 and 3. It solves seed 1 and not seed 2; seed 3
+    decides: 2 of 3 other seeds is an unlucky seed 0, 1 of 3 is a fault. Either way c0 (3 of 3 on seeds
+    0-2) beats it on seeds 0-2, where the baseline solves 1, and seed 3 is only the baseline's."""
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): [("solved", 9000)], key({}, 2): UNSOLVED, key({}, 3): third}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=2, seeds=3, planned_baseline=True)
+    assert rec.baseline_seeds == [1, 2, 3] and key({}, 3) in backend.started and key(LR, 3) not in backend.started
+    assert rec.verdict == verdict
+    base = rec.arms[0]
+    assert [(o.seed, o.solved) for o in base.per_seed] == [(0, False), (1, True), (2, False), (3, verdict != "fixed")]
+    assert rec.winner is not None and rec.winner.candidate == "c0" and rec.winner.seeds_solved == 3
+    if verdict == "unlucky_seed":
+        assert ("Bad luck, not a bad config: your unchanged config solves 2 of 3 other seeds (seed 0: 50,000 "
+                "(not solved), seed 1: 9,000, seed 2: 2,000 (not solved), seed 3: 8,000); seed 0 was unlucky") in rec.message
+    else:
+        assert "Your unchanged config solves 1 of 4 seeds (seed 0: 50,000 (not solved), seed 1: 9,000," in rec.message
+
+
+def test_a_fix_of_the_blamed_key_is_combined_with_the_change_that_solved_around_it(tmp_path: Path) -> None:
+    """gamma is blamed. c0 (gamma) solves seeds 0 and 2 fast but not seed 1; c1 (a longer budget) solves all
+    three slowly, keeping gamma. The combine rung trains both changes together on every seed: it solves
+    all three fast and wins, and the trim does not drop gamma (without it, solving is 10x slower)."""
+    budget = {"max_env_steps": 300_000}
+    both = {**GAMMA, **budget}
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): UNSOLVED, key(GAMMA, 2): [("solved", 1200)],
+               key(budget, 0): [("solved", 10_000)], key(budget, 1): [("solved", 12_000)],
+               key(budget, 2): [("solved", 11_000)], key(both, 0): [("solved", 1000)],
+               key(both, 1): [("solved", 1500)], key(both, 2): [("solved", 1200)],
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, backend = run(tmp_path, scripts, [GAMMA, budget], capacity=1, seeds=3, blamed=["gamma"])
+    combine = [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "combine"]
+    assert combine == [("c0 + c1", 0, "solved"), ("c0 + c1", 1, "solved"), ("c0 + c1", 2, "solved")]
+    assert not [t for t in rec.trials if t.role == "trim"]  # both of its one-change variants already ran
+    w = rec.winner
+    assert w is not None and w.candidate == "c0 + c1" and w.changes == both and w.keeps_blamed == []
+    assert (w.median_env_steps, w.max_env_steps) == (1200.0, 1500) and "Note: it keeps" not in rec.message
+
+
+def test_no_combine_rung_when_a_qualifying_arm_already_fixes_the_blamed_key(tmp_path: Path) -> None:
+    budget = {"max_env_steps": 300_000}
+    scripts = {key(GAMMA, s): [("solved", 5000)] for s in (0, 1, 2)}
+    scripts |= {key(budget, s): [("solved", 1000)] for s in (0, 1, 2)} | {key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [GAMMA, budget], capacity=1, seeds=3, blamed=["gamma"])
+    assert not [t for t in rec.trials if t.role == "combine"]
+    assert rec.winner is not None and rec.winner.candidate == "c0"  # the blamed key's fix, though slower
+
+
+def test_a_fix_of_the_blamed_key_is_not_raced_out_by_a_faster_change_around_it(tmp_path: Path) -> None:
+    """c1 (a budget) solves every seed within 1,000 env steps; c0 (gamma, blamed) is past that for a while
+    before it solves at 5,000: it is not stopped, and it wins (verdict.preferred)."""
+    budget = {"max_env_steps": 300_000}
+    slow = [*range(1000, 5000, 500), ("solved", 5000)]
+    scripts = {key(GAMMA, s): slow for s in (0, 1, 2)}
+    scripts |= {key(budget, s): [("solved", 1000)] for s in (0, 1, 2)} | {key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, backend = run(tmp_path, scripts, [budget, GAMMA], capacity=6, seeds=3, blamed=["gamma"])
+    assert not backend.stopped
+    assert [t.outcome for t in trials_of(rec, "c1").values()] == ["solved"] * 3
+    assert rec.winner is not None and rec.winner.candidate == "c1" and rec.winner.changes == GAMMA
+
+
+def test_the_trim_drops_a_blamed_key_only_when_solving_is_no_slower_without_it() -> None:
+    rec = seeded_record(3)
+    rec.blamed_keys = ["gamma"]
+    base = arm([(True, 1000), (True, 2000), (True, 3000)], {"gamma": 0.99, "max_env_steps": 9})
+    assert vd.drop_allowed(rec, base, arm([(True, 1000), (True, 2500), (True, 9000)], {"gamma": 0.99}))  # padding
+    assert vd.drop_allowed(rec, base, arm([(True, 900), (True, 2000), (True, 9000)], {"max_env_steps": 9}))
+    assert not vd.drop_allowed(rec, base, arm([(True, 900), (True, 2001), (True, 2100)], {"max_env_steps": 9}))
+    assert not vd.drop_allowed(rec, base, arm([(False, 9), (False, 9), (False, 9)], {"max_env_steps": 9}))
 
 
 @pytest.mark.parametrize("variant_solves_all", [True, False])

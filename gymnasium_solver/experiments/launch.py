@@ -73,23 +73,40 @@ def plan_experiment(
     diagnosis = diagnose_run_dir(store, run_dir)
     candidates = build_candidates(diagnosis, parent.overrides, max_trials)
     seed_list = [info.seed + i for i in range(seeds)]  # the run's own seed first, then fresh ones
+    baseline_seeds = baseline_seed_list(seed_list)
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
         seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, created_at=now, updated_at=now,
         host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
-        blamed_keys=blamed_keys(diagnosis), candidates=candidates, trials=first_rung(candidates, seed_list),
+        baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates,
+        trials=first_rung(candidates, seed_list, baseline_seeds),
         message=f"{len(candidates)} candidates planned on seed {info.seed}"
-        + (f", your unchanged config on seeds {', '.join(map(str, seed_list[1:]))}" if seeds > 1 else "") + "; starting",
+        + (f", your unchanged config on seeds {', '.join(map(str, baseline_seeds))}" if baseline_seeds else "")
+        + "; starting",
     )
 
 
-def first_rung(candidates: list[Candidate], seeds: list[int]) -> list[Trial]:
+# 'Unlucky seed' is a verdict of its own: it rests on at least this many fresh seeds of the unchanged
+# config (a 2-seed sample calls a config that solves 2 of 3 seeds a fault half the time).
+MIN_BASELINE_SEEDS = 3
+
+
+def baseline_seed_list(seeds: list[int]) -> list[int]:
+    """The fresh seeds the unchanged config trains on: the experiment's other seeds (a winner must beat it
+    there), then the next ones up to MIN_BASELINE_SEEDS. None with one seed: no baseline."""
+    if len(seeds) < 2:
+        return []
+    return [*seeds[1:], *range(seeds[-1] + 1, seeds[-1] + 1 + max(0, MIN_BASELINE_SEEDS - len(seeds) + 1))]
+
+
+def first_rung(candidates: list[Candidate], seeds: list[int], baseline_seeds: list[int] | None = None) -> list[Trial]:
     """Every candidate on the parent's seed, interleaved with the unchanged config on the fresh seeds
     (the baseline decides 'unlucky seed' and is worth knowing early)."""
     screen = [Trial(candidate=c.name, changes=c.changes, set_args=c.set_args, seed=seeds[0], role="screen")
               for c in candidates]
-    baseline = [Trial(candidate=BASELINE, changes={}, set_args=[], seed=s, role="baseline") for s in seeds[1:]]
+    fresh = seeds[1:] if baseline_seeds is None else baseline_seeds
+    baseline = [Trial(candidate=BASELINE, changes={}, set_args=[], seed=s, role="baseline") for s in fresh]
     out: list[Trial] = []
     for i in range(max(len(screen), len(baseline))):
         out += screen[i:i + 1] + baseline[i:i + 1]
@@ -150,7 +167,7 @@ def start_detached(
         experiment_id=record.experiment_id, parent_run_id=record.parent_run_id, config_id=record.config_id,
         candidates=record.candidates, pid=proc.pid, log=str(log),
         note=f"{len(record.candidates)} candidates on seed {record.seed} and your unchanged config on "
-        f"{len(record.seeds) - 1} fresh seeds started in the background (candidates that solve go on to the fresh "
+        f"{len(record.baseline_seeds)} fresh seeds started in the background (candidates that solve go on to the fresh "
         f"seeds; at most {timeout_seconds:g}s); call get_fix(experiment_id={record.experiment_id!r}) until "
         f"status is 'done': its verdict (fixed / unlucky_seed / not_fixed), message and winner say how sure it is",
     )

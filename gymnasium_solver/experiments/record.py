@@ -23,7 +23,7 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "trim"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "trim"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -36,7 +36,8 @@ class Trial(BaseModel):
     seed: int | None = Field(default=None, description="the seed it trained on (None: a record from before seeds)")
     role: TrialRole = Field(default="screen", description="screen: the candidate on the parent's own seed; "
                             "confirm: a candidate that solved there, on the fresh seeds; baseline: the parent's "
-                            "unchanged config on the fresh seeds; trim: the winner without one of its changes")
+                            "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
+                            "the change that solved around it; trim: the winner without one of its changes")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -116,6 +117,9 @@ class ExperimentRecord(BaseModel):
     seeds: list[int] = Field(default_factory=list, description="the seeds every verdict is taken on: the "
                              "parent's own first, then fresh ones")
     required: int = Field(default=1, description="seeds a winner must solve (of len(seeds))")
+    baseline_seeds: list[int] = Field(default_factory=list, description="the fresh seeds your unchanged config "
+                                      "trains on: the experiment's other seeds, plus more so that 'unlucky seed' "
+                                      "rests on at least three (empty in a record from before: seeds[1:])")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
     trials: list[Trial]

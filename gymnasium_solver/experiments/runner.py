@@ -8,11 +8,15 @@ hopeless candidates stop early (successive halving in three rungs):
    cannot be promoted and is stopped.
 2. **confirm**: a candidate that solved its screen trains on the fresh seeds at once; one that
    fails more seeds than ``required`` allows is out, its other trials stopped or skipped. Beside
-   them, **baseline** trials train the parent's unchanged config on the fresh seeds: when it solves
-   most seeds, the verdict is "unlucky seed", not a fault.
-3. **trim**: the best arm with more than one change is re-run without each change in turn; a
+   them, **baseline** trials train the parent's unchanged config on the fresh seeds (at least three):
+   when it solves most of them, the verdict is "unlucky seed", not a fault.
+3. **combine**: when every arm that qualifies works around the key the top finding blames (a longer
+   budget for a narrow network) and a fix of that key solved some seeds, the two are tried together
+   on every seed: the finding's fix, made robust, is the answer a person wants.
+4. **trim**: the best arm with more than one change is re-run without each change in turn; a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
-   until nothing more can be dropped.
+   until nothing more can be dropped. A blamed key is dropped only when the variant without it is
+   no slower (median env steps to solve): a fix that makes solving faster is not padding.
 
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
 config there, a change of a key the top finding blames first when one qualifies (a budget raise
@@ -127,6 +131,10 @@ class FixJob:
         self.out |= {c for c, n in self.failed.items() if n > allowed}
         self.trim_base: ArmResult | None = None  # the arm the current trim round drops changes from
         self.origin: ArmResult | None = None  # the arm the first trim round started from
+        self.trim_done = False
+        self.combined = any(t.role == "combine" for t in record.trials)
+        self.ends = 0  # trials ended so far: the racing bar below is recomputed only when one has
+        self._bars_at, self._bars = -1, list[ArmResult]()
 
     # -- the pool's questions --------------------------------------------------------------
     def next_start(self) -> Start | None:
@@ -148,6 +156,7 @@ class FixJob:
     def start_failed(self, key: Hashable, error: str) -> None:
         t = self.record.trials[int(str(key))]
         t.outcome, t.detail = "failed", error
+        self.ends += 1
         self._say(t)
         self._judge(int(str(key)), solved=False)
 
@@ -188,6 +197,7 @@ class FixJob:
         t = self.record.trials[int(str(end.key))]
         _refresh(t, end.info)
         _finish(t, end.info, end.exit_code, end.stop_detail)
+        self.ends += 1
         if int(str(end.key)) in self.stopped and t.outcome == "solved":
             # Its final evaluation after the stop reached the threshold: not what it was judged on.
             t.outcome, t.detail = "stopped_early", f"{end.stop_detail}; its final evaluation after the stop " \
@@ -211,7 +221,8 @@ class FixJob:
         with one seed: the old 'cannot beat' rule) cannot go on to the fresh seeds. Candidates that have
         since failed a fresh seed are out of the race and hold no place among those PROMOTE."""
         solved = sorted((s.solved_at_env_steps, s.candidate) for s in self.record.trials if s.role == "screen"
-                        and s is not t and s.solved_at_env_steps is not None and s.candidate not in self.out)
+                        and s is not t and s.solved_at_env_steps is not None and s.candidate not in self.out
+                        and self._rival(t.changes, s.changes))
         k = PROMOTE if len(self.seeds) > 1 else 1
         if t.solved_at_env_steps is not None or len(solved) < k or t.env_steps <= solved[k - 1][0]:
             return None
@@ -220,18 +231,30 @@ class FixJob:
 
     def _beaten(self, t: Trial) -> str | None:
         """Racing: once an arm has solved every seed, a screen or confirm trial of another arm that is past
-        that arm's slowest seed is stopped (trim trials are exempt: they test what can be dropped)."""
-        if t.role == "trim" or t.solved_at_env_steps is not None:
+        that arm's slowest seed is stopped (trim and combine trials are exempt: they test what can be
+        dropped, and what the blamed key's fix needs)."""
+        if t.role in ("trim", "combine") or t.solved_at_env_steps is not None:
             return None
-        baseline = vd.baseline_arm(self.record, self.parent_env_steps)
-        done = [a for a in vd.candidate_arms(self.record) if a.name != t.candidate
-                and vd.qualifies(self.record, a, baseline) and a.max_env_steps is not None]
-        if not done:
-            return None
-        best = min(done, key=lambda a: a.max_env_steps or 0)
-        if best.max_env_steps is not None and t.env_steps > best.max_env_steps:
+        best = self._racing_bar(t)
+        if best is not None and best.max_env_steps is not None and t.env_steps > best.max_env_steps:
             return f"stopped: cannot beat {best.name} (solved every seed within {best.max_env_steps:,} env steps)"
         return None
+
+    def _rival(self, changes: dict[str, Any], other: dict[str, Any]) -> bool:
+        """May ``other`` race a trial of ``changes`` out? A fix of a blamed key wins over any change around it
+        (verdict.preferred), so only another fix of a blamed key can beat it."""
+        blamed = set(self.record.blamed_keys)
+        return not set(changes) & blamed or bool(set(other) & blamed)
+
+    def _racing_bar(self, t: Trial) -> ArmResult | None:
+        """The qualifying arm with the fastest slowest seed that may race ``t`` out (not its own): the
+        qualifying arms are computed once per trial that ends, not on every poll of every running trial."""
+        if self._bars_at != self.ends:
+            baseline = vd.baseline_arm(self.record, self.parent_env_steps)
+            done = sorted((a for a in vd.candidate_arms(self.record) if vd.qualifies(self.record, a, baseline)
+                           and a.max_env_steps is not None), key=lambda a: a.max_env_steps or 0)
+            self._bars_at, self._bars = self.ends, done
+        return next((a for a in self._bars if a.name != t.candidate and self._rival(t.changes, a.changes)), None)
 
     def _judge(self, i: int, solved: bool) -> None:
         """Once per trial (when its run records its end, or when it ended without recording one):
@@ -263,21 +286,23 @@ class FixJob:
         return any(t.outcome in ("pending", "running") and t.role != "baseline" for t in self.record.trials)
 
     def _plan_trim(self) -> None:
-        """When nothing but baselines is left: try the best arm without each of its changes, on every seed."""
-        if self._busy() or len(self.record.trials) >= MAX_TRIALS_IN_ALL:
+        """When nothing but baselines is left: combine the blamed key's fix with a workaround when only
+        workarounds qualify, then try the best arm without each of its changes, on every seed."""
+        if self._busy() or self.trim_done or len(self.record.trials) >= MAX_TRIALS_IN_ALL:
             return
         baseline = vd.baseline_arm(self.record, self.parent_env_steps)
         arms = {vd._key(a.changes): a for a in vd.candidate_arms(self.record)}
         if self.trim_base is None:
             good = [a for a in arms.values() if vd.qualifies(self.record, a, baseline)]
-            if not good:
+            if not good or self._plan_combine(good, arms):
                 return
             self.trim_base = self.origin = min(vd.preferred(self.record, good), key=vd.rank)
         else:  # a round has ended: the best variant that still qualifies replaces the base
             variants = [a for a in arms.values() if set(a.changes) < set(self.trim_base.changes)
-                        and len(a.changes) == len(self.trim_base.changes) - 1 and vd.qualifies(self.record, a, baseline)]
+                        and len(a.changes) == len(self.trim_base.changes) - 1 and vd.qualifies(self.record, a, baseline)
+                        and vd.drop_allowed(self.record, self.trim_base, a)]
             if not variants:
-                self.trim_base = ArmResult(name="", changes={}, set_args=[], per_seed=[], solved=0, ran=0)
+                self.trim_done = True
                 return
             self.trim_base = min(variants, key=vd.rank)
         base = self.trim_base
@@ -290,6 +315,26 @@ class FixJob:
             name = f"{base.name} without {key}"
             self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
 
+    def _plan_combine(self, good: list[ArmResult], arms: dict[str, ArmResult]) -> bool:
+        """Queue the combine rung (once): the best arm that changes a blamed key, with the best qualifying
+        arm's changes added, on every seed, when no qualifying arm changes a blamed key. True if queued."""
+        if self.combined or not self.record.blamed_keys:
+            return False
+        self.combined = True
+        blamed = set(self.record.blamed_keys)
+        if any(set(a.changes) & blamed for a in good):
+            return False
+        fixes = [a for a in arms.values() if set(a.changes) & blamed and a.solved > 0]
+        if not fixes:
+            return False
+        fix, around = min(fixes, key=vd.rank), min(good, key=vd.rank)
+        changes = {**fix.changes, **around.changes}
+        if vd._key(changes) in arms:
+            return False
+        name = f"{fix.name} + {around.name}"
+        self.queue.extend(self._add(name, changes, s, "combine") for s in self.seeds)
+        return True
+
     def _say(self, t: Trial) -> None:
         self.done += 1
         if self.progress is not None:
@@ -299,6 +344,7 @@ class FixJob:
     def conclude(self, ending: str | None) -> None:
         r = self.record
         baseline = vd.baseline_arm(r, self.parent_env_steps)
+        every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)
         arms = vd.candidate_arms(r)
         good = sorted(vd.preferred(r, [a for a in arms if vd.qualifies(r, a, baseline)]), key=vd.rank)
         best = self._smallest(good)
@@ -307,19 +353,18 @@ class FixJob:
             own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))
             origin = self.origin if self.origin is not None and set(best.changes) < set(self.origin.changes) else None
             winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own)))
-        r.arms = [baseline, *arms] if len(self.seeds) > 1 else arms
+        r.arms = [every_seed, *arms] if len(self.seeds) > 1 else arms
         r.winner = winner
-        r.verdict = vd.decide(r, winner, baseline)
+        r.verdict = vd.decide(r, winner, every_seed)
         r.message = vd.message(r, ending)
 
     def _smallest(self, good: list[ArmResult]) -> ArmResult | None:
         """The best qualifying arm, replaced by the smallest verified trim of it when there is one."""
         if not good:
             return None
-        if self.origin is None:
+        if self.trim_base is None:
             return good[0]
-        trims = [a for a in good if set(a.changes) <= set(self.origin.changes)]
-        return min(trims, key=lambda a: (len(a.changes), vd.rank(a))) if trims else good[0]
+        return next((a for a in good if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
 
 
 MAX_TRIALS_IN_ALL = 64  # screen + confirm + baseline + trim trials: a bound on what one experiment trains

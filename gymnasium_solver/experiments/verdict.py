@@ -5,8 +5,8 @@ outcome is per seed. The verdict needs all three of:
 
 - **fixed**: an arm solves on ``record.required`` of the seeds and beats the parent's unchanged
   config on the same seeds (more seeds solved; or as many, in fewer env steps);
-- **unlucky_seed**: the unchanged config solves on most seeds (the parent's own failure included):
-  the config is fine, the parent's seed was bad luck;
+- **unlucky_seed**: the unchanged config solves on most of its fresh seeds (``record.baseline_seeds``,
+  at least three): the config is fine, the parent's seed was bad luck;
 - **not_fixed**: neither.
 
 Every number the message states is read from the arms it reports.
@@ -34,12 +34,18 @@ def seeds_of(record: ExperimentRecord) -> list[int]:
     return record.seeds or [record.seed]
 
 
+def baseline_seeds_of(record: ExperimentRecord) -> list[int]:
+    """The fresh seeds the unchanged config trains on (a record from before they were its own: seeds[1:])."""
+    return record.baseline_seeds or seeds_of(record)[1:]
+
+
 def trial_seed(record: ExperimentRecord, trial: Trial) -> int:
     return record.seed if trial.seed is None else trial.seed
 
 
-def arm_result(record: ExperimentRecord, name: str, changes: dict[str, Any], trials: list[Trial]) -> ArmResult:
-    """The arm's finished trials, by seed (the baseline's own seed is the parent run itself)."""
+def arm_result(record: ExperimentRecord, name: str, changes: dict[str, Any], trials: list[Trial],
+               seeds: list[int] | None = None) -> ArmResult:
+    """The arm's finished trials on ``seeds`` (default: the experiment's), in that order."""
     by_seed: dict[int, SeedOutcome] = {}
     for t in trials:
         if t.outcome in ("pending", "running", "skipped"):
@@ -48,7 +54,7 @@ def arm_result(record: ExperimentRecord, name: str, changes: dict[str, Any], tri
         steps = t.solved_at_env_steps if solved and t.solved_at_env_steps is not None else t.env_steps
         by_seed[trial_seed(record, t)] = SeedOutcome(seed=trial_seed(record, t), solved=solved, env_steps=steps,
                                                      run_id=t.run_id)
-    per_seed = [by_seed[s] for s in seeds_of(record) if s in by_seed]
+    per_seed = [by_seed[s] for s in (seeds_of(record) if seeds is None else seeds) if s in by_seed]
     solved_steps = [o.env_steps for o in per_seed if o.solved]
     return ArmResult(name=name, changes=changes, set_args=launcher.override_pairs(changes), per_seed=per_seed,
                      solved=len(solved_steps), ran=len(per_seed),
@@ -56,12 +62,16 @@ def arm_result(record: ExperimentRecord, name: str, changes: dict[str, Any], tri
                      max_env_steps=max(solved_steps) if solved_steps else None)
 
 
-def baseline_arm(record: ExperimentRecord, parent_env_steps: int) -> ArmResult:
-    """The parent's unchanged config: the parent run on its own seed (unsolved), its baseline trials on the rest."""
-    arm = arm_result(record, BASELINE, {}, [t for t in record.trials if t.role == "baseline"])
-    own = SeedOutcome(seed=record.seed, solved=False, env_steps=parent_env_steps, run_id=record.parent_run_id)
-    per_seed = [own, *(o for o in arm.per_seed if o.seed != record.seed)]
-    return arm.model_copy(update={"per_seed": per_seed, "ran": len(per_seed)})
+def baseline_arm(record: ExperimentRecord, parent_env_steps: int, *, every_seed: bool = False) -> ArmResult:
+    """The parent's unchanged config: the parent run on its own seed (unsolved), its baseline trials on the
+    experiment's other seeds (what a candidate must beat there), or with ``every_seed`` on all its fresh
+    seeds (what 'unlucky seed' is judged on and the record reports)."""
+    seeds = [record.seed, *baseline_seeds_of(record)] if every_seed else seeds_of(record)
+    trials = [t for t in record.trials if t.role == "baseline"]
+    own = Trial(candidate=BASELINE, changes={}, set_args=[], seed=record.seed, role="baseline",
+                run_id=record.parent_run_id, outcome="not_solved", env_steps=parent_env_steps)
+    return arm_result(record, BASELINE, {}, [own, *(t for t in trials if trial_seed(record, t) != record.seed)],
+                      seeds)
 
 
 def candidate_arms(record: ExperimentRecord) -> list[ArmResult]:
@@ -103,14 +113,25 @@ def preferred(record: ExperimentRecord, arms: list[ArmResult]) -> list[ArmResult
     return addressing or arms
 
 
+def drop_allowed(record: ExperimentRecord, base: ArmResult, variant: ArmResult) -> bool:
+    """May the trim replace ``base`` with ``variant`` (``base`` less one change)? Padding may always go; a
+    change of a key the top finding blames only when solving is no slower without it (median env steps)."""
+    if not (set(base.changes) - set(variant.changes)) & set(record.blamed_keys):
+        return True
+    return (variant.median_env_steps is not None and base.median_env_steps is not None
+            and variant.median_env_steps <= base.median_env_steps)
+
+
 def qualifies(record: ExperimentRecord, arm: ArmResult, baseline: ArmResult) -> bool:
     return arm.solved >= record.required and arm.ran == len(seeds_of(record)) and beats(arm, baseline)
 
 
 def unlucky(record: ExperimentRecord, baseline: ArmResult) -> bool:
-    """The unchanged config solves on most of the seeds (the parent's own failure counted)."""
-    n = len(seeds_of(record))
-    return n > 1 and baseline.ran == n and baseline.solved * 2 > n
+    """The unchanged config (``baseline_arm(every_seed=True)``) solves on most of its fresh seeds, every one
+    of them finished: "your config solves 2 of 3 other seeds; seed 0 was unlucky"."""
+    fresh = [o for o in baseline.per_seed if o.seed != record.seed]
+    n = len(baseline_seeds_of(record))
+    return n > 0 and len(fresh) == n and sum(o.solved for o in fresh) * 2 > n
 
 
 def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | None, command: str) -> Winner:
@@ -150,7 +171,7 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                      f"{len(others)} other seeds ({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no "
                      f"change is needed.")
     elif baseline is not None and n > 1:
-        parts.append(f"Your unchanged config solves {baseline.solved} of {n} seeds ({_seeds_text(baseline)}).")
+        parts.append(f"Your unchanged config solves {baseline.solved} of {baseline.ran} seeds ({_seeds_text(baseline)}).")
     if w is not None:
         spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
                   and w.max_env_steps is not None else "")
