@@ -5,8 +5,12 @@ fails on at least 2 of 3 seeds), this copies the case into a scratch runs folder
 beside it, as on a fresh machine), runs ``gsolve fix CASE --json`` (default ``--seeds 3``: the case's
 seed and the next two), and then trains the winner's change on 3 *other* fresh seeds (the case's
 seed + 2000, 2001, 2002: neither the fix nor the screen saw them). Cases the screen called unlucky
-(their config solves 2 of 3 seeds) are run too and must come back ``unlucky_seed``. ``--no-preset``
-runs each case as a user's own config (variant renamed, nothing of ours to revert to).
+(their config solves 2 of 3 seeds) are run too and should come back ``unlucky_seed``.
+
+``--user-preset`` runs each case as a user's own preset: the case's whole config becomes variant
+``mine`` of the env in a $GSOLVE_CONFIG_DIR of its own (which replaces our presets), and the run is
+``ENV:mine`` with no overrides, so there is nothing of ours to revert to; the diagnosis can only
+compare with our shipped preset and the RL Zoo's entry, and size settings from the run's metrics.
 
 Writes ``bench/verdicts/fix_verdicts.json`` (per case: verdict, winner, its held-out outcomes, seconds;
 with the commit, machine and load) and prints the table that docs/diagnostics.md shows, so the
@@ -31,13 +35,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "verdicts" / "fix_verdicts.json"  # bench/results/ holds only the rendered figures' format
+OUT_USER = ROOT / "bench" / "verdicts" / "fix_verdicts_user_presets.json"
+USER_VARIANT = "mine"
+RUN_SPECIFIC = ("env_id", "variant", "seed")  # config.yaml keys that are not the preset's settings
 FILES = ("run.json", "config.yaml", "metrics.csv")
 HELD_OUT_OFFSETS = (2000, 2001, 2002)
 
 
-def gsolve(*args: str) -> subprocess.CompletedProcess[str]:
+def gsolve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", *args], capture_output=True, text=True,  # noqa: S603
-                          check=False)
+                          check=False, env={**os.environ, **(env or {})})
 
 
 def copy_case(case: Path, runs: Path) -> str:
@@ -49,14 +56,33 @@ def copy_case(case: Path, runs: Path) -> str:
     return str(info["run_id"])
 
 
-def held_out(config_id: str, command_overrides: dict[str, Any], seed: int, runs: Path) -> list[dict[str, Any]]:
+def as_user_preset(case: Path, runs: Path, config_dir: Path) -> str:
+    """Copy ``case`` as a run of the user's own preset ENV:mine, which holds the case's whole config."""
+    import yaml
+
+    run_id = copy_case(case, runs)
+    run_dir = runs / run_id
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    settings = {k: v for k, v in config.items() if k not in RUN_SPECIFIC}
+    config_dir.mkdir(parents=True, exist_ok=True)
+    (config_dir / f"{config['env_id']}.yaml").write_text(yaml.safe_dump({"variants": {USER_VARIANT: settings}}))
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({**config, "variant": USER_VARIANT}, sort_keys=False))
+    info = json.loads((run_dir / "run.json").read_text())
+    info.update(config_id=f"{config['env_id']}:{USER_VARIANT}", variant=USER_VARIANT, overrides={"seed": info["seed"]})
+    (run_dir / "run.json").write_text(json.dumps(info))
+    return run_id
+
+
+def held_out(config_id: str, command_overrides: dict[str, Any], seed: int, runs: Path,
+             env: dict[str, str]) -> list[dict[str, Any]]:
     """Train the winner's full config (its reproduce command's overrides) on the held-out seeds."""
     from gymnasium_solver.launcher import override_pairs
 
     out = []
     for off in HELD_OUT_OFFSETS:
         p = gsolve("train", config_id, "--runs-dir", str(runs), "--quiet",
-                   *(a for pair in override_pairs({**command_overrides, "seed": seed + off}) for a in ("--set", pair)))
+                   *(a for pair in override_pairs({**command_overrides, "seed": seed + off}) for a in ("--set", pair)),
+                   env=env)
         run_dir = Path(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None
         info = json.loads((run_dir / "run.json").read_text()) if run_dir and (run_dir / "run.json").is_file() else {}
         out.append({"seed": seed + off, "solved": bool(info.get("solved")),
@@ -77,29 +103,34 @@ def winner_overrides(record: dict[str, Any]) -> dict[str, Any]:
     return overrides
 
 
-def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, seeds: int) -> dict[str, Any]:
+def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, seeds: int,
+             user_preset: bool) -> dict[str, Any]:
     labels = json.loads((case / "labels.json").read_text())
-    info = json.loads((case / "run.json").read_text())
     with tempfile.TemporaryDirectory(prefix="fixverdict-") as tmp:
-        runs = Path(tmp)
-        run_id = copy_case(case, runs)
+        runs = Path(tmp) / "runs"
+        env = {"GSOLVE_CONFIG_DIR": str(Path(tmp) / "presets")} if user_preset else {}
+        run_id = as_user_preset(case, runs, Path(tmp) / "presets") if user_preset else copy_case(case, runs)
+        info = json.loads((runs / run_id / "run.json").read_text())
         t0 = time.monotonic()
         p = gsolve("fix", run_id, "--runs-dir", str(runs), "--json", "--seeds", str(seeds), "--parallel", str(parallel),
-                   "--timeout", "1800")
+                   "--timeout", "1800", env=env)
         seconds = round(time.monotonic() - t0, 1)
         try:
             record = json.loads(p.stdout)
         except json.JSONDecodeError:
             return {"set": set_name, "case": labels["case"], "error": (p.stderr or p.stdout).strip()[-300:],
                     "seconds": seconds, "fault": screen["fault"]}
+        base = next((a for a in record.get("arms", []) if a["name"] == "your config (unchanged)"), None)
         row: dict[str, Any] = {"set": set_name, "case": labels["case"], "fault": screen["fault"],
-                               "expected_key": labels.get("expected_key"), "verdict": record["verdict"],
-                               "seconds": seconds, "trials": len(record["trials"]), "winner": None, "held_out": []}
+                               "expected_key": labels.get("expected_key"), "blamed": record.get("blamed_keys", []),
+                               "verdict": record["verdict"], "seconds": seconds, "trials": len(record["trials"]),
+                               "unchanged": [[o["seed"], o["solved"]] for o in base["per_seed"]] if base else [],
+                               "winner": None, "held_out": []}
         w = record.get("winner")
         if w is not None:
             row["winner"] = {"set_args": w["set_args"], "seeds_solved": w["seeds_solved"], "seeds": w["seeds"],
                              "keeps_blamed": w["keeps_blamed"], "dropped": w["dropped"]}
-            row["held_out"] = held_out(info["config_id"], winner_overrides(record), int(info["seed"]), runs)
+            row["held_out"] = held_out(info["config_id"], winner_overrides(record), int(info["seed"]), runs, env)
         return row
 
 
@@ -110,10 +141,13 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     holds = [r for r in fixed if r["held_out"] and all(h["solved"] for h in r["held_out"])]
     keeps = [r for r in fixed if r["winner"] and r["winner"]["keeps_blamed"]]
     unlucky_ok = [r for r in lucky if r.get("verdict") == "unlucky_seed"]
+    unlucky_wrong = [r for r in faults if r.get("verdict") == "unlucky_seed"]
+    errors = [r for r in rows if "error" in r]
     n = max(len(faults), 1)
     return [
         f"confirmed faults: {len(faults)}; verdict fixed: {len(fixed)}; winner solves 3 of 3 held-out seeds: "
-        f"{len(holds)}/{len(faults)} ({len(holds) / n:.0%}); winners keeping the blamed setting: {len(keeps)}",
+        f"{len(holds)}/{len(faults)} ({len(holds) / n:.0%}); winners keeping the blamed setting: {len(keeps)}; "
+        f"called unlucky_seed: {len(unlucky_wrong)}; refused or errored: {len(errors)}",
         f"planted cases whose config solves 2+ of 3 seeds: {len(lucky)}; called unlucky_seed: {len(unlucky_ok)}",
         f"median seconds per gsolve fix: {sorted(r['seconds'] for r in rows)[len(rows) // 2] if rows else '-'}",
     ]
@@ -125,31 +159,36 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=2)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--user-preset", action="store_true", help="run each case as a user's own preset ENV:mine")
+    ap.add_argument("--keep", action="store_true", help="keep the recorded rows of cases this run does not re-run")
     args = ap.parse_args()
+    out = OUT_USER if args.user_preset else OUT
     rows: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = json.loads(out.read_text())["rows"] if args.keep and out.is_file() else []
     for set_dir in map(Path, args.sets):
         screen = json.loads((set_dir / "seed_screen.json").read_text())["cases"]
         for case in sorted(p for p in set_dir.iterdir() if (p / "labels.json").is_file()):
             name = json.loads((case / "labels.json").read_text())["case"]
             if name not in screen or (args.only and not any(name.startswith(o) for o in args.only)):
                 continue
-            row = run_case(set_dir.name, case, screen[name], args.parallel, args.seeds)
+            row = run_case(set_dir.name, case, screen[name], args.parallel, args.seeds, args.user_preset)
             rows.append(row)
-            write(rows, args.seeds)  # after every case: an interrupted bench keeps what it measured
+            kept = [r for r in kept if (r["set"], r["case"]) != (row["set"], row["case"])]
+            write(out, kept + rows, args.seeds)  # after every case: an interrupted bench keeps what it measured
             held = " ".join(("ok" if h["solved"] else "NO") for h in row.get("held_out", []))
             w = row.get("winner") or {}
             print(f"{set_dir.name}/{name:30s} fault={row['fault']!s:5s} verdict={row.get('verdict', 'ERROR'):12s} "
                   f"{' '.join(w.get('set_args', [])):60s} held-out [{held}] {row['seconds']}s", flush=True)
-    write(rows, args.seeds)
-    print("\n".join(summary(rows)))
+    write(out, kept + rows, args.seeds)
+    print("\n".join(summary(kept + rows)))
     return 0
 
 
-def write(rows: list[dict[str, Any]], seeds: int) -> None:
+def write(out: Path, rows: list[dict[str, Any]], seeds: int) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
                             cwd=ROOT, check=False).stdout.strip()
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                                "load_at_end": os.getloadavg()[0], "seeds": seeds,
                                "held_out_offsets": list(HELD_OUT_OFFSETS), "summary": summary(rows),
                                "rows": rows}, indent=1) + "\n")
