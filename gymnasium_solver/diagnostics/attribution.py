@@ -13,7 +13,7 @@ says so and proposes the experiment (``gsolve fix``).
 from __future__ import annotations
 
 from gymnasium_solver.diagnostics.context import Ctx
-from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.suggest import fmt
 
@@ -130,7 +130,7 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         # The reverts undo the mechanism; the finding's own levers on the same mechanism would then
         # over-correct it (a reverted train_freq plus gradient_steps sized for the faulty one).
         levers = {key for key, _ in MECHANISM_KEYS.get(f.id, ())}
-        changes = [d.revert for d in devs] + [c for c in f.suggested_changes if c.key not in levers]
+        changes = [_larger_budget(d.revert, f) for d in devs] + [c for c in f.suggested_changes if c.key not in levers]
         cited = {e.metric for e in f.evidence}
         evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
                              healthy=f"{d.reference}'s {d.key}={d.preset}")
@@ -138,6 +138,19 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
     return _with_budget(ctx, _yield_to_deviations(ctx, out))
+
+
+def _larger_budget(revert: SuggestedChange, f: Finding) -> SuggestedChange:
+    """A budget is raised to the larger of the reference's and the finding's own estimate (e.g. 3x at the
+    run's rate of progress): a budget only costs time when it is not needed (a run stops once solved),
+    and the reference's budget was sized for the reference's config, not this slower one."""
+    if revert.key != "max_env_steps" or revert.direction != "increase":
+        return revert
+    own = next((c for c in f.suggested_changes if c.key == "max_env_steps" and c.direction == "increase"), None)
+    if own is None or not isinstance(own.suggested, int | float) or not isinstance(revert.suggested, int | float) \
+            or own.suggested <= revert.suggested:
+        return revert
+    return own
 
 
 def _with_budget(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
