@@ -189,6 +189,10 @@ def test_recover_over_two_seeds_needs_every_seed_finished(tmp_path: Path) -> Non
     assert trials[both.number].state.name == "COMPLETE" and trials[both.number].value == pytest.approx(5800.0)
     r = st.result_of(trials[both.number])
     assert (r.seeds_run, r.seeds_solved, r.run_ids) == (2, 2, ["20260101-000001-aaaa", "20260101-000002-aaaa"])
+    # Built as a coordinator-run trial's result is (runner.combine_seeds): the same detail and sums.
+    assert r.detail == ("finished while its coordinator was gone: solved 2 of 2 seeds; p90 5,800 env steps "
+                        "(unsolved seeds at their budget); by seed: 4,000, 6,000")
+    assert (r.env_steps, r.seconds, r.solved_at_env_steps) == (10_000, 10.0, 4000)
     assert [trials[n].state.name for n in (half.number, killed.number)] == ["FAIL", "FAIL"]
     waiting = sorted(t.user_attrs["requeued_from"] for t in trials.values() if t.state.name == "WAITING")
     assert waiting == [half.number, killed.number]

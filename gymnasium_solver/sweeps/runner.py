@@ -256,34 +256,7 @@ class SweepJob:
                      else st.unsolved_value(r.best_eval) if r.outcome == "not_solved" else None)
             self._tell(g, value, r)
             return
-        self._tell(g, *self._aggregate(g))
-
-    def _aggregate(self, g: _Group) -> tuple[float | None, st.TrialResult]:
-        results = [x.result for x in g.seeds]
-        ids = [r.run_id for r in results if r.run_id]
-        for bad in ("interrupted", "failed"):
-            hit = next((r for r in results if r.outcome == bad), None)
-            if hit is not None:
-                return None, st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, outcome=bad,  # type: ignore[arg-type]
-                                            detail=f"seed run {hit.run_id}: {hit.detail}")
-        values = [x.value or 0.0 for x in g.seeds]
-        solved = sum(r.outcome == "solved" for r in results)
-        stat = self.record.seed_statistic
-        evals = [r.best_eval for r in results if r.best_eval is not None]
-        first = results[0]
-        out = st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, env_steps=sum(r.env_steps for r in results),
-                             seconds=round(sum(r.seconds or 0.0 for r in results), 2), best_eval=min(evals) if evals else None,
-                             solved_at_env_steps=first.solved_at_env_steps, seeds_solved=solved, seeds_run=len(results))
-        if solved == 0:
-            out.outcome, out.detail = "not_solved", f"solved 0 of {len(results)} seeds"
-            return st.unsolved_value(out.best_eval), out
-        value = seeds_mod.aggregate(values, stat)
-        unit = "env steps" if self.record.objective == "steps" else "s"
-        # A majority of seeds solved makes the trial 'solved' (a sweep check re-trains those).
-        out.outcome = "solved" if solved * 2 > len(results) else "not_solved"
-        out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {value:,.0f} {unit} (unsolved seeds at their "
-                      f"budget); by seed: {', '.join(f'{v:,.0f}' for v in values)}")
-        return value, out
+        self._tell(g, *combine_seeds(self.record, [x.result for x in g.seeds], [x.value or 0.0 for x in g.seeds]))
 
     def _tell(self, g: _Group, value: float | None, r: st.TrialResult) -> None:
         TrialState = st.load_optuna().trial.TrialState
@@ -312,6 +285,35 @@ class SweepJob:
             self.progress(line)
 
 
+def combine_seeds(record: SweepRecord, results: list[st.TrialResult],
+                  values: list[float]) -> tuple[float | None, st.TrialResult]:
+    """One trial's value and result from its seeds' (``values``: each seed's :func:`seed_value`): the
+    record's seed statistic over them; no value when a seed was interrupted or failed. The one place a
+    multi-seed result is built, for a trial the coordinator ran and for one that finished without it."""
+    ids = [r.run_id for r in results if r.run_id]
+    for bad in ("interrupted", "failed"):
+        hit = next((r for r in results if r.outcome == bad), None)
+        if hit is not None:
+            return None, st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, outcome=bad,  # type: ignore[arg-type]
+                                        detail=f"seed run {hit.run_id}: {hit.detail}")
+    solved = sum(r.outcome == "solved" for r in results)
+    stat = record.seed_statistic
+    evals = [r.best_eval for r in results if r.best_eval is not None]
+    out = st.TrialResult(run_id=ids[0] if ids else None, run_ids=ids, env_steps=sum(r.env_steps for r in results),
+                         seconds=round(sum(r.seconds or 0.0 for r in results), 2), best_eval=min(evals) if evals else None,
+                         solved_at_env_steps=results[0].solved_at_env_steps, seeds_solved=solved, seeds_run=len(results))
+    if solved == 0:
+        out.outcome, out.detail = "not_solved", f"solved 0 of {len(results)} seeds"
+        return st.unsolved_value(out.best_eval), out
+    value = seeds_mod.aggregate(values, stat)
+    unit = "env steps" if record.objective == "steps" else "s"
+    # A majority of seeds solved makes the trial 'solved' (a sweep check re-trains those).
+    out.outcome = "solved" if solved * 2 > len(results) else "not_solved"
+    out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {value:,.0f} {unit} (unsolved seeds at their "
+                  f"budget); by seed: {', '.join(f'{v:,.0f}' for v in values)}")
+    return value, out
+
+
 def _finished_value(store: RunStore, record: SweepRecord, run_ids: list[str]) -> tuple[float, st.TrialResult] | None:
     """The value of a trial whose runs all ran to their own end (solved or budget spent) while nobody
     was coordinating them; None when any was stopped, failed or is missing (then it runs again)."""
@@ -326,16 +328,14 @@ def _finished_value(store: RunStore, record: SweepRecord, run_ids: list[str]) ->
         if info.status != rf.RunStatus.COMPLETED:
             return None
         infos.append(info)
-    values = [seed_value(record.objective, i) for i in infos]
-    solved = sum(i.solved for i in infos)
-    stat = record.seed_statistic if len(infos) > 1 else "mean"
-    evals = [i.best_eval.return_mean for i in infos if i.best_eval]
-    r = st.TrialResult(run_id=run_ids[0], run_ids=run_ids, env_steps=sum(i.progress.env_steps for i in infos),
-                       best_eval=min(evals) if evals else None, seeds_solved=solved, seeds_run=len(infos),
-                       solved_at_env_steps=infos[0].solved_at.env_steps if infos[0].solved_at else None,
-                       outcome="solved" if solved * 2 > len(infos) else "not_solved",
-                       detail=f"finished while its coordinator was gone: solved {solved} of {len(infos)} seeds")
-    value = seeds_mod.aggregate(values, stat) if solved else st.unsolved_value(r.best_eval)
+    per_seed = [st.TrialResult(run_id=i.run_id, outcome="solved" if i.solved else "not_solved",
+                               env_steps=i.progress.env_steps, best_eval=i.best_eval.return_mean if i.best_eval else None,
+                               solved_at_env_steps=i.solved_at.env_steps if i.solved and i.solved_at else None,
+                               seconds=round(i.solved_at.wall_seconds if i.solved and i.solved_at
+                                             else i.progress.wall_seconds, 2)) for i in infos]
+    value, r = combine_seeds(record, per_seed, [seed_value(record.objective, i) for i in infos])
+    assert value is not None  # every seed completed: none interrupted or failed
+    r.detail = f"finished while its coordinator was gone: {r.detail}"
     return value, r
 
 
