@@ -225,6 +225,17 @@ def test_the_rule_catches_what_it_should() -> None:
     assert "gymnasium_solver.launcher" in GRAPH["gymnasium_solver.resume"]
 
 
+def test_the_cli_reaches_the_mcp_server_only_inside_gsolve_mcp() -> None:
+    """The one adapter crossing (KNOWN_LAYER_EXCEPTIONS) is an import inside a function, so no other command
+    pays for the MCP SDK or depends on it."""
+    crossings = [(m, t) for m, targets in GRAPH.items() for t in targets
+                 if layer(m) == "cli" and layer(t) == "mcp"]
+    assert crossings == [("gymnasium_solver.cli_mcp", "mcp_server.server")]
+    tree = ast.parse(MODULES["gymnasium_solver.cli_mcp"].read_text(encoding="utf-8"))
+    top_level = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert not [n for n in top_level if (n.module if isinstance(n, ast.ImportFrom) else "") == "mcp_server.server"]
+
+
 def test_no_module_is_over_500_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
