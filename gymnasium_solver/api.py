@@ -25,6 +25,7 @@ from gymnasium_solver.config import (
     Config,
     ConfigError,
     config_from_yaml_text,
+    in_our_names,
     parse_overrides,
     resolve_config,
 )
@@ -240,7 +241,7 @@ class Runs:
         ``set`` overrides config keys like `--set`: ``{"learning_rate": 1e-3, "clip_range.end": 0.05}``
         or ``["learning_rate=1e-3"]``. Interrupting (Ctrl-C, a notebook's stop button) ends the
         run gracefully as 'stopped'. A bad key or value raises ConfigError naming the close match."""
-        overrides = _overrides(set)
+        overrides = in_our_names(_overrides(set), "set").values  # recorded in our names
         if seed is not None:
             overrides["seed"] = seed
         cfg = resolve_config(config_id, overrides)

@@ -207,7 +207,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from gymnasium_solver.config import parse_overrides, resolve_config
+    from gymnasium_solver.config import in_our_names, parse_overrides, resolve_config
     from gymnasium_solver.run_store import RunStore
 
     if args.top < 1:
@@ -218,7 +218,10 @@ def cmd_retry(args: argparse.Namespace) -> int:
     rf.refuse_read_only(info, "retry (a retry trains its preset, which an imported run does not have)")
     d = diagnose_run_dir(store, run_dir)
     changes = top_changes(d, args.top)
-    extra = parse_overrides(args.overrides)
+    read = in_our_names(parse_overrides(args.overrides), "--set")  # the RL Zoo's / SB3's names, read into ours
+    extra = read.values
+    for note in read.notes:
+        print(f"gsolve retry: note: {note}", file=sys.stderr)
     if not changes and not extra:
         raise CliError(
             f"the diagnosis of {info.run_id} suggests no config change (verdict {d.verdict}: {d.summary}); "

@@ -112,7 +112,7 @@ def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, Searc
     plan = launch.prepare_sweep(
         store.runs_dir, args.config_id, space, n_trials=args.trials if args.trials is not None else 20,
         parallel=args.parallel or 1, objective=args.objective, storage=args.storage,
-        fixed_overrides=config_mod.parse_overrides(args.overrides), backend=args.backend, address=args.address,
+        fixed_overrides=config_mod.in_our_names(config_mod.parse_overrides(args.overrides), "--set").values, backend=args.backend, address=args.address,
         timeout_seconds=args.timeout, sampler_seed=args.seed, seeds_per_trial=args.seeds_per_trial,
         seed_statistic=args.seed_statistic)
     return plan.record, space, plan.eval_grid

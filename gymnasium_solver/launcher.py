@@ -115,7 +115,8 @@ def prepare_run(
     check_tracking_available(cfg)  # a missing tracking extra is refused here, not by the detached trainer
     config_mod.check_trainable(cfg)  # so is an environment this machine cannot create (e.g. no box2d extra)
     runs_dir = Path(runs_dir).resolve()
-    placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=overrides, parent_run_id=parent_run_id,
+    placeholder = run_writer.create_placeholder(runs_dir, cfg, overrides=config_mod.in_our_names(overrides, "--set").values,
+                                                parent_run_id=parent_run_id,
                                                 experiment_id=experiment_id, applied_changes=applied_changes,
                                                 sweep_id=sweep_id, trial_number=trial_number,
                                                 config_origin=resolved.origin)
@@ -269,7 +270,8 @@ def start_training(
         origin = None
     return StartResult(
         run_id=run_id, config_id=cfg.config_id, pid=launch.proc.pid, run_dir=str(launch.run_dir),
-        max_env_steps=cfg.max_env_steps, reward_threshold=cfg.reward_threshold, overrides=overrides,
+        max_env_steps=cfg.max_env_steps, reward_threshold=cfg.reward_threshold,
+        overrides=config_mod.in_our_names(overrides, "--set").values,  # in our names, as the run records them
         settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
         config_notes=[] if origin is None else origin.notes,
         note=f"training started in the background; follow it with get_run_info(run_id={run_id!r}, view='status', "

@@ -58,7 +58,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                                                "spaces)")] = None,
         overrides: Annotated[
             dict[str, Any] | None,
-            Field(description="config keys to change, e.g. {'learning_rate': 0.0005, 'max_env_steps': 100000}; "
+            Field(description="config keys to change, e.g. {'learning_rate': 0.0005, 'max_env_steps': 100000} (the RL "
+                  "Zoo's / SB3's names too, e.g. n_timesteps, read into ours); "
                   "schedules as {'start': x, 'end': y}; mlflow_tracking_uri only inside the runs folder or where "
                   "the server's operator allowed"),
         ] = None,

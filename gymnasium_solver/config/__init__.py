@@ -104,3 +104,4 @@ from gymnasium_solver.config.sb3_models import (  # noqa: F401 - the package's A
     TQCConfig,
 )
 from gymnasium_solver.config.user import USER_CONFIG_ENV, user_config_path, user_defaults  # noqa: F401
+from gymnasium_solver.config.zoo_names import ZOO_NAMES, in_our_names  # noqa: F401 - the package's API

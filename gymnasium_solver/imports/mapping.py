@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from gymnasium_solver.algorithms import EPSILON_GREEDY
+from gymnasium_solver.config.zoo_names import ZOO_NAMES, Unmappable, our_key, read_key
 from gymnasium_solver.run_folder import M
 
 
@@ -90,9 +91,11 @@ ALGO_METRIC_MAP: dict[Framework, dict[str, tuple[frozenset[str], Mapping]]] = {
 }
 
 # Config keys other frameworks name differently from us (and from SB3, whose names we use). The
-# imported run's config.yaml keeps the source's own names; the diagnosis reads it through these.
+# imported run's config.yaml keeps the source's own names; the diagnosis reads it through these. SB3's
+# and the RL Zoo's come from the one table of their names (config/zoo_names.py), which --set, presets
+# and the Zoo's hyperparams reader use too.
 CONFIG_ALIASES: dict[Framework, dict[str, str]] = {
-    Framework.SB3: {"n_timesteps": "max_env_steps"},  # the RL Zoo's config.yml
+    Framework.SB3: {name: our_key(name) for name, entry in ZOO_NAMES.items() if entry.rename and "." not in name},
     Framework.CLEANRL: {  # cleanrl/dqn.py's arguments
         "target_network_frequency": "target_update_interval", "train_frequency": "train_freq",
         "start_e": "exploration_initial_eps", "end_e": "exploration_final_eps", "num_envs": "n_envs",
@@ -109,13 +112,31 @@ def _aliases(framework: str) -> dict[str, str]:
     return CONFIG_ALIASES.get(Framework(framework), {}) if framework in Framework._value2member_map_ else {}
 
 
+def _sb3_view(config: dict[str, Any]) -> dict[str, Any]:
+    """SB3's / the RL Zoo's settings read through the table of their names (``lin_0.001``, ``normalize``,
+    ``policy_kwargs``, ...): each value it can read, under our key; what it cannot read is left out."""
+    out: dict[str, Any] = {}
+    for key, raw in config.items():
+        try:
+            read = read_key(str(key), raw)
+        except Unmappable:
+            continue
+        for ours, value in (read.values.items() if read is not None else ()):
+            if ours == key or ours not in config:
+                out[ours] = value
+    return out
+
+
 def config_view(config: dict[str, Any], framework: str) -> dict[str, Any]:
-    """An imported run's config with the source's names for our keys renamed to ours (where ours is absent)."""
+    """An imported run's config with the source's names for our keys renamed to ours (where ours is absent)
+    and, for SB3 and the RL Zoo, their forms of value read as ours (``lin_0.001`` as a schedule)."""
     aliases = _aliases(framework)
     out = dict(config)
     for theirs, ours in aliases.items():
         if theirs in config and ours not in config:
             out[ours] = config[theirs]
+    if framework == Framework.SB3:
+        out.update(_sb3_view(config))
     return out
 
 
@@ -191,48 +212,53 @@ class ZipValue(StrEnum):
     INT_OR_NONE = "int or null"
 
 
-SB3_ZIP_CONFIG: dict[str, tuple[str, ZipValue]] = {
-    "seed": ("seed", ZipValue.INT_OR_NONE),
-    "n_envs": ("n_envs", ZipValue.INT),
-    "_total_timesteps": ("max_env_steps", ZipValue.INT),  # the budget of the last learn() call
-    "gamma": ("gamma", ZipValue.FLOAT),
-    "learning_rate": ("learning_rate", ZipValue.FLOAT),  # a schedule is serialised: not mapped
-    "ent_coef": ("ent_coef", ZipValue.FLOAT),  # SAC/TQC's "auto" / "auto_0.1": see SB3_ZIP_AUTO_ENT_COEF
-    "vf_coef": ("vf_coef", ZipValue.FLOAT),
-    "max_grad_norm": ("max_grad_norm", ZipValue.FLOAT_OR_NONE),
-    "use_sde": ("use_sde", ZipValue.BOOL),
-    "sde_sample_freq": ("sde_sample_freq", ZipValue.INT),
+# SB3 attribute -> the JSON type its value must have. Our key for it comes from the table of SB3's names
+# (config/zoo_names.py): the same name, or ours (_total_timesteps, learn()'s total_timesteps: max_env_steps).
+_SB3_ZIP_TYPES: dict[str, ZipValue] = {
+    "seed": ZipValue.INT_OR_NONE,
+    "n_envs": ZipValue.INT,
+    "_total_timesteps": ZipValue.INT,  # the budget of the last learn() call
+    "gamma": ZipValue.FLOAT,
+    "learning_rate": ZipValue.FLOAT,  # a schedule is serialised: not mapped
+    "ent_coef": ZipValue.FLOAT,  # SAC/TQC's "auto" / "auto_0.1": see SB3_ZIP_AUTO_ENT_COEF
+    "vf_coef": ZipValue.FLOAT,
+    "max_grad_norm": ZipValue.FLOAT_OR_NONE,
+    "use_sde": ZipValue.BOOL,
+    "sde_sample_freq": ZipValue.INT,
     # on-policy (PPO, A2C)
-    "n_steps": ("n_steps", ZipValue.INT),  # off-policy algorithms: n-step returns, our n_steps there too
-    "gae_lambda": ("gae_lambda", ZipValue.FLOAT),
-    "n_epochs": ("n_epochs", ZipValue.INT),
-    "batch_size": ("batch_size", ZipValue.INT),
-    "clip_range_vf": ("clip_range_vf", ZipValue.FLOAT_OR_NONE),  # a schedule is serialised: not mapped
-    "normalize_advantage": ("normalize_advantages", ZipValue.BOOL),
-    "target_kl": ("target_kl", ZipValue.FLOAT_OR_NONE),
+    "n_steps": ZipValue.INT,  # off-policy algorithms: n-step returns, our n_steps there too
+    "gae_lambda": ZipValue.FLOAT,
+    "n_epochs": ZipValue.INT,
+    "batch_size": ZipValue.INT,
+    "clip_range_vf": ZipValue.FLOAT_OR_NONE,  # a schedule is serialised: not mapped
+    "normalize_advantage": ZipValue.BOOL,
+    "target_kl": ZipValue.FLOAT_OR_NONE,
     # off-policy (DQN, QR-DQN, SAC, TD3, TQC)
-    "buffer_size": ("buffer_size", ZipValue.INT),
-    "learning_starts": ("learning_starts", ZipValue.INT),
-    "tau": ("tau", ZipValue.FLOAT),
-    "gradient_steps": ("gradient_steps", ZipValue.INT),
-    "target_update_interval": ("target_update_interval", ZipValue.INT),  # DQN: SB3 keeps it divided by n_envs
-    "exploration_fraction": ("exploration_fraction", ZipValue.FLOAT),
-    "exploration_initial_eps": ("exploration_initial_eps", ZipValue.FLOAT),
-    "exploration_final_eps": ("exploration_final_eps", ZipValue.FLOAT),
-    "target_entropy": ("target_entropy", ZipValue.FLOAT_OR_NONE),
-    "policy_delay": ("policy_delay", ZipValue.INT),
-    "target_policy_noise": ("target_policy_noise", ZipValue.FLOAT),
-    "target_noise_clip": ("target_noise_clip", ZipValue.FLOAT),
-    "n_quantiles": ("n_quantiles", ZipValue.INT),
-    "top_quantiles_to_drop_per_net": ("top_quantiles_to_drop_per_net", ZipValue.INT),
+    "buffer_size": ZipValue.INT,
+    "learning_starts": ZipValue.INT,
+    "tau": ZipValue.FLOAT,
+    "gradient_steps": ZipValue.INT,
+    "target_update_interval": ZipValue.INT,  # DQN: SB3 keeps it divided by n_envs
+    "exploration_fraction": ZipValue.FLOAT,
+    "exploration_initial_eps": ZipValue.FLOAT,
+    "exploration_final_eps": ZipValue.FLOAT,
+    "target_entropy": ZipValue.FLOAT_OR_NONE,
+    "policy_delay": ZipValue.INT,
+    "target_policy_noise": ZipValue.FLOAT,
+    "target_noise_clip": ZipValue.FLOAT,
+    "n_quantiles": ZipValue.INT,
+    "top_quantiles_to_drop_per_net": ZipValue.INT,
+}
+SB3_ZIP_CONFIG: dict[str, tuple[str, ZipValue]] = {
+    attr: (our_key(attr.removeprefix("_")), kind) for attr, kind in _SB3_ZIP_TYPES.items()
 }
 # SAC/TQC store ent_coef as text when it is learned: "auto" (start at 1) or "auto_<start>".
 SB3_ZIP_AUTO_ENT_COEF = ("ent_coef", "ent_coef_auto")  # (our start value key, our "learned" switch)
 # A schedule SB3 2.x wraps a constant in (clip_range, lr_schedule): its plain-text repr is mapped, the
 # pickled schedule never loaded. SB3 attribute -> our key.
 SB3_ZIP_CONSTANT_SCHEDULES: dict[str, str] = {"clip_range": "clip_range"}
-# policy_kwargs (plain JSON when it holds only plain values): net_arch as a list of widths -> hidden_sizes.
-SB3_ZIP_POLICY_KWARGS: dict[str, str] = {"net_arch": "hidden_sizes"}
+# policy_kwargs (plain JSON when it holds only plain values) is read through the table of SB3's names too:
+# policy_kwargs.net_arch -> hidden_sizes (a list of widths, or pi/vf/qf networks of one size), ...
 
 # The algorithm of a zip, from the plain "__module__" text SB3 writes beside its policy class
 # (stable_baselines3.sac.policies -> sac). PPO and A2C share stable_baselines3.common.policies: PPO's data

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from gymnasium_solver.config.zoo_names import zoo_name_of
 from gymnasium_solver.imports.files import is_real_folder, open_source_file, read_source_file
 from gymnasium_solver.imports.mapping import METRIC_MAP, Framework, Transform, our_name
 from gymnasium_solver.imports.source import ImportError_, SourceRun, episode_stats, last_per_step
@@ -247,7 +248,8 @@ def read_zoo_params(params: Path, run: SourceRun) -> None:
         run.algo = args["algo"].lower()
     if isinstance(args.get("seed"), int) and args["seed"] >= 0:
         run.seed = args["seed"]
-    run.max_env_steps = _int(args.get("n_timesteps")) or _int(hyper.get("n_timesteps"))
+    budget = zoo_name_of("max_env_steps")  # the Zoo's n_timesteps (config/zoo_names.py)
+    run.max_env_steps = _int(args.get(budget)) or _int(hyper.get(budget))
     if isinstance(args.get("eval_episodes"), int):
         run.eval_episodes = args["eval_episodes"]
 

@@ -4,7 +4,8 @@ SB3's ``model.save("ppo.zip")`` writes ``data`` (JSON), ``policy.pth`` and optim
 pickles), ``_stable_baselines3_version`` and ``system_info.txt``. SB3's own ``load()`` unpickles the
 ``:serialized:`` fields of ``data`` (base64 cloudpickle) and the ``.pth`` files: a zip from someone
 else runs their code. Here only ``data`` and the version text are read; in ``data`` only plain JSON
-values are used, mapped onto our keys by ``mapping.SB3_ZIP_CONFIG``. A ``:serialized:`` field is never
+values are used, mapped onto our keys by ``mapping.SB3_ZIP_CONFIG`` and the table of SB3's names
+(``config/zoo_names.py``). A ``:serialized:`` field is never
 decoded: an entry that has one is listed by name and by the type text SB3 wrote beside it, nothing else
 (docs/security.md). The zip has no metrics: the imported run has its config and an empty metrics.csv.
 """
@@ -18,12 +19,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from gymnasium_solver.config.zoo_names import Unmappable, read_key
 from gymnasium_solver.imports.files import open_source_file
 from gymnasium_solver.imports.mapping import (
     SB3_ZIP_AUTO_ENT_COEF,
     SB3_ZIP_CONFIG,
     SB3_ZIP_CONSTANT_SCHEDULES,
-    SB3_ZIP_POLICY_KWARGS,
     Framework,
     ZipValue,
     sb3_zip_algo,
@@ -186,14 +187,14 @@ def map_config(data: ZipData) -> tuple[dict[str, Any], dict[str, str]]:
         else:
             notes[theirs] = "a schedule SB3 serialised (not a constant): not mapped"
     kwargs = plain.get("policy_kwargs")
-    if isinstance(kwargs, dict):
-        for theirs, key in SB3_ZIP_POLICY_KWARGS.items():
-            arch = kwargs.get(theirs)
-            if isinstance(arch, list) and arch and all(isinstance(w, int) and not isinstance(w, bool) and w > 0
-                                                        for w in arch):
-                ours[key] = list(arch)
-            elif theirs in kwargs:
-                notes[f"policy_kwargs.{theirs}"] = "not a list of layer widths (separate actor/critic nets?): not mapped"
+    if isinstance(kwargs, dict):  # through the table of SB3's names: net_arch -> hidden_sizes, ...
+        for sub, value in kwargs.items():
+            try:
+                read = read_key(f"policy_kwargs.{sub}", value)
+            except Unmappable as exc:
+                notes[f"policy_kwargs.{sub}"] = f"{exc}: not mapped"
+                continue
+            ours.update(read.values if read is not None else {})
     return ours, notes
 
 
