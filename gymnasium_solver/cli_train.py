@@ -74,6 +74,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--video", metavar="OUT", default=None,
                    help="also record one episode (seed --seed) to OUT: .gif (always) or .mp4 (the video extra: "
                    "pip install 'gymnasium-solver[video]'); one frame per step")
+    p.add_argument("--frames", metavar="DIR", default=None,
+                   help="also write a few evenly spaced frames of one episode (seed --seed) to DIR as small PNGs "
+                   "(longest side 256 px)")
+    p.add_argument("--frame-count", type=int, default=6, metavar="N", help="frames for --frames (1..16, default 6)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema eval)")
     p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
     p.set_defaults(func=cmd_eval)
@@ -254,6 +258,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run_dir = resolve_run_dir(args.run, args.runs_dir)
     path = _checkpoint_file(run_dir, args.checkpoint)
     video = _video_path(args.video)
+    _frames_dir(args)
     try:
         from gymnasium_solver.checkpoints import checkpoint_config  # torch: only now
 
@@ -262,7 +267,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
     report = _eval_report(result, loaded, args, run_id=run_dir.name, checkpoint=args.checkpoint)
-    return _print_eval(report, path, video, args.json, f"{run_dir.name} checkpoint {args.checkpoint}")
+    return _print_eval(report, path, video, args, f"{run_dir.name} checkpoint {args.checkpoint}")
+
+
+def _frames_dir(args: argparse.Namespace) -> Path | None:
+    """--frames DIR and --frame-count, checked before anything is evaluated."""
+    from gymnasium_solver.policy_eval import MAX_SAMPLED_FRAMES
+
+    if not 1 <= args.frame_count <= MAX_SAMPLED_FRAMES:
+        raise CliError(f"--frame-count must be between 1 and {MAX_SAMPLED_FRAMES}, got {args.frame_count}")
+    if args.frames is not None and not Path(args.frames).is_dir():
+        raise CliError(f"--frames {args.frames}: not a folder; create it first")
+    return None if args.frames is None else Path(args.frames)
 
 
 def _video_path(text: str | None) -> Path | None:
@@ -286,15 +302,18 @@ def _eval_report(result: Any, loaded: Any, args: argparse.Namespace, **where: An
                       returns=result.returns, **{"run_id": None, **where})
 
 
-def _print_eval(report: EvalReport, path: Path, video: Path | None, as_json: bool, what: str) -> int:
-    if video is not None:
-        from gymnasium_solver.policy_eval import record_video
+def _print_eval(report: EvalReport, path: Path, video: Path | None, args: argparse.Namespace, what: str) -> int:
+    from gymnasium_solver.policy_eval import record_video, save_frames
 
-        try:
+    frames = _frames_dir(args)
+    try:
+        if video is not None:
             report.video = record_video(path, video, report.seed)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-    if as_json:
+        if frames is not None:
+            report.frames = save_frames(path, frames, report.seed, args.frame_count)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
         print(report.model_dump_json(indent=2))
         return 0
     print(f"{what} ({report.env_steps} env steps, {report.config_id}): return {report.return_mean:.2f} +- "
@@ -305,6 +324,10 @@ def _print_eval(report: EvalReport, path: Path, video: Path | None, as_json: boo
         print(f"video {v.path}: {v.frames} frames at {v.fps} fps, one episode (seed {report.seed}) of return "
               f"{v.episode_return:.2f}, length {v.episode_length}" + (" (cut at the frame limit)" if
                                                                      v.truncated_at_max_frames else ""))
+    if report.frames is not None:
+        f = report.frames
+        print(f"frames in {f.folder}: {len(f.files)} of {f.width}x{f.height} at steps {', '.join(map(str, f.steps))} "
+              f"of one episode (seed {f.seed}) of return {f.episode_return:.2f}, length {f.episode_length}")
     return 0
 
 
@@ -315,6 +338,7 @@ def _eval_model(args: argparse.Namespace) -> int:
     if args.checkpoint != rf.BEST_CHECKPOINT:
         raise CliError("--checkpoint applies to runs; a registered model is one checkpoint (pick a version with @N)")
     video = _video_path(args.video)
+    _frames_dir(args)
     model = resolve_model(args.runs_dir, args.run)
     try:
         result, loaded = evaluate_checkpoint(model.checkpoint, args.episodes, args.seed)
@@ -322,7 +346,7 @@ def _eval_model(args: argparse.Namespace) -> int:
         raise CliError(f"{model.version.model_ref} cannot be evaluated: {exc}") from None
     report = _eval_report(result, loaded, args, run_id=model.version.run_id, model_ref=model.version.model_ref,
                           checkpoint=rf.BEST_CHECKPOINT)
-    return _print_eval(report, model.checkpoint, video, args.json,
+    return _print_eval(report, model.checkpoint, video, args,
                        f"{model.version.model_ref} (run {model.version.run_id})")
 
 

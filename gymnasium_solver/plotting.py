@@ -1,4 +1,5 @@
-"""PNG plots of run metrics (single runs, or a config's mean and band over seeds) plus a text description of each curve.
+"""Plots of run metrics: a matplotlib Figure of single runs (the Python API's plot) and a PNG of each
+config's mean and band over seeds (gsolve plot, the MCP plot_runs), each with a text description.
 
 matplotlib is imported lazily (it costs ~0.5 s) so the MCP server starts fast; figures are drawn
 without pyplot, so plotting works without a display and never changes a notebook's backend.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -33,15 +34,6 @@ class CurveSummary(BaseModel):
     max_at_env_steps: int | None
     non_finite_count: int
     text: str = Field(description="one paragraph describing the curve")
-
-
-class PlotResult(BaseModel):
-    """What the plot shows, in words (the image itself is returned alongside)."""
-
-    metric: str
-    summary: str = Field(description="one paragraph describing the curve(s)")
-    curves: list[CurveSummary]
-    reward_threshold: float | None = None
 
 
 def _fmt(x: float | None) -> str:
@@ -122,12 +114,6 @@ def _draw(curves: list[tuple[MetricSeries, CurveSummary]], metric: str, threshol
     return fig
 
 
-def _render(curves: list[tuple[MetricSeries, CurveSummary]], metric: str, threshold: float | None) -> bytes:
-    buf = io.BytesIO()
-    _draw(curves, metric, threshold).savefig(buf, format="png")
-    return buf.getvalue()
-
-
 def _shared_threshold(store: RunStore, run_dirs: list[Path]) -> float | None:
     """The reward threshold to draw: the runs' common one, none if they differ."""
     thresholds = {t for t in (_threshold(store, d) for d in run_dirs) if t is not None}
@@ -142,34 +128,13 @@ def metric_figure(store: RunStore, run_dirs: list[Path], metric: str, start_env_
     return _draw(curves, metric, _shared_threshold(store, run_dirs))
 
 
-def plot_run_metric(
-    store: RunStore, run_dir: Path, metric: str, start_env_steps: int | None = None, end_env_steps: int | None = None
-) -> tuple[bytes, PlotResult]:
-    """PNG of one metric of one run against env steps, and its description."""
-    curve = _curve(store, run_dir, metric, start_env_steps, end_env_steps)
-    threshold = _threshold(store, run_dir)
-    png = _render([curve], metric, threshold)
-    return png, PlotResult(metric=metric, summary=curve[1].text, curves=[curve[1]], reward_threshold=threshold)
-
-
-def plot_compare_runs(store: RunStore, run_dirs: list[Path], metric: str) -> tuple[bytes, PlotResult]:
-    """PNG of one metric for several runs on shared axes, and a description of each curve."""
-    curves = [_curve(store, d, metric, None, None) for d in run_dirs]
-    threshold = _shared_threshold(store, run_dirs)
-    png = _render(curves, metric, threshold)
-    ranked = sorted((c for _, c in curves if c.max is not None), key=lambda c: -(c.max or 0.0))
-    lead = f"Highest {metric}: {ranked[0].run_id} ({_fmt(ranked[0].max)}). " if ranked else ""
-    return png, PlotResult(
-        metric=metric, summary=lead + " ".join(c.text for _, c in curves), curves=[c for _, c in curves],
-        reward_threshold=threshold,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Curves over seeds: a mean line and a band per config (gsolve plot)
 # ---------------------------------------------------------------------------------------------
-BANDS = ("minmax", "iqr")
-GROUP_BY = ("config", "run")
+Band = Literal["minmax", "iqr"]
+GroupBy = Literal["config", "run"]
+BANDS: tuple[str, ...] = get_args(Band)
+GROUP_BY: tuple[str, ...] = get_args(GroupBy)
 GRID_POINTS = 200  # per group: where the seeds' curves are interpolated to take the mean and band
 MAX_SMOOTH = 1000
 
@@ -183,6 +148,7 @@ class GroupCurve(BaseModel):
     peak_mean: float | None = Field(description="the mean curve's highest value")
     first_at_threshold: int | None = Field(default=None, description="env steps where the mean curve first reaches "
                                            "the reward threshold (return metrics only)")
+    non_finite_count: int = Field(default=0, description="nan/inf values in its runs, not drawn")
     text: str
 
 
@@ -236,11 +202,18 @@ def seed_band(curves: list[tuple[np.ndarray, np.ndarray]], band: str) -> _Band |
     return _Band(grid, np.nanmean(stack, axis=0), low, high)
 
 
-def _run_curve(store: RunStore, run_dir: Path, metric: str, smooth: int) -> tuple[np.ndarray, np.ndarray]:
-    s = query_metrics(store, run_dir, [metric], None, None, max_points=PLOT_POINTS).series[0]
+class _RunCurve(NamedTuple):
+    x: np.ndarray
+    y: np.ndarray
+    non_finite: int
+
+
+def _run_curve(store: RunStore, run_dir: Path, metric: str, smooth: int, start: int | None = None,
+               end: int | None = None) -> _RunCurve:
+    s = query_metrics(store, run_dir, [metric], start, end, max_points=PLOT_POINTS).series[0]
     x, y = np.asarray(s.env_steps, dtype=float), np.asarray(s.values, dtype=float)
     ok = np.isfinite(y)
-    return x[ok], smooth_values(y[ok], smooth)
+    return _RunCurve(x[ok], smooth_values(y[ok], smooth), s.non_finite_count)
 
 
 def _groups(store: RunStore, run_dirs: list[Path], group_by: str) -> list[tuple[str, list[Path]]]:
@@ -252,11 +225,13 @@ def _groups(store: RunStore, run_dirs: list[Path], group_by: str) -> list[tuple[
 
 
 def _describe_group(label: str, dirs: list[Path], b: _Band | None, metric: str,
-                    threshold: float | None) -> GroupCurve:
+                    threshold: float | None, non_finite: int = 0) -> GroupCurve:
     ids = [d.name for d in dirs]
+    bad = f" {non_finite} non-finite value(s) are not drawn." if non_finite else ""
     if b is None:
         return GroupCurve(label=label, run_ids=ids, final_mean=None, final_low=None, final_high=None, peak_mean=None,
-                          text=f"{label}: {metric} was never measured in its {len(dirs)} run(s).")
+                          non_finite_count=non_finite,
+                          text=f"{label}: {metric} was never measured in its {len(dirs)} run(s).{bad}")
     hit = None
     if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
         above = np.flatnonzero(b.mean >= threshold)
@@ -264,15 +239,19 @@ def _describe_group(label: str, dirs: list[Path], b: _Band | None, metric: str,
     text = (f"{label}: {len(dirs)} run(s); mean {metric} ends at {_fmt(float(b.mean[-1]))} (band "
             f"{_fmt(float(b.low[-1]))}..{_fmt(float(b.high[-1]))}) at step {int(b.x[-1])}, peaks at "
             f"{_fmt(float(np.max(b.mean)))}"
-            + (f"; the mean reaches the threshold {_fmt(threshold)} at step {hit}" if hit is not None else "") + ".")
+            + (f"; the mean reaches the threshold {_fmt(threshold)} at step {hit}" if hit is not None else "") + "."
+            + bad)
     return GroupCurve(label=label, run_ids=ids, final_mean=float(b.mean[-1]), final_low=float(b.low[-1]),
-                      final_high=float(b.high[-1]), peak_mean=float(np.max(b.mean)), first_at_threshold=hit, text=text)
+                      final_high=float(b.high[-1]), peak_mean=float(np.max(b.mean)), first_at_threshold=hit,
+                      non_finite_count=non_finite, text=text)
 
 
 def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: str = "config", smooth: int = 1,
-                band: str = "minmax", title: str | None = None) -> tuple[bytes, GroupPlotResult]:
-    """PNG of one metric over env steps: per group of runs (a config over seeds, or each run) a mean line
-    and a min-max or interquartile band, the shared reward threshold dashed, a title; and its description."""
+                band: str = "minmax", title: str | None = None, start_env_steps: int | None = None,
+                end_env_steps: int | None = None) -> tuple[bytes, GroupPlotResult]:
+    """PNG of one metric over env steps (optionally only from/up to an env step): per group of runs (a
+    config over seeds, or each run) a mean line and a min-max or interquartile band, the shared reward
+    threshold dashed, a title; and its description."""
     if band not in BANDS:
         raise ValueError(f"band must be one of {', '.join(BANDS)}, got {band!r}")
     if group_by not in GROUP_BY:
@@ -282,17 +261,21 @@ def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: st
     if not run_dirs:
         raise ValueError("no runs to plot")
     threshold = _shared_threshold(store, run_dirs)
-    drawn = [(label, dirs, seed_band([_run_curve(store, d, metric, smooth) for d in dirs], band))
-             for label, dirs in _groups(store, run_dirs, group_by)]
+    drawn = []
+    for label, dirs in _groups(store, run_dirs, group_by):
+        curves = [_run_curve(store, d, metric, smooth, start_env_steps, end_env_steps) for d in dirs]
+        drawn.append((label, dirs, seed_band([(c.x, c.y) for c in curves], band), sum(c.non_finite for c in curves)))
     envs = sorted({c.split(":")[0] for c in (_config_id(store, d) for d in run_dirs) if c})
     title = title or (f"{metric} on {', '.join(envs) or 'runs'}: {len(drawn)} "
                       f"{'config' if group_by == 'config' else 'run'}(s), {len(run_dirs)} run(s)"
-                      + (f", smoothed over {smooth}" if smooth > 1 else ""))
+                      + (f", smoothed over {smooth}" if smooth > 1 else "")
+                      + (f", env steps {start_env_steps or 0}..{'' if end_env_steps is None else end_env_steps}"
+                         if start_env_steps is not None or end_env_steps is not None else ""))
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 5), dpi=100)
     ax = fig.subplots()
-    for label, dirs, b in drawn:
+    for label, dirs, b, _ in drawn:
         if b is None:
             continue
         (line,) = ax.plot(b.x, b.mean, linewidth=1.6, label=f"{label} (n={len(dirs)})")
@@ -311,7 +294,7 @@ def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: st
     fig.savefig(buf, format="png")
     return buf.getvalue(), GroupPlotResult(
         metric=metric, title=title, group_by=group_by, band=band, smooth=smooth, reward_threshold=threshold,
-        groups=[_describe_group(label, dirs, b, metric, threshold) for label, dirs, b in drawn])
+        groups=[_describe_group(label, dirs, b, metric, threshold, bad) for label, dirs, b, bad in drawn])
 
 
 def _config_id(store: RunStore, run_dir: Path) -> str | None:

@@ -47,6 +47,7 @@ class EvalReport(BaseModel):
     ep_len_mean: float
     returns: list[float]
     video: VideoInfo | None = None
+    frames: FramesInfo | None = None
 
 
 class CheckpointEvaluation(NamedTuple):
@@ -181,3 +182,32 @@ def sample_frames(path: Path, seed: int = 0, count: int = 6, max_side: int = MAX
         image.save(buf, format="PNG")
         pngs.append(buf.getvalue())
     return SampledFrames(pngs, steps, episode.episode_return, episode.length)
+
+
+class FramesInfo(BaseModel):
+    """`gsolve eval --frames DIR`: a few frames of one deterministic episode written as small PNGs."""
+
+    folder: str
+    files: list[str] = Field(description="the PNG files in folder, in episode order")
+    steps: list[int] = Field(description="the episode step each frame shows (0: the first observation)")
+    width: int = Field(description=f"pixels; the longest side is at most {MAX_FRAME_SIDE}")
+    height: int
+    seed: int
+    episode_return: float
+    episode_length: int
+
+
+def save_frames(path: Path, folder: Path, seed: int = 0, count: int = 6) -> FramesInfo:
+    """Write ``count`` evenly spaced frames of one deterministic episode (seed ``seed``) of checkpoint
+    ``path`` into ``folder`` as frame_NN_step_S.png; what they show, with the episode's return and length."""
+    from PIL import Image
+
+    sampled = sample_frames(path, seed, count)
+    files = []
+    for i, (png, step) in enumerate(zip(sampled.pngs, sampled.steps, strict=True)):
+        name = f"frame_{i:02d}_step_{step}.png"
+        (folder / name).write_bytes(png)
+        files.append(name)
+    width, height = Image.open(io.BytesIO(sampled.pngs[0])).size if sampled.pngs else (0, 0)
+    return FramesInfo(folder=str(folder), files=files, steps=sampled.steps, width=width, height=height, seed=seed,
+                      episode_return=sampled.episode_return, episode_length=sampled.episode_length)

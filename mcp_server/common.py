@@ -7,10 +7,14 @@ client as the SDK's bare "Error executing tool X" or as a stack trace.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import functools
 import inspect
 import logging
+import re
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -19,6 +23,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+
+from gymnasium_solver.launcher import ProgressCallback
 
 log = logging.getLogger("gymnasium_solver.mcp")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -136,3 +142,41 @@ def resource_errors(runs_dir: Path | None = None) -> Callable[[_F], _F]:
         return wrapped  # type: ignore[return-value]
 
     return decorator
+
+
+_PROGRESS_EVERY = 5.0  # seconds between progress notifications while a child process runs
+
+
+async def run_gsolve_json(args: list[str], *, timeout: float, on_timeout: str,
+                          progress: ProgressCallback | None = None, progress_message: str = "") -> bytes:
+    """Run `gsolve ARGS` (its --json form) in a child process, without blocking the server, and return its
+    stdout: how the server does torch work (re-evaluations, frames) while never importing torch itself.
+    Killed after ``timeout`` seconds (ValueError ``on_timeout``) or when the call is cancelled; a progress
+    notification every few seconds. A failure that printed no JSON raises its last stderr line."""
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", *args]
+    proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    start = time.monotonic()
+    communicate = asyncio.ensure_future(proc.communicate())
+    try:
+        while True:
+            done, _ = await asyncio.wait({communicate}, timeout=_PROGRESS_EVERY)
+            if done:
+                break
+            elapsed = time.monotonic() - start
+            if elapsed > timeout:
+                proc.kill()
+                await communicate
+                raise ValueError(on_timeout)
+            if progress is not None:
+                await progress(elapsed, timeout, progress_message)
+    except asyncio.CancelledError:
+        proc.kill()
+        raise
+    out, err = communicate.result()
+    if proc.returncode != 0 and not out.strip():
+        # The CLI's own one-line error ("gsolve eval: error: ...") rather than a renderer's noise after it.
+        text = err.decode("utf-8", "replace").strip().splitlines()
+        own = [m.group(1) for line in text if (m := re.match(r"gsolve [\w -]+: error: (.+)", line))]
+        raise ValueError(own[-1] if own else text[-1] if text else f"gsolve {args[0]} exited with code {proc.returncode}")
+    return out

@@ -10,9 +10,6 @@ approval of a rejected run is for a person at the CLI (``gsolve promote --approv
 
 from __future__ import annotations
 
-import asyncio
-import sys
-import time
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,46 +20,26 @@ from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
 from gymnasium_solver.model_registry import ModelList
 from gymnasium_solver.registry_records import MIN_EPISODES, Decision, check_episodes
 from gymnasium_solver.run_store import RunStore
-from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, tool
+from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, run_gsolve_json, tool
 
 PROMOTE_TIMEOUT_SECONDS = 600.0
 # The server's own cap, below the registry's MAX_EPISODES: a promote_run must finish well within
 # PROMOTE_TIMEOUT_SECONDS. More is for a person at a shell (`gsolve promote --episodes`).
 MAX_MCP_EPISODES = 200
-_PROGRESS_EVERY = 5.0
 
 
 async def run_promote(store: RunStore, run_id: str, episodes: int, progress: Context | None = None,
                       timeout: float = PROMOTE_TIMEOUT_SECONDS) -> Decision:
     """Run `gsolve promote RUN --json` in a child process and return the recorded decision."""
     run_dir = store.resolve(run_id)  # a clear error for unknown runs before any process starts
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "promote", run_dir.name, "--episodes", str(episodes),
-           "--runs-dir", str(store.runs_dir), "--json", "--actor", "mcp"]
-    proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    start = time.monotonic()
-    communicate = asyncio.ensure_future(proc.communicate())
-    try:
-        while True:
-            done, _ = await asyncio.wait({communicate}, timeout=_PROGRESS_EVERY)
-            if done:
-                break
-            elapsed = time.monotonic() - start
-            if elapsed > timeout:
-                proc.kill()
-                await communicate
-                raise ValueError(f"promoting run {run_dir.name} took over {timeout:g} s and was stopped; nothing was "
-                                 f"recorded; retry with fewer episodes")
-            if progress is not None:
-                await progress.report_progress(elapsed, timeout, f"re-evaluating {run_dir.name} over {episodes} episodes")
-    except asyncio.CancelledError:
-        proc.kill()
-        raise
-    out, err = communicate.result()
-    if proc.returncode != 0 and not out.strip():
-        # A rejection is a decision printed as JSON whatever its exit code; no JSON means it failed.
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError(lines[-1] if lines else f"gsolve promote exited with code {proc.returncode}")
+    # A rejection is a decision printed as JSON whatever its exit code; no JSON means it failed.
+    out = await run_gsolve_json(
+        ["promote", run_dir.name, "--episodes", str(episodes), "--runs-dir", str(store.runs_dir), "--json",
+         "--actor", "mcp"], timeout=timeout,
+        progress=None if progress is None else progress.report_progress,
+        progress_message=f"re-evaluating {run_dir.name} over {episodes} episodes",
+        on_timeout=f"promoting run {run_dir.name} took over {timeout:g} s and was stopped; nothing was recorded; "
+        "retry with fewer episodes")
     return Decision.model_validate_json(out)
 
 

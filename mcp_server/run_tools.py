@@ -3,14 +3,19 @@
 and ``plotting``.
 
 Several former tools are views of these (issue 24 item 4; docs/mcp.md says why each merge):
-get_run_info holds the live status, the wait for a run to finish and the checkpoint list;
-get_run_metrics the metric catalog; compare_runs the best run of an environment; plot_runs both
-plots. All are read-only.
+get_run_info holds the live status, the wait for a run to finish, the checkpoint list and a few
+frames of the policy at work; get_run_metrics the metric catalog; compare_runs the best run of an
+environment; plot_runs both plots. All are read-only.
+
+The frames need torch (a policy forward), which the server never imports: they are rendered by
+`gsolve eval --frames` in a child process (common.run_gsolve_json), one at a time, bounded in time,
+count and pixel size, and come back as PNG image content.
 """
 
 from __future__ import annotations
 
 import base64
+import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -23,9 +28,25 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
-from mcp_server.common import READ_ONLY, RunRef, tool
+from gymnasium_solver.policy_eval import MAX_SAMPLED_FRAMES, EvalReport
+from mcp_server.common import READ_ONLY, RunRef, run_gsolve_json, tool
 
-RunView = Literal["details", "status", "checkpoints"]
+RunView = Literal["details", "status", "checkpoints", "frames"]
+FRAMES_TIMEOUT_SECONDS = 120.0
+MAX_FRAMES = MAX_SAMPLED_FRAMES
+MAX_FRAME_BYTES = 512 * 1024  # a 256-pixel PNG is a few KB; anything larger is not what we wrote
+MAX_PLOT_RUNS = 100  # runs in one plot after ENV:VARIANT refs expand
+
+
+class PolicyFrames(BaseModel):
+    checkpoint: str
+    env_steps: int = Field(description="env steps the policy was trained for")
+    seed: int
+    episode_return: float
+    episode_length: int
+    steps: list[int] = Field(description="the episode step each image shows, in the order of the images")
+    width: int
+    height: int
 
 
 class RunReport(BaseModel):
@@ -36,6 +57,8 @@ class RunReport(BaseModel):
                                           "eval, key hyperparameters, differences from the preset, files")
     checkpoints: rs.CheckpointList | None = Field(default=None, description="view 'checkpoints': each checkpoint's "
                                                   "name for `gsolve eval RUN --checkpoint NAME`, role, env steps, eval")
+    frames: PolicyFrames | None = Field(default=None, description="view 'frames': one deterministic episode of a "
+                                        "checkpoint (return, length), shown as PNG images at these steps")
     waited_seconds: float = 0.0
     note: str = ""
 
@@ -71,31 +94,69 @@ async def run_report(store: rs.RunStore, run_dir: Path, view: RunView, wait_seco
     return report
 
 
-def plot(store: rs.RunStore, run_ids: list[str], metric: str, start_env_steps: int | None,
-         end_env_steps: int | None) -> CallToolResult:
-    """One run's metric (optionally over an env-step range) or several runs' on shared axes, as PNG + words."""
-    dirs: list[Path] = []
-    for ref in run_ids:
-        d = store.resolve(ref)
-        if d not in dirs:
-            dirs.append(d)
-    if len(dirs) == 1:
-        png, result = plotting.plot_run_metric(store, dirs[0], metric, start_env_steps, end_env_steps)
-    elif start_env_steps is not None or end_env_steps is not None:
-        raise ValueError("start_env_steps/end_env_steps narrow a one-run plot; plot several runs without them")
-    else:
-        png, result = plotting.plot_compare_runs(store, dirs, metric)
+async def policy_frames(store: rs.RunStore, run_dir: Path, checkpoint: str, count: int,
+                        progress: launcher.ProgressCallback | None = None,
+                        timeout: float = FRAMES_TIMEOUT_SECONDS) -> tuple[PolicyFrames, list[bytes]]:
+    """``count`` frames of one deterministic episode (seed 0) of the run's checkpoint, rendered by
+    `gsolve eval --frames` in a child process: what they show, and the PNGs in episode order."""
+    if not 1 <= count <= MAX_FRAMES:
+        raise ValueError(f"frame_count must be between 1 and {MAX_FRAMES}, got {count}")
+
+    with tempfile.TemporaryDirectory(prefix="gsolve-frames-") as tmp:
+        out = await run_gsolve_json(
+            ["eval", run_dir.name, "--checkpoint", checkpoint, "--episodes", "1", "--frames", tmp, "--frame-count",
+             str(count), "--runs-dir", str(store.runs_dir), "--json"], timeout=timeout, progress=progress,
+            progress_message=f"playing an episode of {run_dir.name}'s {checkpoint} checkpoint",
+            on_timeout=f"rendering an episode of {run_dir.name} took over {timeout:g} s and was stopped; try "
+            "`gsolve eval RUN --video out.gif` from a shell")
+        report = EvalReport.model_validate_json(out)
+        if report.frames is None:
+            raise ValueError(f"gsolve eval wrote no frames for {run_dir.name}")
+        f = report.frames
+        pngs = []
+        for name in f.files[:MAX_FRAMES]:
+            path = Path(tmp) / Path(name).name
+            if path.stat().st_size > MAX_FRAME_BYTES:
+                raise ValueError(f"frame {name} of {run_dir.name} is over {MAX_FRAME_BYTES // 1024} KB; not returned")
+            pngs.append(path.read_bytes())
+    return PolicyFrames(checkpoint=checkpoint, env_steps=report.env_steps, seed=f.seed,
+                        episode_return=f.episode_return, episode_length=f.episode_length, steps=f.steps[:MAX_FRAMES],
+                        width=f.width, height=f.height), pngs
+
+
+def frames_text(run_id: str, f: PolicyFrames) -> str:
+    return (f"{len(f.steps)} frames ({f.width}x{f.height} PNG) of one deterministic episode (seed {f.seed}) of run "
+            f"{run_id}'s {f.checkpoint} checkpoint, trained {f.env_steps:,} env steps: return {f.episode_return:g}, "
+            f"length {f.episode_length} steps; the images show steps {', '.join(map(str, f.steps))}.")
+
+
+def with_images(report: BaseModel, text: str, pngs: list[bytes]) -> CallToolResult:
+    """A tool result of PNG images and a sentence, with ``report`` as its structured content."""
     return CallToolResult(
-        content=[
-            ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png"),
-            TextContent(type="text", text=result.summary),
-        ],
-        structured_content=result.model_dump(mode="json"),
+        content=[*(ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
+                   for png in pngs), TextContent(type="text", text=text)],
+        structured_content=report.model_dump(mode="json"),
     )
+
+
+def plot(store: rs.RunStore, refs: list[str], metric: str, group_by: str, smooth: int, band: str,
+         start_env_steps: int | None, end_env_steps: int | None) -> CallToolResult:
+    """`gsolve plot` as a tool: per config a mean line and a band over its seeds (or a line per run), the
+    threshold dashed, a title; the PNG and what it shows."""
+    dirs = rs.select_runs(store, refs)
+    if len(dirs) > MAX_PLOT_RUNS:
+        raise ValueError(f"{len(dirs)} runs to plot, at most {MAX_PLOT_RUNS}: name fewer configs or runs, or use "
+                         "`gsolve plot` from a shell")
+    if start_env_steps is not None and end_env_steps is not None and end_env_steps < start_env_steps:
+        raise ValueError(f"end_env_steps ({end_env_steps}) is before start_env_steps ({start_env_steps})")
+    png, result = plotting.plot_groups(store, dirs, metric, group_by, smooth, band, None, start_env_steps,
+                                       end_env_steps)
+    return with_images(result, "\n".join([result.title, *(g.text for g in result.groups)]), [png])
 
 
 def register(server: MCPServer, store: rs.RunStore) -> None:
     """Add the run-reading tools to ``server``, reading runs through ``store``."""
+    frames_lock = anyio.Lock()
 
     @tool(server, READ_ONLY, store.runs_dir)
     def list_runs(
@@ -118,18 +179,30 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
         run_id: RunRef,
         ctx: Context,
         view: Annotated[RunView, Field(description="'details' (everything on one screen), 'status' (cheap live "
-                                       "status only) or 'checkpoints' (the saved checkpoints)")] = "details",
+                                       "status only), 'checkpoints' (the saved checkpoints) or 'frames' (images "
+                                       "of one episode of the policy)")] = "details",
         wait_seconds: Annotated[float, Field(ge=0, le=launcher.MAX_WAIT_SECONDS, description="first wait this long "
                                              "(max 60, progress reported) for a live run to finish")] = 0.0,
-    ) -> RunReport:
-        """Use for one run's state: status (crashed detection included), stop reason, failure, progress and
-        ETA, best/final eval, solved, key hyperparameters and differences from its preset. To follow a run
-        you started, call it with view='status' and wait_seconds=60 until status.finished is true."""
+        checkpoint: Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                         description="view 'frames': best, last or a name from view "
+                                         "'checkpoints'")] = rf.BEST_CHECKPOINT,
+        frame_count: Annotated[int, Field(ge=1, le=MAX_FRAMES, description="view 'frames': images, evenly "
+                                          "spaced over the episode")] = 6,
+    ) -> Annotated[CallToolResult, RunReport]:
+        """Use for one run's state (status incl. crashed, failure, progress, ETA, best eval, solved, config vs
+        preset; view='status' with wait_seconds=60 follows a run), or view='frames' to see what a policy that
+        learned something odd actually does: a few PNG frames of one episode with its return and length."""
 
         async def progress(done: float, total: float | None, message: str) -> None:
             await ctx.report_progress(done, total, message)
 
-        return await run_report(store, store.resolve(run_id), view, wait_seconds, progress)
+        run_dir = store.resolve(run_id)
+        report = await run_report(store, run_dir, "status" if view == "frames" else view, wait_seconds, progress)
+        if view != "frames":
+            return with_images(report, report.model_dump_json(exclude_none=True), [])
+        async with frames_lock:  # one torch child process at a time, however many calls arrive
+            report.frames, pngs = await policy_frames(store, run_dir, checkpoint, frame_count, progress)
+        return with_images(report, frames_text(run_dir.name, report.frames), pngs)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_run_metrics(
@@ -189,12 +262,19 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
 
     @tool(server, READ_ONLY, store.runs_dir)
     def plot_runs(
-        run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs")],
+        run_ids: Annotated[list[str], Field(min_length=1, max_length=rs.MAX_COMPARE, description="1 to 10 run refs, "
+                                            "or ENV:VARIANT for every run of that config (e.g. its seeds)")],
         metric: Annotated[str, Field(description=f"metric column, e.g. {rf.M.EVAL_RETURN_MEAN!r}; "
                                      "get_run_metrics(catalog=true) lists them")] = rf.M.EVAL_RETURN_MEAN,
-        start_env_steps: Annotated[int | None, Field(ge=0, description="one run: plot from this env step")] = None,
-        end_env_steps: Annotated[int | None, Field(ge=0, description="one run: plot up to this env step")] = None,
-    ) -> Annotated[CallToolResult, plotting.PlotResult]:
-        """Use when a picture helps the user: a PNG of one metric against env steps for one run (reward
-        threshold drawn) or several on shared axes, with a description of each curve."""
-        return plot(store, run_ids, metric, start_env_steps, end_env_steps)
+        group_by: Annotated[plotting.GroupBy, Field(description="config: a mean line and band per config "
+                                                            "over its seeds; run: a line per run")] = "config",
+        smooth: Annotated[int, Field(ge=1, le=plotting.MAX_SMOOTH, description="moving average over this many "
+                                     "points per run")] = 1,
+        band: Annotated[plotting.Band, Field(description="the band over seeds: min-max or the "
+                                                        "interquartile range")] = "minmax",
+        start_env_steps: Annotated[int | None, Field(ge=0, description="plot from this env step")] = None,
+        end_env_steps: Annotated[int | None, Field(ge=0, description="plot up to this env step")] = None,
+    ) -> Annotated[CallToolResult, plotting.GroupPlotResult]:
+        """Use when a picture helps the user: a PNG of one metric against env steps, as `gsolve plot` draws it
+        (per config a mean line and a band over seeds, the reward threshold dashed, a title), described in words."""
+        return plot(store, run_ids, metric, group_by, smooth, band, start_env_steps, end_env_steps)

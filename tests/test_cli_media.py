@@ -191,3 +191,74 @@ def test_sampled_frames_are_small_pngs_of_one_episode(solved_run: Path) -> None:
 def test_video_refuses_an_unknown_format_before_evaluating(solved_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["eval", solved_run.name, "--video", "out.avi", "--runs-dir", str(solved_run.parent)]) == 2
     assert "--video must end in .mp4 or .gif" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# The same through MCP: plot_runs draws what `gsolve plot` draws; get_run_info(view='frames') shows the policy
+# ---------------------------------------------------------------------------------------------
+def _png(data: str) -> Image.Image:
+    import base64
+
+    raw = base64.b64decode(data)
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    return Image.open(io.BytesIO(raw))
+
+
+@pytest.mark.anyio
+async def test_mcp_plot_runs_draws_a_mean_and_band_per_config(seed_runs: Path) -> None:
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async with Client(create_server(seed_runs)) as client:
+        res = await client.call_tool("plot_runs", {"run_ids": ["CartPole-v1:ppo"], "smooth": 3})
+        assert not res.is_error and res.structured_content is not None
+        result = res.structured_content
+        assert [len(g["run_ids"]) for g in result["groups"]] == [5, 5] and result["group_by"] == "config"
+        assert result["reward_threshold"] == 475.0 and "2 config(s), 10 run(s)" in result["title"]
+        images = [c for c in res.content if c.type == "image"]
+        assert len(images) == 1 and images[0].mime_type == "image/png"
+        image = np.asarray(_png(images[0].data).convert("RGB"))
+        assert image.shape == (500, 900, 3) and 0.05 < np.any(image < 250, axis=2).mean() < 0.6
+        text = next(c.text for c in res.content if c.type == "text")
+        assert text.startswith(result["title"]) and "learning_rate=0.003: 5 run(s)" in text
+        per_run = (await client.call_tool("plot_runs", {"run_ids": ["20260101-000000-00fa", "20260101-000001-00sl"],
+                                                         "group_by": "run", "start_env_steps": 5000})).structured_content
+        assert per_run is not None and [g["run_ids"] for g in per_run["groups"]] == [["20260101-000000-00fa"],
+                                                                                      ["20260101-000001-00sl"]]
+        assert "env steps 5000.." in per_run["title"]
+        bad = await client.call_tool("plot_runs", {"run_ids": ["CartPole-v1:pp"]})
+        assert bad.is_error and "did you mean CartPole-v1:ppo" in bad.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_mcp_frames_show_one_episode_of_the_policy(solved_run: Path) -> None:
+    """A child process renders the frames (the server never imports torch): PNGs of the stated size, in
+    episode order, and the text states the episode's return and length."""
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async with Client(create_server(solved_run.parent)) as client:
+        res = await client.call_tool("get_run_info", {"run_id": solved_run.name, "view": "frames", "frame_count": 4})
+        assert not res.is_error, res.content
+        assert res.structured_content is not None
+        frames = res.structured_content["frames"]
+        assert frames["checkpoint"] == "best" and res.structured_content["status"]["solved"]
+        images = [_png(c.data) for c in res.content if c.type == "image"]
+        assert len(images) == len(frames["steps"]) == 4
+        assert all(im.size == (frames["width"], frames["height"]) for im in images)
+        assert max(frames["width"], frames["height"]) <= 256 and frames["width"] > frames["height"] > 0  # 600x400 scaled
+        assert frames["steps"][0] == 0 and frames["steps"][-1] == frames["episode_length"] - 1
+        text = next(c.text for c in res.content if c.type == "text")
+        assert f"return {frames['episode_return']:g}" in text and f"length {frames['episode_length']} steps" in text
+        assert frames["episode_length"] > 5
+        other = await client.call_tool("get_run_info", {"run_id": solved_run.name, "view": "frames",
+                                                        "checkpoint": "step_1"})
+        assert other.is_error and "best" in other.content[0].text and "Traceback" not in other.content[0].text  # type: ignore[union-attr]
+        too_many = await client.call_tool("get_run_info", {"run_id": solved_run.name, "view": "frames",
+                                                           "frame_count": 17})
+        assert too_many.is_error
+        details = await client.call_tool("get_run_info", {"run_id": solved_run.name})
+        assert not details.is_error and details.structured_content is not None
+        assert details.structured_content["frames"] is None and not [c for c in details.content if c.type == "image"]

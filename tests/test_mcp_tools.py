@@ -290,12 +290,14 @@ async def test_plots_return_png_and_summary(client: Client, real_runs: RealRuns)
     assert not res.is_error
     image = next(c for c in res.content if c.type == "image")
     assert image.mime_type == "image/png" and base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
-    assert res.structured_content and "threshold" in res.structured_content["summary"]
-    res = await client.call_tool("plot_runs", {"run_ids": [real_runs.short, real_runs.solved], "metric": rf.M.ENTROPY})
+    assert res.structured_content and res.structured_content["reward_threshold"] == 15.0
+    assert "threshold 15" in res.structured_content["groups"][0]["text"]
+    res = await client.call_tool("plot_runs", {"run_ids": [real_runs.short, real_runs.solved], "metric": rf.M.ENTROPY,
+                                               "group_by": "run"})
     assert not res.is_error and res.structured_content
-    assert {c["run_id"] for c in res.structured_content["curves"]} == {real_runs.short, real_runs.solved}
-    assert "one-run plot" in await err(client, "plot_runs", {"run_ids": [real_runs.short, real_runs.solved],
-                                                             "start_env_steps": 100})
+    assert [g["run_ids"] for g in res.structured_content["groups"]] == [[real_runs.short], [real_runs.solved]]
+    assert "before start_env_steps" in await err(client, "plot_runs", {"run_ids": [real_runs.short],
+                                                                       "start_env_steps": 900, "end_env_steps": 100})
 
 
 async def test_wait_and_stop_on_a_finished_run(client: Client, real_runs: RealRuns) -> None:
