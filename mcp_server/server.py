@@ -178,7 +178,8 @@ DEBUG_RUN_PROMPT = """Debug the gymnasium-solver training run {run_id}.
    and key hyperparameters. If status is 'crashed' or 'failed', read get_run_logs(level="WARNING").
 3. Call get_run_metrics for the curves behind each finding (eval/return_mean, rollout/ep_return_mean,
    train/approx_kl, train/clip_fraction, train/entropy, train/explained_variance, train/grad_norm);
-   plot_runs if a picture helps the user.
+   plot_runs if a picture helps the user; get_run_info(view="frames") shows a few frames of an
+   episode of its best checkpoint when the policy learned something odd (e.g. it hovers or spins).
 4. Prove the fix: fix_run(run_id="{run_id}") trains the suggested changes over seeds; poll
    get_fix(experiment_id) until done. For a reference, compare_runs(env_id=...) ranks the runs of the
    same environment and compare_runs(run_ids=[...]) shows which config keys differ.
