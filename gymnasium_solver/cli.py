@@ -27,6 +27,7 @@ import sys
 from gymnasium_solver import (
     cli_checkpoints,
     cli_diagnose,
+    cli_env,
     cli_fix,
     cli_import,
     cli_json,
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        cli_env.grant(args)  # --env-package/--env-class: imported now, because this command line names them
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
         return code

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_env import add_env_module_flags, require_run
 from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
@@ -54,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the changes, the new run and its comparison with "
                    "the parent as JSON (schema: gsolve schema retry)")
+    add_env_module_flags(r)
     r.set_defaults(func=cmd_retry)
 
 
@@ -103,7 +106,8 @@ def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
 
 
 def train_command(config_id: str, set_args: list[str]) -> str:
-    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args)])
+    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args),
+                     *map(shlex.quote, env_modules.env_flags(config_id))])
 
 
 def render_report(d: Diagnosis, parent: ParentConfig | None = None) -> str:
@@ -216,6 +220,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     run_dir = store.resolve(args.run)
     info = store.info(run_dir)
     rf.refuse_read_only(info, "retry (a retry trains its preset, which an imported run does not have)")
+    require_run(run_dir)  # its --env-package/--env-class, before a new run of it is resolved
     d = diagnose_run_dir(store, run_dir)
     changes = top_changes(d, args.top)
     read = in_our_names(parse_overrides(args.overrides), "--set")  # the RL Zoo's / SB3's names, read into ours

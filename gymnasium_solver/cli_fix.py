@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gymnasium_solver.cli_env import add_env_module_flags, require_run
 from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments import verdict as vd
@@ -50,11 +51,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.add_argument("--experiment-id", default=None,
                    help="run the experiment with this id (try_fixes pre-plans one and passes its id)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_fix)
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
+    require_run(store.resolve(args.run))  # its --env-package/--env-class, before any trial is planned
     record = _record(store, args)
     backend = make_backend(store.runs_dir, args.parallel, args.backend, args.address)
     if not args.json:

@@ -10,6 +10,8 @@ import argparse
 import os
 from pathlib import Path
 
+from gymnasium_solver.cli_env import add_env_module_flags
+
 TOKEN_ENV = "GSOLVE_MCP_TOKEN"
 
 
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-sessions", type=int, default=None,
                    help="HTTP: at most this many open sessions (default 100); more are answered 503")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_mcp)
 
 
@@ -48,7 +51,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from gymnasium_solver.launcher import StartLimits
     from gymnasium_solver.locations import LocationPolicy
 
-    # The CLI's only import of the MCP adapter (tests/test_imports.py allows exactly this one).
+    # The CLI's only import of the MCP adapter (tests/test_architecture.py allows exactly this one).
     from mcp_server.server import main
 
     if not 1 <= args.port <= 65535:

@@ -11,6 +11,7 @@ import errno
 import sys
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_env import add_env_module_flags
 from gymnasium_solver.cli_error import CliError, ExitCode
 
 
@@ -60,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print the recorded decision as JSON")
     p.add_argument("--actor", default="cli", choices=["cli", "mcp"], help=argparse.SUPPRESS)
     _runs_dir(p)
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_promote)
 
     p = sub.add_parser("models", help="list registered model versions (current marked with *)")

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.cli_env import add_env_module_flags
 from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.jobs.backend import BACKENDS, make_backend
 from gymnasium_solver.jobs.seeds import SEED_STATISTICS
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="a trial's value over its seeds: p90 (default: the slow seeds count), iqm, median, mean, max")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("sweep-status", help="a sweep's progress, best trial and importances (no id: list sweeps)",
@@ -87,6 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--address", default=None, help="with --backend ray: the cluster to join")
     c.add_argument("--json", action="store_true", help="print the check as JSON")
     c.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
+    add_env_module_flags(c)
     c.set_defaults(func=cmd_sweep_check)
 
 

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli_env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.config import (
     ConfigError,
     Resolved,
     check_trainable,
+    env_modules,
     in_our_names,
     parse_overrides,
     resolve_with_origin,
@@ -60,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--parent-run-id", default=None, help=argparse.SUPPRESS)
     p.add_argument("--experiment-id", default=None, help=argparse.SUPPRESS)
     p.add_argument("--applied-changes", default=None, help=argparse.SUPPRESS)
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="evaluate a saved policy deterministically",
@@ -80,6 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--frame-count", type=int, default=6, metavar="N", help="frames for --frames (1..16, default 6)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema eval)")
     p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("list-envs", help="list environment presets (and with --all every registered id)",
@@ -90,6 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=int, default=MAX_CATALOG_ROWS, help=f"at most this many (1..{MAX_CATALOG_ROWS})")
     p.add_argument("--json", action="store_true", help="print the presets (and with --all/--filter the registered "
                    "ids) as JSON (schema: gsolve schema list-envs)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_list_envs)
 
     p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML, with each value's source",
@@ -100,6 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _add_no_zoo(p)
     p.add_argument("--json", action="store_true", help="print the config, each value's source and meaning as JSON "
                    "(schema: gsolve schema config)")
+    add_env_module_flags(p)
     p.set_defaults(func=cmd_config)
 
 
@@ -142,6 +148,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _cmd_resume(args)
     if args.config_id is None:
         raise ConfigError("give ENV_ID or ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
+    bind_env_class(args.config_id, args.env_classes)
     resolved, overrides = _resolve(args.config_id, args.sets, args.seed, args.no_zoo)
     cfg = resolved.config
     check_trainable(cfg)  # an environment this machine cannot create is refused before a run folder exists
@@ -264,6 +271,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         _check_belongs(run_dir, args.checkpoint, checkpoint_config(path))
         result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
+    except env_modules.EnvModuleError:
+        raise  # another checkpoint needs the same flag
     except (ValueError, OSError) as exc:
         raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
     report = _eval_report(result, loaded, args, run_id=run_dir.name, checkpoint=args.checkpoint)
@@ -463,6 +472,7 @@ def _list_registered(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
+    bind_env_class(args.config_id, args.env_classes)
     resolved, _ = _resolve(args.config_id, args.sets, no_zoo=args.no_zoo)
     if args.json:
         from gymnasium_solver.config.view import resolved_config_result

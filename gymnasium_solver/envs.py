@@ -14,7 +14,8 @@ import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.config import Config
-from gymnasium_solver.config.spaces import install_hint
+from gymnasium_solver.config.env_modules import require_config
+from gymnasium_solver.config.spaces import install_hint, observation_plan
 from gymnasium_solver.run_folder import ActionSpaceInfo
 
 
@@ -73,6 +74,20 @@ def atari_wrappers(env: gym.Env) -> gym.Env:
     return gym.wrappers.FrameStackObservation(env, ATARI_FRAME_STACK)
 
 
+def flat_observations(env: gym.Env) -> gym.Env:
+    """The observation wrapper every env factory applies (ours in training, evaluation and every checkpoint
+    reload; SB3's through ``wrapper_class``), so a policy always sees the same vector: Box observations as
+    they are; Discrete one-hot, and MultiDiscrete, Dict and Tuple flattened with Gymnasium's
+    FlattenObservation, a Dict's text entries dropped first (config/spaces.OBSERVATION_KINDS says which).
+    ConfigError (a ValueError) in one line for observations no algorithm takes."""
+    spec_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    plan = observation_plan(env.observation_space, spec_id)
+    if plan.drop:
+        keep = [k for k in env.observation_space.spaces if str(k) not in plan.drop]  # type: ignore[attr-defined]
+        env = gym.wrappers.FilterObservation(env, keep)
+    return gym.wrappers.FlattenObservation(env) if plan.flatten else env
+
+
 def _has_vector_entry_point(env_id: str) -> bool:
     try:
         return gym.spec(env_id).vector_entry_point is not None
@@ -85,7 +100,9 @@ def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> 
     (``vectorization: auto``), else a sync (or ``async``) vector env; with ``render_mode`` (e.g.
     'rgb_array', for a video) always sync, so ``render()`` returns each copy's frame. Raises ValueError
     for an unknown environment id or an unsupported space."""
+    require_config(cfg)  # its env_package/env_class: imported only when this command's line granted them
     kwargs: dict[str, Any] = dict(cfg.env_kwargs)
+    wrappers: list[Any] = [flat_observations]
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
         mode = "sync"
@@ -97,7 +114,9 @@ def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> 
         register_atari()
         _check_ale_game(cfg.env_id)
         mode = "sync" if render_mode is not None or cfg.vectorization != "async" else "async"
-        kwargs["wrappers"] = [atari_wrappers]
+        wrappers.insert(0, atari_wrappers)
+    if mode != "vector_entry_point":  # Gymnasium's numpy-vectorised envs (classic control) have Box observations
+        kwargs["wrappers"] = wrappers
     try:
         env = gym.make_vec(cfg.env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
     except gym.error.DependencyNotInstalled as exc:  # Box2D, MuJoCo: the extra's pip command, in one line
@@ -142,8 +161,8 @@ def space_spec(env: gym.vector.VectorEnv) -> SpaceSpec:
     """Describe a vector env's single observation and action spaces (flat Box obs; Discrete or Box actions)."""
     obs_space = env.single_observation_space
     act_space = env.single_action_space
-    if not isinstance(obs_space, gym.spaces.Box):
-        raise ValueError(f"only Box observation spaces are supported, got {obs_space}")
+    if not isinstance(obs_space, gym.spaces.Box):  # make_vec_env flattens every space it takes (flat_observations)
+        raise ValueError(f"only Box observation spaces reach the networks, got {obs_space}")
     obs_shape = tuple(int(d) for d in obs_space.shape)
     obs_dim = int(np.prod(obs_shape))
     pixels = obs_space.dtype == np.uint8 and len(obs_shape) == 3

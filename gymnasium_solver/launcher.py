@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_writer
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.presets import override_pairs, yaml_value  # noqa: F401 - re-exported: --set arguments
 from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
 from gymnasium_solver.tracking import check_tracking_available
@@ -148,6 +149,7 @@ def start_trainer(
     for pair in pairs:
         cmd += ["--set", pair]
     # --no-fail: an unsolved run is a finished trial (exit 0), not a failed one (jobs/backend.trial_failed).
+    cmd += env_modules.flags_for(cfg)  # what this process was granted and the run needs (never more)
     cmd += ["--runs-dir", str(runs_dir), "--run-id", run_id, "--quiet", "--no-fail"]
     if parent_run_id is not None:
         cmd += ["--parent-run-id", parent_run_id]

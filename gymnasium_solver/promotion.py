@@ -24,6 +24,7 @@ from typing import NamedTuple
 from gymnasium_solver import model_registry as reg
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import stats
+from gymnasium_solver.config.env_modules import EnvModuleError
 from gymnasium_solver.registry_records import (
     MIN_EPISODES,
     Decision,
@@ -145,6 +146,8 @@ def reevaluate(checkpoint: Path, info: rf.RunInfo, episodes: int, seed: int) -> 
     """Evaluate the (staged) checkpoint over ``episodes`` fresh episodes; the check is mean >= threshold."""
     try:
         played = run_episodes(checkpoint, info, episodes, seed)
+    except EnvModuleError:
+        raise  # a flag this command lacks (--env-package/--env-class) decides nothing about the policy
     except (ValueError, OSError) as exc:
         return _failed(f"re-evaluation failed: {exc}")
     return summarize(played, info, seed)

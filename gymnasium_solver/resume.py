@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import NATIVE_ALGOS, Config, ConfigError, config_from_yaml_text
+from gymnasium_solver.config import NATIVE_ALGOS, Config, ConfigError, config_from_yaml_text, env_modules
 from gymnasium_solver.config.presets import override_pairs
 from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 
@@ -105,6 +105,7 @@ def plan_resume(run_dir: Path) -> ResumePlan:
         raise ValueError(f"run {name} cannot be resumed: it trained {config.algo} through Stable-Baselines3, whose "
                          "checkpoints hold the weights but not the replay buffer or rollout state a resume needs; "
                          f"start a new run instead (`gsolve train {config.config_id}`)")
+    env_modules.require_config(config)  # its --env-package/--env-class, before the run is touched
     meta = _latest_resumable_checkpoint(run_dir)
     if meta is None:
         raise ValueError(f"run {name} has no checkpoint to resume from (no checkpoints/last.pt or step_*.pt: it "
@@ -136,6 +137,7 @@ def start_resume(run_dir: Path) -> ResumeStart:
 
     plan = plan_resume(run_dir)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "--resume", run_dir.name,
+           *env_modules.flags_for(plan.config),  # refused here unless this process was granted them
            "--runs-dir", str(run_dir.parent), "--quiet", "--no-fail"]
     proc = spawn_detached(cmd, run_dir / rf.RUN_LOG)
     reap(proc)

@@ -5,6 +5,9 @@ stop signals, failures and run.json are the session's own, so an SB3 run folder 
 
 from __future__ import annotations
 
+from functools import partial
+
+import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.base_class import BaseAlgorithm
 
@@ -12,7 +15,7 @@ from agents.common import ObsNormalizer
 from agents.sb3 import SB3Agent
 from gymnasium_solver.checkpoints import CheckpointState, snapshot
 from gymnasium_solver.config import SB3Config
-from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.envs import SpaceSpec, flat_observations
 from gymnasium_solver.rollout import RECENT_EPISODES, EpisodeSummary
 from gymnasium_solver.session import Session
 
@@ -48,8 +51,13 @@ class SB3Session(Session):
         cfg = self.cfg
         assert isinstance(cfg, SB3Config)
         # SB3 steps its own VecEnv (Monitor-wrapped: its episode statistics are what we log).
-        self.env = make_vec_env(cfg.env_id, n_envs=cfg.n_envs, seed=cfg.seed, env_kwargs=dict(cfg.env_kwargs),
-                                vec_env_cls=SubprocVecEnv if cfg.vectorization == "async" else DummyVecEnv)
+        # The same observation wrapper as our env factory (Discrete one-hot, Dict flattened), so the policy SB3
+        # trains sees what our evaluation and every reload feed it. With env modules, the registered spec itself
+        # (its entry point is a module path): a SubprocVecEnv worker has not imported what registered the id.
+        env_id = cfg.env_id if not (cfg.env_package or cfg.env_class) else partial(gym.make, gym.spec(cfg.env_id))
+        self.env = make_vec_env(env_id, n_envs=cfg.n_envs, seed=cfg.seed, env_kwargs=dict(cfg.env_kwargs),
+                                vec_env_cls=SubprocVecEnv if cfg.vectorization == "async" else DummyVecEnv,
+                                wrapper_class=flat_observations)
         self.normalizer = ObsNormalizer((spec.obs_dim,), enabled=False)
         agent = SB3Agent(cfg, spec, self.env)
         self.agent = agent

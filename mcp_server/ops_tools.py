@@ -16,6 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from gymnasium_solver import model_registry, promotion, regression
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
 from gymnasium_solver.model_registry import ModelList
 from gymnasium_solver.registry_records import MIN_EPISODES, Decision, check_episodes
@@ -35,7 +36,7 @@ async def run_promote(store: RunStore, run_id: str, episodes: int, progress: Con
     # A rejection is a decision printed as JSON whatever its exit code; no JSON means it failed.
     out = await run_gsolve_json(
         ["promote", run_dir.name, "--episodes", str(episodes), "--runs-dir", str(store.runs_dir), "--json",
-         "--actor", "mcp"], timeout=timeout,
+         "--actor", "mcp", *env_modules.granted_flags()], timeout=timeout,
         progress=None if progress is None else progress.report_progress,
         progress_message=f"re-evaluating {run_dir.name} over {episodes} episodes",
         on_timeout=f"promoting run {run_dir.name} took over {timeout:g} s and was stopped; nothing was recorded; "

@@ -26,6 +26,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS
 from gymnasium_solver.config.view import ConfigResult, config_descriptions, resolved_config_result
 from gymnasium_solver.environment_list import EnvironmentList, environment_list
@@ -87,6 +88,9 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     runs it starts (live runs at once, budget, sub-environments); None: the defaults. ``locations``: where
     the runs it starts may log (None: the default store and the runs folder only; never unconfined)."""
     store = rs.RunStore(runs_dir)
+    # A preset naming env_package/env_class is refused unless the operator granted it (gsolve mcp --env-package):
+    # a client choosing a config id must not make the server import a module.
+    env_modules.distrust_presets()
     map_large_buffers()  # a long-lived reader: freed parse buffers go back to the system
     limits = limits or launcher.StartLimits.from_options()
     locations = locations or LocationPolicy.from_options()

@@ -64,3 +64,13 @@ def scratch_runs(real_runs: RealRuns, tmp_path: Path) -> RealRuns:
     dst = tmp_path / "runs"
     shutil.copytree(real_runs.runs_dir, dst, symlinks=True)
     return real_runs._replace(runs_dir=dst)
+
+
+@pytest.fixture(autouse=True)
+def _env_module_grants():
+    """Each test starts with the grants it found (--env-package/--env-class are process-wide, like a command's)."""
+    from gymnasium_solver.config import env_modules
+
+    state = env_modules.snapshot()
+    yield
+    env_modules.restore(state)

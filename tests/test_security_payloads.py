@@ -39,7 +39,7 @@ from gymnasium_solver.cli_train import evaluate_checkpoint
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.envs import make_vec_env, space_spec
 from gymnasium_solver.imports import ImportError_, import_runs
-from gymnasium_solver.resume import plan_resume
+from gymnasium_solver.resume import plan_resume, start_resume
 from mcp_server.server import create_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "imports"
@@ -306,6 +306,88 @@ def test_an_env_id_naming_a_module_is_refused(stopped_dqn: Path, sb3_runs: dict[
     with pytest.raises(ValueError, match="names a Python module"):
         plan_resume(dqn)
     assert not marker.exists()
+
+
+# -- a run folder naming a module for --env-package / --env-class -------------------------------------
+
+ENV_MODULE_PLANTS = {"env_package": ("env_package: [gsolve_planted_env]", "--env-package gsolve_planted_env"),
+                     "env_class": ("env_class: gsolve_planted_env:Evil", "--env-class gsolve_planted_env:Evil")}
+
+
+def plant_env_module(run_dir: Path, line: str) -> None:
+    """Name the planted module in the run's config.yaml and in every checkpoint's embedded config."""
+    (run_dir / rf.CONFIG_YAML).write_text((run_dir / rf.CONFIG_YAML).read_text() + line + "\n")
+    for path in (run_dir / rf.CHECKPOINTS_DIR).glob("*.pt"):
+        edit_checkpoint(path, lambda p: p.update(config_yaml=p["config_yaml"] + line + "\n"))
+
+
+@pytest.mark.parametrize("key", list(ENV_MODULE_PLANTS))
+def test_a_run_folder_naming_a_module_never_imports_it(stopped_dqn: Path, tmp_path: Path, key: str,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """config.yaml (and the checkpoints' embedded config) name a module on sys.path that would run code
+    when imported: eval, resume, promote, fix, retry and diagnose never import it; every command that needs
+    the environment refuses in one sentence naming the flag a user who trusts it would pass."""
+    marker = tmp_path / "PWNED"
+    monkeypatch.syspath_prepend(str(planted_module(tmp_path, marker)))
+    line, flag = ENV_MODULE_PLANTS[key]
+    run_dir = copy_run(stopped_dqn, tmp_path)
+    plant_env_module(run_dir, line)
+    runs = str(run_dir.parent)
+    with pytest.raises(ValueError, match=f"pass {flag}") as info:
+        evaluate_checkpoint(checkpoint_path(run_dir, "last"), 2, 0)
+    one_sentence(str(info.value))
+    with pytest.raises(ValueError, match=f"pass {flag}"):
+        start_resume(run_dir)  # the MCP's and `gsolve train --resume`'s detached start: refused before spawning
+    for argv in (["eval", run_dir.name, "--checkpoint", "last"], ["train", "--resume", run_dir.name],
+                 ["promote", run_dir.name, "--episodes", "2"], ["fix", run_dir.name, "--seeds", "1"],
+                 ["retry", run_dir.name, "--set", "gamma=0.98"]):
+        assert cli.main([*argv, "--runs-dir", runs]) == 2, argv
+        err = capsys.readouterr().err
+        assert f"pass {flag}" in err and len(err.strip().splitlines()) == 1, (argv, err)
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", runs]) == 0  # a pure read: nothing to import
+    proc = subprocess.run([str(GSOLVE), "eval", run_dir.name, "--checkpoint", "last", "--runs-dir", runs],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=planted_module(tmp_path, marker))
+    assert proc.returncode == 2 and f"pass {flag}" in proc.stderr, proc.stderr
+    assert not marker.exists() and "gsolve_planted_env" not in sys.modules
+    # The planted module does run code when imported (so this test can fail).
+    __import__("gsolve_planted_env")
+    assert marker.exists()
+    sys.modules.pop("gsolve_planted_env", None)
+
+
+@pytest.mark.anyio
+async def test_mcp_never_imports_a_module_a_run_or_a_preset_names(stopped_dqn: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over MCP: promote_run and resume of a run naming a module, and start_training of a preset naming one
+    (a preset a CLI user's own `gsolve train` would trust), are refused unless `gsolve mcp --env-package`."""
+    marker = tmp_path / "PWNED"
+    monkeypatch.syspath_prepend(str(planted_module(tmp_path, marker)))
+    run_dir = copy_run(stopped_dqn, tmp_path)
+    plant_env_module(run_dir, ENV_MODULE_PLANTS["env_package"][0])
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    (presets / "CartPole-v1.yaml").write_text("base:\n  env_package: [gsolve_planted_env]\nvariants:\n  ppo:\n    algo: ppo\n")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    async with Client(create_server(run_dir.parent)) as client:
+        promoted = await client.call_tool("promote_run", {"run_id": run_dir.name, "episodes": 2})
+        resumed = await client.call_tool("start_training", {"resume": run_dir.name})
+        started = await client.call_tool("start_training", {"config_id": "CartPole-v1:ppo"})
+    for res in (promoted, resumed, started):
+        assert res.is_error and "--env-package gsolve_planted_env" in str(res.content), res
+    assert not marker.exists() and "gsolve_planted_env" not in sys.modules
+
+
+def test_a_saved_preset_never_carries_a_runs_module(stopped_dqn: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gsolve presets save` of someone else's run would otherwise turn its env_package into a preset that
+    the user's own `gsolve train` trusts."""
+    run_dir = copy_run(stopped_dqn, tmp_path)
+    plant_env_module(run_dir, ENV_MODULE_PLANTS["env_package"][0])
+    presets = tmp_path / "presets"
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    assert cli.main(["presets", "save", run_dir.name, "mine", "--runs-dir", str(run_dir.parent)]) == 0
+    assert "gsolve_planted_env" not in (presets / "CartPole-v1.yaml").read_text()
 
 
 # -- imports -----------------------------------------------------------------------------------------

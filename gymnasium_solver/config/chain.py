@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gymnasium_solver.algorithms import ALGORITHMS, BOX, ON_POLICY
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
 from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
@@ -149,24 +150,40 @@ def _from_defaults(env_id: str, algo: str, spaces: EnvSpaces) -> _Base:
     return _Base({"algo": algo, **extra, "env_id": env_id, "variant": algo}, SettingSource.DEFAULT, where, [])
 
 
+_MODULE_KEYS = ("env_package", "env_class")  # what makes gsolve import code: the command line or a preset only
+
+
+def _with_env_modules(base: _Base) -> _Base:
+    """The modules the environment needs: a preset's (imported now if this process trusts presets, else
+    refused unless granted), else what this command's --env-package/--env-class registered it with."""
+    data = base.data
+    if base.source == SettingSource.PRESET and any(data.get(k) for k in _MODULE_KEYS):
+        env_modules.require(data["env_id"], data.get("env_package") or (), data.get("env_class"), from_preset=True)
+        return base
+    found = {"env_package": env_modules.packages_registering(data["env_id"]),
+             "env_class": env_modules.bound_class(data["env_id"])}
+    return base._replace(data={**data, **{k: v for k, v in found.items() if v}})
+
+
 def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool) -> _Base:
     preset = _from_preset(env_id, variant, folder)
     if preset is not None:
-        return preset
+        return _with_env_modules(preset)
     check_registered(env_id)
     notes: list[str] = []
-    spaces = None
+    spaces = env_spaces(env_id)
     if variant is None:
-        spaces = env_spaces(env_id)
         variant, why = choose_algo(spaces)
         notes.append(why)
     elif variant not in Algo._value2member_map_:
         names = [a.value for a in Algo]
         raise ConfigError(f"{env_id} has no preset, so {variant!r} must name an algorithm"
                           f"{did_you_mean(variant, names)} (algorithms: {', '.join(names)})")
+    if spaces.observation_note:
+        notes.append(spaces.observation_note)
     zoo = _from_zoo(env_id, variant) if use_zoo else None
-    base = zoo or _from_defaults(env_id, variant, spaces or env_spaces(env_id))
-    return base._replace(notes=notes + base.notes)
+    base = zoo or _from_defaults(env_id, variant, spaces)
+    return _with_env_modules(base._replace(notes=notes + base.notes))
 
 
 def _with_schedule_defaults(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,6 +217,10 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         for key in ("env_id", "variant"):
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
+        for key in _MODULE_KEYS:
+            if key in overrides:
+                raise ConfigError(f"--set cannot change {key!r}: only the command line makes gsolve import code; pass "
+                                  f"--{key.replace('_', '-')} instead (docs/security.md)")
         data = _apply_overrides(_with_schedule_defaults(data, overrides), overrides)
         sources.update({k: SettingSource.OVERRIDE.value for k in overrides})
     where = base.where if not overrides else f"{data['env_id']}:{data['variant']} with --set"
@@ -240,6 +261,7 @@ def check_trainable(cfg: Config) -> None:
     unknown id, a missing extra such as box2d: named with its pip command) or the algorithm cannot take
     its spaces. Makes the environment once per id and kwargs. Atari configs are checked by the trainer
     (their ids exist only once the atari extra registers them)."""
+    env_modules.require_config(cfg)  # its packages and class: granted by the command line, or refused
     if cfg.atari_wrappers:
         return
     check_algo_takes(cfg.algo.value, env_spaces(cfg.env_id, cfg.env_kwargs))

@@ -5,11 +5,16 @@ the tagged union over all of them, and what is derived from it, in :mod:`.regist
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gymnasium_solver.algorithms import Algo  # noqa: F401 - re-exported: the config names algorithms by it
+
+# What env_package and env_class may hold (config/env_modules.py imports them): names, never code.
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+CLASS_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ConfigError(ValueError):
@@ -163,6 +168,18 @@ class ConfigBase(BaseModel):
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="extra keyword arguments for gym.make",
                                        json_schema_extra=_why(f"at most {MAX_ENV_KWARGS} keys: they are copied "
                                                               "into every run's config and run.json"))
+    env_package: list[str] = Field(
+        default_factory=list, max_length=8,
+        description="Python packages whose import registers env_id (e.g. minigrid), imported before the environment "
+                    "is made; set by `--env-package PKG` or a preset, never by --set. A run folder naming one never "
+                    "imports it: reloading the run needs the same --env-package on the command line (docs/security.md)",
+        json_schema_extra=_why("at most 8 dotted module names: what a command line names, recorded so a reload "
+                               "can say which flag to pass"))
+    env_class: str | None = Field(
+        default=None, max_length=200,
+        description="MODULE:CLASS of a user's own gymnasium.Env registered as env_id; set by `--env-class "
+                    "MODULE:CLASS` or a preset, never by --set; reloading the run needs the same --env-class",
+        json_schema_extra=_why("one MODULE:CLASS path; imported only when the command line names it"))
 
     # budget and goal
     max_env_steps: int = Field(default=200_000, gt=0, le=MAX_ENV_STEPS,
@@ -329,6 +346,21 @@ class ConfigBase(BaseModel):
         if ":" in v:
             raise ValueError(f"{v!r} names a Python module for Gymnasium to import ('module:EnvId'), and a config "
                              f"never makes gsolve import code; use the registered id alone ({v.rsplit(':', 1)[-1]!r})")
+        return v
+
+    @field_validator("env_package")
+    @classmethod
+    def _package_names(cls, v: list[str]) -> list[str]:
+        bad = [p for p in v if not MODULE_NAME.fullmatch(p)]
+        if bad:
+            raise ValueError(f"expected Python package names such as minigrid, got {bad[0]!r}")
+        return v
+
+    @field_validator("env_class")
+    @classmethod
+    def _class_path(cls, v: str | None) -> str | None:
+        if v is not None and not CLASS_PATH.fullmatch(v):
+            raise ValueError(f"expected MODULE:CLASS such as my_envs.corridor:Corridor, got {v!r}")
         return v
 
     @field_validator("env_kwargs")

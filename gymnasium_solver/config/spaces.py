@@ -5,15 +5,27 @@ refusal when an algorithm cannot take them. Imports gymnasium only when an envir
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from gymnasium_solver.algorithms import ALGORITHMS, takes
 from gymnasium_solver.config.model import Algo, ConfigError
 
-# Action spaces each algorithm acts in are its ``action_kinds`` (algorithms.py). Every algorithm takes
-# Box observations (flat vectors, or uint8 image stacks with network: nature_cnn).
-OBSERVATION_KINDS = ("box",)
+# Action spaces each algorithm acts in are its ``action_kinds`` (algorithms.py). Observations: every algorithm
+# learns on flat vectors (or uint8 image stacks with network: nature_cnn), so every algorithm takes every kind
+# below; the env factory (envs.flat_observations, in training, evaluation and every reload, ours and SB3's)
+# turns the others into a flat vector with Gymnasium's own wrappers. A kind not named here is refused in one
+# line (observation_plan). This table is the one list of what is taken and how.
+OBSERVATION_KINDS: dict[str, str] = {
+    "box": "as they are (flat vectors; uint8 image stacks need network: nature_cnn)",
+    "discrete": "one-hot encoded (gymnasium.wrappers.FlattenObservation)",
+    "multi_discrete": "one-hot encoded per entry and concatenated (FlattenObservation)",
+    "multi_binary": "as a vector of 0/1 (FlattenObservation)",
+    "dict": "each entry flattened (Discrete one-hot) and concatenated in key order (FlattenObservation); text "
+            "entries such as MiniGrid's 'mission' are dropped first (FilterObservation)",
+    "tuple": "each entry flattened (Discrete one-hot) and concatenated (FlattenObservation)",
+}
 # The algorithm `gsolve train ENV_ID` trains with: PPO acts in both kinds of action space and is the most
 # forgiving of untuned settings (SB3's and the RL Zoo's default choice too).
 DEFAULT_ALGO = Algo.PPO
@@ -28,6 +40,74 @@ class EnvSpaces(NamedTuple):
     observation_kind: str  # 'box', 'discrete', 'multi_discrete', 'dict', ...
     action: str
     action_kind: str
+    observation_note: str | None = None  # how the observations are turned into a vector (None: as they are)
+    observation_refusal: str | None = None  # why no algorithm can take them (None: they can)
+
+
+class ObservationPlan(NamedTuple):
+    """What the env factory does to one environment's observations before the networks see them."""
+
+    kind: str
+    drop: tuple[str, ...]  # Dict keys removed first (text entries: no number to learn from)
+    flatten: bool  # FlattenObservation (Discrete one-hot; Dict/Tuple entries concatenated)
+
+
+def _is_text(space: Any) -> bool:
+    """A space whose values are strings (Gymnasium's Text, MiniGrid's MissionSpace)."""
+    import gymnasium as gym
+
+    if isinstance(space, gym.spaces.Text):
+        return True
+    if type(space).__module__.startswith("gymnasium.spaces"):
+        return False  # Gymnasium's other spaces: never strings (and Graph/Sequence sample slowly)
+    try:
+        return isinstance(space.sample(), str)
+    except Exception:  # noqa: BLE001 - a third-party space that cannot sample is not text
+        return False
+
+
+def _flattenable(space: Any) -> bool:
+    import gymnasium as gym
+
+    try:
+        gym.spaces.flatten_space(space)
+    except (NotImplementedError, TypeError, ValueError):
+        return False
+    return not isinstance(space, gym.spaces.Graph | gym.spaces.Sequence | gym.spaces.Text)
+
+
+def observation_plan(space: Any, env_id: str) -> ObservationPlan:
+    """How ``space`` reaches the networks (OBSERVATION_KINDS); ConfigError in one line naming the space and
+    the kinds taken when no algorithm can take it (a Graph, a Sequence, a text, a Dict of those)."""
+    import gymnasium as gym
+
+    kind = space_kind(space)
+    if kind == "box":
+        return ObservationPlan(kind, (), False)
+    drop: tuple[str, ...] = ()
+    rest = space
+    if isinstance(space, gym.spaces.Dict):
+        drop = tuple(str(k) for k, s in space.spaces.items() if _is_text(s))
+        rest = gym.spaces.Dict({k: s for k, s in space.spaces.items() if str(k) not in drop})
+    empty = isinstance(rest, gym.spaces.Dict) and not rest.spaces  # nothing left once the text is dropped
+    if kind in OBSERVATION_KINDS and not empty and _flattenable(rest):
+        return ObservationPlan(kind, drop, True)
+    raise ConfigError(f"{env_id} has {describe_space(space)} observations ({kind}), which no gsolve algorithm takes: every algorithm "
+                      f"learns on vectors, and these cannot be flattened into one (observations taken: "
+                      f"{', '.join(OBSERVATION_KINDS)}; a Dict's text entries are dropped)")
+
+
+def observation_note(plan: ObservationPlan, space: Any, env_id: str) -> str | None:
+    """One sentence saying what the env factory does to these observations; None when nothing."""
+    if not plan.flatten:
+        return None
+    import gymnasium as gym
+
+    kept = gym.spaces.Dict({k: s for k, s in space.spaces.items() if str(k) not in plan.drop}) if plan.drop else space
+    size = int(gym.spaces.flatdim(kept))
+    dropped = f" (text entries dropped: {', '.join(repr(k) for k in plan.drop)})" if plan.drop else ""
+    return (f"{env_id} has {describe_space(space)} observations: {OBSERVATION_KINDS[plan.kind].split(' (')[0]} into {size} numbers"
+            f"{dropped}, the same in training, evaluation and every reload")
 
 
 def space_kind(space: Any) -> str:
@@ -40,6 +120,11 @@ def space_kind(space: Any) -> str:
         return "box"
     name = type(space).__name__
     return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def describe_space(space: Any) -> str:
+    """``str(space)`` without the memory addresses a third-party space prints (MiniGrid's mission function)."""
+    return re.sub(r" at 0x[0-9a-f]+", "", str(space))
 
 
 def install_hint(exc: BaseException, env_id: str) -> str:
@@ -67,7 +152,11 @@ def _spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces
         act_kind = space_kind(act)
         if act_kind == "box" and len(act.shape or ()) != 1:
             act_kind = "box_nd"
-        return EnvSpaces(env_id, str(obs), space_kind(obs), str(act), act_kind)
+        try:
+            plan = observation_plan(obs, env_id)
+        except ConfigError as exc:
+            return EnvSpaces(env_id, describe_space(obs), space_kind(obs), str(act), act_kind, None, str(exc))
+        return EnvSpaces(env_id, describe_space(obs), plan.kind, str(act), act_kind, observation_note(plan, obs, env_id))
     finally:
         env.close()
 
@@ -103,9 +192,8 @@ def check_registered(env_id: str) -> None:
 def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
     """ConfigError, in one line naming the space and the algorithms that would take it, when ``algo``
     cannot learn on these spaces."""
-    if spaces.observation_kind not in OBSERVATION_KINDS:
-        raise ConfigError(f"{spaces.env_id} has {spaces.observation} observations ({spaces.observation_kind}); "
-                          f"every gsolve algorithm takes Box observations only, so none can train it yet")
+    if spaces.observation_refusal is not None:
+        raise ConfigError(spaces.observation_refusal)
     kinds = ALGORITHMS[Algo(algo)].action_kinds if algo in Algo._value2member_map_ else ()
     if spaces.action_kind in kinds:
         return

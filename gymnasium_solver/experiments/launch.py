@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
@@ -158,7 +159,7 @@ def start_detached(
     cmd = [sys.executable, "-m", "gymnasium_solver.cli", "fix", record.parent_run_id,
            "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
            "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}", "--seeds", str(seeds),
-           "--require", str(record.required)]
+           "--require", str(record.required), *env_modules.granted_flags()]
     if parallel is not None:
         cmd += ["--parallel", str(parallel)]
     proc = spawn_detached(cmd, Path(log))

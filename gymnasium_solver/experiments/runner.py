@@ -35,6 +35,7 @@ from typing import Any
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config.env_modules import env_flags
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
@@ -66,7 +67,8 @@ def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
 
 def train_command(config_id: str, overrides: dict[str, Any]) -> str:
     """The `gsolve train` command line that runs ``config_id`` with ``overrides``."""
-    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides))])
+    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides)),
+                     *map(shlex.quote, env_flags(config_id))])
 
 
 def trial_line(trial: Trial, done: int, total: int) -> str:

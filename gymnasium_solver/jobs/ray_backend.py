@@ -19,14 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from gymnasium_solver import launcher
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.jobs.trial import TrialHandle, TrialSpec
 
 
-def _train_trial(cfg: Any, runs_dir: str, run_id: str, provenance: dict[str, Any], overrides: dict[str, Any]) -> int:
-    """The Ray task: train one trial into its pre-created run folder (runs on a Ray worker)."""
+def _train_trial(cfg: Any, runs_dir: str, run_id: str, provenance: dict[str, Any], overrides: dict[str, Any],
+                 env_grants: tuple[list[str], list[str]] = ([], [])) -> int:
+    """The Ray task: train one trial into its pre-created run folder (runs on a Ray worker). ``env_grants``:
+    the coordinator's --env-package/--env-class grants this trial needs (a worker imports nothing else)."""
     import signal
 
+    from gymnasium_solver.config import env_modules
     from gymnasium_solver.training import train
+
+    env_modules.grant_from_flags(*env_grants)
 
     # Ray workers may ignore SIGTERM/SIGINT; the trainer installs its own handlers for the run.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -79,7 +85,9 @@ class RayBackend:
     def start(self, spec: TrialSpec) -> TrialHandle:
         prov = spec.provenance()
         prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov)
-        ref = self._task.remote(prep.config, str(self.runs_dir), prep.run_id, prov, spec.overrides)
+        env_modules.require_config(prep.config)  # granted here, so the worker may import it too
+        grants = (list(prep.config.env_package), [prep.config.env_class] if prep.config.env_class else [])
+        ref = self._task.remote(prep.config, str(self.runs_dir), prep.run_id, prov, spec.overrides, grants)
         return TrialHandle(prep.run_id, prep.run_dir, ref)
 
     def exit_code(self, handle: TrialHandle) -> int | None:

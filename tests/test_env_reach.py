@@ -1,0 +1,193 @@
+"""Beyond Box observations and registered ids (issue 22 item 1): Discrete, Tuple and Dict observations train
+through one observation wrapper (the same in training, evaluation and reload, ours and SB3's); a package that
+registers ids (--env-package) and a user's own class (--env-class) train, evaluate, diagnose and fix.
+The custom environments are tests/envs/my_env.py (imported as tests.envs.my_env from the repo root)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from gymnasium_solver import cli, training
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
+from gymnasium_solver.config import ConfigError, env_modules, resolve_config, resolve_with_origin
+from gymnasium_solver.config.spaces import OBSERVATION_KINDS, env_spaces
+from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
+from gymnasium_solver.policy_eval import evaluate_checkpoint
+
+REPO = Path(__file__).resolve().parent.parent
+GSOLVE = Path(sys.executable).with_name("gsolve")
+CORRIDOR = "tests.envs.my_env:Corridor"
+SHORT = ["max_env_steps=2048", "n_envs=4", "eval_freq=1024", "eval_episodes=2"]
+
+
+def _train(capsys: pytest.CaptureFixture[str], runs: Path, *argv: str) -> tuple[int, Path, str]:
+    code = cli.main(["train", *argv, "--runs-dir", str(runs), "--quiet", "--no-fail"])
+    out = capsys.readouterr()
+    return code, Path(out.out.strip().splitlines()[-1]), out.err
+
+
+def _gsolve(*argv: str) -> subprocess.CompletedProcess[str]:
+    """A real `gsolve` process from the repo root (where a user's module is found), nothing granted but its flags."""
+    env = {**os.environ, "GSOLVE_CONFIG": ""}
+    return subprocess.run([str(GSOLVE), *argv], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_every_observation_kind_is_declared_once_and_says_how() -> None:
+    assert set(OBSERVATION_KINDS) == {"box", "discrete", "multi_discrete", "multi_binary", "dict", "tuple"}
+    taxi, blackjack = env_spaces("Taxi-v4"), env_spaces("Blackjack-v1")
+    assert taxi.observation_refusal is None and "one-hot encoded into 500 numbers" in str(taxi.observation_note)
+    assert blackjack.observation_kind == "tuple" and "into 45 numbers" in str(blackjack.observation_note)
+    r = resolve_with_origin("CliffWalking-v1:dqn", use_zoo=False)
+    assert any("one-hot encoded into 48 numbers" in n for n in r.origin.notes)
+
+
+def test_taxi_trains_and_its_checkpoint_reloads_to_identical_actions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    code, run_dir, err = _train(capsys, tmp_path, "Taxi-v4:ppo", "--set", *SHORT)
+    assert code == 0 and "Discrete(500) observations: one-hot encoded into 500 numbers" in err, err
+    info = rf.read_run_info(run_dir)
+    assert info.status == rf.RunStatus.COMPLETED and info.config_id == "Taxi-v4:ppo"
+    path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
+    cfg = checkpoint_config(path)
+    env = make_vec_env(cfg, 3)
+    try:
+        spec = space_spec(env)
+        raw, _ = env.reset(seed=7)
+    finally:
+        env.close()
+    obs = batch_obs(raw, spec, 3)
+    assert spec.obs_dim == 500 and np.array_equal(obs.sum(axis=1), np.ones(3))  # one-hot, as in training
+    first, second = load_checkpoint(path, spec), load_checkpoint(path, spec)
+    acts = first.policy.act(obs, None, deterministic=True).env_actions
+    np.testing.assert_array_equal(acts, second.policy.act(obs, None, deterministic=True).env_actions)
+    # A fresh process (`gsolve eval`) reloads it to the same episodes as this one.
+    here = evaluate_checkpoint(path, 2, 0).result
+    out = _gsolve("eval", run_dir.name, "--runs-dir", str(tmp_path), "--episodes", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["returns"] == [float(r) for r in here.returns]
+
+
+def test_sb3_flattens_the_same_way_and_reloads_to_sb3s_own_actions(tmp_path: Path) -> None:
+    from agents.sb3 import sb3_class
+
+    cfg = resolve_config("Taxi-v4:qrdqn", ["max_env_steps=400", "iteration_steps=200", "eval_freq=200",
+                                           "learning_starts=50", "eval_episodes=2", "hidden_sizes=[16]",
+                                           "batch_size=32", "reward_threshold=1000"], use_zoo=False)
+    run_dir = training.train(cfg, tmp_path).run_dir
+    path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
+    env = make_vec_env(checkpoint_config(path), 4)
+    try:
+        spec = space_spec(env)
+        obs = batch_obs(env.reset(seed=3)[0], spec, 4)
+    finally:
+        env.close()
+    saved = torch.load(path, weights_only=True)["sb3_model"]
+    reference = sb3_class(cfg.algo).load(io.BytesIO(saved.numpy().tobytes()), device="cpu")  # trusted: ours
+    assert reference.observation_space.shape == (500,)  # SB3 trained on the same one-hot vector
+    expected, _ = reference.predict(obs, deterministic=True)
+    np.testing.assert_array_equal(load_checkpoint(path, spec).policy.act(obs, None, deterministic=True).env_actions,
+                                  expected)
+
+
+def test_a_dict_observation_env_from_a_package_trains_and_reloads_only_with_its_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("minigrid")
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    code, run_dir, err = _train(capsys, tmp_path, "MiniGrid-Empty-5x5-v0:ppo", "--env-package", "minigrid",
+                                "--set", *SHORT)
+    assert code == 0 and "into 151 numbers (text entries dropped: 'mission')" in err, err
+    assert "0x" not in err  # MiniGrid's mission function is named without its address
+    text = (run_dir / rf.CONFIG_YAML).read_text()
+    assert "env_package:\n- minigrid" in text and "env_class: null" in text
+    refused = _gsolve("eval", run_dir.name, "--runs-dir", str(tmp_path), "--episodes", "2")
+    assert refused.returncode == 2 and "pass --env-package minigrid" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert cli.main(["eval", run_dir.name, "--runs-dir", str(tmp_path), "--episodes", "2", "--env-package", "minigrid"]) == 0
+    assert "over 2 episodes" in capsys.readouterr().out
+
+
+def test_a_users_class_trains_evaluates_diagnoses_and_fixes_end_to_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing run (a learning rate far too small) of a class from a user's module: `gsolve fix` (a real
+    process) runs its candidates in child trainers, each given the same --env-class by the fix process."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    code, run_dir, err = _train(capsys, tmp_path, "Corridor-v0:ppo", "--env-class", CORRIDOR, "--seed", "1", "--set",
+                                "max_env_steps=4096", "eval_freq=2048", "reward_threshold=0.8", "learning_rate=0.000001")
+    assert code == 0 and "Discrete(6) observations: one-hot encoded" in err, err
+    assert not rf.read_run_info(run_dir).solved  # the planted fault
+    assert "env_class: tests.envs.my_env:Corridor" in (run_dir / rf.CONFIG_YAML).read_text()
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path), "--json"]) == 0  # reads only: no flag
+    assert json.loads(capsys.readouterr().out)["findings"]
+    env_modules.restore(nothing_granted)  # a new command, without the flag
+    assert cli.main(["fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1"]) == 2
+    assert f"pass --env-class {CORRIDOR}" in capsys.readouterr().err
+    fix = _gsolve("fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1", "--max-trials", "2",
+                  "--env-class", CORRIDOR, "--json")
+    assert fix.returncode in (0, 3), fix.stderr
+    record = json.loads(fix.stdout)
+    trials = [t for t in record["trials"] if t.get("run_id")]
+    assert trials and all(t["outcome"] != "failed" for t in trials), record
+    for t in trials:  # each trial trained the user's class in its own process
+        assert rf.read_run_info(tmp_path / t["run_id"]).env_id == "Corridor-v0"
+        assert "env_class: tests.envs.my_env:Corridor" in (tmp_path / t["run_id"] / rf.CONFIG_YAML).read_text()
+    assert record["verdict"] == "fixed", record
+
+
+def test_observations_no_algorithm_takes_are_refused_in_one_line(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    code = cli.main(["train", "Chatty-v0:ppo", "--env-class", "tests.envs.my_env:Chatty", "--runs-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "Text(" in err and "(text), which no gsolve algorithm takes" in err and "discrete, multi_discrete" in err
+    assert not any(tmp_path.iterdir())  # refused before a run folder exists
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--set", "env_package=[minigrid]"], ["--set cannot change 'env_package'", "pass --env-package"]),
+    (["--set", "env_class=os:system"], ["--set cannot change 'env_class'"]),
+    (["--env-package", "not a module"], ["takes a Python package name"]),
+    (["--env-package", "gsolve_no_such_pkg"], ["cannot import it"]),
+    (["--env-class", "tests.envs.my_env"], ["takes MODULE:CLASS"]),
+    (["--env-class", "tests.envs.my_env:NotThere"], ["has no gymnasium.Env subclass named NotThere"]),
+    (["--env-class", CORRIDOR, "--env-class", "tests.envs.my_env:Chatty"], ["give one --env-class"]),
+])
+def test_bad_env_module_flags_are_one_sentence(argv: list[str], words: list[str], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    config_id = "CartPole-v1:ppo" if argv[0] == "--set" else "Corridor-v0:ppo"
+    assert cli.main(["train", config_id, *argv, "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_a_class_cannot_take_over_a_registered_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="pass --env-class"):
+        env_modules.bind_class("Other-v0", CORRIDOR)  # not granted in this process (yet)
+    assert cli.main(["train", "CartPole-v1:ppo", "--env-class", CORRIDOR, "--runs-dir", str(tmp_path)]) == 2
+    assert "'CartPole-v1' is already registered" in capsys.readouterr().err
+
+
+def test_a_users_own_preset_may_name_the_package_and_the_cli_trusts_it(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("minigrid")
+    (tmp_path / "MiniGrid-Empty-5x5-v0.yaml").write_text(
+        "base:\n  env_package: [minigrid]\nvariants:\n  ppo:\n    algo: ppo\n    max_env_steps: 4096\n")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path))
+    trusting = env_modules.snapshot()
+    env_modules.distrust_presets()  # what the MCP server does: only its own flags grant
+    with pytest.raises(ConfigError, match="a preset names .* pass --env-package minigrid"):
+        resolve_with_origin("MiniGrid-Empty-5x5-v0:ppo")
+    env_modules.restore(trusting)  # a CLI process: the user's own preset folder is theirs
+    r = resolve_with_origin("MiniGrid-Empty-5x5-v0:ppo")
+    assert r.config.env_package == ["minigrid"] and r.origin.sources["env_package"] == "preset"
