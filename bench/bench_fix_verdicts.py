@@ -130,7 +130,13 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
         if w is not None:
             row["winner"] = {"set_args": w["set_args"], "seeds_solved": w["seeds_solved"], "seeds": w["seeds"],
                              "keeps_blamed": w["keeps_blamed"], "dropped": w["dropped"]}
-            row["held_out"] = held_out(info["config_id"], winner_overrides(record), int(info["seed"]), runs, env)
+            os.environ.update(env)  # the winner's overrides are resolved here, against the same presets
+            try:
+                overrides = winner_overrides(record)
+            finally:
+                for k in env:
+                    os.environ.pop(k, None)
+            row["held_out"] = held_out(info["config_id"], overrides, int(info["seed"]), runs, env)
         return row
 
 
