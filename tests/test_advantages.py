@@ -73,3 +73,36 @@ def test_returns_to_go_truncation_bootstrap():
     rtg = compute_returns_to_go(rewards, flags(0, 0, 0, 1), flags(0, 1, 0, 0), next_values, G)
     np.testing.assert_allclose(rtg[:2, 0], [1 + G * (2 + G * 10), 2 + G * 10], rtol=1e-6)
     assert rtg[3, 0] == pytest.approx(4.0)
+
+
+def test_returns_to_go_bootstrap_an_unfinished_episode_from_the_last_rows_next_value():
+    # No episode ends in the 3 rows: G_2 = 1 + 0.5 * 7 (next_values of the LAST row), then back.
+    rewards = np.ones((3, 1), dtype=np.float32)
+    next_values = np.array([[5.0], [6.0], [7.0]], dtype=np.float32)
+    none = np.zeros((3, 1), dtype=bool)
+    g = compute_returns_to_go(rewards, none, none, next_values, gamma=0.5)
+    np.testing.assert_array_equal(g[:, 0], [2.625, 3.25, 4.5])
+    assert g.dtype == np.float32
+
+
+def test_targets_are_float32_whatever_the_inputs_precision():
+    rewards = np.ones((2, 1))  # float64 in: float32 out, as the rollout storage holds them
+    none = np.zeros((2, 1), dtype=bool)
+    targets = compute_gae(rewards, np.zeros((2, 1)), np.zeros((2, 1)), none, none, 0.9, 0.9)
+    assert targets.advantages.dtype == np.float32
+    assert compute_returns_to_go(rewards, none, none, np.zeros((2, 1)), 0.9).dtype == np.float32
+
+
+def test_overflowing_rewards_pass_through_gae_silently():
+    """inf/nan rewards are let through without a numpy warning: the update's finiteness check reports them."""
+    import warnings
+
+    none = np.zeros((2, 1), dtype=bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = compute_gae(np.full((2, 1), 3e38, dtype=np.float32), np.zeros((2, 1), dtype=np.float32),
+                          np.zeros((2, 1), dtype=np.float32), none, none, 1.0, 1.0)
+        assert np.isinf(big.advantages[0, 0])  # 3e38 + 3e38 overflows float32
+        inf = np.full((2, 1), np.inf, dtype=np.float32)
+        nan = compute_gae(inf, inf, inf, none, none, 1.0, 1.0)  # inf - inf
+        assert np.isnan(nan.advantages).all()

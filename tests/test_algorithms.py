@@ -93,3 +93,13 @@ def test_the_list_check_sees_the_usual_spellings() -> None:
     assert algo_lists('S = frozenset({"dqn", "qrdqn"})') == [1]
     assert algo_lists("B = (Algo.SAC, Algo.TD3)") == [1]
     assert algo_lists('x == "ppo" or k == ("ppo", "box")') == []
+
+
+def test_each_derived_list_is_the_algorithms_whose_flag_is_set() -> None:
+    from gymnasium_solver import algorithms as al
+
+    for flag, derived in [("native", al.NATIVE), ("on_policy", al.ON_POLICY), ("replay", al.REPLAY),
+                          ("soft_target", al.SOFT_TARGET), ("epsilon_greedy", al.EPSILON_GREEDY),
+                          ("max_entropy", al.MAX_ENTROPY), ("gae", al.GAE), ("zoo", al.ZOO)]:
+        expected = frozenset(a for a, s in al.ALGORITHMS.items() if getattr(s, flag) is True)
+        assert al._where(flag) == derived == expected, flag

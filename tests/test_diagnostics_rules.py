@@ -442,3 +442,40 @@ def test_a_key_the_run_did_not_set_is_preset_drift_not_a_deviation() -> None:
     assert {x.key for x in d.references.deviations} == {"learning_rate", "n_epochs", "gae_lambda"}
     [note] = [n for n in d.notes if "has changed since this run" in n]  # the test's base config's other keys
     assert "n_epochs" not in note and "gae_lambda" not in note
+
+
+def _halves(early: float, late: float) -> np.ndarray:
+    return np.concatenate([np.full(N // 2, early), np.full(N - N // 2, late)])
+
+
+# Each threshold either side: exactly at it the rule stays quiet (the comparisons are strict), just past
+# it the rule fires. A threshold doubled or halved, or a > turned into >=, moves one of the pair.
+@pytest.mark.parametrize(("rule_id", "at", "past"), [
+    ("approx_kl_high", {M.APPROX_KL: np.full(N, 0.05)}, {M.APPROX_KL: np.full(N, 0.0501)}),
+    ("clip_fraction_high", {M.CLIP_FRACTION: np.full(N, 0.3)}, {M.CLIP_FRACTION: np.full(N, 0.301)}),
+    ("grad_norm_explosion", {M.GRAD_NORM: _halves(1.0, 20.0)}, {M.GRAD_NORM: _halves(1.0, 20.02)}),
+    ("approx_kl_near_zero", {M.APPROX_KL: np.full(N, 1e-4), M.CLIP_FRACTION: np.full(N, 0.005)},
+     {M.APPROX_KL: np.full(N, 0.99e-4), M.CLIP_FRACTION: np.full(N, 0.005)}),
+])
+def test_each_update_size_threshold_either_side(rule_id: str, at: dict[str, np.ndarray],
+                                                past: dict[str, np.ndarray]) -> None:
+    base = unsolved(healthy_series())
+    assert rule_id not in ids(run({**base, **at}))
+    assert rule_id in ids(run({**base, **past}))
+
+
+def test_the_thresholds_the_boundary_tests_hold() -> None:
+    from gymnasium_solver.diagnostics import thresholds as T
+
+    assert (T.APPROX_KL_HIGH.value, T.CLIP_FRACTION_HIGH.value, T.GRAD_NORM_GROWTH.value, T.APPROX_KL_LOW.value) == (
+        0.05, 0.3, 20.0, 1e-4)
+
+
+def test_grad_norm_growth_needs_a_late_norm_above_one() -> None:
+    """A 25x growth from a tiny early norm (0.01 -> 0.25) is no explosion: the late median must pass 1.0."""
+    base = unsolved(healthy_series())
+    assert "grad_norm_explosion" not in ids(run({**base, M.GRAD_NORM: _halves(0.01, 0.25)}))
+    d = run({**base, M.GRAD_NORM: _halves(0.1, 2.5)}, {"max_grad_norm": None})
+    f = next(f for f in d.findings if f.id == "grad_norm_explosion")
+    assert f.severity == Severity.CRITICAL and f.suggested_changes[0].key == "max_grad_norm"
+    assert f.evidence[0].observed == "late median 2.5 vs early median 0.1 (25x)"

@@ -766,3 +766,27 @@ def test_a_budget_beside_another_change_is_not_blamed() -> None:
 
     assert blamed_keys(diag("hidden_sizes", "max_env_steps")) == ["hidden_sizes"]
     assert blamed_keys(diag("max_env_steps", "exploration_fraction")) == ["exploration_fraction", "max_env_steps"]
+
+
+def test_a_jobs_coordinator_is_gone_only_past_the_staleness_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fix experiments and sweeps share one rule: a 'running' record silent for more than STALE_SECONDS (60,
+    12 missed 5 s heartbeats) belongs to a dead coordinator; exactly 60 s is still alive. Either side, on a
+    fixed clock."""
+    import types
+
+    from gymnasium_solver.jobs import record as job_record
+
+    assert (pool_mod.HEARTBEAT_SECONDS, pool_mod.STALE_SECONDS) == (5.0, 60.0)
+    beat = "2026-01-01T00:00:00.000+00:00"
+    t = rf.parse_iso(beat)
+    here = socket.gethostname()
+
+    def gone(now: float, status: str = "running", pid: int | None = None, host: str | None = here) -> str | None:
+        monkeypatch.setattr(job_record, "time", types.SimpleNamespace(time=lambda: now))
+        return job_record.coordinator_gone(status, pid, host, beat)
+
+    assert gone(t + 60.0) is None
+    assert gone(t + 60.001) == "no update for over 60s"
+    assert gone(t + 3600, status="done") is None
+    assert gone(t, pid=2**22 + 12345) == "its coordinator process exited"
+    assert gone(t, pid=2**22 + 12345, host="another-host") is None  # another host's pid says nothing here

@@ -390,3 +390,67 @@ def test_infinite_reward_threshold_is_inf_in_cli_and_answers(scratch_runs: RealR
     assert rs.training_status(store, run).model_dump(mode="json")["reward_threshold"] == "inf"
     assert cli.main(["show", scratch_runs.short, "--runs-dir", str(scratch_runs.runs_dir)]) == 0
     assert "(threshold inf)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------
+# best_run ranks hand-built runs in a known order (a reversed or wrong key would pick another run)
+# ---------------------------------------------------------------------------------------------
+def _ranked_run(runs: Path, minute: int, *, env: str = "CartPole-v1", algo: str = "ppo", solved_at: int | None = None,
+                wall: float = 1.0, best: float | None = None) -> str:
+    from datetime import UTC, datetime
+
+    run_id = rf.new_run_id(datetime(2026, 1, 1, 0, minute, tzinfo=UTC))
+    info = rf.RunInfo(
+        run_id=run_id, config_id=f"{env}:{algo}", env_id=env, variant=algo, algo=algo, seed=minute,
+        created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(), max_env_steps=100_000,
+        status=rf.RunStatus.COMPLETED, reward_threshold=475.0, solved=solved_at is not None,
+        solved_at=None if solved_at is None else rf.SolvedAt(env_steps=solved_at, wall_seconds=wall, iteration=1,
+                                                              eval_return_mean=500),
+        best_eval=None if best is None else rf.EvalRecord(return_mean=best, return_std=0.0, episodes=5,
+                                                          env_steps=1000, wall_seconds=wall, iteration=1))
+    rf.write_run_info(runs / run_id, info)
+    return run_id
+
+
+def test_best_run_is_the_one_solved_in_fewest_env_steps_then_less_wall_time(tmp_path: Path) -> None:
+    slow = _ranked_run(tmp_path, 1, solved_at=30_000, best=500)
+    fast = _ranked_run(tmp_path, 2, solved_at=10_000, wall=9.0, best=480)
+    tie_quicker = _ranked_run(tmp_path, 3, solved_at=10_000, wall=4.0, best=476)
+    _ranked_run(tmp_path, 4, best=499)  # not solved: below every solved run, whatever its eval
+    _ranked_run(tmp_path, 5, env="Acrobot-v1", solved_at=1_000, best=-80)  # another environment
+    _ranked_run(tmp_path, 6, algo="reinforce", solved_at=5_000, best=500)  # another algorithm
+    store = rs.RunStore(tmp_path)
+    best = rs.best_run(store, "CartPole-v1", "ppo")
+    assert [s.run_id for s in best.ranking] == [tie_quicker, fast, slow]
+    assert best.best is not None and best.best.run_id == tie_quicker and best.runs_considered == 4
+    assert best.criterion == "solved in the fewest env steps (ties: less wall time)" and best.note == ""
+    # Without the algo filter the REINFORCE run (5,000 steps) is the fastest.
+    assert [s.solved_at_env_steps for s in rs.best_run(store, "CartPole-v1").ranking] == [5_000, 10_000, 10_000, 30_000]
+
+
+def test_with_nothing_solved_the_best_run_is_the_highest_best_eval(tmp_path: Path) -> None:
+    low = _ranked_run(tmp_path, 1, best=120.0)
+    high = _ranked_run(tmp_path, 2, best=310.5)
+    mid = _ranked_run(tmp_path, 3, best=200.0)
+    _ranked_run(tmp_path, 4)  # no evaluation yet: not ranked, but considered
+    best = rs.best_run(rs.RunStore(tmp_path), "CartPole-v1")
+    assert [s.run_id for s in best.ranking] == [high, mid, low]
+    assert best.best is not None and best.best.run_id == high and best.runs_considered == 4
+    assert best.criterion == "no run solved it; highest best eval return" and best.note == ""
+
+
+def test_best_run_ranks_at_most_five_and_says_when_nothing_matches(tmp_path: Path) -> None:
+    ids = [_ranked_run(tmp_path, m, solved_at=1000 * (10 - m)) for m in range(7)]
+    best = rs.best_run(rs.RunStore(tmp_path), "CartPole-v1")
+    assert [s.run_id for s in best.ranking] == ids[::-1][:5] and best.runs_considered == 7
+    none = rs.best_run(rs.RunStore(tmp_path), "CartPole-v2")
+    assert none.best is None and none.ranking == [] and none.runs_considered == 0 and none.criterion == "none"
+    assert none.note == ("no runs for 'CartPole-v2'; did you mean CartPole-v1? Environments with runs: CartPole-v1.")
+    ppo_only = rs.best_run(rs.RunStore(tmp_path), "CartPole-v1", "dqn")
+    assert ppo_only.note.startswith("no runs for 'CartPole-v1' with algo 'dqn'; did you mean CartPole-v1?")
+    unevaluated = tmp_path / "unevaluated"
+    _ranked_run(unevaluated, 1)
+    empty = rs.best_run(rs.RunStore(unevaluated), "CartPole-v1")
+    assert empty.best is None and empty.ranking == [] and empty.note == "no run has finished an evaluation yet"
+    with pytest.raises(ValueError, match="env_id must be a Gymnasium id"):
+        rs.best_run(rs.RunStore(tmp_path), " ")

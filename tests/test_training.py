@@ -289,3 +289,21 @@ def test_reinforce_with_more_envs_than_episodes_trains_with_a_warning_that_names
     assert "warning: n_envs=16 > episodes_per_update=8" in (run_dir / rf.RUN_LOG).read_text()
     preset = train(resolve_config("CartPole-v1:reinforce", ["max_env_steps=1500", UNSOLVABLE]), tmp_path / "preset")
     assert rf.read_run_info(preset.run_dir).warnings == []
+
+
+@pytest.mark.parametrize(("eval_return", "solved"), [(100.0, True), (99.99, False)])
+def test_an_evaluation_exactly_at_the_threshold_solves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       eval_return: float, solved: bool) -> None:
+    """Solved means eval return mean >= reward_threshold: a return equal to the threshold counts."""
+    from gymnasium_solver import session
+    from gymnasium_solver.evaluation import EvalResult
+
+    monkeypatch.setattr(session, "evaluate", lambda *a, **k: EvalResult(eval_return, 0.0, 10.0, 2, [eval_return] * 2))
+    result = train(resolve_config("CartPole-v1:ppo", [*SMALL, "reward_threshold=100"]), tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert result.solved is solved and info.solved is solved
+    if solved:
+        assert result.stop_reason == rf.StopReason.SOLVED
+        assert info.solved_at is not None and info.solved_at.env_steps == 512 and info.solved_at.eval_return_mean == 100.0
+    else:
+        assert result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED and info.solved_at is None
