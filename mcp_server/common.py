@@ -160,16 +160,16 @@ async def run_gsolve_json(args: list[str], *, timeout: float, on_timeout: str,
     communicate = asyncio.ensure_future(proc.communicate())
     try:
         while True:
-            done, _ = await asyncio.wait({communicate}, timeout=_PROGRESS_EVERY)
-            if done:
-                break
-            elapsed = time.monotonic() - start
-            if elapsed > timeout:
+            remaining = timeout - (time.monotonic() - start)
+            if remaining <= 0:
                 proc.kill()
                 await communicate
                 raise ValueError(on_timeout)
+            done, _ = await asyncio.wait({communicate}, timeout=min(_PROGRESS_EVERY, remaining))
+            if done:
+                break
             if progress is not None:
-                await progress(elapsed, timeout, progress_message)
+                await progress(time.monotonic() - start, timeout, progress_message)
     except asyncio.CancelledError:
         proc.kill()
         raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import socket
 import time
@@ -262,3 +263,51 @@ async def test_mcp_frames_show_one_episode_of_the_policy(solved_run: Path) -> No
         details = await client.call_tool("get_run_info", {"run_id": solved_run.name})
         assert not details.is_error and details.structured_content is not None
         assert details.structured_content["frames"] is None and not [c for c in details.content if c.type == "image"]
+
+
+@pytest.mark.anyio
+async def test_a_child_process_past_its_timeout_is_stopped(tmp_path: Path) -> None:
+    """The runner the frames and promote_run use: `serve-metrics` never ends on its own, so only the timeout
+    ends it, with the sentence the caller gave, and the process is gone."""
+    from mcp_server.common import run_gsolve_json
+
+    def alive() -> list[str]:  # processes whose command line names this test's own folder
+        out = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                zombie = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+            except (OSError, IndexError):
+                continue  # gone while we looked
+            if str(tmp_path) in cmdline and not zombie:
+                out.append(cmdline)
+        return out
+
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("needs /proc to see the child process")
+    with pytest.raises(ValueError, match="took too long: try a shorter episode"):
+        await run_gsolve_json(["serve-metrics", "--port", "0", "--runs-dir", str(tmp_path)], timeout=0.5,
+                              on_timeout="took too long: try a shorter episode")
+    assert alive() == []
+
+
+def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import jsonschema
+
+    from gymnasium_solver.cli_json import json_schema
+
+    rd = ["--runs-dir", str(solved_run.parent)]
+    assert cli.main(["eval", solved_run.name, "--episodes", "1", "--frames", str(tmp_path), "--frame-count", "3",
+                     "--json", *rd]) == 0
+    report = json.loads(capsys.readouterr().out)
+    jsonschema.validate(report, json_schema("eval"))
+    frames = report["frames"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(frames["files"]) and len(frames["files"]) == 3
+    assert all(Image.open(tmp_path / f).size == (frames["width"], frames["height"]) for f in frames["files"])
+    assert frames["steps"][-1] == frames["episode_length"] - 1 and max(frames["width"], frames["height"]) <= 256
+    # refused before anything is evaluated: a count out of range, a folder that is not there
+    assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path), "--frame-count", "17", *rd]) == 2
+    assert "--frame-count must be between 1 and 16" in capsys.readouterr().err
+    assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path / "nope"), *rd]) == 2
+    assert "not a folder" in capsys.readouterr().err
