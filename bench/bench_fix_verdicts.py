@@ -12,9 +12,10 @@ seed + 2000, 2001, 2002: neither the fix nor the screen saw them). Cases the scr
 ``ENV:mine`` with no overrides, so there is nothing of ours to revert to; the diagnosis can only
 compare with our shipped preset and the RL Zoo's entry, and size settings from the run's metrics.
 
-Writes ``bench/verdicts/fix_verdicts.json`` (per case: verdict, winner, its held-out outcomes, seconds;
-with the commit, machine and load) and prints the table that docs/diagnostics.md shows, so the
-figure is written by the command that measured it:
+Writes ``bench/verdicts/fix_verdicts.json`` (``fix_verdicts_user_presets.json`` with ``--user-preset``;
+per case: verdict, winner, its held-out outcomes, seconds; with the commit, date, machine and load);
+``make docs-tables`` (bench/render_tables.py) renders docs/diagnostics.md's ``fix-verdicts`` block
+from them, so the figure is written by the command that measured it:
 
     .venv/bin/python bench/bench_fix_verdicts.py tests/fixtures/heldout8 tests/fixtures/heldout9 [--parallel 2]
 """
@@ -194,7 +195,8 @@ def write(out: Path, rows: list[dict[str, Any]], seeds: int) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
                             cwd=ROOT, check=False).stdout.strip()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"commit": commit, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    out.write_text(json.dumps({"commit": commit, "date": time.strftime("%Y-%m-%d"),
+                               "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                                "load_at_end": os.getloadavg()[0], "seeds": seeds,
                                "held_out_offsets": list(HELD_OUT_OFFSETS), "summary": summary(rows),
                                "rows": rows}, indent=1) + "\n")

@@ -12,11 +12,13 @@ undone by the next run and fails tests/test_bench_results.py.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
@@ -158,11 +160,56 @@ def render_gate_time(results: dict[str, Results]) -> str:
                 f"(commit `{m.commit}`, {m.date}); a check does the same work.")
 
 
+VERDICTS_DIR = ROOT / "bench" / "verdicts"
+VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with the fault as its overrides)",
+                 "fix_verdicts_user_presets.json": "on users' own presets (the whole faulty config is the user's "
+                                                   "preset `ENV:mine` in its own $GSOLVE_CONFIG_DIR: nothing of ours "
+                                                   "to revert to)"}
+
+
+def _verdict_sets(rows: list[dict[str, Any]]) -> str:
+    lines = ["| set | confirmed faults | `fixed` | winner solves 3 of 3 held-out seeds | keeps the blamed key | "
+             "fault called `unlucky_seed` | not-faults | called `unlucky_seed` |", "|---|---|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["set"] for r in rows):
+        rs = [r for r in rows if r["set"] == name]
+        faults = [r for r in rs if r["fault"]]
+        fixed = [r for r in faults if r.get("verdict") == "fixed"]
+        holds = [r for r in fixed if r.get("held_out") and all(h["solved"] for h in r["held_out"])]
+        keeps = [r for r in fixed if (r.get("winner") or {}).get("keeps_blamed")]
+        wrong = [r for r in faults if r.get("verdict") == "unlucky_seed"]
+        lucky = [r for r in rs if not r["fault"]]
+        called = [r for r in lucky if r.get("verdict") == "unlucky_seed"]
+        lines.append(f"| {name} | {len(faults)} | {len(fixed)} | {len(holds)} | {len(keeps)} | {len(wrong)} | "
+                     f"{len(lucky)} | {len(called)} |")
+    return "\n".join(lines)
+
+
+def render_fix_verdicts(results: dict[str, Results]) -> str:
+    """bench/bench_fix_verdicts.py's files (bench/verdicts/, not the results format): its summary lines and a
+    row per fixture set, for our presets and for users' own presets."""
+    parts = []
+    for name, what in VERDICT_FILES.items():
+        path = VERDICTS_DIR / name
+        if not path.is_file():
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
+        flag = " --user-preset" if "user" in name else ""
+        date = f", {d['date']}" if d.get("date") else ""
+        parts.append(fill(f"**{what.capitalize()}**: " + "; ".join(d["summary"]) + ". Measured by "
+                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at commit "
+                          f"`{d['commit']}`{date} on {d['machine']}, load average {d['load_at_end']:.1f} at the end "
+                          f"(`bench/verdicts/{name}` holds every row)."))
+        parts.append(_verdict_sets(d["rows"]))
+    return "\n\n".join(parts)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "readme-speed": render_readme_speed,
     **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
+    "fix-verdicts": render_fix_verdicts,
 }
 
 
