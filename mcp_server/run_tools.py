@@ -28,6 +28,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.policy_eval import MAX_SAMPLED_FRAMES, EvalReport
 from mcp_server.common import READ_ONLY, RunRef, run_gsolve_json, tool
 
@@ -105,7 +106,8 @@ async def policy_frames(store: rs.RunStore, run_dir: Path, checkpoint: str, coun
     with tempfile.TemporaryDirectory(prefix="gsolve-frames-") as tmp:
         out = await run_gsolve_json(
             ["eval", run_dir.name, "--checkpoint", checkpoint, "--episodes", "1", "--frames", tmp, "--frame-count",
-             str(count), "--runs-dir", str(store.runs_dir), "--json"], timeout=timeout, progress=progress,
+             str(count), "--runs-dir", str(store.runs_dir), "--json", *env_modules.granted_flags()],
+            timeout=timeout, progress=progress,
             progress_message=f"playing an episode of {run_dir.name}'s {checkpoint} checkpoint",
             on_timeout=f"rendering an episode of {run_dir.name} took over {timeout:g} s and was stopped; try "
             "`gsolve eval RUN --video out.gif` from a shell")
