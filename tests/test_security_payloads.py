@@ -330,6 +330,7 @@ def test_a_run_folder_naming_a_module_never_imports_it(stopped_dqn: Path, tmp_pa
     the environment refuses in one sentence naming the flag a user who trusts it would pass."""
     marker = tmp_path / "PWNED"
     monkeypatch.syspath_prepend(str(planted_module(tmp_path, marker)))
+    monkeypatch.delitem(sys.modules, "gsolve_planted_env", raising=False)  # an earlier test's import would hide ours
     line, flag = ENV_MODULE_PLANTS[key]
     run_dir = copy_run(stopped_dqn, tmp_path)
     plant_env_module(run_dir, line)
@@ -353,7 +354,6 @@ def test_a_run_folder_naming_a_module_never_imports_it(stopped_dqn: Path, tmp_pa
     # The planted module does run code when imported (so this test can fail).
     __import__("gsolve_planted_env")
     assert marker.exists()
-    sys.modules.pop("gsolve_planted_env", None)
 
 
 @pytest.mark.anyio
@@ -363,6 +363,7 @@ async def test_mcp_never_imports_a_module_a_run_or_a_preset_names(stopped_dqn: P
     (a preset a CLI user's own `gsolve train` would trust), are refused unless `gsolve mcp --env-package`."""
     marker = tmp_path / "PWNED"
     monkeypatch.syspath_prepend(str(planted_module(tmp_path, marker)))
+    monkeypatch.delitem(sys.modules, "gsolve_planted_env", raising=False)
     run_dir = copy_run(stopped_dqn, tmp_path)
     plant_env_module(run_dir, ENV_MODULE_PLANTS["env_package"][0])
     presets = tmp_path / "presets"
