@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -106,6 +107,11 @@ def _bool(key: str, ours: str) -> Reader:
     return read
 
 
+# A value in the Zoo's ``name_number`` form (lin_0.001, exp_0.001): a schedule of theirs. Any other text is
+# left to the config's own validation, which says what a value of that key may be.
+_ZOO_FORM = re.compile(r"^[a-z]+_[-+0-9.eE]+$")
+
+
 def _schedule(key: str) -> Reader:
     """``lin_X`` (the Zoo's linear schedule from X to 0 over the budget) -> ``{start: X, end: 0.0}``."""
     def read(raw: Any) -> Read:
@@ -114,7 +120,7 @@ def _schedule(key: str) -> Reader:
             if start is None:
                 raise Unmappable(f"lin_ takes a number, e.g. {key}=lin_0.001")
             return Read({key: {"start": start, "end": 0.0}}, f"{key}={raw} -> {key}={{start: {start:g}, end: 0.0}}")
-        if isinstance(raw, str) and _float(raw) is None:
+        if isinstance(raw, str) and _float(raw) is None and _ZOO_FORM.match(raw.strip()):  # e.g. exp_0.001
             raise Unmappable(f"gsolve's schedules are linear: write a number, {key}={{start: x, end: y}} or the Zoo's "
                              f"lin_x (from x to 0)")
         return Read({key: raw})
