@@ -52,3 +52,18 @@ def test_a_memoised_diagnosis_follows_new_references_and_changed_files(tmp_path:
     with open(run_dir / "run.json", "a") as f:
         f.write("\n")  # same content, new size: a rewrite the memo must notice
     assert diagnose_run_dir(store, run_dir) is not with_siblings
+
+
+def test_every_shipped_reference_file_matches_todays_preset() -> None:
+    """A reference file whose preset fingerprint no longer matches is silently unused (the diagnosis loses its
+    solved-run bands): a new config key, or a retune without `scripts/make_references.py --train`, shows here."""
+    import json as _json
+
+    from gymnasium_solver.diagnostics.references import SHIPPED_DIR, preset_fingerprint
+
+    files = sorted(Path(SHIPPED_DIR).glob("*.json"))
+    assert len(files) >= 10
+    stale = [p.name for p in files
+             if _json.loads(p.read_text(encoding="utf-8")).get("preset_fingerprint")
+             != preset_fingerprint(p.stem.replace(".", ":", 1))]
+    assert stale == []

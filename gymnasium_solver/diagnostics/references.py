@@ -171,6 +171,11 @@ def shipped_path(config_id: str) -> Path:
     return SHIPPED_DIR / (config_id.replace(":", ".") + ".json")
 
 
+# Keys added to the config after references were recorded, whose unset value (None, []) trains exactly what
+# a config without them trained: unset, they are left out of the fingerprint, so the references still apply.
+UNSET_IS_ABSENT = ("env_package", "env_class")
+
+
 def preset_fingerprint(config_id: str) -> str | None:
     """A hash of the preset as it resolves today, seed aside (None for no such preset). Shipped
     references record the one they were trained with: after a retune they describe a config nobody
@@ -182,6 +187,9 @@ def preset_fingerprint(config_id: str) -> str | None:
     data.pop("seed", None)
     for key in OUTPUT_KEYS:  # where a run is logged or how many checkpoints it keeps does not change how it learns
         data.pop(key, None)
+    for key in UNSET_IS_ABSENT:
+        if data.get(key) in (None, []):
+            data.pop(key, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
