@@ -8,6 +8,7 @@ the renderer are imported inside the functions: the models here are read by the 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -81,6 +82,14 @@ class Episode(NamedTuple):
 def play_episode(path: Path, seed: int, max_frames: int = MAX_VIDEO_FRAMES) -> Episode:
     """One deterministic episode of the checkpoint's policy, rendered (render_mode='rgb_array'): the
     frame each action was chosen on, so ``len(frames) == length``."""
+    frames: list[Any] = []
+    total, length, fps, cut = _play(path, seed, max_frames, lambda step, frame: frames.append(frame))
+    return Episode(frames, total, length, fps, cut)
+
+
+def _play(path: Path, seed: int, max_frames: int, on_frame: Callable[[int, Any], None]) -> tuple[float, int, int, bool]:
+    """Play one deterministic episode, handing each step's frame to ``on_frame`` (kept or not, as it
+    chooses): the return, the length, the render fps and whether it was cut at ``max_frames``."""
     import numpy as np
 
     from gymnasium_solver.checkpoints import checkpoint_config, load_checkpoint
@@ -92,18 +101,16 @@ def play_episode(path: Path, seed: int, max_frames: int = MAX_VIDEO_FRAMES) -> E
         loaded = load_checkpoint(path, space_spec(env))
         fps = int(env.metadata.get("render_fps") or 30)
         raw, _ = env.reset(seed=seed)
-        frames: list[Any] = []
         total = 0.0
-        for _ in range(max_frames):
-            frame = _frame(env)
+        for step in range(max_frames):
+            on_frame(step, _frame(env))
             obs = loaded.normalizer(batch_obs(raw, loaded.policy.spec, 1))
             out = loaded.policy.act(obs, None, deterministic=True)
             raw, reward, term, trunc, _ = env.step(out.env_actions)
-            frames.append(frame)
             total += float(np.asarray(reward).reshape(-1)[0])
             if bool(np.asarray(term).reshape(-1)[0]) or bool(np.asarray(trunc).reshape(-1)[0]):
-                return Episode(frames, total, len(frames), fps, False)
-        return Episode(frames, total, len(frames), fps, True)
+                return total, step + 1, fps, False
+        return total, max_frames, fps, True
     finally:
         env.close()
 
@@ -162,26 +169,68 @@ class SampledFrames(NamedTuple):
     episode_length: int
 
 
+class FrameSampler:
+    """Keeps a bounded set of an episode's frames as it is played (see sample_frames), then picks ``count``
+    nearly evenly spaced ones, the first and the last included."""
+
+    def __init__(self, count: int, max_side: int = MAX_FRAME_SIDE) -> None:
+        self.count, self.max_side = count, max_side
+        self.kept: dict[int, Any] = {}  # step -> thumbnail (PIL image)
+        self.stride = 1
+        self.peak = 0  # the most thumbnails held at once: at most 4 * count + 1
+        self._last: tuple[int, Any] | None = None
+
+    def _thumbnail(self, frame: Any) -> Any:
+        from PIL import Image
+
+        image = Image.fromarray(frame)
+        image.thumbnail((self.max_side, self.max_side))
+        return image
+
+    def add(self, step: int, frame: Any) -> None:
+        self._last = (step, frame)
+        if step % self.stride:
+            return
+        self.kept[step] = self._thumbnail(frame)
+        self.peak = max(self.peak, len(self.kept))
+        if len(self.kept) > 4 * self.count:
+            self.stride *= 2
+            for s in [s for s in self.kept if s % self.stride]:
+                del self.kept[s]
+
+    def pick(self, length: int) -> tuple[list[int], list[bytes]]:
+        """The steps shown and their PNGs, for an episode of ``length`` steps."""
+        if self._last is not None and self._last[0] not in self.kept:
+            self.kept[self._last[0]] = self._thumbnail(self._last[1])
+        have = sorted(self.kept)
+        if not have:
+            return [], []
+        targets = [round(i * (length - 1) / max(self.count - 1, 1)) for i in range(self.count)]
+        steps = sorted({min(have, key=lambda s: abs(s - t)) for t in targets})  # noqa: B023 - used at once
+        pngs = []
+        for step in steps:
+            buf = io.BytesIO()
+            self.kept[step].save(buf, format="PNG")
+            pngs.append(buf.getvalue())
+        return steps, pngs
+
+
 def sample_frames(path: Path, seed: int = 0, count: int = 6, max_side: int = MAX_FRAME_SIDE) -> SampledFrames:
     """A few evenly spaced frames of one deterministic episode, as small PNGs, with its return and length:
-    what an assistant looks at to see what the policy does (an MCP tool returns these as images)."""
+    what an assistant looks at to see what the policy does (an MCP tool returns these as images).
+
+    Memory stays bounded whatever the episode's length (a 10,000-step episode of 600x400 frames would be
+    7 GB): every step is rendered but only every ``stride``-th frame is kept, as a thumbnail, and the
+    stride doubles whenever more than 4 * ``count`` are kept; the last frame is kept apart. Each frame
+    shown is the kept one nearest its evenly spaced target, so the steps are exact and nearly even."""
     if not 1 <= count <= MAX_SAMPLED_FRAMES:
         raise ValueError(f"count must be between 1 and {MAX_SAMPLED_FRAMES}, got {count}")
     if not 16 <= max_side <= MAX_FRAME_SIDE:
         raise ValueError(f"max_side must be between 16 and {MAX_FRAME_SIDE}, got {max_side}")
-    from PIL import Image
-
-    episode = play_episode(path, seed)
-    n = len(episode.frames)
-    steps = sorted({round(i * (n - 1) / max(count - 1, 1)) for i in range(count)}) if n else []
-    pngs = []
-    for step in steps:
-        image = Image.fromarray(episode.frames[step])
-        image.thumbnail((max_side, max_side))
-        buf = io.BytesIO()
-        image.save(buf, format="PNG")
-        pngs.append(buf.getvalue())
-    return SampledFrames(pngs, steps, episode.episode_return, episode.length)
+    sampler = FrameSampler(count, max_side)
+    episode_return, length, _, _ = _play(path, seed, MAX_VIDEO_FRAMES, sampler.add)
+    steps, pngs = sampler.pick(length)
+    return SampledFrames(pngs, steps, episode_return, length)
 
 
 class FramesInfo(BaseModel):

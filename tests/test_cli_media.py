@@ -311,3 +311,21 @@ def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path,
     assert "--frame-count must be between 1 and 16" in capsys.readouterr().err
     assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path / "nope"), *rd]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("length, count", [(10_000, 6), (3, 6), (1, 1), (97, 16)])
+def test_frame_sampler_holds_few_frames_and_picks_nearly_even_steps(length: int, count: int) -> None:
+    """However long the episode, at most 4 * count + 1 thumbnails are held; the steps shown include the first
+    and the last, each within length / (4 * count) of its evenly spaced target, and each PNG is its step's frame."""
+    from gymnasium_solver.policy_eval import FrameSampler
+
+    sampler = FrameSampler(count, max_side=16)
+    for step in range(length):
+        sampler.add(step, np.full((4, 4, 3), step % 251, dtype=np.uint8))
+    steps, pngs = sampler.pick(length)
+    assert sampler.peak <= 4 * count + 1 and len(sampler.kept) <= 4 * count + 1
+    assert len(steps) == min(count, length) and steps[0] == 0 and steps[-1] == length - 1
+    targets = [round(i * (length - 1) / max(count - 1, 1)) for i in range(count)]
+    assert all(min(abs(s - t) for s in steps) <= length / (4 * count) for t in targets)
+    for step, png in zip(steps, pngs, strict=True):
+        assert Image.open(io.BytesIO(png)).getpixel((0, 0)) == (step % 251,) * 3
