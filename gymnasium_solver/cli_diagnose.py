@@ -105,14 +105,16 @@ def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-def train_command(config_id: str, set_args: list[str]) -> str:
+def train_command(config_id: str, set_args: list[str], flags: list[str] | None = None) -> str:
+    """``flags``: the --env-package/--env-class the run needs (default: those this process was granted)."""
     return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args),
-                     *map(shlex.quote, env_modules.env_flags(config_id))])
+                     *map(shlex.quote, env_modules.env_flags(config_id) if flags is None else flags)])
 
 
-def render_report(d: Diagnosis, parent: ParentConfig | None = None) -> str:
+def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[str] | None = None) -> str:
     """The diagnosis as text for a person at a terminal; the `try` commands start from ``parent``
-    (the run's config as overrides, experiments/parent.py)."""
+    (the run's config as overrides, experiments/parent.py) and carry ``flags`` (the run's recorded
+    --env-package/--env-class, as text)."""
     lines = [
         f"Run {d.run_id}  {d.config_id} ({d.algo})  status: {d.status}"
         + (f" ({d.stop_reason})" if d.stop_reason else "")
@@ -159,7 +161,7 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None) -> str:
             start = parent.base_for(d.config_id, {c.key: c.suggested for c in ours})
             keep = [a for a in flatten_overrides(start) if a.split("=", 1)[0].split(".")[0] not in keys]
             together = " (all together)" if len(ours) > 1 else ""
-            lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)])}")
+            lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)], flags)}")
     lines.extend(_references_lines(d))
     if d.notes:
         lines.append("\nNotes:")
@@ -206,7 +208,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         print(d.model_dump_json(indent=2))
     else:
-        print(render_report(d, parent_config(run_dir, store.info(run_dir))))
+        try:
+            flags = env_modules.recorded_flags(store.config(run_dir))
+        except ValueError:  # no readable config.yaml (an imported run): nothing recorded
+            flags = []
+        print(render_report(d, parent_config(run_dir, store.info(run_dir)), flags))
     return 0
 
 

@@ -131,6 +131,9 @@ def test_a_users_class_trains_evaluates_diagnoses_and_fixes_end_to_end(
     assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path), "--json"]) == 0  # reads only: no flag
     assert json.loads(capsys.readouterr().out)["findings"]
     env_modules.restore(nothing_granted)  # a new command, without the flag
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path)]) == 0
+    tries = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("try")]
+    assert tries and all(line.endswith(f"--env-class {CORRIDOR}") for line in tries), tries  # copyable as printed
     assert cli.main(["fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1"]) == 2
     assert f"pass --env-class {CORRIDOR}" in capsys.readouterr().err
     fix = _gsolve("fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1", "--max-trials", "2",

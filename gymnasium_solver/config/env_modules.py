@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,6 +186,14 @@ def env_flags(config_id: str) -> list[str]:
     out = [f for p in packages_registering(env_id) for f in ("--env-package", p)] if env_id in _registered() else []
     path = bound_class(env_id)
     return out + (["--env-class", path] if path else [])
+
+
+def recorded_flags(config: Mapping[str, Any]) -> list[str]:
+    """The flags a run's recorded config (env_package, env_class) needs on a command line, as text: nothing
+    is imported (what ``gsolve diagnose`` prints into the ``try:`` commands of a run it only reads)."""
+    packages = config.get("env_package") or []
+    out = [f for p in (packages if isinstance(packages, list) else [packages]) for f in ("--env-package", str(p))]
+    return out + (["--env-class", str(config["env_class"])] if config.get("env_class") else [])
 
 
 def granted_flags() -> list[str]:
