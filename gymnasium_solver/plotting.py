@@ -8,6 +8,7 @@ without pyplot, so plotting works without a display and never changes a notebook
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
@@ -289,7 +290,9 @@ def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: st
                             if group_by == "config" else ""), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
+    with warnings.catch_warnings():  # a very long title or label: drawn without the tight layout, not an error
+        warnings.filterwarnings("ignore", "Tight layout not applied", UserWarning)
+        fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue(), GroupPlotResult(
