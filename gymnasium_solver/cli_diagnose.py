@@ -16,7 +16,7 @@ from typing import Any
 
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.cli_env import add_env_module_flags, require_run
-from gymnasium_solver.cli_error import CliError
+from gymnasium_solver.cli_error import CliError, ExitCode
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
@@ -56,6 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the changes, the new run and its comparison with "
                    "the parent as JSON (schema: gsolve schema retry)")
+    r.add_argument("--no-fail", action="store_true", help="exit 0 when the new run finished unsolved (default 3, "
+                   "as gsolve train); a failed run still exits 1 (docs/cli.md)")
     add_env_module_flags(r)
     r.set_defaults(func=cmd_retry)
 
@@ -256,7 +258,9 @@ def cmd_retry(args: argparse.Namespace) -> int:
         for k, v in extra.items():
             print(f"  {k}: {yaml_value(v)}  (your --set)")
         print(f"  equivalent: {result.command}")
+    code = ExitCode.OK  # a dry run; a retry that trains exits as `gsolve train` would (EXIT_MEANINGS)
     if not args.dry_run:
+        from gymnasium_solver.cli_train import train_exit_code
         from gymnasium_solver.run_store import compare_runs, run_details
         from gymnasium_solver.training import train
 
@@ -265,6 +269,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         result.run = run_details(store, trained.run_dir)
         result.comparison = compare_runs(store, [info.run_id, trained.run_id])
         result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id)
+        code = train_exit_code(trained.status, trained.solved_at is not None, cfg.reward_threshold, args.no_fail)
         if not args.json:
             solved = "solved" if trained.solved else "not solved"
             best = f", best eval {trained.best_eval.return_mean:.4g}" if trained.best_eval else ""
@@ -275,7 +280,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
                   f"(assistants: compare_runs / diagnose_run MCP tools)")
     if args.json:
         print(result.model_dump_json(indent=2))
-    return 0
+    return code
 
 
 def render_comparison(result: RetryResult) -> str:

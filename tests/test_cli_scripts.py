@@ -108,10 +108,16 @@ def test_retry_json_plans_then_trains(runs: tuple[Path, Any], capsys: pytest.Cap
     assert plan["dry_run"] and plan["run"] is None and plan["your_overrides"] == {"max_env_steps": 4096}
     assert "--set max_env_steps=4096" in plan["command"] and plan["parent_run_id"] == real.short
     before = set(p.name for p in d.iterdir())
-    done = run_json(capsys, "retry", real.short, *sets(["max_env_steps=2048"]), *rd)
+    done = run_json(capsys, "retry", real.short, *sets(["max_env_steps=2048"]), *rd, codes=(ExitCode.UNSOLVED,))
     (child,) = set(p.name for p in d.iterdir()) - before
     assert done["run"]["summary"]["run_id"] == child and done["overrides"]["max_env_steps"] == 2048
     assert {r["run_id"] for r in done["comparison"]["runs"]} == {real.short, child} and done["verdict"]
+    assert not done["run"]["summary"]["solved"]
+    # exits as train does: 0 with --no-fail, 0 when the new run solves
+    assert cli.main(["retry", real.short, *sets(["max_env_steps=2048"]), *rd, "--no-fail"]) == ExitCode.OK
+    capsys.readouterr()
+    solved = run_json(capsys, "retry", real.short, *sets(["max_env_steps=2048", "reward_threshold=5"]), *rd)
+    assert solved["run"]["summary"]["solved"] and "helped" in solved["verdict"]
 
 
 def test_train_exit_code_of_every_ending() -> None:
