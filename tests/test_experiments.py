@@ -790,3 +790,43 @@ def test_a_jobs_coordinator_is_gone_only_past_the_staleness_window(monkeypatch: 
     assert gone(t + 3600, status="done") is None
     assert gone(t, pid=2**22 + 12345) == "its coordinator process exited"
     assert gone(t, pid=2**22 + 12345, host="another-host") is None  # another host's pid says nothing here
+
+
+def test_an_arm_counts_finished_trials_only_and_solved_ones_at_their_solving_step() -> None:
+    """A solved trial counts at solved_at_env_steps (not the steps it ran to), a trial that ended otherwise at
+    the steps it ran even if it once recorded a solve, and pending/running/skipped trials not at all, wherever
+    they sit in the list."""
+    rec = seeded_record(5)
+
+    def trial(seed: int, outcome: str, steps: int, solved_at: int | None = None) -> Trial:
+        return Trial(candidate="x", changes={}, set_args=[], seed=seed, run_id=f"r{seed}", outcome=outcome,  # type: ignore[arg-type]
+                     env_steps=steps, solved_at_env_steps=solved_at)
+
+    trials = [trial(0, "pending", 0), trial(1, "running", 300), trial(2, "skipped", 0),
+              trial(3, "solved", 6000, 5000), trial(4, "failed", 8000, 5000)]
+    a = vd.arm_result(rec, "x", {}, trials)
+    assert [(o.seed, o.solved, o.env_steps) for o in a.per_seed] == [(3, True, 5000), (4, False, 8000)]
+    assert (a.solved, a.ran, a.median_env_steps, a.max_env_steps) == (1, 2, 5000.0, 5000)
+
+
+def test_the_baseline_arm_is_the_experiments_seeds_unless_every_seed_is_asked() -> None:
+    rec = seeded_record(2)
+    rec.baseline_seeds = [1, 7]
+    rec.trials = [Trial(candidate="b", changes={}, set_args=[], seed=s, role="baseline", run_id=f"b{s}",
+                        outcome="solved", env_steps=7000, solved_at_env_steps=7000) for s in (1, 7)]
+    assert [o.seed for o in vd.baseline_arm(rec, 50_000).per_seed] == [0, 1]
+    assert [o.seed for o in vd.baseline_arm(rec, 50_000, every_seed=True).per_seed] == [0, 1, 7]
+    one = seeded_record(2)
+    one.baseline_seeds = [1]
+    one.trials = rec.trials[:1]
+    assert vd.unlucky(one, vd.baseline_arm(one, 50_000, every_seed=True))  # 1 of 1 fresh seed: a majority
+
+
+def test_the_winner_reports_its_own_seeds_trial() -> None:
+    rec = seeded_record(2)
+    rec.trials = [Trial(candidate="c", changes={"n_epochs": 4}, set_args=["n_epochs=4"], seed=s, run_id=f"c{s}",
+                        outcome="solved", env_steps=1000 * (s + 1), solved_at_env_steps=1000 * (s + 1),
+                        seconds=1.5 * (s + 1)) for s in (1, 0)]  # the parent's seed (0) second
+    a = vd.arm_result(rec, "c", {"n_epochs": 4}, rec.trials)
+    w = vd.make_winner(rec, a, None, "gsolve train ...")
+    assert (w.run_id, w.solved_at_env_steps, w.seconds, w.seeds_solved, w.seeds) == ("c0", 1000, 1.5, 2, 2)

@@ -454,3 +454,53 @@ def test_best_run_ranks_at_most_five_and_says_when_nothing_matches(tmp_path: Pat
     assert empty.best is None and empty.ranking == [] and empty.note == "no run has finished an evaluation yet"
     with pytest.raises(ValueError, match="env_id must be a Gymnasium id"):
         rs.best_run(rs.RunStore(tmp_path), " ")
+
+
+def test_best_run_ranks_zero_and_negative_returns_and_ties_at_zero_wall_time(tmp_path: Path) -> None:
+    """Pendulum-like returns (<= 0) rank by value, 0.0 above -50; a solved tie with an unknown (0 s) wall
+    time goes first; a run marked solved without a solved_at (nothing to rank it by) is left out."""
+    zero = _ranked_run(tmp_path, 1, env="Pendulum-v1", best=0.0)
+    worse = _ranked_run(tmp_path, 2, env="Pendulum-v1", best=-50.0)
+    better = _ranked_run(tmp_path, 3, env="Pendulum-v1", best=0.5)
+    store = rs.RunStore(tmp_path)
+    assert [s.run_id for s in rs.best_run(store, "Pendulum-v1").ranking] == [better, zero, worse]
+    scored = [_ranked_run(tmp_path, 10 + m, env="Acrobot-v1", best=-100.0 + m) for m in range(7)]
+    assert [s.run_id for s in rs.best_run(store, "Acrobot-v1").ranking] == scored[::-1][:5]
+
+    a = _ranked_run(tmp_path, 20, solved_at=8_000, wall=0.5)
+    b = _ranked_run(tmp_path, 21, solved_at=8_000, wall=0.0)
+    no_step = _ranked_run(tmp_path, 22)
+    info = rf.read_run_info(tmp_path / no_step)
+    rf.write_run_info(tmp_path / no_step, info.model_copy(update={"solved": True}))
+    assert [s.run_id for s in rs.best_run(store, "CartPole-v1").ranking] == [b, a]
+
+
+def test_best_run_names_close_environments_and_all_it_has(tmp_path: Path) -> None:
+    for m, env in enumerate(["CartPole-v0", "CartPole-v2", "CartPole-v3", "CartPole-v4", "Acrobot-v1"]):
+        _ranked_run(tmp_path, m, env=env, best=10.0)
+    store = rs.RunStore(tmp_path)
+    assert rs.best_run(store, "CartPole-v1").note == (
+        "no runs for 'CartPole-v1'; did you mean CartPole-v4 or CartPole-v3 or CartPole-v2? Environments with runs: "
+        "Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, CartPole-v4.")  # three at most, the closest first
+    # 'Acro' matches 'Acrobot-v1' at 0.57: above our cut-off of 0.5, below difflib's default 0.6.
+    assert rs.best_run(store, "Acro").note.startswith("no runs for 'Acro'; did you mean Acrobot-v1? Environments")
+    assert rs.best_run(store, "MountainCar-v0").note == (
+        "no runs for 'MountainCar-v0' Environments with runs: Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, "
+        "CartPole-v4.")
+    assert rs.best_run(rs.RunStore(tmp_path / "empty"), "CartPole-v1").note == (
+        "no runs for 'CartPole-v1' Environments with runs: none.")
+    with pytest.raises(ValueError, match=r"^env_id must be a Gymnasium id such as 'CartPole-v1'$"):
+        rs.best_run(store, "")
+
+
+@pytest.mark.parametrize(("written", "expected"), [(200, 200.0), (2.5, 2.5), (math.inf, "inf"), (True, None), ("high", None), (None, None)])
+def test_a_runs_threshold_comes_from_config_yaml_when_run_json_has_none(tmp_path: Path, written: object,
+                                                                         expected: float | None) -> None:
+    run_id = _ranked_run(tmp_path, 1)
+    run = tmp_path / run_id
+    info = rf.read_run_info(run).model_copy(update={"reward_threshold": None})
+    rf.write_run_info(run, info)
+    (run / rf.CONFIG_YAML).write_text(yaml.safe_dump({"reward_threshold": written}))
+    from gymnasium_solver.run_store.summaries import run_threshold
+
+    assert run_threshold(rs.RunStore(tmp_path), run, info) == expected

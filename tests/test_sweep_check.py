@@ -121,6 +121,16 @@ def test_the_check_prefers_more_seeds_solved_then_the_lower_median() -> None:
     arms = [arm("trial #1", 4, 2000), arm("trial #2", 5, 9000), arm("preset", 5, 8000)]
     assert min(arms, key=lambda a: check._score(a, "steps")).name == "preset"
     assert min(arms[:2], key=lambda a: check._score(a, "steps")).name == "trial #2"  # 5/5 beats 4/5 at any median
+    # The objective picks the median: in env steps trial #3 is faster, in seconds trial #4; no median is last.
+    fast_steps = check.ArmResult(name="trial #3", trial_number=None, sweep_value=None, overrides={}, command="",
+                                 solved=5, median_env_steps=1000, median_seconds=90.0)
+    fast_seconds = check.ArmResult(name="trial #4", trial_number=None, sweep_value=None, overrides={}, command="",
+                                   solved=5, median_env_steps=5000, median_seconds=10.0)
+    unknown = check.ArmResult(name="trial #5", trial_number=None, sweep_value=None, overrides={}, command="", solved=5)
+    assert [check._score(a, "steps") for a in (fast_steps, fast_seconds, unknown)] == [
+        (-5, 1000.0), (-5, 5000.0), (-5, float("inf"))]
+    assert [check._score(a, "seconds") for a in (fast_steps, fast_seconds, unknown)] == [
+        (-5, 90.0), (-5, 10.0), (-5, float("inf"))]
 
 
 def test_the_table_explains_a_star_only_when_a_run_did_not_solve() -> None:
@@ -145,15 +155,36 @@ def test_the_table_explains_a_star_only_when_a_run_did_not_solve() -> None:
 
 def test_the_sweeps_best_trial_is_its_lowest_value_whatever_the_order(tmp_path: Path) -> None:
     """Three solved trials in no particular order, one pruned: the best is the fewest env steps to solve
-    (the objective is minimised), never the first, the last or the worst."""
+    (the objective is minimised), never the first, the last or the worst; what it reports is that trial's."""
     runs = tmp_path / "runs"
-    sweep_id = _sweep(runs, [(3, "solved", 2048), (8, "pruned", 0), (6, "solved", 1024), (5, "solved", 4096)])
-    record = read_record(runs, sweep_id)
+    optuna = st.load_optuna()
+    space = parse_space({**SPACE, "learning_rate.start": {"type": "log_uniform", "low": 1e-4, "high": 1e-2}}, "space")
+    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", space, n_trials=4, fixed_overrides=TINY)
+    study = st.open_study(plan.record, create=False)
+    dists = {"n_epochs": optuna.distributions.IntDistribution(2, 8),
+             "learning_rate.start": optuna.distributions.FloatDistribution(1e-4, 1e-2, log=True)}
+    for n, (n_epochs, lr, state, value) in enumerate([(3, 0.001, "COMPLETE", 2048), (8, 0.002, "PRUNED", None),
+                                                      (6, 0.003, "COMPLETE", 1024), (5, 0.004, "COMPLETE", 4096)]):
+        result = st.TrialResult(run_id=f"run-{n}", outcome="solved" if value else "pruned", env_steps=value or 512,
+                                solved_at_env_steps=value, seconds=n + 0.5, best_eval=30.0 + n)
+        study.add_trial(optuna.trial.create_trial(
+            params={"n_epochs": n_epochs, "learning_rate.start": lr}, distributions=dists, value=value,
+            state=getattr(optuna.trial.TrialState, state), user_attrs={"result": result.model_dump(mode="json")}))
+    record = read_record(runs, plan.record.sweep_id)
     best = report.best_trial(record, st.open_study(record, create=False))
     assert best is not None
-    assert (best.number, best.value, best.solved, best.params) == (2, 1024.0, True, {"n_epochs": 6})
-    assert "--set n_epochs=6" in best.command and "n_epochs=3" not in best.command
-    assert report.summarize(RunStore(runs), sweep_id).best == best
+    assert (best.number, best.value, best.solved, best.params) == (2, 1024.0, True, {"n_epochs": 6,
+                                                                                     "learning_rate.start": 0.003})
+    assert (best.run_id, best.solved_at_env_steps, best.seconds, best.best_eval) == ("run-2", 1024, 2.5, 32.0)
+    assert best.command == ("gsolve train CartPole-v1:ppo --set n_envs=4 --set eval_freq=512 --set eval_episodes=2 "
+                            "--set batch_size=64 --set max_env_steps=4096 --set reward_threshold=30 --set n_epochs=6 "
+                            "--set 'learning_rate={start: 0.003}'")  # the sweep's fixed overrides, then the trial's
+    # A preset variant with the whole resolved values (the schedule's end from the preset), in the order set.
+    variant = report.variant_name(record)
+    assert best.preset_snippet.splitlines() == [
+        f"{variant}:", "  inherits: ppo", "  n_envs: 4", "  eval_freq: 512", "  eval_episodes: 2", "  batch_size: 64",
+        "  max_env_steps: 4096", "  reward_threshold: 30.0", "  n_epochs: 6", "  learning_rate: {start: 0.003, end: 0.0}"]
+    assert report.summarize(RunStore(runs), record.sweep_id).best == best
 
 
 def test_a_sweep_with_no_completed_trial_has_no_best(tmp_path: Path) -> None:
