@@ -479,3 +479,130 @@ def test_grad_norm_growth_needs_a_late_norm_above_one() -> None:
     f = next(f for f in d.findings if f.id == "grad_norm_explosion")
     assert f.severity == Severity.CRITICAL and f.suggested_changes[0].key == "max_grad_norm"
     assert f.evidence[0].observed == "late median 2.5 vs early median 0.1 (25x)"
+
+
+# ---------------------------------------------------------------------------------------------
+# The update-size findings whole: hand-built curves, so every number, sentence and change is known.
+# A rule that keeps firing but says something else (a wrong score, evidence or fix) fails here.
+# ---------------------------------------------------------------------------------------------
+LR_DOWN = ("learning_rate", {"start": 0.0001, "end": 0.0}, "decrease", "learning_rate={start: 0.0001, end: 0.0}")
+ALL_UPDATES, LATE_HALF = (512, 30720), (15872, 30720)
+
+
+def _finding(rule_id: str, overrides: dict[str, np.ndarray], config: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+    d = run({**unsolved(healthy_series()), **overrides}, config)
+    return next(f for f in d.findings if f.id == rule_id)
+
+
+def _shape(f) -> tuple[Any, ...]:  # type: ignore[no-untyped-def]
+    return (f.severity, f.title, f.cause,
+            [(e.metric, e.env_steps_from, e.env_steps_to, e.observed, e.healthy) for e in f.evidence],
+            [(c.key, c.suggested, c.direction, c.set_arg) for c in f.suggested_changes])
+
+
+def test_approx_kl_high_whole() -> None:
+    from gymnasium_solver.diagnostics import thresholds as T
+
+    f = _finding("approx_kl_high", {M.APPROX_KL: np.full(N, 0.2), M.CLIP_FRACTION: np.full(N, 0.45)})
+    assert f.score == pytest.approx(0.8 + 0.15 * math.log10(0.2 / 0.05))
+    assert _shape(f) == (
+        Severity.WARNING, "Policy moves too far per update (approximate KL sustained too high)",
+        "The learning rate is too high for this problem: each update leaves the region where the rollout's "
+        "advantages are valid, so progress is erratic or collapses.",
+        [(M.APPROX_KL, *ALL_UPDATES, "median 0.2 over 60 updates (max 0.2)", f"< 0.05 ({T.APPROX_KL_HIGH.source})"),
+         (M.CLIP_FRACTION, *ALL_UPDATES, "median 0.45", "< 0.3")],
+        [LR_DOWN])
+    assert f.suggested_changes[0].why == "smaller steps (at most 3e-3) keep approx_kl near 0.01-0.02"
+
+
+def test_approx_kl_high_with_a_clip_range_too_wide_blames_the_clip_first() -> None:
+    from gymnasium_solver.diagnostics import setting_bounds as B
+
+    kl = np.concatenate([np.full(N - 1, 0.5), [0.9]])  # median 0.5, one spike
+    f = _finding("approx_kl_high", {M.APPROX_KL: kl}, {"clip_range": {"start": 0.6, "end": 0.0}})
+    assert f.score == pytest.approx(0.8 + 0.15 * 1.0)  # 10x the limit: full strength
+    assert _shape(f) == (
+        Severity.WARNING, "Policy moves too far per update: the clip range is too wide to hold it",
+        "clip_range={'start': 0.6, 'end': 0.0} lets the probability ratio move far from 1 before the clip stops the "
+        "gradient, so each update leaves the region where the rollout's advantages are valid.",
+        [(M.APPROX_KL, *ALL_UPDATES, "median 0.5 over 60 updates (max 0.9)", f"< 0.05 ({T_SOURCE('APPROX_KL_HIGH')})"),
+         (M.CLIP_FRACTION, *ALL_UPDATES, "median 0.08", "< 0.3"),
+         ("config:clip_range", None, None, "clip_range={'start': 0.6, 'end': 0.0}",
+          f"<= 0.5 ({B.CLIP_RANGE_MAX.source})")],
+        [("clip_range", 0.2, "decrease", "clip_range=0.2"), LR_DOWN])
+    assert f.suggested_changes[0].why == "the PPO paper's 0.2"
+    # At the bound (0.5) the clip is not blamed.
+    at_bound = _finding("approx_kl_high", {M.APPROX_KL: kl}, {"clip_range": {"start": 0.5, "end": 0.0}})
+    assert [c.key for c in at_bound.suggested_changes] == ["learning_rate"]
+
+
+def T_SOURCE(name: str) -> str:  # noqa: N802 - reads as the threshold it names
+    from gymnasium_solver.diagnostics import thresholds as T
+
+    return getattr(T, name).source
+
+
+def test_clip_fraction_high_whole() -> None:
+    f = _finding("clip_fraction_high", {M.CLIP_FRACTION: np.full(N, 0.5)})
+    assert f.score == pytest.approx(0.75 + 0.1 * (0.5 - 0.3) / (1 - 0.3))
+    assert _shape(f) == (
+        Severity.WARNING, "Most samples hit the PPO clip",
+        "Updates are larger than the clip range allows, so most of each update's gradient is discarded; usually a "
+        "learning rate (or number of epochs) too high.",
+        [(M.CLIP_FRACTION, *ALL_UPDATES, "median 0.5 over 60 updates", f"< 0.3 ({T_SOURCE('CLIP_FRACTION_HIGH')})")],
+        [LR_DOWN])
+    assert f.suggested_changes[0].why == "smaller updates stay inside the clip range"
+    assert _finding("clip_fraction_high", {M.CLIP_FRACTION: np.full(N, 1.0)}).score == pytest.approx(0.85)
+
+
+@pytest.mark.parametrize(("clip", "severity", "keys"), [(0.5, Severity.WARNING, ["learning_rate"]),
+                                                        (None, Severity.CRITICAL, ["max_grad_norm", "learning_rate"])])
+def test_grad_norm_explosion_whole(clip: float | None, severity: Severity, keys: list[str]) -> None:
+    f = _finding("grad_norm_explosion", {M.GRAD_NORM: _halves(0.1, 2.5)}, {"max_grad_norm": clip})
+    assert f.score == pytest.approx(0.85 + 0.1 * math.log10(2.5 / (20 * 0.1)))
+    assert (f.severity, f.title, f.cause) == (severity, "Gradient norm exploded",
+                                              "The optimisation is diverging: each update makes the next gradient larger.")
+    assert [(e.metric, e.env_steps_from, e.env_steps_to, e.observed, e.healthy) for e in f.evidence] == [
+        (M.GRAD_NORM, *LATE_HALF, "late median 2.5 vs early median 0.1 (25x)",
+         f"< 20x the early median ({T_SOURCE('GRAD_NORM_GROWTH')})")]
+    assert [c.key for c in f.suggested_changes] == keys
+    assert f.suggested_changes[-1].why == "smaller steps stop the runaway"
+    if clip is None:
+        c = f.suggested_changes[0]
+        assert (c.current, c.suggested, c.direction, c.why) == (None, 0.5, "enable",
+                                                                "clip the global gradient norm (SB3 default 0.5)")
+    # From an early median of zero there is no growth to measure.
+    assert "grad_norm_explosion" not in ids(run({**unsolved(healthy_series()), M.GRAD_NORM: _halves(0.0, 2.5)}))
+
+
+def test_approx_kl_near_zero_whole() -> None:
+    f = _finding("approx_kl_near_zero", {M.APPROX_KL: np.full(N, 1e-5), M.CLIP_FRACTION: np.full(N, 0.001)})
+    assert f.score == pytest.approx(0.8 + 0.15 * 0.5)  # 10x below the limit: one of the two decades
+    assert _shape(f) == (
+        Severity.WARNING, "The policy barely changes between updates (approximate KL near zero)",
+        "The learning rate is too low: each update moves the policy by a negligible amount, so the budget runs out "
+        "long before it learns.",
+        [(M.APPROX_KL, *ALL_UPDATES, "median 1e-05 over 60 updates", f"> 0.0001 ({T_SOURCE('APPROX_KL_LOW')})"),
+         (M.CLIP_FRACTION, *ALL_UPDATES, "median 0.001", "> 0.001")],
+        [("learning_rate", {"start": 0.01, "end": 0.0}, "increase", "learning_rate={start: 0.01, end: 0.0}")])
+    assert f.suggested_changes[0].why == "larger steps (at least the usual 3e-4) move approx_kl toward 0.01"
+
+
+@pytest.mark.parametrize(("overrides", "config", "fires"), [
+    # The clip fraction must stay at or below 10x its low threshold (0.01): a clipping policy is moving.
+    ({M.CLIP_FRACTION: np.full(N, 0.01)}, {}, True),
+    ({M.CLIP_FRACTION: np.full(N, 0.0101)}, {}, False),
+    # A deterministic policy (late entropy < 10% of the maximum) cannot move: entropy_collapse explains it.
+    ({M.ENTROPY: np.full(N, 0.1001 * math.log(2))}, {}, True),
+    ({M.ENTROPY: np.full(N, 0.0999 * math.log(2))}, {}, False),
+    # An entropy bonus pinning the entropy near its maximum explains it too, only with a bonus.
+    ({M.ENTROPY: np.full(N, 0.99 * math.log(2))}, {"ent_coef": 0.01}, False),
+    ({M.ENTROPY: np.full(N, 0.99 * math.log(2))}, {}, True),
+    # target_kl cutting most epochs keeps the KL small: target_kl_stops_epochs explains it.
+    ({M.EPOCHS_COMPLETED: np.full(N, 4.0)}, {"target_kl": 0.01}, False),
+    ({M.EPOCHS_COMPLETED: np.full(N, 5.0)}, {"target_kl": 0.01}, True),
+])
+def test_approx_kl_near_zero_defers_to_the_rule_that_explains_it(overrides: dict[str, np.ndarray],
+                                                                  config: dict[str, Any], fires: bool) -> None:
+    s = {M.APPROX_KL: np.full(N, 1e-5), M.CLIP_FRACTION: np.full(N, 0.001), **overrides}
+    assert ("approx_kl_near_zero" in ids(run({**unsolved(healthy_series()), **s}, config))) is fires
