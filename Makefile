@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-all-$(HASH)
 # `make demo` needs the core install only (no Ray, ALE, MLflow, TensorBoard, test tools): its own stamp.
 CORE_STAMP := $(VENV)/.installed-core-$(HASH)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-record docs-tables clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-record docs-tables mutation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -60,6 +60,13 @@ bench-record: $(STAMP)
 # README.md and docs/ figures, rendered from bench/results/*.json between <!-- generated: NAME --> markers.
 docs-tables: $(STAMP)
 	$(BIN)/python bench/render_tables.py
+
+# Mutation testing of the core modules (docs/testing.md): mutmut with one worker, in a temporary copy of
+# HEAD, over each module's fast test files; rewrites the kill-rate table of docs/testing.md. Not part of
+# `make test`: several minutes on 2 cores.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python bench/mutation_report.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
