@@ -32,10 +32,11 @@ demo: $(CORE_STAMP)
 	$(BIN)/gsolve show @last
 
 lint: $(STAMP)
-	$(BIN)/ruff check gymnasium_solver agents mcp_server tests bench
+	$(BIN)/ruff check gymnasium_solver agents mcp_server tests bench scripts/record_golden.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy scripts/record_golden.py
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,123 @@
+"""Nothing changed that nobody meant to change (issue 24, 'How we know nothing changed'): `gsolve --help` of
+every command, the MCP tool schemas and a short run of every algorithm at a fixed seed, against the
+recordings in tests/fixtures/golden/ (made by scripts/record_golden.py, whose docstring says what is
+recorded and what is taken out as per-machine or per-time).
+
+A failure prints the difference and the command that re-records it. Re-record only a change you meant
+(a new flag, a reworded tool description, a new metric column): then the fixtures' diff is part of the
+change's review. The training runs are marked slow (a few seconds of CPU each; `make test` runs them)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import record_golden as golden  # scripts/ is on sys.path (conftest.py)
+
+from gymnasium_solver.algorithms import ALGORITHMS
+from gymnasium_solver.metric_names import COMMON_COLUMNS, PPO_COLUMNS, M
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def differs(part: str, diff: str) -> str:
+    """The failure message: what differs, and how to re-record a change that was meant."""
+    return (f"The {part} recordings differ from what this tree produces (- recorded, + now):\n\n{diff}\n"
+            f"A change you did not mean: fix the code. A change you meant: re-record with\n"
+            f"    {golden.RECORD_COMMAND} --only {part}\n"
+            f"then review `git diff tests/fixtures/golden` and commit it with the change.")
+
+
+def assert_as_recorded(part: str, now: dict[str, str]) -> None:
+    if why := golden.comparable(part):
+        pytest.skip(why)
+    if diff := golden.differences(golden.recorded(part), now):
+        pytest.fail(differs(part, diff), pytrace=False)
+
+
+def test_every_algorithm_has_a_golden_run() -> None:
+    assert set(golden.GOLDEN_RUNS) == {a.value for a in ALGORITHMS}, (
+        "each algorithm in gymnasium_solver/algorithms.py needs one entry in scripts/record_golden.py's "
+        f"GOLDEN_RUNS, then `{golden.RECORD_COMMAND} --only runs`")
+
+
+def test_help_of_every_command_is_as_recorded() -> None:
+    now = golden.help_texts()
+    assert {"help/gsolve.txt", "help/gsolve_train.txt", "help/gsolve_presets_save.txt"} <= set(now)
+    assert_as_recorded("help", now)
+
+
+def test_the_command_prints_the_recorded_help() -> None:
+    """The recordings are argparse's format_help in-process; the installed `gsolve` prints the same."""
+    if why := golden.comparable("help"):
+        pytest.skip(why)
+    env = {**os.environ, "COLUMNS": str(golden.HELP_COLUMNS), "NO_COLOR": "1"}
+    gsolve = Path(sys.executable).parent / "gsolve"  # the console script pip installed beside this Python
+    out = subprocess.run([str(gsolve), "train", "--help"], capture_output=True, text=True, env=env, cwd=ROOT,
+                         timeout=120, check=True).stdout
+    assert out == golden.recorded("help")["help/gsolve_train.txt"]
+
+
+def test_mcp_tool_schemas_are_as_recorded() -> None:
+    now = golden.mcp_tools()
+    assert '"name": "start_training"' in now["mcp_tools.json"]
+    assert_as_recorded("mcp", now)
+
+
+@pytest.mark.slow
+def test_a_run_of_every_algorithm_is_as_recorded() -> None:
+    """Trained in a process of its own, as the recorder trains them: nothing an earlier test left in this
+    process (torch threads, registered environments) can change a float."""
+    if why := golden.comparable("runs"):
+        pytest.skip(why)
+    done = subprocess.run([sys.executable, "scripts/record_golden.py", "--check", "--only", "runs"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    if done.returncode != 0:
+        pytest.fail(differs("runs", done.stdout + done.stderr), pytrace=False)
+    assert "runs: unchanged" in done.stdout, done.stdout
+
+
+# The comparison itself, so that a silent pass means equal recordings.
+
+def test_a_changed_missing_or_new_file_is_a_difference() -> None:
+    recorded = {"a.txt": "one\ntwo\n", "b.txt": "kept\n"}
+    assert golden.differences(recorded, dict(recorded)) == ""
+    diff = golden.differences(recorded, {"a.txt": "one\nthree\n", "c.txt": "new\n"})
+    assert "-two\n+three\n" in diff
+    assert "tests/fixtures/golden/b.txt (recorded)\n+++ /dev/null" in diff
+    assert "--- /dev/null\n+++ tests/fixtures/golden/c.txt (now)" in diff
+
+
+def test_only_the_clock_columns_are_taken_out_of_metrics() -> None:
+    header = ",".join(PPO_COLUMNS)
+    kept = golden._metrics_without_clock(f"{header}\n" + ",".join(["1"] * len(PPO_COLUMNS)) + "\n")
+    clock = {M.WALL_SECONDS, M.FPS, M.ROLLOUT_SECONDS, M.UPDATE_SECONDS}
+    assert kept.splitlines()[0].split(",") == [c for c in PPO_COLUMNS if c not in clock]
+    assert {c for c in COMMON_COLUMNS if c.startswith("time/")} == clock
+
+
+def test_run_json_keeps_every_key_and_masks_only_what_varies() -> None:
+    text = ('{"run_id": "r", "pid": 12, "host": null, "created_at": "2026-01-01", "versions": {"torch": "2"}, '
+            '"git_commit": null, '
+            '"progress": {"env_steps": 5, "wall_seconds": 1.5}, "warnings": [{"time": "t", "kind": "k"}], '
+            f'"config_origin": {{"where": "{golden.ROOT}/gymnasium_solver/presets/environments/X.yaml"}}}}')
+    masked = golden._masked_json(text, golden.RUN_JSON_MASKED, golden.RUN_JSON_ALWAYS_MASKED)
+    assert masked == (
+        '{\n  "run_id": "r",\n  "pid": "<pid>",\n  "host": null,\n  "created_at": "<time>",\n'
+        '  "versions": {\n    "torch": "<version>"\n  },\n  "git_commit": "<commit>",\n'
+        '  "progress": {\n    "env_steps": 5,\n    "wall_seconds": "<wall clock>"\n  },\n'
+        '  "warnings": [\n    {\n      "time": "<time>",\n      "kind": "k"\n    }\n  ],\n'
+        '  "config_origin": {\n    "where": "gymnasium_solver/presets/environments/X.yaml"\n  }\n}\n')
+
+
+def test_a_recording_from_another_environment_is_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another torch (or CPU) trains to other floats: the part is skipped, saying why and how to record here."""
+    now = golden.recording_environment("mcp")
+    monkeypatch.setattr(golden, "recorded_environment", lambda part: {**now, "pydantic": "1.0"})
+    why = golden.comparable("mcp")
+    assert f"pydantic 1.0 -> {now['pydantic']}" in why and "--from <commit before the change> --only mcp" in why
+    monkeypatch.setattr(golden, "recorded_environment", lambda part: dict(now))
+    assert golden.comparable("mcp") == ""
