@@ -19,12 +19,12 @@ What is recorded:
   (enumerated from the parser, nested ones included), formatted at COLUMNS=100 so wrapping is stable.
 - ``mcp_tools.json``: ``tools/list`` of the MCP server through ``mcp.Client(create_server(...))``
   in-process: each tool's name, title, description, annotations, input and output schema.
-- ``runs/<algo>/``: for every algorithm in gymnasium_solver/algorithms.py's table, one short
-  ``gsolve train CONFIG --seed 0 --set ...`` (GOLDEN_RUNS, run through ``cli.main`` in this process) on
-  CartPole-v1 or Pendulum-v1: its config.yaml as written; its metrics.csv, run.json and run.log with what
-  is per-machine or per-time taken out (below); ``checkpoints.json``: the run folder's file names, each
-  checkpoint's metadata, and per checkpoint file its keys, a sha256 of the network's weights and the
-  observation normaliser.
+- ``run_folders/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides): for every
+  algorithm in gymnasium_solver/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
+  (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1: its config.yaml
+  as written; its metrics.csv, run.json and run.log with what is per-machine or per-time taken out
+  (below); ``checkpoints.json``: the run folder's file names, each checkpoint's metadata, and per
+  checkpoint file its keys, a sha256 of the network's weights and the observation normaliser.
 - ``recorded_with.json``: per part, the Python and library versions (and for the runs the CPU kernels
   torch uses) it was recorded with. Where they differ from the recording's, a part is not compared (the
   test skips it, saying why): floats trained with another torch or on an AVX2 instead of an AVX512 CPU
@@ -316,7 +316,7 @@ def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
     run_dir = runs_dir / run_id
     read = {name: (run_dir / name).read_text(encoding="utf-8")
             for name in ("config.yaml", "metrics.csv", "run.json", "run.log")}
-    prefix = f"runs/{algo}/"
+    prefix = f"run_folders/{algo}/"
     return {
         prefix + "config.yaml": read["config.yaml"],
         prefix + "metrics.csv": _metrics_without_clock(read["metrics.csv"]),
@@ -355,7 +355,7 @@ def render(parts: tuple[str, ...] = PARTS) -> dict[str, str]:
 
 def recorded(part: str) -> dict[str, str]:
     """The committed recordings of one part (help, mcp or runs)."""
-    pattern = {"help": "help/*.txt", "mcp": "mcp_tools.json", "runs": "runs/*/*"}[part]
+    pattern = {"help": "help/*.txt", "mcp": "mcp_tools.json", "runs": "run_folders/*/*"}[part]
     return {p.relative_to(GOLDEN_DIR).as_posix(): p.read_text(encoding="utf-8")
             for p in sorted(GOLDEN_DIR.glob(pattern)) if p.is_file()}
 
@@ -384,7 +384,7 @@ def write(part: str, files: dict[str, str]) -> None:
         path = GOLDEN_DIR / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for folder in sorted(GOLDEN_DIR.glob("runs/*"), reverse=True):
+    for folder in sorted(GOLDEN_DIR.glob("run_folders/*"), reverse=True):
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
     path = GOLDEN_DIR / RECORDED_WITH
