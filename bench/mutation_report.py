@@ -3,16 +3,16 @@
 For each target in TARGETS (a few source files and the fast test files that guard them) this script
 copies the repository into a temporary folder (``git archive`` of a commit, or the working tree with
 ``--worktree``), runs ``mutmut run --max-children 1`` there over that target only, reads mutmut's
-verdicts and writes the table between ``<!-- mutation-report -->`` and ``<!-- end mutation-report -->``
-in docs/testing.md, with the command, the commit, the date and every surviving mutant beside the
-reason it is benign (bench/mutation_benign.yaml; a survivor without a reason is listed as
-"not explained"). Nothing is written inside the repository but that block: mutmut's ``mutants/``
-folder lives and dies in the temporary copy.
+verdicts into bench/mutation_results.json (one entry per target, with its command, commit, date and
+load) and renders the table between ``<!-- mutation-report -->`` and ``<!-- end mutation-report -->`` in
+docs/testing.md from it, every surviving mutant beside the reason it is benign
+(bench/mutation_benign.yaml; a survivor without a reason is listed as "not explained"). Nothing else is
+written inside the repository: mutmut's ``mutants/`` folder lives and dies in the temporary copy.
 
     .venv/bin/python bench/mutation_report.py                      # every target, HEAD (make mutation)
-    .venv/bin/python bench/mutation_report.py --target advantages  # one target
+    .venv/bin/python bench/mutation_report.py --target advantages  # one target; the others keep their verdicts
     .venv/bin/python bench/mutation_report.py --worktree --no-write --target store  # try uncommitted tests
-    .venv/bin/python bench/mutation_report.py --from-results      # re-render after explaining survivors
+    .venv/bin/python bench/mutation_report.py --render-only       # re-render after explaining a survivor
 
 One worker, always: the machine is shared. Never point a target at the slow learning tests.
 """
@@ -67,6 +67,10 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     survivors: dict[str, str] = field(default_factory=dict)  # mutant name -> its diff
     seconds: float = 0.0
+    command: str = ""
+    commit: str = ""
+    date: str = ""
+    load: tuple[float, float] = (0.0, 0.0)  # load average at the start and the end of the target's run
 
     @property
     def total(self) -> int:
@@ -212,17 +216,17 @@ def changed_line(diff: str) -> str:
     return plus[0] if plus else "(see `mutmut show`)"
 
 
-def render(outcomes: list[Outcome], *, command: str, commit: str, date: str, load: tuple[float, float],
-           benign: dict[str, str] | None = None) -> str:
+def render(outcomes: list[Outcome], benign: dict[str, str] | None = None) -> str:
     """The table and the survivors list; ``benign`` maps a mutant name to why it cannot matter (default:
     bench/mutation_benign.yaml)."""
     if benign is None:
         benign = (yaml.safe_load(BENIGN.read_text(encoding="utf-8")) or {}) if BENIGN.exists() else {}
-    lines = [f"Measured by `{command}` at commit `{commit}`, {date}, mutmut "
-             f"{_version('mutmut')}, Python {platform.python_version()}, one worker; load average "
-             f"{load[0]:.2f} at the start and {load[1]:.2f} at the end.", "",
-             "| target | what | files | test files | mutants | killed | survived | kill rate |",
-             "|---|---|---|---|---:|---:|---:|---:|"]
+    commands = sorted({f"`{o.command}`" for o in outcomes})
+    lines = [f"Measured by {' and '.join(commands)} with mutmut {_version('mutmut')}, Python "
+             f"{platform.python_version()}, one worker, each target in a temporary copy of the commit in its row "
+             "(the load average at the start and the end of its run beside it).", "",
+             "| target | what | files | test files | mutants | killed | survived | kill rate | measured at |",
+             "|---|---|---|---|---:|---:|---:|---:|---|"]
     total = killed = 0
     for o in outcomes:
         t = o.target
@@ -230,10 +234,10 @@ def render(outcomes: list[Outcome], *, command: str, commit: str, date: str, loa
         tests = ", ".join(f"`{f.removeprefix('tests/')}`" for f in t.tests)
         rate = f"{100 * o.killed / o.total:.1f}%" if o.total else "n/a"
         lines.append(f"| {t.name} | {t.what} | {files} | {tests} | {o.total} | {o.killed} | {o.total - o.killed} "
-                     f"| {rate} |")
+                     f"| {rate} | `{o.commit}`, {o.date}, load {o.load[0]:.1f}-{o.load[1]:.1f} |")
         total, killed = total + o.total, killed + o.killed
     lines.append(f"| **all** | | | | {total} | {killed} | {total - killed} | "
-                 f"{100 * killed / total:.1f}% |" if total else "| **all** | | | | 0 | 0 | 0 | n/a |")
+                 f"{100 * killed / total:.1f}% | |" if total else "| **all** | | | | 0 | 0 | 0 | n/a | |")
     lines += ["", "Surviving mutants and why each is benign:", ""]
     any_survivor = False
     for o in outcomes:
@@ -260,62 +264,68 @@ def write_block(block: str) -> None:
     DOC.write_text(pattern.sub(lambda _: f"{BEGIN}\n{block}\n{END}", text), encoding="utf-8")
 
 
-def save(path: Path, outcomes: list[Outcome], meta: dict[str, object]) -> None:
-    data = {**meta, "targets": [{"name": o.target.name, "counts": o.counts, "survivors": o.survivors,
-                                 "seconds": round(o.seconds, 1)} for o in outcomes]}
+def save(path: Path, outcomes: list[Outcome]) -> None:
+    """Write the verdicts of ``outcomes`` into the results file, keeping other targets' earlier ones."""
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for o in outcomes:
+        data[o.target.name] = {"counts": o.counts, "survivors": o.survivors, "seconds": round(o.seconds, 1),
+                               "command": o.command, "commit": o.commit, "date": o.date, "load": list(o.load)}
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-def load(path: Path) -> tuple[list[Outcome], dict[str, object]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    by_name = {t.name: t for t in TARGETS}
-    outcomes = [Outcome(by_name[t["name"]], t["counts"], t["survivors"], t["seconds"]) for t in data.pop("targets")]
-    return outcomes, data
+def load(path: Path) -> list[Outcome]:
+    """The saved outcome of every target, in TARGETS order; SystemExit naming the targets not measured."""
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    missing = [t.name for t in TARGETS if t.name not in data]
+    if missing:
+        raise SystemExit(f"{path} has no verdicts for {', '.join(missing)}: run bench/mutation_report.py "
+                         + " ".join(f"--target {m}" for m in missing))
+    return [Outcome(t, d["counts"], d["survivors"], d["seconds"], d["command"], d["commit"], d["date"],
+                    (d["load"][0], d["load"][1])) for t in TARGETS for d in [data[t.name]]]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--target", action="append", choices=[t.name for t in TARGETS],
-                   help="run only this target (repeatable); default: all")
+                   help="run only this target (repeatable); default: all. The table keeps the others' last verdicts")
     p.add_argument("--worktree", action="store_true",
-                   help="mutate a copy of the working tree (uncommitted edits included) instead of HEAD")
-    p.add_argument("--no-write", action="store_true", help="print the table, leave docs/testing.md alone")
+                   help="mutate a copy of the working tree (uncommitted edits included) instead of HEAD; "
+                        "implies --no-write")
+    p.add_argument("--no-write", action="store_true",
+                   help="print the verdicts, leave docs/testing.md and the results file alone")
     p.add_argument("--log", type=Path, default=Path(tempfile.gettempdir()) / "gs-mutation.log",
                    help="where mutmut's own output goes (default: %(default)s)")
-    p.add_argument("--results", type=Path, default=Path(tempfile.gettempdir()) / "gs-mutation-results.json",
-                   help="where the verdicts are saved (default: %(default)s)")
-    p.add_argument("--from-results", action="store_true",
-                   help="run nothing: render the table from --results (after explaining survivors in "
+    p.add_argument("--results", type=Path, default=ROOT / "bench" / "mutation_results.json",
+                   help="the verdicts of every target, which the table is rendered from (default: %(default)s)")
+    p.add_argument("--render-only", action="store_true",
+                   help="run nothing: re-render the table from --results (after explaining a survivor in "
                         "bench/mutation_benign.yaml)")
     args = p.parse_args(argv)
-    chosen = [t for t in TARGETS if not args.target or t.name in args.target]
-    if args.target and not args.no_write and len(chosen) != len(TARGETS):
-        raise SystemExit("the docs table covers every target: run without --target, or add --no-write")
-    if args.from_results:
-        outcomes, meta = load(args.results)
-    else:
+    write = not (args.no_write or args.worktree)
+    outcomes: list[Outcome] = []
+    if not args.render_only:
         if not MUTMUT.exists():
             raise SystemExit(f"{MUTMUT} not found: install the dev extra (.venv/bin/pip install -e '.[dev]')")
         args.log.write_text("", encoding="utf-8")
-        load0 = os.getloadavg()[0]
-        outcomes = []
-        for t in chosen:
+        command = "make mutation" if not args.target else " ".join(["bench/mutation_report.py", *sys.argv[1:]])
+        commit = git("rev-parse", "--short", "HEAD") + (" plus working-tree edits" if args.worktree else "")
+        for t in [t for t in TARGETS if not args.target or t.name in args.target]:
+            load0 = os.getloadavg()[0]
             o = run_target(t, worktree=args.worktree, log=args.log)
+            o.command, o.commit, o.date = command, commit, dt.date.today().isoformat()
+            o.load = (load0, os.getloadavg()[0])
             print(f"{t.name}: {o.killed}/{o.total} killed, {o.total - o.killed} not ({o.seconds:.0f} s)", flush=True)
             for name, diff in o.survivors.items():
                 print(f"  survived {name}: {changed_line(diff)}", flush=True)
             outcomes.append(o)
-        meta = {"command": "make mutation" if not args.target else " ".join(["bench/mutation_report.py", *sys.argv[1:]]),
-                "commit": git("rev-parse", "--short", "HEAD") + (" plus working-tree edits" if args.worktree else ""),
-                "date": dt.date.today().isoformat(), "load": [load0, os.getloadavg()[0]]}
-        save(args.results, outcomes, meta)
-    load_avg = meta["load"]
-    assert isinstance(load_avg, list)
-    block = render(outcomes, command=str(meta["command"]), commit=str(meta["commit"]), date=str(meta["date"]),
-                   load=(float(load_avg[0]), float(load_avg[1])))
-    print(block)
-    if not args.no_write:
+            if write:
+                save(args.results, [o])
+    if write or args.render_only:
+        block = render(load(args.results))
+        print(block)
         write_block(block)
+    else:
+        print(render(outcomes))
     return 0
 
 

@@ -51,6 +51,7 @@ def test_metrics_round_trip_keeps_full_precision_missing_and_non_finite(tmp_path
 def test_writer_refuses_undeclared_columns_and_appends_without_rewriting(tmp_path: Path) -> None:
     path = tmp_path / rf.METRICS_CSV
     writer = rf.MetricsWriter(path, rf.columns_for("reinforce"))
+    assert writer.path == path
     with pytest.raises(KeyError, match="approx_kl"):
         writer.append({M.APPROX_KL: 0.1})
     writer.append({M.ITERATION: 1})
@@ -230,6 +231,8 @@ def test_an_imported_run_refuses_writes_naming_where_it_came_from() -> None:
     assert str(err.value).startswith(f"run {imported.run_id} was imported from sb3 (/logs/ppo_1) and is read-only: "
                                      "it cannot be used to resume it. Train a run of our own instead")
     assert str(err.value).endswith("compare it with this one (gsolve compare)")
+    with pytest.raises(ValueError, match=r"^run \S+ was imported and is read-only: it cannot be used to resume it\. "):
+        rf.refuse_read_only(_info(read_only=True), "resume it")  # imported, origin unknown
 
 
 def test_run_ids_and_timestamps_have_their_exact_shape() -> None:
@@ -260,6 +263,23 @@ def test_pid_alive_tells_a_live_process_from_a_dead_and_a_zombie() -> None:
     assert not rf.pid_alive(live.pid)
 
 
+
+def test_pid_alive_reads_the_state_after_the_process_name_whatever_the_name() -> None:
+    """/proc/PID/stat is 'pid (name) state ...' and a name may hold ') Z': the state is after the LAST ')'."""
+    import subprocess
+    import sys
+
+    rename = "import ctypes, time; ctypes.CDLL(None).prctl(15, b'x) Z y', 0, 0, 0); print(flush=True); time.sleep(30)"
+    live = subprocess.Popen([sys.executable, "-c", rename], stdout=subprocess.PIPE)
+    try:
+        assert live.stdout is not None and live.stdout.readline() == b"\n"  # renamed
+        assert open(f"/proc/{live.pid}/stat", "rb").read().split(b" ", 1)[1].startswith(b"(x) Z y) ")
+        assert rf.pid_alive(live.pid)
+    finally:
+        live.kill()
+        live.wait()
+
+
 def test_without_proc_pid_alive_asks_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where /proc is absent (macOS) or hidden, signal 0 answers: no such process is dead, one we may not
     signal exists."""
@@ -268,8 +288,12 @@ def test_without_proc_pid_alive_asks_the_kernel(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(rf, "_PROC_STAT", False)
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    sent: list[tuple[int, int]] = []
+    real_kill = os.kill
+    monkeypatch.setattr(rf.os, "kill", lambda pid, sig: (sent.append((pid, sig)), real_kill(pid, sig))[1])
     try:
-        assert rf.pid_alive(live.pid) and live.poll() is None  # signal 0 only: the process is untouched
+        assert rf.pid_alive(live.pid)
+        assert sent == [(live.pid, 0)]  # signal 0 only: the process is untouched
     finally:
         live.kill()
         live.wait()
