@@ -51,13 +51,14 @@ def test_help_of_every_command_is_as_recorded() -> None:
 
 
 def test_the_command_prints_the_recorded_help() -> None:
-    """The recordings are argparse's format_help in-process; the installed `gsolve` prints the same."""
+    """The recordings are argparse's format_help in-process; `gsolve train --help` in a process of its own
+    prints the same (`gsolve` is ``gymnasium_solver.cli:main``; run with -m, it imports this tree even where
+    the editable install points at another checkout)."""
     if why := golden.comparable("help"):
         pytest.skip(why)
     env = {**os.environ, "COLUMNS": str(golden.HELP_COLUMNS), "NO_COLOR": "1"}
-    gsolve = Path(sys.executable).parent / "gsolve"  # the console script pip installed beside this Python
-    out = subprocess.run([str(gsolve), "train", "--help"], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=120, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", "train", "--help"], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=120, check=True).stdout
     assert out == golden.recorded("help")["help/gsolve_train.txt"]
 
 
@@ -70,11 +71,13 @@ def test_mcp_tool_schemas_are_as_recorded() -> None:
 @pytest.mark.slow
 def test_a_run_of_every_algorithm_is_as_recorded() -> None:
     """Trained in a process of its own, as the recorder trains them: nothing an earlier test left in this
-    process (torch threads, registered environments) can change a float."""
+    process (torch threads, registered environments) can change a float. PYTHONPATH: this tree's packages,
+    even where the editable install points at another checkout."""
     if why := golden.comparable("runs"):
         pytest.skip(why)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     done = subprocess.run([sys.executable, "scripts/record_golden.py", "--check", "--only", "runs"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
     if done.returncode != 0:
         pytest.fail(differs("runs", done.stdout + done.stderr), pytrace=False)
     assert "runs: unchanged" in done.stdout, done.stdout
