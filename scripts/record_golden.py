@@ -18,7 +18,8 @@ What is recorded:
 - ``help/*.txt``: ``gsolve --help`` and ``gsolve <command> [<action>] --help`` of every argparse subcommand
   (enumerated from the parser, nested ones included), formatted at COLUMNS=100 so wrapping is stable.
 - ``mcp_tools.json``: ``tools/list`` of the MCP server through ``mcp.Client(create_server(...))``
-  in-process: each tool's name, title, description, annotations, input and output schema.
+  in-process: each tool's name, title, description, annotations, input and output schema;
+  ``mcp_server.json``: the rest a client loads, the server's instructions, prompts and resources.
 - ``run_folders/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides): for every
   algorithm in gymnasium_solver/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
   (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1: its config.yaml
@@ -204,20 +205,31 @@ def help_texts() -> dict[str, str]:
 # --- MCP tool schemas ---------------------------------------------------------------------------------
 
 def mcp_tools() -> dict[str, str]:
-    """The MCP server's ``tools/list`` as an in-process client sees it."""
+    """The MCP server as an in-process client sees it: ``tools/list`` (mcp_tools.json), and the rest of
+    what a client loads (mcp_server.json): the instructions, prompts and resources."""
     from mcp import Client
 
     from mcp_server.server import create_server
 
-    async def listed() -> list[dict[str, Any]]:
+    def dump(items: Any, fields: set[str]) -> list[dict[str, Any]]:
+        return [x.model_dump(mode="json", by_alias=True, exclude_none=True, include=fields) for x in items]
+
+    async def listed() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         with tempfile.TemporaryDirectory() as runs:
             async with Client(create_server(Path(runs))) as client:
                 tools = (await client.list_tools()).tools
-        return [t.model_dump(mode="json", by_alias=True, exclude_none=True,
-                             include={"name", "title", "description", "annotations", "input_schema",
-                                      "output_schema"}) for t in tools]
+                rest = {"instructions": client.instructions,
+                        "prompts": dump((await client.list_prompts()).prompts,
+                                        {"name", "title", "description", "arguments"}),
+                        "resources": dump((await client.list_resources()).resources,
+                                          {"uri", "name", "title", "description", "mime_type"}),
+                        "resource_templates": dump((await client.list_resource_templates()).resource_templates,
+                                                   {"uri_template", "name", "title", "description", "mime_type"})}
+        return dump(tools, {"name", "title", "description", "annotations", "input_schema", "output_schema"}), rest
 
-    return {"mcp_tools.json": json.dumps(asyncio.run(listed()), indent=2, ensure_ascii=False) + "\n"}
+    tools, rest = asyncio.run(listed())
+    return {"mcp_tools.json": json.dumps(tools, indent=2, ensure_ascii=False) + "\n",
+            "mcp_server.json": json.dumps(rest, indent=2, ensure_ascii=False) + "\n"}
 
 
 # --- run folders -----------------------------------------------------------------------------------
@@ -355,7 +367,7 @@ def render(parts: tuple[str, ...] = PARTS) -> dict[str, str]:
 
 def recorded(part: str) -> dict[str, str]:
     """The committed recordings of one part (help, mcp or runs)."""
-    pattern = {"help": "help/*.txt", "mcp": "mcp_tools.json", "runs": "run_folders/*/*"}[part]
+    pattern = {"help": "help/*.txt", "mcp": "mcp_*.json", "runs": "run_folders/*/*"}[part]
     return {p.relative_to(GOLDEN_DIR).as_posix(): p.read_text(encoding="utf-8")
             for p in sorted(GOLDEN_DIR.glob(pattern)) if p.is_file()}
 

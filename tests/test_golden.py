@@ -64,7 +64,7 @@ def test_the_command_prints_the_recorded_help() -> None:
 
 def test_mcp_tool_schemas_are_as_recorded() -> None:
     now = golden.mcp_tools()
-    assert '"name": "start_training"' in now["mcp_tools.json"]
+    assert '"name": "start_training"' in now["mcp_tools.json"] and '"debug_run"' in now["mcp_server.json"]
     assert_as_recorded("mcp", now)
 
 
