@@ -40,8 +40,8 @@ recordings in a row, in separate processes, in either order of the algorithms, a
   ``time/fps``, ``time/rollout_seconds``, ``time/update_seconds``): measured with a clock. Their names stay
   recorded, in order, in run.json's ``metric_columns``.
 - run.json: values replaced by a ``<why>`` marker when set (the key, and whether it is null, stay
-  recorded): ``created_at``, ``updated_at``, ``finished_at``, ``warnings[].time``, ``resumes[].time``
-  (per time); ``progress.wall_seconds``, ``best_eval/last_eval.wall_seconds``, ``solved_at.wall_seconds``
+  recorded): ``created_at``, ``updated_at``, ``finished_at``, ``warnings[].time``, ``resumes[].time``,
+  ``source.imported_at`` (per time; tests/test_golden.py finds every such field of RunInfo); ``progress.wall_seconds``, ``best_eval/last_eval.wall_seconds``, ``solved_at.wall_seconds``
   (wall clock); ``pid`` and ``host`` (per process, per machine); each of ``versions``' values and
   ``git_commit``, null or not (per install, per commit: a recording must not change because it was
   committed; null where the tree is not a git checkout).
@@ -109,7 +109,7 @@ SEED = 0
 # run.json: dotted path -> why its value varies (``[]`` descends into each item of a list).
 RUN_JSON_MASKED: dict[str, str] = {
     "created_at": "time", "updated_at": "time", "finished_at": "time",
-    "warnings[].time": "time", "resumes[].time": "time",
+    "warnings[].time": "time", "resumes[].time": "time", "source.imported_at": "time",
     "progress.wall_seconds": "wall clock", "best_eval.wall_seconds": "wall clock",
     "last_eval.wall_seconds": "wall clock", "solved_at.wall_seconds": "wall clock",
     "pid": "pid", "host": "host", "versions.*": "version",

@@ -12,13 +12,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import UnionType
+from typing import Union, get_args, get_origin
 
 import pytest
 import record_golden as golden  # scripts/ is on sys.path (conftest.py)
+from pydantic import BaseModel
 
 from gymnasium_solver.algorithms import ALGORITHMS
 from gymnasium_solver.metric_names import COMMON_COLUMNS, PPO_COLUMNS, M
+from gymnasium_solver.run_folder import RunInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,3 +129,24 @@ def test_a_recording_from_another_environment_is_not_compared(monkeypatch: pytes
     assert f"pydantic 1.0 -> {now['pydantic']}" in why and "--from <commit before the change> --only mcp" in why
     monkeypatch.setattr(golden, "recorded_environment", lambda part: dict(now))
     assert golden.comparable("mcp") == ""
+
+
+def _time_fields(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+    """Dotted paths (``[]`` for list items) of a model's fields that hold a time or a clock reading."""
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        if name in ("time", "pid", "host") or name.endswith(("_at", "seconds")) and name != "solved_at":
+            yield path
+        optional = get_origin(field.annotation) in (Union, UnionType)
+        for arg in get_args(field.annotation) if optional else (field.annotation,):
+            listed = get_origin(arg) is list
+            inner = get_args(arg)[0] if listed else arg
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                yield from _time_fields(inner, f"{path}{'[]' if listed else ''}.")
+
+
+def test_every_time_field_of_run_json_is_masked() -> None:
+    """A new per-time field in RunInfo is masked by the recorder before it makes a recording differ."""
+    fields = set(_time_fields(RunInfo))
+    assert {"created_at", "progress.wall_seconds", "resumes[].time", "warnings[].time", "pid"} <= fields
+    assert fields <= set(golden.RUN_JSON_MASKED), sorted(fields - set(golden.RUN_JSON_MASKED))
