@@ -114,19 +114,22 @@ def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def copy_repo(dst: Path, *, worktree: bool) -> None:
-    """The committed tree of HEAD (or the working tree's tracked and untracked-but-not-ignored files)."""
+def copy_repo(dst: Path, *, worktree: bool) -> str:
+    """Copy the committed tree of HEAD (or the working tree's tracked and untracked-but-not-ignored files)
+    into ``dst``; the short commit copied (with a note when the working tree was)."""
+    commit = git("rev-parse", "--short", "HEAD")
     if not worktree:
-        data = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, check=True,
+        data = subprocess.run(["git", "archive", "--format=tar", commit], cwd=ROOT, check=True,
                               capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(dst, filter="data")
-        return
+        return commit
     for rel in git("ls-files", "--cached", "--others", "--exclude-standard").splitlines():
         src = ROOT / rel
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst / rel)
+    return f"{commit} plus working-tree edits"
 
 
 def undecorate(source: str, decorator: str = "rule") -> str:
@@ -180,7 +183,7 @@ def run_target(target: Target, *, worktree: bool, log: Path) -> Outcome:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"gs-mutation-{target.name}-") as tmp:
         work = Path(tmp)
-        copy_repo(work, worktree=worktree)
+        commit = copy_repo(work, worktree=worktree)
         if target.undecorate:
             for f in target.files:
                 path = work / f
@@ -198,7 +201,7 @@ def run_target(target: Target, *, worktree: bool, log: Path) -> Outcome:
         verdicts = read_verdicts(work)
         if target.functions:
             verdicts = {k: v for k, v in verdicts.items() if any(fnmatch.fnmatch(k, g) for g in target.functions)}
-        outcome = Outcome(target)
+        outcome = Outcome(target, commit=commit)
         for status in verdicts.values():
             outcome.counts[status] = outcome.counts.get(status, 0) + 1
         for name, status in sorted(verdicts.items()):
@@ -308,11 +311,10 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{MUTMUT} not found: install the dev extra (.venv/bin/pip install -e '.[dev]')")
         args.log.write_text("", encoding="utf-8")
         command = "make mutation" if not args.target else " ".join(["bench/mutation_report.py", *sys.argv[1:]])
-        commit = git("rev-parse", "--short", "HEAD") + (" plus working-tree edits" if args.worktree else "")
         for t in [t for t in TARGETS if not args.target or t.name in args.target]:
             load0 = os.getloadavg()[0]
             o = run_target(t, worktree=args.worktree, log=args.log)
-            o.command, o.commit, o.date = command, commit, dt.date.today().isoformat()
+            o.command, o.date = command, dt.date.today().isoformat()
             o.load = (load0, os.getloadavg()[0])
             print(f"{t.name}: {o.killed}/{o.total} killed, {o.total - o.killed} not ({o.seconds:.0f} s)", flush=True)
             for name, diff in o.survivors.items():

@@ -518,19 +518,20 @@ def test_approx_kl_high_whole() -> None:
 def test_approx_kl_high_with_a_clip_range_too_wide_blames_the_clip_first() -> None:
     from gymnasium_solver.diagnostics import setting_bounds as B
 
-    kl = np.concatenate([np.full(N - 1, 0.5), [0.9]])  # median 0.5, one spike
+    kl = np.concatenate([np.full(N - 1, 0.2), [0.9]])  # median 0.2, one spike
     f = _finding("approx_kl_high", {M.APPROX_KL: kl}, {"clip_range": {"start": 0.6, "end": 0.0}})
-    assert f.score == pytest.approx(0.8 + 0.15 * 1.0)  # 10x the limit: full strength
+    assert f.score == pytest.approx(0.8 + 0.15 * math.log10(0.2 / 0.05))
     assert _shape(f) == (
         Severity.WARNING, "Policy moves too far per update: the clip range is too wide to hold it",
         "clip_range={'start': 0.6, 'end': 0.0} lets the probability ratio move far from 1 before the clip stops the "
         "gradient, so each update leaves the region where the rollout's advantages are valid.",
-        [(M.APPROX_KL, *ALL_UPDATES, "median 0.5 over 60 updates (max 0.9)", f"< 0.05 ({T_SOURCE('APPROX_KL_HIGH')})"),
+        [(M.APPROX_KL, *ALL_UPDATES, "median 0.2 over 60 updates (max 0.9)", f"< 0.05 ({T_SOURCE('APPROX_KL_HIGH')})"),
          (M.CLIP_FRACTION, *ALL_UPDATES, "median 0.08", "< 0.3"),
          ("config:clip_range", None, None, "clip_range={'start': 0.6, 'end': 0.0}",
           f"<= 0.5 ({B.CLIP_RANGE_MAX.source})")],
         [("clip_range", 0.2, "decrease", "clip_range=0.2"), LR_DOWN])
     assert f.suggested_changes[0].why == "the PPO paper's 0.2"
+    assert f.suggested_changes[0].current == {"start": 0.6, "end": 0.0}
     # At the bound (0.5) the clip is not blamed.
     at_bound = _finding("approx_kl_high", {M.APPROX_KL: kl}, {"clip_range": {"start": 0.5, "end": 0.0}})
     assert [c.key for c in at_bound.suggested_changes] == ["learning_rate"]
@@ -567,10 +568,15 @@ def test_grad_norm_explosion_whole(clip: float | None, severity: Severity, keys:
          f"< 20x the early median ({T_SOURCE('GRAD_NORM_GROWTH')})")]
     assert [c.key for c in f.suggested_changes] == keys
     assert f.suggested_changes[-1].why == "smaller steps stop the runaway"
+    assert f.suggested_changes[-1].suggested == {"start": 0.0001, "end": 0.0}  # the learning rate / 10
     if clip is None:
         c = f.suggested_changes[0]
         assert (c.current, c.suggested, c.direction, c.why) == (None, 0.5, "enable",
                                                                 "clip the global gradient norm (SB3 default 0.5)")
+    # The late median must pass 1.0 (strictly), whatever the growth: 25x to exactly 1.0 is quiet, 30x to 1.5 fires.
+    base = unsolved(healthy_series())
+    assert "grad_norm_explosion" not in ids(run({**base, M.GRAD_NORM: _halves(0.04, 1.0)}))
+    assert "grad_norm_explosion" in ids(run({**base, M.GRAD_NORM: _halves(0.05, 1.5)}))
     # From an early median of zero there is no growth to measure.
     assert "grad_norm_explosion" not in ids(run({**unsolved(healthy_series()), M.GRAD_NORM: _halves(0.0, 2.5)}))
 
