@@ -21,6 +21,7 @@ from agents.common import (
     resolve_device,
     step_schedules,
 )
+from agents.optim import Adam, clip_grad_norm
 from gymnasium_solver.advantages import compute_gae, shift_values
 from gymnasium_solver.config import A2CConfig, Algo, PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
@@ -52,14 +53,15 @@ class RolloutAgent:
 
 class PPO(RolloutAgent):
     algo = Algo.PPO
+    uses_torch_optim = False  # its Adam is agents/optim.py's: training.py skips importing torch._dynamo for it
     cfg: PPOConfig
 
     def __init__(self, cfg: PPOConfig, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=True).to(resolve_device(cfg))
-        # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. fused=True: one
-        # kernel for all parameters, ~20% faster per minibatch step for our small networks.
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5, fused=True)
+        # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. torch's fused Adam kernel
+        # (one kernel for all parameters), called without torch.optim (agents/optim.py says why).
+        self.optimizer = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
@@ -70,6 +72,7 @@ class PPO(RolloutAgent):
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
         n_minibatches = max(1, round(n / cfg.batch_size))
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
+        params = self.optimizer.params
         # Per-minibatch stats stay tensors until the end: every .item() and tiny op costs
         # microseconds that add up over thousands of minibatches.
         stats: list[torch.Tensor] = []  # policy loss, value loss, entropy, grad norm, clip fraction
@@ -96,9 +99,9 @@ class PPO(RolloutAgent):
                 value_loss = self._value_loss(ev.values, batch.values[idx], batch.returns[idx])
                 entropy = ev.entropy.mean()
                 loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
-                self.optimizer.zero_grad(set_to_none=True)
+                self.optimizer.zero_grad()
                 loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), max_norm)
+                grad_norm = clip_grad_norm(params, max_norm)
                 # One check before the step covers both: a non-finite loss gives non-finite gradients.
                 if not torch.isfinite(loss.detach() + grad_norm):
                     check_finite("PPO loss", loss.detach())

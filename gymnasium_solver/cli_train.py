@@ -6,6 +6,7 @@ torch is imported only inside ``train`` and ``eval`` (cli.py is imported by the 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -157,6 +158,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         _say_origin(resolved)
     from gymnasium_solver.training import train  # torch: only now
 
+    gc.freeze()  # torch's objects live to the exit (one run a process): the collector skips them, exit -1 s
     result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
                    show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
                    experiment_id=args.experiment_id, applied_changes=applied, config_origin=resolved.origin)
@@ -175,6 +177,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     run_dir = resolve_run_dir(args.resume, args.runs_dir)
     from gymnasium_solver.training import resume  # torch: only now
 
+    gc.freeze()  # as in cmd_train
     result = resume(run_dir, show_progress=not args.quiet)
     info = rf.read_run_info(result.run_dir)
     return _report(info.config_id, info.reward_threshold, result, args.no_fail, args.json)

@@ -12,8 +12,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import torch._dynamo  # noqa: F401 - see below
-
+from agents import agent_class
 from agents.common import NonFiniteLossError
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.algorithms import NATIVE
@@ -25,9 +24,6 @@ from gymnasium_solver.run_guards import stop_on_signals, warnings_to
 from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder
 from gymnasium_solver.session import Session, TrainResult
 from gymnasium_solver.tracking import check_tracking_available
-
-# torch.optim.Optimizer.__init__ imports torch._dynamo lazily (~1 s) the first time an optimizer is
-# built: imported here, that one-off cost stays out of the run's clock (from environment creation).
 
 __all__ = ["TrainResult", "resume", "train"]
 
@@ -88,6 +84,11 @@ def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
 
 def _run(s: Session) -> TrainResult:
     cfg, writer = s.cfg, s.writer
+    if getattr(agent_class(cfg.algo), "uses_torch_optim", True):
+        # torch.optim imports torch._dynamo when the first optimizer is built (1-2 s, as long as importing
+        # torch): imported now, that stays out of the run's clock (from environment creation). PPO's Adam
+        # is ours (agents/optim.py) and needs none of it.
+        import torch._dynamo  # noqa: F401
     with stop_on_signals() as stop_requested, warnings_to(writer):
         try:
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
