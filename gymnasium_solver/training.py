@@ -84,13 +84,13 @@ def resume(run_dir: Path, *, show_progress: bool = False) -> TrainResult:
 
 def _run(s: Session) -> TrainResult:
     cfg, writer = s.cfg, s.writer
-    if getattr(agent_class(cfg.algo), "uses_torch_optim", True):
-        # torch.optim imports torch._dynamo when the first optimizer is built (1-2 s, as long as importing
-        # torch): imported now, that stays out of the run's clock (from environment creation). PPO's Adam
-        # is ours (agents/optim.py) and needs none of it.
-        import torch._dynamo  # noqa: F401
     with stop_on_signals() as stop_requested, warnings_to(writer):
         try:
+            if getattr(agent_class(cfg.algo), "uses_torch_optim", True):
+                # torch.optim imports torch._dynamo when the first optimizer is built (1-2 s, as long as
+                # importing torch): imported now, that stays out of the run's clock (which starts at
+                # environment creation). PPO's Adam is ours (agents/optim.py) and needs none of it.
+                import torch._dynamo  # noqa: F401
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
             while True:
                 # 1. Collect a rollout with the current policy.
