@@ -74,6 +74,8 @@ class PresetRows(BaseModel):
     arms: dict[str, list[Row]]
     budget: int | None = Field(default=None, description="our preset's max_env_steps: an unsolved seed counts as it")
     config_sha: str | None = Field(default=None, description="hash of our resolved config when measured")
+    parts: dict[str, list[float]] = Field(default_factory=dict, description="named figures, one per repeat, of a "
+                                          "bench that splits a run's time (bench_loop_limit.py: seconds by part)")
 
 
 class Results(BaseModel):

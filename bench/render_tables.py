@@ -204,12 +204,32 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
     return "\n\n".join(parts)
 
 
+def render_loop_limit(results: dict[str, Results]) -> str:
+    """bench/bench_loop_limit.py's file: our loop against env steps + forward, and where the rest goes."""
+    import bench_loop_limit
+
+    r = results[bench_loop_limit.NAME]
+    repeats = min(len(p.parts["total"]) for p in r.presets.values())
+    intro = fill(
+        f"Medians of {repeats} repeats per preset, ours and the limit alternating. **limit**: the preset's vectorised "
+        f"env stepped for the env steps its solve took on the seed shown, each step's actions from its policy "
+        f"network's forward (the faster of torch no_grad and our numpy forward). **ours**: `gsolve train` on that "
+        f"seed, launch to exit, split by metrics.csv's `time/rollout_seconds` and `time/update_seconds`, the rest "
+        f"of each iteration (evaluation on the rows that evaluated) and run.json's times; a part's share is of "
+        f"ours. The limit's policy is untrained: its episodes end sooner than a learning policy's, so it resets "
+        f"more often (LunarLander's reset builds a new world) and our collection can come in under it. The machine "
+        f"is shared (load below): compare the ratios, not the seconds; the CPU-seconds ratio moves least with "
+        f"the load.")
+    return f"{intro}\n\n{bench_loop_limit.table(r.presets)}\n\n{fill(provenance(r.measured))}"
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "readme-speed": render_readme_speed,
     **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
     "fix-verdicts": render_fix_verdicts,
+    "loop-limit": render_loop_limit,
 }
 
 
