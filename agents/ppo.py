@@ -7,6 +7,8 @@ schedules for the learning rate, clip range and entropy coefficient.
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from agents.common import (
@@ -71,6 +73,8 @@ class PPO(RolloutAgent):
         n = batch.obs.shape[0]
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
         n_minibatches = max(1, round(n / cfg.batch_size))
+        size, extra = divmod(n, n_minibatches)  # tensor_split's sections: the first `extra` one sample longer
+        bounds = [i * size + min(i, extra) for i in range(n_minibatches + 1)]
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
         params = self.optimizer.params
         # Per-minibatch stats stay tensors until the end: every .item() and tiny op costs
@@ -82,9 +86,14 @@ class PPO(RolloutAgent):
             # The KL is needed on every minibatch for early stopping, else only for the last epoch's metric.
             measure_kl = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
             kls = []
-            for idx in torch.randperm(n, device=batch.obs.device).tensor_split(n_minibatches):
-                ev = self.policy.evaluate(batch.obs[idx], batch.actions[idx])
-                log_ratio = ev.log_probs - batch.log_probs[idx]
+            # One gather per tensor per epoch; each minibatch is then a slice of it (the same samples as
+            # indexing with its chunk of the permutation, without six index kernels per minibatch).
+            perm = torch.randperm(n, device=batch.obs.device)
+            obs, actions, old_log_probs, old_values, advantages, returns = (t[perm] for t in batch[:6])
+            for start, end in itertools.pairwise(bounds):
+                idx = slice(start, end)
+                ev = self.policy.evaluate(obs[idx], actions[idx])
+                log_ratio = ev.log_probs - old_log_probs[idx]
                 ratio = log_ratio.exp()
                 if measure_kl:
                     with torch.no_grad():
@@ -93,10 +102,10 @@ class PPO(RolloutAgent):
                     if cfg.target_kl is not None and float(kls[-1]) > 1.5 * cfg.target_kl:
                         stop = True
                         break
-                adv = normalize(batch.advantages[idx]) if cfg.normalize_advantages else batch.advantages[idx]
+                adv = normalize(advantages[idx]) if cfg.normalize_advantages else advantages[idx]
                 policy_loss = -torch.min(adv * ratio, adv * ratio.clamp(1 - clip, 1 + clip)).mean()
                 assert ev.values is not None
-                value_loss = self._value_loss(ev.values, batch.values[idx], batch.returns[idx])
+                value_loss = self._value_loss(ev.values, old_values[idx], returns[idx])
                 entropy = ev.entropy.mean()
                 loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
                 self.optimizer.zero_grad()
