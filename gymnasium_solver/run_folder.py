@@ -394,7 +394,9 @@ def parse_metrics_text(text: str) -> MetricsTable:
     lines = complete.splitlines()
     if not lines:
         return MetricsTable([], [])
-    header = next(csv.reader(io.StringIO(lines[0])))
+    header = next(csv.reader(io.StringIO(lines[0])), None)
+    if not header:
+        raise ValueError("metrics.csv line 1 is empty: expected the header row (iteration,env_steps,...)")
     rows: list[list[float | None]] = []
     for lineno, line in enumerate(lines[1:], start=2):
         parts = line.split(",")

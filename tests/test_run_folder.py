@@ -317,3 +317,9 @@ def test_run_ids_are_utc_whatever_the_local_time_zone(monkeypatch: pytest.Monkey
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+@pytest.mark.parametrize("text", ["\n", "\n\n", "\r\n"])
+def test_a_metrics_file_without_its_header_is_named_not_a_traceback(text: str) -> None:
+    with pytest.raises(ValueError, match="metrics.csv line 1 is empty: expected the header row"):
+        rf.parse_metrics_text(text)
