@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_fix_verdicts  # noqa: E402 - a sibling script, not a package
 import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
 
@@ -196,7 +197,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
         sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
         flag = " --user-preset" if "user" in name else ""
         date = f", {d['date']}" if d.get("date") else ""
-        parts.append(fill(f"**{what.capitalize()}**: " + "; ".join(d["summary"]) + ". Measured by "
+        parts.append(fill(f"**{what.capitalize()}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
                           f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at commit "
                           f"`{d['commit']}`{date} on {d['machine']}, load average {d['load_at_end']:.1f} at the end "
                           f"(`bench/verdicts/{name}` holds every row)."))
