@@ -197,7 +197,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
         sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
         flag = " --user-preset" if "user" in name else ""
         date = f", {d['date']}" if d.get("date") else ""
-        parts.append(fill(f"**{what.capitalize()}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
+        parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
                           f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at commit "
                           f"`{d['commit']}`{date} on {d['machine']}, load average {d['load_at_end']:.1f} at the end "
                           f"(`bench/verdicts/{name}` holds every row)."))
