@@ -68,9 +68,12 @@ def scratch_runs(real_runs: RealRuns, tmp_path: Path) -> RealRuns:
 
 @pytest.fixture(autouse=True)
 def _env_module_grants():
-    """Each test starts with the grants it found (--env-package/--env-class are process-wide, like a command's)."""
+    """Each test starts with a fresh CLI process's grants (--env-package/--env-class are process-wide, like a
+    command's; a session-scoped MCP server made before this fixture ran would otherwise leave every later
+    test distrusting presets) and leaves the grants it found."""
     from gymnasium_solver.config import env_modules
 
     state = env_modules.snapshot()
+    env_modules.restore(type(state)())  # nothing granted, presets trusted: a fresh `gsolve` process
     yield
     env_modules.restore(state)
