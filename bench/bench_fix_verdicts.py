@@ -151,25 +151,36 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
         return row
 
 
-def summary(rows: list[dict[str, Any]]) -> list[str]:
+def tally(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The counts every summary of these rows states (this file's lines, and render_tables' per-set rows)."""
     faults = [r for r in rows if r["fault"]]
     lucky = [r for r in rows if not r["fault"]]
     fixed = [r for r in faults if r.get("verdict") == "fixed"]
-    holds = [r for r in fixed if r["held_out"] and all(h["solved"] for h in r["held_out"])]
-    # With `unlucky_seed` a winner is still delivered, as "a more robust option": what the user gets either way.
-    any_holds = [r for r in faults if r.get("held_out") and all(h["solved"] for h in r["held_out"])]
-    keeps = [r for r in fixed if r["winner"] and r["winner"]["keeps_blamed"]]
-    unlucky_ok = [r for r in lucky if r.get("verdict") == "unlucky_seed"]
-    unlucky_wrong = [r for r in faults if r.get("verdict") == "unlucky_seed"]
-    errors = [r for r in rows if "error" in r]
-    n = max(len(faults), 1)
+
+    def holds(r: dict[str, Any]) -> bool:
+        return bool(r.get("held_out")) and all(h["solved"] for h in r["held_out"])
+
+    return {
+        "faults": len(faults), "fixed": len(fixed), "holds": sum(holds(r) for r in fixed),
+        # With `unlucky_seed` a winner is still delivered, as "a more robust option": what the user gets either way.
+        "any_holds": sum(holds(r) for r in faults),
+        "keeps": sum(bool((r.get("winner") or {}).get("keeps_blamed")) for r in fixed),
+        "unlucky_wrong": sum(r.get("verdict") == "unlucky_seed" for r in faults),
+        "errors": sum("error" in r for r in rows),
+        "lucky": len(lucky), "unlucky_ok": sum(r.get("verdict") == "unlucky_seed" for r in lucky),
+    }
+
+
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    t = tally(rows)
+    n = max(t["faults"], 1)
     return [
-        f"confirmed faults: {len(faults)}; verdict fixed: {len(fixed)}; winner solves 3 of 3 held-out seeds: "
-        f"{len(holds)}/{len(faults)} ({len(holds) / n:.0%}); winners keeping the blamed setting: {len(keeps)}; "
-        f"called unlucky_seed: {len(unlucky_wrong)}; refused or errored: {len(errors)}; a change delivered either way "
-        f"(a fix, or with unlucky_seed a more robust option) solves 3 of 3 held-out seeds: {len(any_holds)}/{len(faults)} "
-        f"({len(any_holds) / n:.0%})",
-        f"planted cases whose config solves 2+ of 3 seeds: {len(lucky)}; called unlucky_seed: {len(unlucky_ok)}",
+        f"confirmed faults: {t['faults']}; verdict fixed: {t['fixed']}; winner solves 3 of 3 held-out seeds: "
+        f"{t['holds']}/{t['faults']} ({t['holds'] / n:.0%}); winners keeping the blamed setting: {t['keeps']}; "
+        f"called unlucky_seed: {t['unlucky_wrong']}; refused or errored: {t['errors']}; a change delivered either way "
+        f"(a fix, or with unlucky_seed a more robust option) solves 3 of 3 held-out seeds: {t['any_holds']}/{t['faults']} "
+        f"({t['any_holds'] / n:.0%})",
+        f"planted cases whose config solves 2+ of 3 seeds: {t['lucky']}; called unlucky_seed: {t['unlucky_ok']}",
         f"median seconds per gsolve fix: {sorted(r['seconds'] for r in rows)[len(rows) // 2] if rows else '-'}",
     ]
 

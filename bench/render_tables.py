@@ -172,16 +172,9 @@ def _verdict_sets(rows: list[dict[str, Any]]) -> str:
     lines = ["| set | confirmed faults | `fixed` | winner solves 3 of 3 held-out seeds | keeps the blamed key | "
              "fault called `unlucky_seed` | not-faults | called `unlucky_seed` |", "|---|---|---|---|---|---|---|---|"]
     for name in dict.fromkeys(r["set"] for r in rows):
-        rs = [r for r in rows if r["set"] == name]
-        faults = [r for r in rs if r["fault"]]
-        fixed = [r for r in faults if r.get("verdict") == "fixed"]
-        holds = [r for r in fixed if r.get("held_out") and all(h["solved"] for h in r["held_out"])]
-        keeps = [r for r in fixed if (r.get("winner") or {}).get("keeps_blamed")]
-        wrong = [r for r in faults if r.get("verdict") == "unlucky_seed"]
-        lucky = [r for r in rs if not r["fault"]]
-        called = [r for r in lucky if r.get("verdict") == "unlucky_seed"]
-        lines.append(f"| {name} | {len(faults)} | {len(fixed)} | {len(holds)} | {len(keeps)} | {len(wrong)} | "
-                     f"{len(lucky)} | {len(called)} |")
+        t = bench_fix_verdicts.tally([r for r in rows if r["set"] == name])
+        lines.append(f"| {name} | {t['faults']} | {t['fixed']} | {t['holds']} | {t['keeps']} | {t['unlucky_wrong']} | "
+                     f"{t['lucky']} | {t['unlucky_ok']} |")
     return "\n".join(lines)
 
 
