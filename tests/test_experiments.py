@@ -36,6 +36,7 @@ from gymnasium_solver.experiments.record import (
     new_experiment_id,
     write_record,
 )
+from gymnasium_solver.experiments.runner import FixJob
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
@@ -765,7 +766,50 @@ def test_a_budget_beside_another_change_is_not_blamed() -> None:
         return Diagnosis.model_construct(findings=[f])
 
     assert blamed_keys(diag("hidden_sizes", "max_env_steps")) == ["hidden_sizes"]
-    assert blamed_keys(diag("max_env_steps", "exploration_fraction")) == ["exploration_fraction", "max_env_steps"]
+    # A budget raise alone names no cause (more steps work around a slow run): it blames nothing, so a
+    # revert that solves as fast is not passed over for a budget raise (the padding issue #21 names).
+    assert blamed_keys(diag("max_env_steps", "exploration_fraction")) == []
+    assert blamed_keys(diag("max_env_steps")) == []
+
+
+P02 = Path(__file__).parent / "fixtures" / "heldout5" / "p02_s165"  # n_envs=1 on Pendulum-v1:ppo, batch_size 64
+
+
+def _p02_store(tmp_path: Path) -> tuple[RunStore, str]:
+    import shutil
+
+    run_id = json.loads((P02 / "run.json").read_text())["run_id"]
+    shutil.copytree(P02, tmp_path / run_id)
+    return RunStore(tmp_path), run_id
+
+
+def test_a_change_the_trainer_refuses_is_evidence_not_a_suggestion(tmp_path: Path) -> None:
+    """The run shrank its rollout to 1 env x 64 steps; the preset's batch_size 128 no longer fits in it, so
+    the finding that blames batch_size says why it suggests nothing instead of a `try:` that cannot start."""
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+
+    store, run_id = _p02_store(tmp_path)
+    d = diagnose_run_dir(store, store.resolve(run_id))
+    every = [c.set_arg for f in d.findings for c in f.suggested_changes]
+    assert "batch_size=128" not in every
+    notes = [e.observed for f in d.findings for e in f.evidence if e.observed.startswith("not suggested")]
+    assert notes == ["not suggested: --set batch_size=128 is not a config this run can train (batch_size (128) is "
+                     "larger than the rollout n_envs*n_steps = 1*64 = 64; use batch_size <= 64 or a longer rollout)"]
+
+
+def test_a_fix_plans_without_the_candidates_the_trainer_refuses(tmp_path: Path) -> None:
+    """`revert batch_size` alone cannot start (128 > the run's 64-sample rollout): it is listed as refused with
+    why, and the rest of the experiment is planned (it used to end the whole fix with a config error)."""
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    store, run_id = _p02_store(tmp_path)
+    rec = plan_experiment(store, run_id)
+    assert [c.name for c in rec.candidates] == ["finding budget_exhausted_improving", "revert n_envs",
+                                                 "revert max_env_steps", "revert all"]
+    assert len(rec.refused) == 1 and rec.refused[0].startswith("revert batch_size (batch_size=128): ")
+    assert "not tried" in rec.message
+    job = FixJob(store, rec, None, None, 0)  # type: ignore[arg-type]
+    assert not job._trainable({"batch_size": 128}) and job._trainable({"n_envs": 16, "batch_size": 128})
 
 
 def test_a_jobs_coordinator_is_gone_only_past_the_staleness_window(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gymnasium_solver.algorithms import OFF_POLICY
+from gymnasium_solver.config import ConfigError, build_config
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.attribution import attribute, fallback
 from gymnasium_solver.diagnostics.context import Ctx, fraction_of
@@ -17,6 +18,7 @@ from gymnasium_solver.diagnostics.deviations import deviations
 from gymnasium_solver.diagnostics.models import (
     SEVERITY_RANK,
     Diagnosis,
+    Evidence,
     Finding,
     ProgressSummary,
     References,
@@ -151,6 +153,36 @@ def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     for f in findings:
         if f.id not in ("non_finite_loss", "run_error", "run_crashed") and f.severity != Severity.INFO:
             f = f.model_copy(update={"severity": Severity.INFO})
+        out.append(f)
+    return out
+
+
+def _applicable(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
+    """A change is offered only when the run's config with it is a config the trainer accepts: one it
+    refuses (a batch larger than this run's rollout, after the run shrank the rollout) stays in the
+    finding's evidence with the reason, and the finding suggests nothing (`gsolve fix` does not try it).
+    A config that does not validate as it is (an imported run's, an older trainer's) is not checked."""
+    if ctx.info.source is not None:
+        return findings
+    try:
+        build_config(ctx.config, "the run's config")
+    except (ConfigError, TypeError, ValueError):
+        return findings
+    out = []
+    for f in findings:
+        if f.suggested_changes:
+            changed = {**ctx.config, **{c.key: c.suggested for c in f.suggested_changes}}
+            try:
+                build_config(changed, "with this change")
+            except (ConfigError, TypeError, ValueError) as exc:
+                args = " ".join(f"--set {c.set_arg}" for c in f.suggested_changes)
+                why = str(exc)
+                for prefix in ("with this change: ", "invalid config: ", "config: "):
+                    why = why.removeprefix(prefix)
+                note = Evidence(metric="config:" + ",".join(c.key for c in f.suggested_changes),
+                                observed=f"not suggested: {args} is not a config this run can train ({why})",
+                                healthy="a change the trainer accepts with the run's other settings")
+                f = f.model_copy(update={"suggested_changes": [], "evidence": [*f.evidence, note]})
         out.append(f)
     return out
 
@@ -304,7 +336,7 @@ def diagnose(
         deviations={d.key: d for d in devs}, preset_drift=held.drift, bands=bands(data, refs), steps_to_solve=refs.steps_to_solve,
     )
     findings = [f for f in (rule(ctx) for rule in RULES) if f is not None]
-    findings = fit_budget(ctx, fallback(ctx, attribute(ctx, findings)))
+    findings = _applicable(ctx, fit_budget(ctx, fallback(ctx, attribute(ctx, findings))))
     findings = _cap_if_solved(ctx, findings)
     # Critical first (the run is broken: nan, crash, error), then warnings by score, then info.
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], f.score), reverse=True)

@@ -15,11 +15,17 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.config import env_modules
+from gymnasium_solver.config import ConfigError, env_modules, resolve_config
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
-from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, Candidate, build_candidates
-from gymnasium_solver.experiments.parent import parent_config
+from gymnasium_solver.experiments.candidates import (
+    DEFAULT_MAX_TRIALS,
+    MAX_TRIALS_LIMIT,
+    Candidate,
+    NoCandidatesError,
+    build_candidates,
+)
+from gymnasium_solver.experiments.parent import ParentConfig, parent_config
 from gymnasium_solver.experiments.record import (
     BASELINE,
     ExperimentRecord,
@@ -34,7 +40,7 @@ from gymnasium_solver.experiments.runner import (
     MAX_SEEDS,
     MAX_TIMEOUT_SECONDS,
 )
-from gymnasium_solver.launcher import reap, spawn_detached
+from gymnasium_solver.launcher import override_pairs, reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
 
 
@@ -72,7 +78,13 @@ def plan_experiment(
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
     parent = parent_config(run_dir, info)  # the run's config as recorded, even if its preset changed since
     diagnosis = diagnose_run_dir(store, run_dir)
-    candidates = build_candidates(diagnosis, parent.overrides, max_trials)
+    candidates, refused = trainable(info.config_id, parent,
+                                    build_candidates(diagnosis, parent.overrides, MAX_TRIALS_LIMIT))
+    if not candidates:
+        raise NoCandidatesError(f"nothing to try for run {info.run_id}: the trainer refuses every candidate's config "
+                                f"({'; '.join(refused)}); test your own change with "
+                                f"`gsolve retry {info.run_id} --set key=value`")
+    candidates = candidates[:max_trials]
     seed_list = [info.seed + i for i in range(seeds)]  # the run's own seed first, then fresh ones
     baseline_seeds = baseline_seed_list(seed_list)
     now = rf.utc_now_iso()
@@ -80,12 +92,30 @@ def plan_experiment(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
         seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, created_at=now, updated_at=now,
         host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
-        baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates,
+        baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates, refused=refused,
         trials=first_rung(candidates, seed_list, baseline_seeds),
         message=f"{len(candidates)} candidates planned on seed {info.seed}"
         + (f", your unchanged config on seeds {', '.join(map(str, baseline_seeds))}" if baseline_seeds else "")
+        + (f" ({len(refused)} not tried: the trainer refuses their config)" if refused else "")
         + "; starting",
     )
+
+
+def trainable(config_id: str, parent: ParentConfig, candidates: list[Candidate]) -> tuple[list[Candidate], list[str]]:
+    """The candidates whose trial config the trainer accepts (on the parent's config, as the runner builds
+    it), and a line for each it refuses: a candidate that cannot start is not a trial, and one refused
+    config must not end the whole experiment."""
+    ok: list[Candidate] = []
+    refused: list[str] = []
+    for c in candidates:
+        try:
+            resolve_config(config_id, override_pairs({**parent.base_for(config_id, c.changes), **c.changes}))
+        except ConfigError as exc:
+            why = str(exc).split("invalid config: ", 1)[-1].removeprefix("config: ")
+            refused.append(f"{c.name} ({' '.join(c.set_args)}): {why}")
+        else:
+            ok.append(c)
+    return ok, refused
 
 
 # 'Unlucky seed' is a verdict of its own: it rests on at least this many fresh seeds of the unchanged
@@ -121,11 +151,13 @@ _BUDGET_COMPANIONS = frozenset({"max_env_steps", "exploration_fraction"})
 
 def blamed_keys(diagnosis: Diagnosis) -> list[str]:
     """The keys the top finding (the first warning or critical with a change) blames: those it would
-    change, less a budget it raises beside another change."""
+    change, less a budget it raises beside another change. A top finding that only raises the budget
+    blames nothing: more steps work around a slow run, they do not name why it is slow, so a revert
+    that solves as fast is not passed over for one (verdict.preferred)."""
     for f in diagnosis.findings:
         if f.severity != Severity.INFO and f.suggested_changes:
             keys = {c.key for c in f.suggested_changes if c.key != "seed"}
-            return sorted(keys - _BUDGET_COMPANIONS or keys)
+            return sorted(keys - _BUDGET_COMPANIONS)
     return []
 
 

@@ -122,6 +122,8 @@ class ExperimentRecord(BaseModel):
                                       "rests on at least three (empty in a record from before: seeds[1:])")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
+    refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "
+                               "their config, each with why (e.g. a batch larger than the run's rollout)")
     trials: list[Trial]
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "
                                   "the parent's unchanged config first")

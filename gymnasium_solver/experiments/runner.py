@@ -312,8 +312,8 @@ class FixJob:
             return
         for key in base.changes:
             changes = {k: v for k, v in base.changes.items() if k != key}
-            if vd._key(changes) in arms:
-                continue
+            if vd._key(changes) in arms or not self._trainable(changes):
+                continue  # tried already, or the trainer refuses it: the change is needed either way
             name = f"{base.name} without {key}"
             self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
 
@@ -331,10 +331,18 @@ class FixJob:
             return False
         fix, around = min(fixes, key=vd.rank), min(good, key=vd.rank)
         changes = {**fix.changes, **around.changes}
-        if vd._key(changes) in arms:
+        if vd._key(changes) in arms or not self._trainable(changes):
             return False
         name = f"{fix.name} + {around.name}"
         self.queue.extend(self._add(name, changes, s, "combine") for s in self.seeds)
+        return True
+
+    def _trainable(self, changes: dict[str, Any]) -> bool:
+        """Does the trainer accept the parent's config with ``changes`` (on the parent's seed)?"""
+        try:
+            trial_overrides(self.record, Trial(candidate="", changes=changes, set_args=[], seed=self.record.seed))
+        except config_mod.ConfigError:
+            return False
         return True
 
     def _say(self, t: Trial) -> None:

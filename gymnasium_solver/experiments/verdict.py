@@ -165,6 +165,8 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
     if ending is not None:
         head += f" ({ending.removeprefix('stopped: ')})"
     parts = [head + "."]
+    if record.refused:
+        parts.append(f"Not tried, the trainer refuses its config: {'; '.join(record.refused)}.")
     if record.verdict == "unlucky_seed" and baseline is not None:
         others = baseline.per_seed[1:]
         parts.append(f"Bad luck, not a bad config: your unchanged config solves {sum(o.solved for o in others)} of "
