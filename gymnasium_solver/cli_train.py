@@ -129,7 +129,11 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None,
             raise ConfigError(f"--seed must be >= 0, got {seed}")
         overrides["seed"] = seed
     # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
-    return resolve_with_origin(config_id, overrides, use_zoo=not no_zoo), in_our_names(overrides, "--set").values
+    resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
+    recorded = in_our_names(overrides, "--set").values
+    if "env_kwargs" in recorded:  # dotted keys were added to the settings' env_kwargs: record the whole result,
+        recorded["env_kwargs"] = dict(resolved.config.env_kwargs)  # so a retry (a whole value replaces) rebuilds it
+    return resolved, recorded
 
 
 def _say_origin(resolved: Resolved) -> None:

@@ -348,3 +348,24 @@ def test_lifting_the_time_limit_needs_a_threshold_of_its_own() -> None:
     assert stated.reward_threshold == 4000 and stated.env_kwargs == {"max_episode_steps": 5000}
     shorter = resolve_config("CartPole-v1:ppo", ["env_kwargs={max_episode_steps: 200}"])
     assert shorter.reward_threshold == 475  # a shorter limit claims nothing it has not earned
+
+
+def test_env_kwargs_dotted_adds_a_whole_value_replaces() -> None:
+    """`env_kwargs.k=v` adds to the preset's keyword arguments; `env_kwargs={...}` replaces them, so a fix can
+    remove one a user's preset sets (merging made `env_kwargs={}` a silent no-op)."""
+    cid = "LunarLander-v3:ppo_continuous"  # the one shipped preset with env_kwargs: {continuous: true}
+    assert resolve_config(cid).env_kwargs == {"continuous": True}
+    assert resolve_config(cid, ["env_kwargs.gravity=-5.0"]).env_kwargs == {"continuous": True, "gravity": -5.0}
+    assert resolve_config(cid, ["env_kwargs={gravity: -5.0}"]).env_kwargs == {"gravity": -5.0}
+    assert resolve_config(cid, ["env_kwargs={}"]).env_kwargs == {}
+    assert resolve_config(cid, {"env_kwargs": {}}).env_kwargs == {}  # a mapping (MCP, a recorded run) too
+
+
+def test_a_dotted_env_kwargs_override_is_recorded_whole() -> None:
+    """run.json's overrides hold the env_kwargs the run used, so replaying them (a whole value replaces) rebuilds
+    the same environment instead of dropping the preset's `continuous: true`."""
+    from gymnasium_solver.cli_train import _resolve
+
+    resolved, recorded = _resolve("LunarLander-v3:ppo_continuous", ["env_kwargs.gravity=-5.0"])
+    assert recorded == {"env_kwargs": {"continuous": True, "gravity": -5.0}}
+    assert resolve_config("LunarLander-v3:ppo_continuous", recorded).env_kwargs == resolved.config.env_kwargs

@@ -174,8 +174,14 @@ def _parse_override_value(raw: str) -> Any:
         return raw
 
 
+class Additions(dict):  # type: ignore[type-arg]
+    """The keys dotted ``--set`` arguments put inside a dict value (``env_kwargs.gravity=-5``): added to the
+    value the settings have. A whole value (``env_kwargs={...}``) replaces it, as for every other key."""
+
+
 def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
-    """``["lr=1e-3", "learning_rate.start=0.1"]`` -> nested dict. Values are parsed as YAML."""
+    """``["lr=1e-3", "learning_rate.start=0.1"]`` -> nested dict. Values are parsed as YAML; a dotted key's
+    dict is an :class:`Additions`."""
     out: dict[str, Any] = {}
     for pair in pairs or []:
         if "=" not in pair:
@@ -187,7 +193,7 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
         parts = key.split(".")
         cursor = out
         for part in parts[:-1]:
-            cursor = cursor.setdefault(part, {})
+            cursor = cursor.setdefault(part, Additions())
             if not isinstance(cursor, dict):
                 raise ConfigError(f"override {pair!r} conflicts with another override of {part!r}")
         cursor[parts[-1]] = _parse_override_value(value)
@@ -217,7 +223,7 @@ def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict
                 value = {**current, **value}
             elif current is not None and set(value) - {"start", "end"} == set():
                 value = {"start": current, "end": current, **value}
-        elif isinstance(value, dict) and key == "env_kwargs":
+        elif isinstance(value, Additions) and key == "env_kwargs":  # dotted: added; a whole dict replaces
             value = {**(out.get(key) or {}), **value}
         out[key] = value
     return out
