@@ -10,15 +10,17 @@ from pathlib import Path
 from gymnasium_solver.config import ConfigError, env_modules, split_config_id
 
 
-def add_env_module_flags(p: argparse.ArgumentParser, what: str = "the environment") -> None:
+def add_env_module_flags(p: argparse.ArgumentParser, what: str = "the environment", *, served: bool = False) -> None:
+    """The two flags; ``served``: a server's, which registers each class under an id of its own (CLASS-v0)."""
+    registers = ("`gsolve mcp --env-class my_envs:MyEnv` registers it as MyEnv-v0 for the clients" if served else
+                 "`gsolve train MyEnv-v0:ppo --env-class my_envs:MyEnv` registers it as MyEnv-v0")
     p.add_argument("--env-package", dest="env_packages", action="append", default=[], metavar="PKG",
                    help=f"import PKG before making {what}: a package whose import registers environment ids "
                    "(e.g. minigrid for MiniGrid-*); repeatable. Only for code you trust: gsolve never imports a "
                    "module because a run folder names it")
     p.add_argument("--env-class", dest="env_classes", action="append", default=[], metavar="MODULE:CLASS",
-                   help="your own gymnasium.Env subclass; `gsolve train MyEnv-v0:ppo --env-class my_envs:MyEnv` "
-                   "registers it as MyEnv-v0 (MODULE importable from the current folder or PYTHONPATH); a run "
-                   "of it is reloaded with the same flag")
+                   help=f"your own gymnasium.Env subclass; {registers} (MODULE importable from the current folder or "
+                   "PYTHONPATH); a run of it is reloaded with the same flag")
 
 
 def grant(args: argparse.Namespace) -> None:

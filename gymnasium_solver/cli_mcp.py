@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--max-sessions", type=int, default=None,
                    help="HTTP: at most this many open sessions (default 100); more are answered 503")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
-    add_env_module_flags(p)
+    add_env_module_flags(p, served=True)
     p.set_defaults(func=cmd_mcp)
 
 

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver.config.catalog import environment_catalog
+from gymnasium_solver.config import env_modules
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, EnvironmentSettings, environment_catalog
 from gymnasium_solver.run_store import key_hyperparameters
 
 
@@ -19,6 +20,8 @@ class RegisteredEnvironment(BaseModel):
                           "(gsolve's documented defaults only)")
     preset_variants: dict[str, str] = Field(description="preset variant -> algorithm")
     zoo_algos: list[str] = Field(description="algorithms the installed RL Zoo has an entry for")
+    registered_by: str | None = Field(default=None, description="the flag this process was started with that made "
+                                      "the id trainable (--env-class: the user's own class; --env-package), or None")
 
 
 class EnvironmentPreset(BaseModel):
@@ -46,6 +49,9 @@ class EnvironmentList(BaseModel):
         "start_training would take their settings from")
     registered_total: int = Field(default=0, description="registered ids matching the filter (registered lists at most "
                                   "limit of them from offset)")
+    own: list[RegisteredEnvironment] = Field(
+        default_factory=list, description="ids the --env-class/--env-package this process was started with made "
+        "trainable (at most limit; a filter finds the rest)")
     note: str = ""
 
 
@@ -59,16 +65,28 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
                                variants=variant_settings(preset.env_id))
     result = EnvironmentList(environments=[preset_entry(e) for e in config_mod.list_env_files()],
                              config_dir=str(config_mod.config_dir()))
+    granted = env_modules.granted_ids()
+    notes = []
     if registered or filter is not None:
         catalog = environment_catalog(filter, offset=offset, limit=limit)
-        result.registered = [RegisteredEnvironment(env_id=e.env_id, settings=e.settings,
-                                                   preset_variants=e.preset_variants, zoo_algos=e.zoo_algos)
-                             for e in catalog.environments]
+        result.registered = [_registered(e, granted) for e in catalog.environments]
         result.registered_total = catalog.total
         end = offset + len(result.registered)
-        result.note = (f"registered ids {offset + 1}-{end} of {catalog.total}"
-                       + (f"; next page: offset={end}" if end < catalog.total else ""))
+        notes.append(f"registered ids {offset + 1}-{end} of {catalog.total}"
+                     + (f"; next page: offset={end}" if end < catalog.total else ""))
+    elif granted:
+        own = environment_catalog(None, offset=0, limit=MAX_CATALOG_ROWS, only=list(granted)[:limit])
+        result.own = [_registered(e, granted) for e in own.environments]
+        if len(granted) > len(result.own):
+            notes.append(f"own: {len(result.own)} of the {len(granted)} ids this server's flags made trainable; "
+                         "a filter (e.g. the package's prefix) lists the rest")
+    result.note = "; ".join(notes)
     return result
+
+
+def _registered(e: EnvironmentSettings, granted: dict[str, str]) -> RegisteredEnvironment:
+    return RegisteredEnvironment(env_id=e.env_id, settings=e.settings, preset_variants=e.preset_variants,
+                                 zoo_algos=e.zoo_algos, registered_by=granted.get(e.env_id))
 
 
 def preset_entry(env_id: str) -> EnvironmentPreset:

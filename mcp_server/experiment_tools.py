@@ -13,6 +13,7 @@ from typing import Annotated
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.experiments import (
     ExperimentRecord,
     ExperimentStart,
@@ -52,6 +53,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         parallel = None
         parent = store.resolve(run_id)
         cfg = store.config(parent)
+        # Its trials make the run's environment: refused now, naming the flag, unless this server was granted it.
+        env_modules.require(str(cfg.get("env_id")), cfg.get("env_package") or (), cfg.get("env_class"))
         policy.check_config(cfg, store.runs_dir, f"trials of {parent.name} (they inherit its config)")
         if limits is not None:
             check_budget(limits, int(cfg.get("max_env_steps") or 0), int(cfg.get("n_envs") or 1),

@@ -91,6 +91,8 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
     # A preset naming env_package/env_class is refused unless the operator granted it (gsolve mcp --env-package):
     # a client choosing a config id must not make the server import a module.
     env_modules.distrust_presets()
+    # Its own --env-class classes get ids a client can name (CLASS-v0); its --env-package ids are registered already.
+    env_modules.bind_granted_classes()
     map_large_buffers()  # a long-lived reader: freed parse buffers go back to the system
     limits = limits or launcher.StartLimits.from_options()
     locations = locations or LocationPolicy.from_options()
@@ -122,7 +124,8 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
     ) -> EnvironmentList:
         """Use to find what can be trained: the environments with presets and their ENV:VARIANT ids (with
         env_id, that environment's variants and key settings); with registered=true or a filter, every
-        registered Gymnasium id and whether its settings come from our preset, the RL Zoo or defaults."""
+        registered Gymnasium id and whether its settings come from our preset, the RL Zoo or defaults; `own`: the
+        ids the operator's --env-class (a user's class, as CLASS-v0) or --env-package made trainable."""
         return environment_list(env_id, filter, registered, offset, limit)
 
     @tool(server, READ_ONLY, store.runs_dir)

@@ -117,6 +117,39 @@ def test_refusals_are_one_line_and_name_what_would_work(config_id: str, words: l
     assert "\n" not in str(exc.value) and all(w in str(exc.value) for w in words), str(exc.value)
 
 
+def test_image_observations_no_network_takes_are_refused_before_a_run_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """CarRacing's 96x96x3 frames (channels last) reached the trainer, which failed after making a run folder
+    (with network: nature_cnn, in torch's convolution); now one line before it, saying what would train."""
+    pytest.importorskip("Box2D")
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    for algo in ("ppo", "sac"):
+        code = cli.main(["train", f"CarRacing-v3:{algo}", "--no-zoo", "--runs-dir", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "Box(0, 255, (96, 96, 3), uint8) observations (images, channels last), which no gsolve algorithm " \
+               "takes: network: nature_cnn (with ppo, a2c, reinforce)" in err and "FrameStackObservation(4)" in err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("algo, network, words", [
+    ("sac", "mlp", ["(4, 84, 84), uint8) observations (images), which sac cannot take",
+                    "with network: nature_cnn: ppo, a2c, reinforce"]),
+    ("ppo", "mlp", ["which ppo takes with network: nature_cnn only", "normalize_observations=false"]),
+])
+def test_channels_first_images_need_the_cnn_of_an_on_policy_algorithm(algo: str, network: str,
+                                                                      words: list[str]) -> None:
+    from gymnasium_solver.config.spaces import EnvSpaces, check_images
+
+    frames = EnvSpaces("Frames-v0", "Box(0, 255, (4, 84, 84), uint8)", "box", "Discrete(2)", "discrete",
+                       image="channels_first")
+    with pytest.raises(ConfigError) as exc:
+        check_images(algo, network, frames)
+    assert "\n" not in str(exc.value) and all(w in str(exc.value) for w in words), str(exc.value)
+    check_images("ppo", "nature_cnn", frames)  # what trains
+    check_images("sac", "mlp", frames._replace(image=None))  # not images: nothing to say
+
+
 def test_config_origin_round_trips_through_run_json(tmp_path: Path) -> None:
     origin = resolve_with_origin("MountainCar-v0:ppo", ["seed=2"], use_zoo=False).origin
     info = rf.RunInfo(run_id="20260101-000000-abcd", config_id="MountainCar-v0:ppo", env_id="MountainCar-v0",

@@ -31,14 +31,17 @@ def _registered() -> list[str]:
 
 
 def environment_catalog(contains: str | None = None, *, registered: bool = True, offset: int = 0,
-                        limit: int = 50) -> Catalog:
+                        limit: int = 50, only: list[str] | None = None) -> Catalog:
     """The environments whose id contains ``contains`` (case-insensitive): those with presets, then (with
     ``registered``) every id Gymnasium registers, each with where its settings come from. One page of
-    at most ``limit`` (<= MAX_CATALOG_ROWS) rows from ``offset``."""
+    at most ``limit`` (<= MAX_CATALOG_ROWS) rows from ``offset``. ``only``: these ids instead, in this order."""
     limit = max(1, min(limit, MAX_CATALOG_ROWS))
     presets = list_env_files()
     zoo = zoo_algos_by_env()
-    ids = list(presets) + ([e for e in _registered() if e not in presets] if registered else [])
+    if only is not None:
+        ids = only
+    else:
+        ids = list(presets) + ([e for e in _registered() if e not in presets] if registered else [])
     needle = (contains or "").lower()
     ids = [e for e in ids if needle in e.lower()]
     rows = []

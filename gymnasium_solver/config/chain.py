@@ -37,6 +37,7 @@ from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
 from gymnasium_solver.config.spaces import (
     EnvSpaces,
     check_algo_takes,
+    check_images,
     check_registered,
     choose_algo,
     env_spaces,
@@ -264,7 +265,9 @@ def check_trainable(cfg: Config) -> None:
     env_modules.require_config(cfg)  # its packages and class: granted by the command line, or refused
     if cfg.atari_wrappers:
         return
-    check_algo_takes(cfg.algo.value, env_spaces(cfg.env_id, cfg.env_kwargs))
+    spaces = env_spaces(cfg.env_id, cfg.env_kwargs)
+    check_algo_takes(cfg.algo.value, spaces)
+    check_images(cfg.algo.value, cfg.network, spaces)
 
 
 def preset_config(config_id: str) -> Config | None:

@@ -119,12 +119,48 @@ def bind_class(env_id: str, path: str) -> None:
                              f"--env-class {path} ({TRUST})")
     if _GRANTS.bound.get(env_id) == path:
         return
-    if env_id in gym.registry:
+    if env_id in gym.registry and gym.spec(env_id).entry_point != path:  # the same class again: nothing to undo
         raise EnvModuleError(f"--env-class {path}: {env_id!r} is already registered as "
                              f"{gym.spec(env_id).entry_point}; name your environment with an id of its own, e.g. "
                              f"{path.rsplit(':', 1)[1]}-v0")
-    gym.register(id=env_id, entry_point=path)
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=path)
     _GRANTS.bound[env_id] = path
+
+
+def served_id(path: str) -> str:
+    """The id ``gsolve mcp --env-class MODULE:CLASS`` registers the class as: ``CLASS-v0``."""
+    return f"{check_class_path(path).rsplit(':', 1)[1]}-v0"
+
+
+def bind_granted_classes() -> dict[str, str]:
+    """Register each granted class not yet bound to an id as :func:`served_id` (the MCP server: its clients name
+    environments by id, and the operator named only the class). Returns id -> MODULE:CLASS for every bound class.
+    EnvModuleError when that id is taken by another environment (the operator renames the class)."""
+    import gymnasium as gym
+
+    for path in sorted(_GRANTS.classes - set(_GRANTS.bound.values())):
+        env_id = served_id(path)
+        if env_id in gym.registry and gym.spec(env_id).entry_point != path:
+            raise EnvModuleError(f"--env-class {path}: gsolve mcp registers it as {env_id!r}, which is already "
+                                 f"registered as {gym.spec(env_id).entry_point}; give the class another name")
+        bind_class(env_id, path)
+    return dict(_GRANTS.bound)
+
+
+def granted_ids() -> dict[str, str]:
+    """Each id this process's grants made trainable -> the flag that did (``--env-class M:C``: the ids its class
+    is bound to, first; ``--env-package P``: the ids P registers), each kind sorted by id."""
+    import gymnasium as gym
+
+    out = {env_id: f"--env-class {path}" for env_id, path in sorted(_GRANTS.bound.items())}  # the user's own first
+    for package, ids in _GRANTS.packages.items():
+        # imported before it was granted (ids empty): its entry points say which ids are its own
+        prefixes = (f"{package}.", f"{package}:")
+        ids = ids or frozenset(str(k) for k, s in gym.registry.items() if str(s.entry_point).startswith(prefixes))
+        for env_id in sorted(ids):
+            out.setdefault(env_id, f"--env-package {package}")
+    return out
 
 
 def packages_registering(env_id: str) -> list[str]:
@@ -136,6 +172,11 @@ def packages_registering(env_id: str) -> list[str]:
         entry = str(gym.spec(env_id).entry_point)
         out = [p for p in _GRANTS.packages if entry.startswith((f"{p}.", f"{p}:"))]
     return out
+
+
+def bound_ids() -> list[str]:
+    """The ids this process registered a user's class as (--env-class), sorted."""
+    return sorted(_GRANTS.bound)
 
 
 def bound_class(env_id: str) -> str | None:

@@ -9,7 +9,8 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from gymnasium_solver.algorithms import ALGORITHMS, takes
+from gymnasium_solver.algorithms import ALGORITHMS, ON_POLICY, takes
+from gymnasium_solver.config.env_modules import bound_ids
 from gymnasium_solver.config.model import Algo, ConfigError
 
 # Action spaces each algorithm acts in are its ``action_kinds`` (algorithms.py). Observations: every algorithm
@@ -42,6 +43,7 @@ class EnvSpaces(NamedTuple):
     action_kind: str
     observation_note: str | None = None  # how the observations are turned into a vector (None: as they are)
     observation_refusal: str | None = None  # why no algorithm can take them (None: they can)
+    image: str | None = None  # uint8 HxWxC / CxHxW observations: 'channels_last' or 'channels_first'; None: not images
 
 
 class ObservationPlan(NamedTuple):
@@ -156,7 +158,8 @@ def _spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces
             plan = observation_plan(obs, env_id)
         except ConfigError as exc:
             return EnvSpaces(env_id, describe_space(obs), space_kind(obs), str(act), act_kind, None, str(exc))
-        return EnvSpaces(env_id, describe_space(obs), plan.kind, str(act), act_kind, observation_note(plan, obs, env_id))
+        return EnvSpaces(env_id, describe_space(obs), plan.kind, str(act), act_kind, observation_note(plan, obs, env_id),
+                         image=image_layout(obs))
     finally:
         env.close()
 
@@ -185,6 +188,10 @@ def check_registered(env_id: str) -> None:
 
     ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
     hint = " (ALE games are registered by the atari extra: set atari_wrappers: true)" if ale else ""
+    if not ale:  # an id of the user's own: their class, named on the command line
+        own = bound_ids()
+        hint = (f" (this process's own classes are {', '.join(own)})" if own else
+                " (your own gymnasium.Env trains with --env-class MODULE:CLASS)")
     raise ConfigError(f"unknown environment {env_id!r}{did_you_mean(env_id, list(gym.registry))}{hint}; "
                       "`gsolve list-envs --all` lists the registered ids")
 
@@ -200,6 +207,42 @@ def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
     others = takes(spaces.action_kind)
     instead = f"algorithms that take them: {', '.join(others)}" if others else "no gsolve algorithm takes them"
     raise ConfigError(f"{spaces.env_id} has {spaces.action} actions, which {algo} cannot take; {instead}")
+
+
+def image_layout(space: Any) -> str | None:
+    """'channels_last' (HxWxC, as renderers and CarRacing give them), 'channels_first' (CxHxW, a frame stack) for
+    3-D uint8 Box observations (the pixels envs.space_spec sends to the CNN); None for anything else."""
+    import gymnasium as gym
+    import numpy as np
+
+    if not (isinstance(space, gym.spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3):
+        return None
+    return "channels_last" if space.shape[-1] in (1, 3, 4) and space.shape[0] > 4 else "channels_first"
+
+
+# What takes images: the Nature CNN (network: nature_cnn), a key of the on-policy algorithms only.
+IMAGE_ALGOS = tuple(a.value for a in ALGORITHMS if a in ON_POLICY)
+_STACK = ("gymnasium.wrappers.GrayscaleObservation, ResizeObservation((84, 84)) and FrameStackObservation(4) make "
+          "4x84x84 frame stacks of them: register that wrapped environment in your own package and train its id "
+          "with --env-package PKG")
+
+
+def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
+    """ConfigError, in one line naming the space and the algorithms that would take it, for image observations
+    this config cannot learn on: channels last (no gsolve network takes them), an algorithm without the CNN, or
+    the CNN not chosen. Checked before a run folder exists (atari_wrappers configs make their own frame stacks)."""
+    if spaces.image is None:
+        return
+    what = f"{spaces.env_id} has {spaces.observation} observations (images"
+    if spaces.image == "channels_last":
+        raise ConfigError(f"{what}, channels last), which no gsolve algorithm takes: network: nature_cnn (with "
+                          f"{', '.join(IMAGE_ALGOS)}) takes channels-first frame stacks; {_STACK}")
+    if algo not in IMAGE_ALGOS:
+        raise ConfigError(f"{what}), which {algo} cannot take; algorithms that take them with network: nature_cnn: "
+                          f"{', '.join(IMAGE_ALGOS)}")
+    if network != "nature_cnn":
+        raise ConfigError(f"{what}), which {algo} takes with network: nature_cnn only: set network=nature_cnn and "
+                          "normalize_observations=false (the CNN scales pixels itself)")
 
 
 def choose_algo(spaces: EnvSpaces) -> tuple[str, str]:

@@ -1,0 +1,137 @@
+"""An environment with no preset, through the MCP server (issue 22 items 4 and 5): `gsolve mcp --env-class
+MODULE:CLASS` makes a user's own class trainable as CLASS-v0, and an assistant lists it, starts it (with the same
+validation and live-run cap as any id), reads its run, diagnoses it and proves a fix by running candidates, all
+through a real MCP client. The class is tests/envs/my_env.py's Corridor (imported from the repo root)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from gymnasium_solver import launcher
+from gymnasium_solver import run_folder as rf
+from gymnasium_solver.config import ConfigError, env_modules
+
+REPO = Path(__file__).resolve().parent.parent
+GSOLVE = Path(sys.executable).with_name("gsolve")
+CORRIDOR = "tests.envs.my_env:Corridor"
+# A planted fault: a learning rate far too small to learn the corridor in 4096 env steps (4 updates).
+FAULT = {"max_env_steps": 4096, "eval_freq": 2048, "reward_threshold": 0.8, "learning_rate": 0.000001, "seed": 1}
+
+
+async def _call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    res = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in res.content)
+    return res.is_error, (text if res.is_error else res.structured_content)
+
+
+def _server(runs: Path, **caps: int) -> Any:
+    from mcp_server.server import create_server
+
+    limits = launcher.StartLimits(**{"max_live_runs": 2, "max_env_steps": 50_000, "max_n_envs": 64, **caps})
+    return create_server(runs, limits)
+
+
+@pytest.mark.anyio
+async def test_an_assistant_lists_trains_diagnoses_and_fixes_a_users_class(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    env_modules.grant_from_flags([], [CORRIDOR])  # what `gsolve mcp --env-class tests.envs.my_env:Corridor` does
+    async with Client(_server(tmp_path, max_live_runs=1)) as client:
+        failed, envs = await _call(client, "list_environments", {})
+        assert not failed and envs["own"] == [{"env_id": "Corridor-v0", "settings": "default", "preset_variants": {},
+                                                "zoo_algos": [], "registered_by": f"--env-class {CORRIDOR}"}], envs
+        failed, found = await _call(client, "list_environments", {"filter": "corridor"})  # MiniGrid has corridors too
+        assert not failed and envs["own"][0] in found["registered"], found
+        failed, cfg = await _call(client, "get_config", {"config_id": "Corridor-v0"})
+        assert not failed and cfg["config_id"] == "Corridor-v0:ppo" and cfg["config"]["env_class"] == CORRIDOR
+        assert cfg["value_sources"]["learning_rate"] == "default"
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v0:sac"})
+        assert failed and "sac cannot take" in text  # validated as any id
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v0:ppo",
+                                                              "overrides": {"env_class": "os:system"}})
+        assert failed and "env_class" in text  # a client never names a module
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v0:ppo"})
+        assert failed and "max_env_steps" in text  # the server's budget cap (defaults: 1M env steps)
+
+        failed, started = await _call(client, "start_training", {"config_id": "Corridor-v0:ppo", "overrides": FAULT})
+        assert not failed and started["started"]["config_id"] == "Corridor-v0:ppo", started
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v0:ppo", "overrides": FAULT})
+        assert failed and "live" in text  # the live-run cap
+        run_id = started["run_id"]
+        failed, waited = await _call(client, "get_run_info", {"run_id": run_id, "view": "status", "wait_seconds": 60})
+        assert not failed and waited["status"]["finished"], waited
+
+        # Reading it: the run, its curves, its diagnosis (no preset and no solved run to compare with).
+        failed, info = await _call(client, "get_run_info", {"run_id": run_id})
+        assert not failed and info["status"]["status"] == "completed" and not info["status"]["solved"], info
+        failed, metrics = await _call(client, "get_run_metrics", {"run_id": run_id,
+                                                                  "metrics": ["eval/return_mean"]})
+        assert not failed and metrics["curves"]["series"][0]["metric"] == "eval/return_mean", metrics
+        assert metrics["curves"]["series"][0]["env_steps"] == [2048, 4096], metrics
+        failed, diagnosis = await _call(client, "diagnose_run", {"run_id": run_id})
+        assert not failed and diagnosis["findings"], diagnosis
+        top = diagnosis["findings"][0]  # from the run's own metrics: no preset to revert to, no solved run
+        assert top["severity"] != "info" and top["suggested_changes"], diagnosis
+
+        # Proving a fix: candidates train in child processes, each given the server's --env-class.
+        failed, fix = await _call(client, "fix_run", {"run_id": run_id, "max_trials": 2, "seeds": 1})
+        assert not failed, fix
+        record = await _wait_fix(client, fix["experiment_id"])
+    assert record["status"] == "done" and record["verdict"] == "fixed", record
+    trials = [t for t in record["trials"] if t.get("run_id")]
+    assert trials and all(t["outcome"] != "failed" for t in trials), record
+    for t in trials:
+        assert rf.read_run_info(tmp_path / t["run_id"]).env_id == "Corridor-v0"
+        assert f"env_class: {CORRIDOR}" in (tmp_path / t["run_id"] / rf.CONFIG_YAML).read_text()
+
+
+async def _wait_fix(client: Client, experiment_id: str) -> dict[str, Any]:
+    for _ in range(600):  # a bound on the polls, not on the time: the trials are a few thousand env steps each
+        failed, record = await _call(client, "get_fix", {"experiment_id": experiment_id})
+        assert not failed, record
+        if record["status"] != "running":
+            return dict(record)
+        time.sleep(1)
+    raise AssertionError(f"fix {experiment_id} still running: {record}")
+
+
+@pytest.mark.anyio
+async def test_a_server_not_given_the_class_says_which_flag_would(tmp_path: Path) -> None:
+    """A run of a user's class, read by a server started without --env-class: reading and diagnosing need nothing,
+    a fix (whose trials make the environment) is refused at once, in one sentence naming the flag."""
+    run_dir = tmp_path / "20261127-120000-corridor"
+    run_dir.mkdir()
+    cfg = {"env_id": "Corridor-v0", "algo": "ppo", "variant": "ppo", "env_class": CORRIDOR, "max_env_steps": 4096}
+    (run_dir / rf.CONFIG_YAML).write_text(json.dumps(cfg))  # JSON is YAML; fix_run refuses before it reads more
+    async with Client(_server(tmp_path)) as client:
+        failed, text = await _call(client, "fix_run", {"run_id": run_dir.name})
+        assert failed and f"pass --env-class {CORRIDOR}" in text, text
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v1:ppo"})
+        assert failed and "your own gymnasium.Env trains with --env-class MODULE:CLASS" in text, text
+    env_modules.grant_from_flags([], [CORRIDOR])
+    async with Client(_server(tmp_path)) as client:
+        failed, text = await _call(client, "start_training", {"config_id": "Corridor-v1:ppo"})
+        assert failed and "this process's own classes are Corridor-v0" in text, text
+
+
+def test_a_class_whose_served_id_is_taken_is_refused_in_one_sentence() -> None:
+    import gymnasium as gym
+
+    env_modules.grant_from_flags([], ["tests.envs.my_env:Chatty"])
+    gym.register(id="Chatty-v0", entry_point=CORRIDOR)  # someone else's environment under the id Chatty would get
+    try:
+        with pytest.raises(ConfigError, match=r"^--env-class tests.envs.my_env:Chatty: gsolve mcp registers it as "
+                                              r"'Chatty-v0', which is already registered as .*Corridor; give"):
+            env_modules.bind_granted_classes()
+    finally:
+        del gym.registry["Chatty-v0"]
+    assert env_modules.bind_granted_classes() == {"Chatty-v0": "tests.envs.my_env:Chatty"}
+    assert env_modules.bind_granted_classes() == {"Chatty-v0": "tests.envs.my_env:Chatty"}  # idempotent
+    assert env_modules.granted_ids() == {"Chatty-v0": "--env-class tests.envs.my_env:Chatty"}
