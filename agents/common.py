@@ -417,21 +417,6 @@ class Policy(Protocol):
     def all_finite(self) -> bool: ...
 
 
-class Agent(Protocol):
-    """The algorithm interface the training loop drives (training.py): one iteration is
-    ``collect`` -> ``targets`` -> ``update``. PPO and REINFORCE satisfy it; agents/sb3.SB3Agent adapts
-    any Stable-Baselines3 algorithm to it. ``optimizer`` is what a resumable checkpoint saves."""
-
-    policy: Any  # a Policy
-    optimizer: Any
-
-    def collect(self, collector: Any) -> Any: ...
-
-    def targets(self, rollout: Any) -> Any: ...
-
-    def update(self, batch: Any, progress: float) -> UpdateStats: ...
-
-
 class Batch(NamedTuple):
     """The valid samples of a rollout, flattened, with their learning targets."""
 

@@ -4,7 +4,8 @@ Stable-Baselines3's DQN makes, on our vectorised environments.
 The loop is SB3's: collect ``train_freq`` steps of every sub-environment (uniformly random actions
 before ``learning_starts`` env steps, then epsilon-greedy with epsilon decaying linearly over
 ``exploration_fraction`` of the budget), then ``gradient_steps`` gradient steps on uniform replay
-minibatches (``-1``: one per env step collected). A gradient step is SB3's: the TD target
+minibatches (``-1``: one per env step collected); ``DQN.learn`` runs ``iteration_steps`` env steps of it
+(an off-policy agent, agents/interface.py). A gradient step is SB3's: the TD target
 ``r + (1 - terminated) * gamma^k * max_a Q_target(s', a)``, Huber loss on ``Q(s, a)``, the global
 gradient norm clipped at ``max_grad_norm``, Adam (torch's defaults). The target network moves
 towards the online one (``tau``; 1 = copy) once every ``target_update_interval`` env steps.
@@ -24,6 +25,7 @@ buffer is part of its resumable checkpoints.
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -34,6 +36,7 @@ from torch import nn
 from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
 from agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, mlp, numpy_mlp, numpy_views
+from agents.interface import LearnChunk
 from gymnasium_solver.algorithms import BOX, takes
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
@@ -221,12 +224,6 @@ class ReplayBuffer:
         self.drop_pending()
 
 
-class Chunk(NamedTuple):
-    """One iteration of DQN training: ``iteration_steps`` env steps with their gradient steps."""
-
-    env_steps: int
-
-
 class TrainingParts:
     """What a resumable DQN checkpoint saves beyond the online weights (the trainer saves an agent's
     ``optimizer``): Adam's state, the target network, the replay buffer, the sampling RNG and the
@@ -269,14 +266,14 @@ class DQN:
         self._losses: list[float] = []
         self._grad_norms: list[float] = []
 
-    def collect(self, collector: Any) -> Chunk:
+    def learn(self, collector: Any) -> LearnChunk:
         """``iteration_steps`` env steps, each ``train_freq`` vector steps followed by its gradient steps.
-        A non-finite loss raises NonFiniteLossError before the optimizer step; non-finite weights put
-        back the chunk's starting weights and raise it."""
+        A non-finite loss raises NonFiniteLossError before the optimizer step (the session then puts
+        back the iteration's starting weights, as it does for non-finite weights)."""
         cfg = self.cfg
         start = collector.env_steps
         target = min(start + cfg.iteration_steps, cfg.max_env_steps)
-        good = {k: v.clone() for k, v in self.policy.state_dict().items()}
+        gradient_seconds = 0.0
         while collector.env_steps < target:
             self.explorer.env_steps = collector.env_steps
             self.explorer.epsilon = self.explorer.epsilon_at(collector.env_steps)  # a resumed run's too
@@ -284,14 +281,13 @@ class DQN:
             self.buffer.add_rollout(rollout)
             self._update_target(rollout.obs.shape[0])
             if collector.env_steps > cfg.learning_starts and self.buffer.size > 0:
+                t0 = time.perf_counter()
                 steps = cfg.gradient_steps if cfg.gradient_steps >= 0 else rollout.env_steps
                 self._set_learning_rate(collector.env_steps / cfg.max_env_steps)
                 for _ in range(steps):
                     self._gradient_step()
-        if not self.policy.all_finite():
-            self.policy.load_state_dict(good)
-            raise NonFiniteLossError(f"dqn produced non-finite weights at {collector.env_steps} env steps")
-        return Chunk(collector.env_steps - start)
+                gradient_seconds += time.perf_counter() - t0
+        return LearnChunk(collector.env_steps - start, gradient_seconds)
 
     def _update_target(self, vector_steps: int) -> None:
         """SB3 moves the target after every env.step() whose count is a multiple of the interval (in
@@ -336,11 +332,8 @@ class DQN:
         self._losses.append(loss_value)
         self._grad_norms.append(norm_value)
 
-    def targets(self, rollout: Chunk) -> Chunk:
-        return rollout  # the TD targets are computed in each gradient step
-
-    def update(self, batch: Chunk, progress: float) -> UpdateStats:
-        """What the chunk measured (its gradient steps ran while collecting, as SB3's do)."""
+    def stats(self) -> UpdateStats:
+        """What the iteration's gradient steps measured (they ran while collecting, as SB3's do)."""
         losses, norms = self._losses, self._grad_norms
         self._losses, self._grad_norms = [], []
         extra: dict[str, float | None] = {

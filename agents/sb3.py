@@ -1,20 +1,22 @@
-"""Stable-Baselines3 algorithms (SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our
-``Agent`` interface, so that our training loop drives them and writes the same run folder.
+"""Stable-Baselines3 algorithms (SAC, TD3; sb3-contrib's QR-DQN and TQC) behind our off-policy
+interface (agents/interface.OffPolicyAgent), so that our training loop drives them and writes the same
+run folder.
 
-SB3 interleaves collection and gradient steps (``train_freq``), so ``SB3Agent.collect`` runs one
-iteration's chunk of ``iteration_steps`` env steps *with* its gradient steps, the way SB3's own
-``learn()`` does (``collect_rollouts`` then ``train``), and ``update`` reports what the chunk
-measured. SB3's logged values reach us through a logger output format (``MetricsCapture``) and are
-renamed into our vocabulary (``SB3_METRICS``). Evaluation, checkpoints, stop signals and failures
-stay ours (training.py).
+SB3 interleaves collection and gradient steps (``train_freq``), so ``SB3Agent.learn`` runs one
+iteration's ``iteration_steps`` env steps *with* their gradient steps, the way SB3's own ``learn()``
+does (``collect_rollouts`` then ``train``, which we call ourselves, so the gradient steps are timed
+apart from the collection), and ``stats`` reports what the iteration measured. SB3's logged values
+reach us through a logger output format (``MetricsCapture``) and are renamed into our vocabulary
+(``SB3_METRICS``). Evaluation, checkpoints, stop signals and failures stay ours (training.py).
 """
 
 from __future__ import annotations
 
 import io
 import math
+import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -27,6 +29,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
 from agents import agent_class
 from agents.common import ActOutput, NonFiniteLossError, UpdateStats
+from agents.interface import LearnChunk
 from gymnasium_solver.algorithms import ALGORITHMS, BOX, DISCRETE, Algo, takes
 from gymnasium_solver.config import (
     DQNConfig,
@@ -240,12 +243,6 @@ def load_sb3_policy(cfg: SB3Config, weights: Mapping[str, torch.Tensor], spec: S
     return SB3Policy(model, spec)
 
 
-class Chunk(NamedTuple):
-    """One iteration of SB3 training: its env steps (collected and learned from)."""
-
-    env_steps: int
-
-
 class SB3Agent:
     """Trains ``cfg``'s SB3 algorithm on the SB3 VecEnv ``env`` one chunk of ``iteration_steps`` at a time."""
 
@@ -259,26 +256,27 @@ class SB3Agent:
         self.policy = SB3Policy(self.model, spec)
         self.optimizer = None  # SB3 keeps its optimizers inside the model (saved in its .zip)
 
-    def collect(self, collector: Any) -> Chunk:
-        """Collect ``iteration_steps`` env steps with their gradient steps, as SB3's learn() does.
-        A non-finite loss or weight puts back the chunk's starting weights and raises NonFiniteLossError."""
+    def learn(self, collector: Any) -> LearnChunk:
+        """Collect ``iteration_steps`` env steps with their gradient steps, as SB3's learn() does. A
+        non-finite loss or weight raises NonFiniteLossError at once (the session puts back the
+        iteration's starting weights)."""
         m = self.model
         start = m.num_timesteps
         target = min(start + self.cfg.iteration_steps, self.cfg.max_env_steps)
-        good = {k: v.detach().clone() for k, v in m.policy.state_dict().items()}
+        gradient_seconds = 0.0
         while m.num_timesteps < target:
-            self._collect_and_train()
+            gradient_seconds += self._collect_and_train()
             losses = [v for k, v in m.logger.name_to_value.items() if k in _LOSSES]  # before dump() clears them
             m.logger.dump(m.num_timesteps)
             if not all(math.isfinite(v) for v in losses) or not self.policy.all_finite():
-                m.policy.load_state_dict(good)
                 raise NonFiniteLossError(f"{self.cfg.algo} produced a non-finite loss or weight at "
                                          f"{m.num_timesteps} env steps")
         assert m.env is not None
         collector.episodes = sum(len(r) for r in m.env.env_method("get_episode_rewards"))  # Monitor's count
-        return Chunk(int(m.num_timesteps - start))
+        return LearnChunk(int(m.num_timesteps - start), gradient_seconds)
 
-    def _collect_and_train(self) -> None:
+    def _collect_and_train(self) -> float:
+        """One ``train_freq`` of SB3's collection, then its gradient steps; the seconds those took."""
         m = self.model
         assert isinstance(m, OffPolicyAlgorithm)  # every SB3 algorithm we train is off-policy (A2C is ours)
         rollout = m.collect_rollouts(m.env, callback=self.callback, train_freq=m.train_freq,  # type: ignore[arg-type]
@@ -287,13 +285,13 @@ class SB3Agent:
         if m.num_timesteps > m.learning_starts:
             steps = m.gradient_steps if m.gradient_steps >= 0 else rollout.episode_timesteps
             if steps > 0:
+                t0 = time.perf_counter()
                 m.train(batch_size=m.batch_size, gradient_steps=steps)
+                return time.perf_counter() - t0
+        return 0.0
 
-    def targets(self, rollout: Chunk) -> Chunk:
-        return rollout  # SB3 computes its own targets inside train()
-
-    def update(self, batch: Chunk, progress: float) -> UpdateStats:
-        """What the chunk measured: SB3's logged values (renamed) and our replay-buffer measures."""
+    def stats(self) -> UpdateStats:
+        """What the iteration measured: SB3's logged values (renamed) and our replay-buffer measures."""
         logged = self.capture.take()
         ours = {SB3_METRICS[k]: v for k, v in logged.items() if k in SB3_METRICS}
         if "train/entropy_loss" in logged:

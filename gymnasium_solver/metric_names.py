@@ -85,12 +85,15 @@ PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
 REPLAY_COLUMNS: tuple[str, ...] = (M.Q_MEAN, M.REPLAY_FILL, M.N_UPDATES)
 
 METRIC_DESCRIPTIONS: dict[str, str] = {
-    M.ITERATION: "training iteration (one rollout + one update), from 1",
+    M.ITERATION: "training iteration, from 1: one rollout + one update (on-policy), or iteration_steps env "
+    "steps with their gradient steps among them (off-policy)",
     M.ENV_STEPS: "environment steps so far, every sub-environment step counted once; monotonic",
     M.WALL_SECONDS: "seconds since the environments were created",
     M.FPS: "environment steps per second over this iteration (rollout + update)",
-    M.ROLLOUT_SECONDS: "seconds spent collecting this iteration's rollout",
-    M.UPDATE_SECONDS: "seconds spent in this iteration's gradient update",
+    M.ROLLOUT_SECONDS: "seconds this iteration spent collecting: on-policy, its rollout; off-policy, everything "
+    "but the gradient steps (acting, env steps, storing transitions)",
+    M.UPDATE_SECONDS: "seconds this iteration spent learning: on-policy, computing the targets (GAE or returns) "
+    "and the update; off-policy, its gradient steps and the measures after them",
     M.EP_RETURN_MEAN: "mean undiscounted return of training episodes finished recently (last 100); "
     "empty until one finishes",
     M.EP_RETURN_STD: "standard deviation of those training-episode returns",

@@ -10,12 +10,13 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import torch
 
 from agents import agent_class
-from agents.common import Agent, Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
+from agents.common import Batch, NonFiniteLossError, ObsNormalizer, UpdateStats
+from agents.interface import Agent, LearnChunk, OffPolicyAgent, OnPolicyAgent
 from gymnasium_solver import checkpoint_retention as retention
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.checkpoints import (
@@ -40,6 +41,8 @@ EVAL_SEED_OFFSET = 1_000_000
 # A resumed run's training envs restart fresh episodes seeded away from the run's first reset.
 RESUME_SEED_OFFSET = 2_000_000
 
+_T = TypeVar("_T")
+
 
 class TrainResult(NamedTuple):
     """How a run ended. ``solved_at`` holds the env steps and wall seconds of the solving eval."""
@@ -56,6 +59,18 @@ class TrainResult(NamedTuple):
     wall_seconds: float
     failure: rf.Failure | None = None
 
+
+
+class Iteration(NamedTuple):
+    """What one training iteration did, for its metrics row. ``rollout_seconds`` is collecting (on-policy)
+    or everything but the gradient steps (off-policy: acting, env steps, storing transitions);
+    ``update_seconds`` the targets and the update (on-policy) or the gradient steps and the measures
+    taken after them (off-policy). docs/metrics.md says the same to readers."""
+
+    env_steps: int
+    rollout_seconds: float
+    update_seconds: float
+    stats: UpdateStats
 
 
 class _Parts(NamedTuple):
@@ -138,21 +153,36 @@ class Session:
     def wall(self) -> float:
         return time.perf_counter() - self.t_start
 
-    # -- update --------------------------------------------------------------------------------
-    def guarded_update(self, batch: Batch) -> UpdateStats:
-        """Update, keeping the pre-update weights so a non-finite loss leaves the last good ones."""
+    # -- learning, guarded -----------------------------------------------------------------------
+    def guarded_update(self, agent: OnPolicyAgent, batch: Batch) -> UpdateStats:
+        """An on-policy update, keeping the pre-update weights so a non-finite loss leaves the last good ones."""
+        self.iteration += 1
+        progress = self.collector.env_steps / self.cfg.max_env_steps
+        return self._guarded(lambda: agent.update(batch, progress), lambda: "the update produced non-finite weights")
+
+    def guarded_learn(self, agent: OffPolicyAgent) -> LearnChunk:
+        """An off-policy iteration (env steps with gradient steps among them), keeping its starting
+        weights so a non-finite loss or weight leaves the last good ones."""
+        chunk = self._guarded(lambda: agent.learn(self.collector), lambda: (
+            f"{self.cfg.algo} produced non-finite weights at {self.collector.env_steps} env steps"))
+        self.iteration += 1  # counted once it has run, as before: a failure inside names the last one completed
+        return chunk
+
+    def _guarded(self, learn: Callable[[], _T], non_finite: Callable[[], str]) -> _T:
+        """``learn()``, the gradient steps of an iteration: the weights from before it come back when it
+        raises NonFiniteLossError or leaves non-finite weights (then NonFiniteLossError(non_finite())).
+        The one copy of the weights an iteration makes."""
         assert self.agent is not None
         policy = self.agent.policy
         good = {k: v.clone() for k, v in policy.state_dict().items()}
-        self.iteration += 1
         try:
-            stats = self.agent.update(batch, self.collector.env_steps / self.cfg.max_env_steps)
+            out = learn()
             if not policy.all_finite():
-                raise NonFiniteLossError("the update produced non-finite weights")
+                raise NonFiniteLossError(non_finite())
         except NonFiniteLossError:
             policy.load_state_dict(good)
             raise
-        return stats
+        return out
 
     # -- evaluation ----------------------------------------------------------------------------
     def maybe_evaluate(self, final: bool) -> EvalResult | None:
@@ -200,14 +230,12 @@ class Session:
             env_steps=self.collector.env_steps, iteration=self.iteration, wall_seconds=self.wall
         )
 
-    def log_iteration(
-        self, steps: int, rollout_s: float, update_s: float, stats: UpdateStats, evaluation: EvalResult | None
-    ) -> None:
-        episodes = self.collector.summary()
-        fps = steps / max(rollout_s + update_s, 1e-9)
+    def log_iteration(self, it: Iteration, evaluation: EvalResult | None) -> None:
+        episodes, stats = self.collector.summary(), it.stats
+        fps = it.env_steps / max(it.rollout_seconds + it.update_seconds, 1e-9)
         row: dict[str, float | int | None] = {
             M.ITERATION: self.iteration, M.ENV_STEPS: self.collector.env_steps, M.WALL_SECONDS: self.wall,
-            M.FPS: fps, M.ROLLOUT_SECONDS: rollout_s, M.UPDATE_SECONDS: update_s,
+            M.FPS: fps, M.ROLLOUT_SECONDS: it.rollout_seconds, M.UPDATE_SECONDS: it.update_seconds,
             M.EP_RETURN_MEAN: episodes.return_mean, M.EP_RETURN_STD: episodes.return_std,
             M.EP_LEN_MEAN: episodes.len_mean, M.EPISODES: episodes.episodes,
             M.POLICY_LOSS: stats.policy_loss, M.VALUE_LOSS: stats.value_loss, M.ENTROPY: stats.entropy,

@@ -1,8 +1,10 @@
 """The training loop: ``train(cfg)`` runs an algorithm (ours from agents/, or a Stable-Baselines3 one
 through training_sb3.py) and writes one run folder.
 
-``train`` reads as the algorithm; the bookkeeping (run folder, evaluation schedule, checkpoints,
-progress bar, failure handling) lives in ``session.Session``.
+``train`` reads as the algorithm, in the protocol its row in algorithms.py says it has: on-policy
+(collect a rollout, compute targets, update) or off-policy (learn while collecting: env steps with
+gradient steps among them); agents/interface.py names both. The bookkeeping (run folder, evaluation
+schedule, checkpoints, progress bar, failure handling) lives in ``session.Session``.
 """
 
 from __future__ import annotations
@@ -10,19 +12,20 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agents import agent_class
 from agents.common import NonFiniteLossError
+from agents.interface import Agent, OffPolicyAgent, OnPolicyAgent
 from gymnasium_solver import run_folder as rf
-from gymnasium_solver.algorithms import NATIVE
+from gymnasium_solver.algorithms import NATIVE, ON_POLICY
 from gymnasium_solver.checkpoints import load_resume_state
 from gymnasium_solver.config import Config
 from gymnasium_solver.resume import next_step_after_failure, plan_resume
 from gymnasium_solver.run_folder import RunStatus, StopReason
 from gymnasium_solver.run_guards import stop_on_signals, warnings_to
 from gymnasium_solver.run_writer import RunWriteError, RunWriter, lock_run_folder
-from gymnasium_solver.session import Session, TrainResult
+from gymnasium_solver.session import Iteration, Session, TrainResult
 from gymnasium_solver.tracking import check_tracking_available
 
 __all__ = ["TrainResult", "resume", "train"]
@@ -92,22 +95,16 @@ def _run(s: Session) -> TrainResult:
                 # environment creation). PPO's Adam is ours (agents/optim.py) and needs none of it.
                 import torch._dynamo  # noqa: F401
             agent, collector = s.setup()  # environments (the wall clock starts here), agent
+            iterate = _on_policy_iteration if cfg.algo in ON_POLICY else _off_policy_iteration
             while True:
-                # 1. Collect a rollout with the current policy.
-                t0 = time.perf_counter()
-                rollout = agent.collect(collector)
-                t1 = time.perf_counter()
-                # 2. Compute advantages (GAE) or returns-to-go.
-                batch = agent.targets(rollout)
-                # 3. Update the policy (a non-finite loss raises before the optimizer step).
-                stats = s.guarded_update(batch)
-                t2 = time.perf_counter()
+                # 1-3. Learn from one iteration's experience, as the algorithm does (below).
+                it = iterate(s, agent)
                 # 4. Maybe evaluate: on schedule, and always before the run ends.
                 out_of_budget = collector.env_steps >= cfg.max_env_steps
                 stopping = stop_requested()  # read once: a stop always gets its final evaluation
                 evaluation = s.maybe_evaluate(final=out_of_budget or stopping)
                 # 5. Log the iteration.
-                s.log_iteration(rollout.env_steps, t1 - t0, t2 - t1, stats, evaluation)
+                s.log_iteration(it, evaluation)
                 # 6. Maybe checkpoint (best follows the best evaluation; periodic if configured).
                 s.maybe_checkpoint(evaluation)
                 if s.solved:
@@ -139,3 +136,31 @@ def _run(s: Session) -> TrainResult:
         finally:
             s.close()
     return s.result()
+
+
+def _on_policy_iteration(s: Session, agent: Agent) -> Iteration:
+    """PPO, A2C, REINFORCE: collect a rollout with the current policy, compute its targets, update."""
+    agent = cast(OnPolicyAgent, agent)  # its row in algorithms.py: on-policy
+    # 1. Collect a rollout with the current policy.
+    t0 = time.perf_counter()
+    rollout = agent.collect(s.collector)
+    t1 = time.perf_counter()
+    # 2. Compute advantages (GAE) or returns-to-go.
+    batch = agent.targets(rollout)
+    # 3. Update the policy (a non-finite loss raises before the optimizer step; the weights go back).
+    stats = s.guarded_update(agent, batch)
+    return Iteration(rollout.env_steps, t1 - t0, time.perf_counter() - t1, stats)
+
+
+def _off_policy_iteration(s: Session, agent: Agent) -> Iteration:
+    """DQN and the SB3 algorithms learn while they collect: ``iteration_steps`` env steps, acting with
+    the current policy and storing transitions, with gradient steps on replayed ones every ``train_freq``
+    (a non-finite loss or weight puts back the iteration's starting weights). Its time is split into
+    the gradient steps (update) and the rest (rollout)."""
+    agent = cast(OffPolicyAgent, agent)  # its row in algorithms.py: off-policy
+    t0 = time.perf_counter()
+    chunk = s.guarded_learn(agent)
+    t1 = time.perf_counter()
+    stats = agent.stats()
+    return Iteration(chunk.env_steps, t1 - t0 - chunk.gradient_seconds,
+                     chunk.gradient_seconds + time.perf_counter() - t1, stats)

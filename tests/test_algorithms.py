@@ -8,6 +8,8 @@ import ast
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from gymnasium_solver import algorithms as A
 from gymnasium_solver.algorithms import ALGORITHMS, Algo
 from gymnasium_solver.config import CONFIG_MODELS, OffPolicyConfigBase, SB3Config, native_models, sb3_models
@@ -103,3 +105,17 @@ def test_each_derived_list_is_the_algorithms_whose_flag_is_set() -> None:
                           ("max_entropy", al.MAX_ENTROPY), ("gae", al.GAE), ("zoo", al.ZOO)]:
         expected = frozenset(a for a, s in al.ALGORITHMS.items() if getattr(s, flag) is True)
         assert al._where(flag) == derived == expected, flag
+
+
+def test_each_agent_has_the_protocol_its_row_says() -> None:
+    """training.py drives an algorithm by its row's on_policy (agents/interface.py): our agent class, or
+    SB3Agent for every SB3 row, has that protocol's methods and none of the other's."""
+    pytest.importorskip("stable_baselines3")
+    from agents import agent_class
+    from agents.sb3 import SB3Agent
+
+    on, off = {"collect", "targets", "update"}, {"learn", "stats"}
+    for algo, spec in ALGORITHMS.items():
+        cls = agent_class(algo) if spec.native else SB3Agent
+        has = {name for name in on | off if callable(getattr(cls, name, None))}
+        assert has == (on if spec.on_policy else off), (algo, sorted(has))
