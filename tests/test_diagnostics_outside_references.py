@@ -125,3 +125,30 @@ def test_the_zoo_mapping_takes_initial_values_and_skips_what_it_cannot_map() -> 
     assert zoo.values["max_env_steps"] == 100_000 and "n_timesteps" not in zoo.values
     assert "policy" in zoo.skipped
     assert zoo_entry("CartPole-v1", "reinforce") is None  # the Zoo has no REINFORCE: nothing guessed
+
+
+def test_a_run_of_an_environment_we_have_no_preset_for_is_held_against_the_zoos_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 item 4: `gsolve train MountainCar-v0 --set gamma=0.5` (settings from the Zoo, our presets in use)
+    has nothing of ours to revert to; the Zoo's entry is the reference, and its revert a fix candidate."""
+    if zoo_entry("MountainCar-v0", "ppo") is None:
+        pytest.skip("rl_zoo3 is not installed (or has no MountainCar-v0 PPO entry)")
+    monkeypatch.delenv("GSOLVE_CONFIG_DIR", raising=False)
+    runs = tmp_path / "runs"
+    rid = _run_of("MountainCar-v0:ppo", runs, "MountainCar-v0")
+    run_json = runs / rid / "run.json"
+    info = json.loads(run_json.read_text(encoding="utf-8"))
+    info["overrides"] = {"gamma": 0.5}
+    (runs / rid / "config.yaml").write_text(yaml.safe_dump(resolve_config("MountainCar-v0:ppo", ["gamma=0.5"])
+                                                           .model_dump(mode="json")), encoding="utf-8")
+    for settings, expected in (("zoo", [("gamma", "rl_zoo", 0.99)]), ("default", [("gamma", "rl_zoo", 0.99)]),
+                               ("preset", [])):  # a preset this machine lacks: not made from the Zoo's
+        info["config_origin"] = {"settings": settings, "where": "x", "sources": {}, "notes": []}
+        run_json.write_text(json.dumps(info), encoding="utf-8")
+        d = _diagnose(runs, rid)
+        assert [(x.key, x.source, x.preset) for x in d.references.deviations] == expected, settings
+    info["config_origin"]["settings"] = "zoo"
+    run_json.write_text(json.dumps(info), encoding="utf-8")
+    d = _diagnose(runs, rid)
+    assert d.references.compared_with[0].startswith("the RL Zoo's MountainCar-v0 entry")
+    assert {"gamma": 0.99} in [c.changes for c in build_candidates(d, parent_overrides={"gamma": 0.5})]

@@ -9,8 +9,10 @@ A run is held against, in this order (the first that names a key wins; one devia
 3. then the RL Zoo's tuned entry for the environment and algorithm (installed rl_zoo3, ``config/zoo.py``),
    for the keys no shipped preset settles (ours sets every key, so in practice: where we ship none).
 
-A run of our presets from a machine that lacks its variant, and an imported run, are held against
-nothing here (their configs were not made from ours; docs/diagnostics.md, Limitations).
+A run whose settings came from the RL Zoo or gsolve's defaults (an environment with no preset: its
+run.json's ``config_origin``) is held against the Zoo's entry, as in 3. A run of our presets from a
+machine that lacks its variant, and an imported run, are held against nothing here (their configs were
+not made from ours; docs/diagnostics.md, Limitations).
 
 A user's preset is theirs, so its values are not faults by themselves; the tuned configs (ours, the
 Zoo's) solve, so a key that differs from one is a candidate, exactly as a change to the run's preset.
@@ -144,8 +146,11 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
         name = "the preset" if ours else "your preset"
         out.append(Comparison(source, config_id, name, f"{name} {config_id} (the keys this run's --set changed)",
                               own.model_dump(mode="json"), changed_by_run(info)))
-    # Imported runs have no preset here and their changes apply in another framework's config.
-    if ours or info.source is not None:
+    # Imported runs have no preset here and their changes apply in another framework's config. A run of our
+    # preset is held against it only (ours differ from the Zoo's on purpose); one whose settings came from the
+    # Zoo or gsolve's defaults (no preset: nothing of ours to revert to) goes on to the Zoo's entry (issue 22).
+    outside = info.config_origin is not None and info.config_origin.settings in ("zoo", "default")
+    if info.source is not None or (ours and not outside):
         return out
     shipped = shipped_preset(info.env_id, algo, info.variant)
     if shipped is not None:
