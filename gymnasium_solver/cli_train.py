@@ -23,13 +23,12 @@ from gymnasium_solver.config import (
     Resolved,
     check_trainable,
     env_modules,
-    in_our_names,
     parse_overrides,
     resolve_with_origin,
 )
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
 from gymnasium_solver.config.chain import resolve_config
-from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, recorded_overrides
 from gymnasium_solver.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
 from gymnasium_solver.run_writer import WRITE_FAILURE_KINDS
 
@@ -130,10 +129,7 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None,
         overrides["seed"] = seed
     # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
     resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
-    recorded = in_our_names(overrides, "--set").values
-    if "env_kwargs" in recorded:  # dotted keys were added to the settings' env_kwargs: record the whole result,
-        recorded["env_kwargs"] = dict(resolved.config.env_kwargs)  # so a retry (a whole value replaces) rebuilds it
-    return resolved, recorded
+    return resolved, recorded_overrides(overrides, resolved.config)
 
 
 def _say_origin(resolved: Resolved) -> None:

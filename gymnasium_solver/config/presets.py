@@ -214,6 +214,15 @@ def override_pairs(overrides: dict[str, Any]) -> list[str]:
     return [f"{k}={yaml_value(v)}" for k, v in overrides.items()]
 
 
+def recorded_overrides(overrides: Mapping[str, Any], cfg: Config) -> dict[str, Any]:
+    """``--set`` overrides as run.json records them: in our names, and dotted ``env_kwargs`` keys as the whole
+    env_kwargs the run used, so a retry (where a whole value replaces) rebuilds the same environment."""
+    out = in_our_names(overrides, "--set").values
+    if "env_kwargs" in out:
+        out["env_kwargs"] = dict(cfg.env_kwargs)
+    return out
+
+
 def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for key, value in overrides.items():
