@@ -20,6 +20,7 @@ from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import CONFIG_KEYS, ConfigError, resolve_config, resolve_with_origin
 from gymnasium_solver.config import zoo as zoo_mod
 from gymnasium_solver.config import zoo_names as zn
+from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.imports import mapping
 from gymnasium_solver.imports.sb3_zip import ZipData, map_config
 
@@ -96,7 +97,7 @@ def test_a_zoo_name_and_ours_for_the_same_key_together_are_refused(pairs: list[s
     ("learning_rate=lin_fast", ["learning_rate=lin_fast", "lin_ takes a number"]),
     ("frame_stack=4", ["frame_stack=4", "atari_wrappers=true"]),
     ("env_wrapper=gymnasium.wrappers.TimeAwareObservation", ["env_wrapper", "register a wrapped environment"]),
-    ("noise_type=normal", ["noise_type=normal", "action_noise_std"]),
+    ("noise_type=ornstein-uhlenbeck", ["noise_type=ornstein-uhlenbeck", "Gaussian noise only", "action_noise_std"]),
     ("train_freq=[1, episode]", ["train_freq", "not episodes"]),
     ("policy_kwargs.net_arch={pi: [64], vf: [32]}", ["policy_kwargs.net_arch", "one hidden_sizes for both"]),
     ("policy_kwargs=dict(optimizer_class=RMSprop)", ["policy_kwargs.optimizer_class", "hidden_sizes (net_arch)"]),
@@ -312,3 +313,18 @@ def test_no_other_module_maps_a_zoo_name_onto_ours() -> None:
 def test_the_docs_show_the_table() -> None:
     docs = (Path(__file__).resolve().parent.parent / "docs" / "configs.md").read_text()
     assert zn.markdown_table() in docs, "docs/configs.md's table of the Zoo's names differs from config/zoo_names.py"
+
+
+def test_the_zoos_td3_noise_is_read_in_action_units() -> None:
+    """Every TD3 entry of the Zoo writes noise_type: normal with noise_std in action units (SB3's NormalActionNoise
+    sigma); ours is a fraction of the half-range. They were refused, so no Zoo TD3 entry trained."""
+    r = resolve_with_origin("Pendulum-v1:td3", ["noise_type=normal", "noise_std=0.2"])  # actions in [-2, 2]
+    assert r.config.action_noise_std == pytest.approx(0.1)  # type: ignore[union-attr]
+    assert any("action_noise_std=0.1 (Pendulum-v1's actions have a half-range of 2" in n for n in r.origin.notes)
+    if zoo_entry("Humanoid-v4", "td3") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    pytest.importorskip("mujoco")
+    r = resolve_with_origin("Humanoid-v5:td3")  # the Zoo's Humanoid-v4 entry: noise_std 0.1, actions in [-0.4, 0.4]
+    assert r.origin.settings == "zoo" and r.config.action_noise_std == pytest.approx(0.25)  # type: ignore[union-attr]
+    r = resolve_with_origin("HalfCheetah-v5:td3")  # actions in [-1, 1]: the same number
+    assert r.config.action_noise_std == pytest.approx(0.1) and r.origin.sources["action_noise_std"] == "zoo"  # type: ignore[union-attr]

@@ -44,7 +44,7 @@ from gymnasium_solver.config.spaces import (
 )
 from gymnasium_solver.config.user import user_defaults
 from gymnasium_solver.config.zoo import zoo_entry
-from gymnasium_solver.config.zoo_names import in_our_names
+from gymnasium_solver.config.zoo_names import NOISE_UNITS, in_our_names
 
 # gsolve's defaults where neither a preset nor the RL Zoo has settings: each algorithm's model defaults
 # (docs/configs.md, every key) with these on top, per algorithm and action space. Continuous control:
@@ -135,6 +135,8 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
                           f"{env_id} (docs/configs.md), or train with gsolve's defaults instead (--no-zoo)")
     data = {**zoo.settings, "env_id": env_id, "variant": algo}
     notes = list(zoo.notes)
+    if "action_noise_std" in data:  # the Zoo's noise_std: in action units
+        data["action_noise_std"] = _noise_in_half_ranges(data["action_noise_std"], env_id, notes)
     rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
     if algo == Algo.PPO and int(data.get("batch_size", 64)) > rollout:
         # SB3 then trains on the whole rollout as one minibatch; our config refuses a batch larger than it.
@@ -142,6 +144,18 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
                      f"samples, so SB3 trains on the whole rollout at once: batch_size={rollout} here does the same")
         data["batch_size"] = rollout
     return _Base(data, SettingSource.ZOO, zoo.label, notes)
+
+
+def _noise_in_half_ranges(std: float, env_id: str, notes: list[str]) -> float:
+    """The Zoo's / SB3's noise_std (action units) as our action_noise_std (a fraction of the half-range)."""
+    half = env_spaces(env_id).action_half_range
+    if half is None or half <= 0:
+        raise ConfigError(f"noise_std={std:g} is in action units and {env_id}'s actions have no single half-range to "
+                          "divide it by: set action_noise_std (a fraction of each dimension's half-range) instead")
+    if half != 1.0:
+        notes.append(f"noise_std={std:g} is in action units: action_noise_std={std / half:g} ({env_id}'s actions "
+                     f"have a half-range of {half:g}; {NOISE_UNITS})")
+    return std / half
 
 
 def _from_defaults(env_id: str, algo: str, spaces: EnvSpaces) -> _Base:
@@ -212,6 +226,9 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     if isinstance(overrides, list):
         overrides = parse_overrides(overrides)
     zoo_names = in_our_names(overrides or {}, "--set")  # the RL Zoo's / SB3's names, read into ours
+    if "noise_std" in (overrides or {}):
+        zoo_names.values["action_noise_std"] = _noise_in_half_ranges(zoo_names.values["action_noise_std"], env_id,
+                                                                     zoo_names.notes)
     overrides = zoo_names.values
     if overrides:
         check_keys(overrides, "--set override")

@@ -44,6 +44,7 @@ class EnvSpaces(NamedTuple):
     observation_note: str | None = None  # how the observations are turned into a vector (None: as they are)
     observation_refusal: str | None = None  # why no algorithm can take them (None: they can)
     image: str | None = None  # uint8 HxWxC / CxHxW observations: 'channels_last' or 'channels_first'; None: not images
+    action_half_range: float | None = None  # (high - low) / 2 of Box actions when every dimension has the same one
 
 
 class ObservationPlan(NamedTuple):
@@ -159,7 +160,7 @@ def _spaces(env_id: str, kwargs_items: tuple[tuple[str, Any], ...]) -> EnvSpaces
         except ConfigError as exc:
             return EnvSpaces(env_id, describe_space(obs), space_kind(obs), str(act), act_kind, None, str(exc))
         return EnvSpaces(env_id, describe_space(obs), plan.kind, str(act), act_kind, observation_note(plan, obs, env_id),
-                         image=image_layout(obs))
+                         image=image_layout(obs), action_half_range=half_range(act))
     finally:
         env.close()
 
@@ -207,6 +208,18 @@ def check_algo_takes(algo: str, spaces: EnvSpaces) -> None:
     others = takes(spaces.action_kind)
     instead = f"algorithms that take them: {', '.join(others)}" if others else "no gsolve algorithm takes them"
     raise ConfigError(f"{spaces.env_id} has {spaces.action} actions, which {algo} cannot take; {instead}")
+
+
+def half_range(space: Any) -> float | None:
+    """(high - low) / 2 of a bounded Box shared by every dimension; None otherwise."""
+    import gymnasium as gym
+    import numpy as np
+
+    if not (isinstance(space, gym.spaces.Box) and space.is_bounded()):
+        return None
+    half = (space.high.astype(np.float64) - space.low.astype(np.float64)) / 2
+    # 6 significant digits: a float32 bound of 0.4 is 0.4000000059604645 in float64
+    return float(f"{half.flat[0]:.6g}") if half.size and np.allclose(half, half.flat[0]) else None
 
 
 def image_layout(space: Any) -> str | None:

@@ -281,6 +281,9 @@ POLICY_KWARGS_OTHER = ("gsolve's networks are set by hidden_sizes (net_arch), ac
 WRAPPERS = ("gsolve applies no wrapper a config names (a config never makes gsolve import code): register a wrapped "
             "environment in your own package and train its id")
 _BEHAVIOUR = "it is gsolve's behaviour too"
+# SB3's NormalActionNoise sigma (the Zoo's noise_std) is in action units, our action_noise_std a fraction of the
+# action half-range (agents/sb3.py multiplies it back): config.chain divides by the environment's half-range.
+NOISE_UNITS = "action_noise_std is a fraction of it; the same for actions in [-1, 1]"
 
 # The one table: the RL Zoo's / SB3's name -> how it is read into our keys. Our own names that the Zoo
 # writes in its own forms are listed too (learning_rate: lin_0.001). Every other name is ours or unknown.
@@ -335,10 +338,12 @@ ZOO_NAMES: dict[str, ZooName] = {
     "vec_env_wrapper": _refused(WRAPPERS),
     "callback": _refused("gsolve's evaluation, checkpoints and early stop are config keys: eval_freq, "
                                      "checkpoint_freq, reward_threshold"),
-    "noise_type": _refused("gsolve's TD3 explores with Gaussian noise of action_noise_std (a fraction of "
-                                       "the action half-range), e.g. action_noise_std=0.1"),
-    "noise_std": _refused("gsolve's TD3 explores with Gaussian noise of action_noise_std (a fraction of "
-                                      "the action half-range), e.g. action_noise_std=0.1"),
+    "noise_type": ZooName((), _only("noise_type", "normal", "gsolve's TD3 explores with Gaussian noise (SB3's "
+                                    "NormalActionNoise)", "gsolve's TD3 explores with Gaussian noise only: "
+                                    "noise_type=normal with noise_std, or action_noise_std"),
+                          "`normal` (gsolve's TD3 noise, SB3's NormalActionNoise); `ornstein-uhlenbeck` refused"),
+    "noise_std": ZooName(("action_noise_std",), _number("noise_std", "action_noise_std"),
+                         f"a number in action units, divided by the action space's half-range ({NOISE_UNITS})"),
     "replay_buffer_class": _refused("gsolve has one uniform replay buffer (buffer_size); HER and other "
                                                 "buffer classes are not supported"),
     "replay_buffer_kwargs": _refused("gsolve has one uniform replay buffer, sized by buffer_size"),
