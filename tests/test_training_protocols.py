@@ -140,3 +140,36 @@ def test_a_non_finite_off_policy_iteration_puts_back_its_starting_weights(
     assert last.keys() == ended_second.keys()
     assert all(torch.equal(last[k], ended_second[k]) for k in last)
     assert all(np.isfinite(v.numpy()).all() for v in last.values())
+
+
+def test_a_non_finite_sb3_iteration_puts_back_its_starting_weights(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """SB3's agent stops at the first train_freq whose loss or weights are not finite; the session, not the
+    agent, puts back the weights the previous iteration ended with."""
+    pytest.importorskip("stable_baselines3")
+    from agents.sb3 import SB3Agent
+
+    real = SB3Agent._collect_and_train
+    calls = {"n": 0}
+
+    def collect_and_train(self: SB3Agent) -> float:
+        seconds = real(self)
+        calls["n"] += 1
+        if calls["n"] == 150:  # in the second iteration of 100 steps (train_freq 1)
+            with torch.no_grad():
+                next(self.model.policy.actor.parameters()).view(-1)[0] = float("nan")
+        return seconds
+
+    monkeypatch.setattr(SB3Agent, "_collect_and_train", collect_and_train)
+    cfg = resolve_config("Pendulum-v1:sac", ["seed=0", "max_env_steps=400", "iteration_steps=100", "train_freq=1",
+                                             "gradient_steps=1", "learning_starts=50", "checkpoint_freq=100",
+                                             "eval_freq=400", "eval_episodes=1"])
+    result = training.train(cfg, tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert info.stop_reason == rf.StopReason.NON_FINITE_LOSS and info.failure is not None
+    assert info.failure.message == "sac produced a non-finite loss or weight at 150 env steps"
+    assert info.failure.iteration == 1
+    checkpoints = result.run_dir / rf.CHECKPOINTS_DIR
+    first = torch.load(checkpoints / f"{retention.periodic_name(100)}.pt", weights_only=True)["model"]
+    last = torch.load(checkpoints / f"{rf.LAST_CHECKPOINT}.pt", weights_only=True)["model"]
+    assert last.keys() == first.keys() and all(torch.equal(last[k], first[k]) for k in last)
