@@ -117,6 +117,15 @@ def test_refusals_are_one_line_and_name_what_would_work(config_id: str, words: l
     assert "\n" not in str(exc.value) and all(w in str(exc.value) for w in words), str(exc.value)
 
 
+def test_without_rl_zoo3_the_defaults_say_what_installing_it_would_give(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zoo_mod, "zoo_hyperparams_dir", lambda: None)  # a core install
+    r = resolve_with_origin("MountainCar-v0:ppo")
+    assert r.origin.settings == "default"
+    assert any('rl_zoo3 is not installed' in n and 'gymnasium-solver[zoo]' in n for n in r.origin.notes), r.origin.notes
+    assert not any("rl_zoo3" in n for n in resolve_with_origin("MountainCar-v0:ppo", use_zoo=False).origin.notes)
+    assert not any("rl_zoo3" in n for n in resolve_with_origin("MountainCar-v0:reinforce").origin.notes)  # not tuned
+
+
 def test_image_observations_no_network_takes_are_refused_before_a_run_folder(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """CarRacing's 96x96x3 frames (channels last) reached the trainer, which failed after making a run folder

@@ -43,7 +43,7 @@ from gymnasium_solver.config.spaces import (
     env_spaces,
 )
 from gymnasium_solver.config.user import user_defaults
-from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.config.zoo import zoo_entry, zoo_missing_note
 from gymnasium_solver.config.zoo_names import NOISE_UNITS, in_our_names
 
 # gsolve's defaults where neither a preset nor the RL Zoo has settings: each algorithm's model defaults
@@ -197,6 +197,8 @@ def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool) 
     if spaces.observation_note:
         notes.append(spaces.observation_note)
     zoo = _from_zoo(env_id, variant) if use_zoo else None
+    missing = zoo_missing_note(variant) if use_zoo else None
+    notes += [missing] if missing else []
     base = zoo or _from_defaults(env_id, variant, spaces)
     return _with_env_modules(base._replace(notes=notes + base.notes))
 

@@ -75,6 +75,15 @@ def zoo_hyperparams_dir() -> Path | None:
     return folder if folder is not None and folder.is_dir() else None
 
 
+def zoo_missing_note(algo: str) -> str | None:
+    """What a run of ``algo`` misses without rl_zoo3 (its tuned entries), or None when it is installed or does not
+    tune ``algo``."""
+    if algo not in ZOO_ALGOS or zoo_hyperparams_dir() is not None:
+        return None
+    return ("rl_zoo3 is not installed, so the RL Zoo's tuned settings were not looked up: pip install "
+            "\"gymnasium-solver[zoo]\" to train with its entry where it has one")
+
+
 @lru_cache(maxsize=16)
 def _table(path: str, mtime_ns: int) -> dict[str, Any]:
     p = Path(path)
