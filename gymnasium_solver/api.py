@@ -25,9 +25,11 @@ from gymnasium_solver.config import (
     Config,
     ConfigError,
     config_from_yaml_text,
+    env_modules,
     in_our_names,
     parse_overrides,
-    resolve_config,
+    resolve_with_origin,
+    split_config_id,
 )
 from gymnasium_solver.run_store.files import label
 
@@ -233,21 +235,30 @@ class Runs:
         return metric_figure(self.store, dirs, metric)
 
     def train(self, config_id: str, set: Mapping[str, Any] | Sequence[str] | None = None, *,  # noqa: A002
-              seed: int | None = None, run_id: str | None = None, progress: bool = True) -> Run:
-        """Train preset ``config_id`` (e.g. ``"CartPole-v1:ppo"``, see `gsolve list-envs`) in this
-        process until solved or out of budget, like `gsolve train`; returns the run, whatever its
-        ending (a failure is recorded in it: see ``run.info.failure`` and ``run.diagnose()``).
+              seed: int | None = None, run_id: str | None = None, progress: bool = True,
+              env_package: Sequence[str] = (), env_class: str | None = None) -> Run:
+        """Train ``config_id`` in this process until solved or out of budget, like `gsolve train`: a preset's
+        ``"CartPole-v1:ppo"`` (see `gsolve list-envs`), any registered ``"MountainCar-v0:dqn"`` or a bare
+        ``"MountainCar-v0"`` (settings from our preset, else the RL Zoo's entry, else defaults); returns the
+        run, whatever its ending (a failure is recorded in it: see ``run.info.failure`` and ``run.diagnose()``).
 
         ``set`` overrides config keys like `--set`: ``{"learning_rate": 1e-3, "clip_range.end": 0.05}``
-        or ``["learning_rate=1e-3"]``. Interrupting (Ctrl-C, a notebook's stop button) ends the
-        run gracefully as 'stopped'. A bad key or value raises ConfigError naming the close match."""
+        or ``["learning_rate=1e-3"]``. ``env_package`` / ``env_class`` are `--env-package PKG` /
+        `--env-class MODULE:CLASS`: packages imported to register ids, your own gymnasium.Env registered as
+        the config id's environment (recorded in the run, so `gsolve eval` etc. know which flag it needs).
+        Interrupting (Ctrl-C, a notebook's stop button) ends the run gracefully as 'stopped'. A bad key or
+        value raises ConfigError naming the close match."""
+        env_modules.grant_from_flags(env_package, [env_class] if env_class else [])
+        if env_class:
+            env_modules.bind_class(split_config_id(config_id)[0], env_class)
         overrides = in_our_names(_overrides(set), "set").values  # recorded in our names
         if seed is not None:
             overrides["seed"] = seed
-        cfg = resolve_config(config_id, overrides)
+        resolved = resolve_with_origin(config_id, overrides)
         from gymnasium_solver.training import train  # torch: only now
 
-        result = train(cfg, self.runs_dir, run_id=run_id, show_progress=progress, overrides=overrides)
+        result = train(resolved.config, self.runs_dir, run_id=run_id, show_progress=progress, overrides=overrides,
+                       config_origin=resolved.origin)  # where each value came from, as `gsolve train` records
         return Run(self.store, result.run_dir)
 
 
