@@ -196,14 +196,18 @@ def main() -> int:
     args = ap.parse_args()
     out = OUT_USER if args.user_preset else OUT
     rows: list[dict[str, Any]] = []
-    kept: list[dict[str, Any]] = json.loads(out.read_text())["rows"] if args.keep and out.is_file() else []
+    kept: list[dict[str, Any]] = []
+    if args.keep and out.is_file():  # each kept row says which code measured it (older files: the file's commit)
+        old = json.loads(out.read_text())
+        kept = [{**r, "commit": r.get("commit", old["commit"])} for r in old["rows"]]
     for set_dir in map(Path, args.sets):
         screen = json.loads((set_dir / "seed_screen.json").read_text())["cases"]
         for case in sorted(p for p in set_dir.iterdir() if (p / "labels.json").is_file()):
             name = json.loads((case / "labels.json").read_text())["case"]
             if name not in screen or (args.only and not any(name.startswith(o) for o in args.only)):
                 continue
-            row = run_case(set_dir.name, case, screen[name], args.parallel, args.seeds, args.user_preset)
+            row = {**run_case(set_dir.name, case, screen[name], args.parallel, args.seeds, args.user_preset),
+                   "commit": head_commit()}
             rows.append(row)
             kept = [r for r in kept if (r["set"], r["case"]) != (row["set"], row["case"])]
             write(out, kept + rows, args.seeds)  # after every case: an interrupted bench keeps what it measured
@@ -216,11 +220,24 @@ def main() -> int:
     return 0
 
 
+def head_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
+                          cwd=ROOT, check=False).stdout.strip()
+
+
+def commits(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Which code measured the rows: commit -> rows, most first (a --keep run mixes them)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.get("commit", "?")] = counts.get(r.get("commit", "?"), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def write(out: Path, rows: list[dict[str, Any]], seeds: int) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
-                            cwd=ROOT, check=False).stdout.strip()
+    by_commit = commits(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"commit": commit, "date": time.strftime("%Y-%m-%d"),
+    out.write_text(json.dumps({"commit": next(iter(by_commit), head_commit()), "commits": by_commit,
+                               "date": time.strftime("%Y-%m-%d"),
                                "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                                "load_at_end": os.getloadavg()[0], "seeds": seeds,
                                "held_out_offsets": list(HELD_OUT_OFFSETS), "summary": summary(rows),
