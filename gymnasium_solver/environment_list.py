@@ -9,8 +9,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.algorithms import takes
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, EnvironmentSettings, environment_catalog
+from gymnasium_solver.config.spaces import check_registered, choose_algo, env_spaces
 from gymnasium_solver.run_store import key_hyperparameters
 
 
@@ -60,6 +62,8 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
     """The presets (with ``env_id``: that environment and its variants' key settings); with ``registered``
     or a ``filter``, also a page of ``limit`` registered ids from ``offset`` whose id contains ``filter``."""
     if env_id is not None:
+        if env_id not in config_mod.list_env_files():
+            return _without_preset(env_id)
         preset = config_mod.load_preset(env_id)
         return EnvironmentList(environments=[preset_entry(preset.env_id)], config_dir=str(config_mod.config_dir()),
                                variants=variant_settings(preset.env_id))
@@ -87,6 +91,32 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
 def _registered(e: EnvironmentSettings, granted: dict[str, str]) -> RegisteredEnvironment:
     return RegisteredEnvironment(env_id=e.env_id, settings=e.settings, preset_variants=e.preset_variants,
                                  zoo_algos=e.zoo_algos, registered_by=granted.get(e.env_id))
+
+
+def _without_preset(env_id: str) -> EnvironmentList:
+    """A registered environment we have no preset for: where its settings come from, and one ENV:ALGO per
+    algorithm that takes its spaces with its key settings (or why it cannot train). ConfigError for an id
+    Gymnasium does not know (close matches among the registered ids)."""
+    check_registered(env_id)
+    [row] = environment_catalog(only=[env_id]).environments
+    spaces = env_spaces(env_id)
+    variants = [_algo_settings(env_id, algo) for algo in takes(spaces.action_kind)]
+    note = (f"no preset for {env_id}: `start_training` takes {env_id}:ALGO for an algorithm below (a bare {env_id} "
+            f"trains {choose_algo(spaces)[0]}), with settings from the RL Zoo's entry where it has one (zoo_algos), "
+            "else gsolve's defaults")
+    return EnvironmentList(environments=[], config_dir=str(config_mod.config_dir()), variants=variants,
+                           registered=[_registered(row, env_modules.granted_ids())], registered_total=1, note=note)
+
+
+def _algo_settings(env_id: str, algo: str) -> VariantInfo:
+    cid = f"{env_id}:{algo}"
+    try:
+        cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+    except config_mod.ConfigError as exc:
+        return VariantInfo(variant=algo, config_id=cid, algo=algo, settings={}, problem=str(exc))
+    settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
+    settings.update(key_hyperparameters(cfg))
+    return VariantInfo(variant=algo, config_id=cid, algo=algo, settings=settings)
 
 
 def preset_entry(env_id: str) -> EnvironmentPreset:

@@ -113,8 +113,8 @@ def create_server(runs_dir: Path | str | None = None, limits: launcher.StartLimi
 def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
     @tool(server, READ_ONLY, store.runs_dir)
     def list_environments(
-        env_id: Annotated[str | None, Field(max_length=100, description="one environment with a preset: list its "
-                                            "variants with algorithm and key settings")] = None,
+        env_id: Annotated[str | None, Field(max_length=100, description="one environment: its preset's variants, "
+                                            "or without a preset each ENV:ALGO that takes it, with key settings")] = None,
         filter: Annotated[str | None, Field(max_length=100, description="only registered ids containing this text "
                                             "(case-insensitive), e.g. 'MountainCar'; implies registered")] = None,
         registered: Annotated[bool, Field(description="also list registered Gymnasium ids (400+ with every "

@@ -103,6 +103,23 @@ async def _wait_fix(client: Client, experiment_id: str) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
+async def test_one_environment_without_a_preset_lists_each_algorithm_that_takes_it(tmp_path: Path) -> None:
+    """list_environments(env_id=...) answered "no preset ... did you mean 'LunarLander-v3'?" for every registered
+    id we ship no preset for (the issue's first complaint); it now says how each algorithm would train it."""
+    async with Client(_server(tmp_path)) as client:
+        failed, one = await _call(client, "list_environments", {"env_id": "MountainCarContinuous-v0"})
+        assert not failed and one["environments"] == [] and one["registered"][0]["env_id"] == "MountainCarContinuous-v0"
+        by_algo = {v["algo"]: v for v in one["variants"]}
+        assert list(by_algo) == ["ppo", "a2c", "reinforce", "sac", "td3", "tqc"], by_algo  # Box actions
+        assert by_algo["reinforce"]["settings"]["max_env_steps"] and by_algo["reinforce"]["problem"] is None
+        if one["registered"][0]["zoo_algos"]:  # rl_zoo3 installed: its TD3 entry uses Ornstein-Uhlenbeck noise
+            assert "ornstein-uhlenbeck" in by_algo["td3"]["problem"], by_algo["td3"]
+        assert "a bare MountainCarContinuous-v0 trains ppo" in one["note"]
+        failed, text = await _call(client, "list_environments", {"env_id": "MountainCar-v9"})
+        assert failed and "unknown environment 'MountainCar-v9'; did you mean 'MountainCar-v0'" in text, text
+
+
+@pytest.mark.anyio
 async def test_a_server_not_given_the_class_says_which_flag_would(tmp_path: Path) -> None:
     """A run of a user's class, read by a server started without --env-class: reading and diagnosing need nothing,
     a fix (whose trials make the environment) is refused at once, in one sentence naming the flag."""
