@@ -8,6 +8,7 @@ the renderer are imported inside the functions: the models here are read by the 
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -96,7 +97,13 @@ def _play(path: Path, seed: int, max_frames: int, on_frame: Callable[[int, Any],
     from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
 
     cfg = checkpoint_config(path)
-    env = make_vec_env(cfg, 1, render_mode="rgb_array")
+    try:
+        with warnings.catch_warnings():  # a class without render_modes: Gymnasium warns, then the class says it
+            warnings.filterwarnings("ignore", message=".*not in the possible render_modes")
+            env = make_vec_env(cfg, 1, render_mode="rgb_array")
+    except TypeError as exc:  # Gymnasium passes render_mode to the class: a user's class may take none
+        raise ValueError(f"{cfg.env_id} cannot be recorded: its environment takes no render_mode "
+                         "(an env with render_mode='rgb_array' frames can be)") from exc
     try:
         loaded = load_checkpoint(path, space_spec(env))
         fps = int(env.metadata.get("render_fps") or 30)

@@ -80,6 +80,10 @@ async def test_an_assistant_lists_trains_diagnoses_and_fixes_a_users_class(tmp_p
         top = diagnosis["findings"][0]  # from the run's own metrics: no preset to revert to, no solved run
         assert top["severity"] != "info" and top["suggested_changes"], diagnosis
 
+        failed, text = await _call(client, "get_run_info", {"run_id": run_id, "view": "frames", "frame_count": 1})
+        assert failed and "Corridor-v0 cannot be recorded: its environment takes no render_mode" in text, text
+        assert "Traceback" not in text and "TypeError" not in text, text
+
         # Proving a fix: candidates train in child processes, each given the server's --env-class.
         failed, fix = await _call(client, "fix_run", {"run_id": run_id, "max_trials": 2, "seeds": 1})
         assert not failed, fix
