@@ -184,7 +184,7 @@ def _at(d: dict[str, Any]) -> str:
     counts = d.get("commits") or {d["commit"]: len(d["rows"])}
     if len(counts) == 1:
         return f"commit `{next(iter(counts))}`"
-    return "commits " + ", ".join(f"`{c}` ({n} rows)" for c, n in counts.items()) + \
+    return "commits " + ", ".join(f"`{c}` ({n} row{'s' if n != 1 else ''})" for c, n in counts.items()) + \
         " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
 
 
