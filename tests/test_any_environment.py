@@ -139,6 +139,8 @@ def test_image_observations_no_network_takes_are_refused_before_a_run_folder(
         assert "Box(0, 255, (96, 96, 3), uint8) observations (images, channels last), which no gsolve algorithm " \
                "takes: network: nature_cnn (with ppo, a2c, reinforce)" in err and "FrameStackObservation(4)" in err
     assert not any(tmp_path.iterdir())
+    with pytest.raises(ConfigError, match=r"\(images, channels last\), which no gsolve algorithm takes"):
+        resolve_with_origin("CarRacing-v3", use_zoo=False)  # gsolve config, get_config: the same line
 
 
 @pytest.mark.parametrize("algo, network, words", [

@@ -248,6 +248,8 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         where += " and the user config"
     cfg = build_config(data, where)
     check_machine_limits(cfg, where)
+    if base.source != SettingSource.PRESET and not cfg.atari_wrappers:  # its spaces are known by now (cached)
+        check_images(cfg.algo.value, cfg.network, env_spaces(cfg.env_id, cfg.env_kwargs))
     notes = [*base.notes, *zoo_names.notes]
     if cfg.reward_threshold is None:
         threshold = spec_reward_threshold(cfg.env_id)

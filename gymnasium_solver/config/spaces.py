@@ -237,7 +237,7 @@ def image_layout(space: Any) -> str | None:
 IMAGE_ALGOS = tuple(a.value for a in ALGORITHMS if a in ON_POLICY)
 _STACK = ("gymnasium.wrappers.GrayscaleObservation, ResizeObservation((84, 84)) and FrameStackObservation(4) make "
           "4x84x84 frame stacks of them: register that wrapped environment in your own package and train its id "
-          "with --env-package PKG")
+          "with --env-package PKG (an ALE game's: atari_wrappers=true)")
 
 
 def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
