@@ -6,7 +6,6 @@ through a real MCP client. The class is tests/envs/my_env.py's Corridor (importe
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,9 @@ from gymnasium_solver import launcher
 from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, env_modules
 
-REPO = Path(__file__).resolve().parent.parent
-GSOLVE = Path(sys.executable).with_name("gsolve")
 CORRIDOR = "tests.envs.my_env:Corridor"
-# A planted fault: a learning rate far too small to learn the corridor in 4096 env steps (4 updates).
+# A failing run: a learning rate far too small, in a budget of 4 updates (the diagnosis blames the budget; the
+# fix it proves by running is whatever solves).
 FAULT = {"max_env_steps": 4096, "eval_freq": 2048, "reward_threshold": 0.8, "learning_rate": 0.000001, "seed": 1}
 
 
