@@ -106,12 +106,14 @@ def prepare_run(
     applied_changes: dict[str, Any] | None = None,
     sweep_id: str | None = None,
     trial_number: int | None = None,
+    use_zoo: bool = True,
 ) -> PreparedRun:
     """Validate the config and pre-create its run folder with a placeholder run.json, so the run
-    is visible (status running, no progress) before any trainer starts. ConfigError names a bad key."""
+    is visible (status running, no progress) before any trainer starts. ConfigError names a bad key.
+    ``use_zoo=False``: without the RL Zoo's entry (`gsolve train --no-zoo`)."""
     overrides = dict(overrides or {})
     pairs = override_pairs(overrides)
-    resolved = config_mod.resolve_with_origin(config_id, pairs)
+    resolved = config_mod.resolve_with_origin(config_id, pairs, use_zoo=use_zoo)
     cfg = resolved.config
     check_tracking_available(cfg)  # a missing tracking extra is refused here, not by the detached trainer
     config_mod.check_trainable(cfg)  # so is an environment this machine cannot create (e.g. no box2d extra)
@@ -135,6 +137,7 @@ def start_trainer(
     sweep_id: str | None = None,
     trial_number: int | None = None,
     preexec: Callable[[], None] | None = None,
+    use_zoo: bool = True,
 ) -> TrainerLaunch:
     """Validate the config, pre-create the run folder (placeholder run.json) and start
     ``gsolve train ... --run-id ID --quiet`` detached. The caller owns ``proc`` (wait on it or reap it).
@@ -142,10 +145,10 @@ def start_trainer(
     Raises ConfigError (a ValueError) naming the bad key and what is allowed. Returns at once.
     """
     prep = prepare_run(runs_dir, config_id, overrides, parent_run_id=parent_run_id, experiment_id=experiment_id,
-                       applied_changes=applied_changes, sweep_id=sweep_id, trial_number=trial_number)
+                       applied_changes=applied_changes, sweep_id=sweep_id, trial_number=trial_number, use_zoo=use_zoo)
     cfg, pairs, run_id, run_dir, placeholder = prep
     runs_dir = run_dir.parent
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id, *([] if use_zoo else ["--no-zoo"])]
     for pair in pairs:
         cmd += ["--set", pair]
     # --no-fail: an unsolved run is a finished trial (exit 0), not a failed one (jobs/backend.trial_failed).
@@ -247,7 +250,8 @@ def check_budget(limits: StartLimits, max_env_steps: int, n_envs: int, what: str
 
 
 def start_training(
-    runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None, limits: StartLimits | None = None
+    runs_dir: Path, config_id: str, overrides: dict[str, Any] | None = None, limits: StartLimits | None = None,
+    *, use_zoo: bool = True,
 ) -> StartResult:
     """Validate ``ENV:VARIANT`` + overrides, create the run folder and start the trainer detached.
 
@@ -257,13 +261,13 @@ def start_training(
     """
     overrides = dict(overrides or {})
     if limits is None:
-        launch = start_trainer(runs_dir, config_id, overrides)
+        launch = start_trainer(runs_dir, config_id, overrides, use_zoo=use_zoo)
     else:
-        cfg = config_mod.resolve_config(config_id, override_pairs(overrides))
+        cfg = config_mod.resolve_config(config_id, override_pairs(overrides), use_zoo=use_zoo)
         check_budget(limits, cfg.max_env_steps, cfg.n_envs, f"{cfg.config_id}")
         with _START_LOCK:
             check_capacity(RunStore(runs_dir), limits)
-            launch = start_trainer(runs_dir, config_id, overrides)
+            launch = start_trainer(runs_dir, config_id, overrides, use_zoo=use_zoo)
     reap(launch.proc)
     cfg, run_id = launch.config, launch.run_id
     try:  # the placeholder's (or by now the trainer's own) record of where the settings came from

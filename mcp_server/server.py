@@ -136,6 +136,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
             dict[str, Any] | None,
             Field(description="with config_id: settings to change, e.g. {'learning_rate': 0.001}; validated"),
         ] = None,
+        zoo: Annotated[bool, Field(description="false: without the RL Zoo's entry, as start_training(zoo=false)")] = True,
     ) -> ConfigResult:
         """Use to check overrides before start_training, or to see the exact config a run used: the fully
         resolved, validated config with each key's meaning and where each value came from."""
@@ -155,7 +156,7 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
                                 notes=[] if origin is None else origin.notes)
         assert config_id is not None
         pairs = launcher._override_pairs(overrides or {})
-        return resolved_config_result(config_mod.resolve_with_origin(config_id, pairs))
+        return resolved_config_result(config_mod.resolve_with_origin(config_id, pairs, use_zoo=zoo))
 
 
 def _register_resources(server: MCPServer, store: rs.RunStore) -> None:

@@ -65,6 +65,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         ] = None,
         resume: Annotated[str | None, Field(description="instead of config_id: a crashed, stopped or failed run to "
                                             "continue from its latest checkpoint (run id, prefix or '@last')")] = None,
+        zoo: Annotated[bool, Field(description="false: skip the RL Zoo's entry for an environment without a preset "
+                                   "(gsolve's defaults; for an entry that is refused)")] = True,
     ) -> TrainingStart:
         """Use to train: starts a run in the background (settings from our preset, else the RL Zoo's entry,
         else defaults; validated first) or resumes a crashed/stopped/failed one from its latest checkpoint,
@@ -79,9 +81,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             log.info("resumed run %s pid %s", resumed.run_id, resumed.pid)
             return TrainingStart(run_id=resumed.run_id, resumed=resumed)
         assert config_id is not None
-        cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}))
+        cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}), use_zoo=zoo)
         policy.check_config(cfg.model_dump(mode="json"), store.runs_dir, cfg.config_id)
-        started = launcher.start_training(store.runs_dir, config_id, overrides, limits)
+        started = launcher.start_training(store.runs_dir, config_id, overrides, limits, use_zoo=zoo)
         log.info("started run %s (%s) pid %s", started.run_id, started.config_id, started.pid)
         return TrainingStart(run_id=started.run_id, started=started)
 

@@ -122,6 +122,29 @@ async def test_one_environment_without_a_preset_lists_each_algorithm_that_takes_
 
 
 @pytest.mark.anyio
+async def test_a_refused_zoo_entry_trains_with_the_defaults_over_mcp_too(tmp_path: Path) -> None:
+    """`gsolve train --no-zoo` had no MCP counterpart: an environment whose Zoo entry we cannot reproduce (Pendulum's
+    A2C entry uses gSDE) could not be started by an assistant at all."""
+    from gymnasium_solver.config.zoo import zoo_entry
+
+    if zoo_entry("Pendulum-v1", "a2c") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    async with Client(_server(tmp_path)) as client:
+        failed, text = await _call(client, "start_training", {"config_id": "Pendulum-v1:a2c"})
+        assert failed and "use_sde=True" in text and "MCP: zoo=false" in text, text
+        failed, cfg = await _call(client, "get_config", {"config_id": "Pendulum-v1:a2c", "zoo": False})
+        assert not failed and cfg["settings_from"].startswith("default"), cfg
+        failed, started = await _call(client, "start_training", {
+            "config_id": "Pendulum-v1:a2c", "zoo": False,
+            "overrides": {"max_env_steps": 400, "n_envs": 2, "eval_freq": 400, "eval_episodes": 1}})
+        assert not failed and started["started"]["settings_from"].startswith("default"), started
+        failed, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
+                                                              "wait_seconds": 60})
+        assert not failed and waited["status"]["status"] == "completed", waited
+    assert rf.read_run_info(tmp_path / started["run_id"]).config_origin.settings == "default"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
 async def test_a_server_not_given_the_class_says_which_flag_would(tmp_path: Path) -> None:
     """A run of a user's class, read by a server started without --env-class: reading and diagnosing need nothing,
     a fix (whose trials make the environment) is refused at once, in one sentence naming the flag."""

@@ -132,7 +132,7 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
             refused.append(f"{key}={value} (not used by {algo} in gsolve)")
     if refused:
         raise ConfigError(f"{zoo.label} cannot be trained as the Zoo trains it: {'; '.join(refused)}; write a preset for "
-                          f"{env_id} (docs/configs.md), or train with gsolve's defaults instead (--no-zoo)")
+                          f"{env_id} (docs/configs.md), or train with gsolve's defaults instead (--no-zoo; MCP: zoo=false)")
     data = {**zoo.settings, "env_id": env_id, "variant": algo}
     notes = list(zoo.notes)
     if "action_noise_std" in data:  # the Zoo's noise_std: in action units
