@@ -369,3 +369,15 @@ def test_a_dotted_env_kwargs_override_is_recorded_whole() -> None:
     resolved, recorded = _resolve("LunarLander-v3:ppo_continuous", ["env_kwargs.gravity=-5.0"])
     assert recorded == {"env_kwargs": {"continuous": True, "gravity": -5.0}}
     assert resolve_config("LunarLander-v3:ppo_continuous", recorded).env_kwargs == resolved.config.env_kwargs
+
+
+def test_dotted_overrides_still_write_as_yaml_and_json() -> None:
+    """A dotted override's dict (config.presets.Additions) is written as a plain mapping: sweeps dump their
+    fixed overrides to YAML (a RepresenterError before)."""
+    import json
+
+    from gymnasium_solver.config import parse_overrides
+
+    parsed = parse_overrides(["learning_rate.start=0.003", "env_kwargs.gravity=-5.0"])
+    assert yaml.safe_load(yaml.safe_dump(parsed)) == {"learning_rate": {"start": 0.003}, "env_kwargs": {"gravity": -5.0}}
+    assert json.loads(json.dumps(parsed)) == parsed

@@ -179,6 +179,9 @@ class Additions(dict):  # type: ignore[type-arg]
     value the settings have. A whole value (``env_kwargs={...}``) replaces it, as for every other key."""
 
 
+yaml.SafeDumper.add_representer(Additions, yaml.representer.SafeRepresenter.represent_dict)  # written as a dict
+
+
 def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
     """``["lr=1e-3", "learning_rate.start=0.1"]`` -> nested dict. Values are parsed as YAML; a dotted key's
     dict is an :class:`Additions`."""
