@@ -137,9 +137,12 @@ def bind_granted_classes() -> dict[str, str]:
     """Register each granted class not yet bound to an id as :func:`served_id` (the MCP server: its clients name
     environments by id, and the operator named only the class). Returns id -> MODULE:CLASS for every bound class.
     EnvModuleError when that id is taken by another environment (the operator renames the class)."""
+    unbound = sorted(_GRANTS.classes - set(_GRANTS.bound.values()))
+    if not unbound:  # the MCP server calls this at start: without --env-class it must not import gymnasium
+        return dict(_GRANTS.bound)
     import gymnasium as gym
 
-    for path in sorted(_GRANTS.classes - set(_GRANTS.bound.values())):
+    for path in unbound:
         env_id = served_id(path)
         if env_id in gym.registry and gym.spec(env_id).entry_point != path:
             raise EnvModuleError(f"--env-class {path}: gsolve mcp registers it as {env_id!r}, which is already "
