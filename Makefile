@@ -32,7 +32,7 @@ demo: $(CORE_STAMP)
 	$(BIN)/gsolve show @last
 
 lint: $(STAMP)
-	$(BIN)/ruff check gymnasium_solver agents mcp_server tests bench scripts/record_golden.py
+	$(BIN)/ruff check gymnasium_solver mcp_server tests bench scripts/record_golden.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

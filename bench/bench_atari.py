@@ -65,10 +65,10 @@ def bench_env(steps: int) -> Rate:
 def bench_rollout(steps: int, device: str) -> Rate:
     import torch
 
-    from agents.common import ActorCritic, ObsNormalizer, resolve_device
+    from gymnasium_solver.agents.common import ActorCritic, ObsNormalizer, resolve_device
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.envs import make_vec_env, space_spec
-    from gymnasium_solver.rollout import RolloutCollector
+    from gymnasium_solver.train.rollout import RolloutCollector
 
     cfg = resolve_config(CONFIG_ID, [f"device={device}"])
     torch.set_num_threads(cfg.torch_threads)
@@ -87,11 +87,11 @@ def bench_iterations(iterations: int, device: str, threads: int) -> tuple[Rate, 
     both clocks; setup and evaluations are left out (``bench_trainer`` covers the real loop)."""
     import torch
 
-    from agents.common import ObsNormalizer
-    from agents.ppo import PPO
+    from gymnasium_solver.agents.common import ObsNormalizer
+    from gymnasium_solver.agents.ppo import PPO
     from gymnasium_solver.config import PPOConfig, resolve_config
     from gymnasium_solver.envs import make_vec_env, space_spec
-    from gymnasium_solver.rollout import RolloutCollector
+    from gymnasium_solver.train.rollout import RolloutCollector
 
     cfg = resolve_config(CONFIG_ID, [f"device={device}", f"torch_threads={threads}"])
     assert isinstance(cfg, PPOConfig)
@@ -113,9 +113,9 @@ def bench_iterations(iterations: int, device: str, threads: int) -> tuple[Rate, 
 def bench_trainer(iterations: int, device: str) -> float:
     """The real ``train()`` loop for a few iterations: its own fps (metrics.csv ``time/fps``, rollout
     and update wall seconds), as a check on ``bench_iterations``."""
-    from gymnasium_solver import run_folder as rf
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.training import train
+    from gymnasium_solver.contract import run_folder as rf
+    from gymnasium_solver.train.training import train
 
     cfg = resolve_config(CONFIG_ID, [f"device={device}", "reward_threshold=.inf", "eval_freq=1000000000",
                                      "eval_episodes=1", "checkpoint_freq=0"])

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import diagnose
 from gymnasium_solver.diagnostics.references import store_references
-from gymnasium_solver.run_folder import M
 from gymnasium_solver.run_store import RunStore
 from mcp_server.diagnostic_tools import diagnose_in_store
 

@@ -22,7 +22,7 @@ FAULT = ["learning_rate=0.00001", "max_env_steps=30000", "seed=0"]
 
 
 def gsolve(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", *args]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", *args]
     return subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
 
 

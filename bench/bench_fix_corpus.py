@@ -29,7 +29,7 @@ FILES = ("run.json", "config.yaml", "metrics.csv")
 
 
 def gsolve(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", *args],  # noqa: S603 - fixed argv
+    return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli.app", *args],  # noqa: S603 - fixed argv
                           capture_output=True, text=True, check=False)
 
 

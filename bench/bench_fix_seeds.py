@@ -39,7 +39,7 @@ FILES = ("run.json", "config.yaml", "metrics.csv")
 def printed_change(folder: Path, run_id: str, no_preset: bool = False) -> tuple[str, dict[str, Any]]:
     """The top candidate of the run's diagnosis (what `gsolve fix --max-trials 1` trains). ``no_preset``:
     diagnosed as an imported run whose preset this machine lacks (nothing to revert, no references)."""
-    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.contract import run_folder as rf
     from gymnasium_solver.diagnostics import diagnose_run_dir
     from gymnasium_solver.experiments.candidates import build_candidates
     from gymnasium_solver.experiments.parent import parent_config
@@ -69,7 +69,7 @@ def folder_variant(folder: Path) -> str:
 def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, Any]:
     from gymnasium_solver.launcher import override_pairs
 
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", config_id, "--runs-dir", str(runs), "--quiet",
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", config_id, "--runs-dir", str(runs), "--quiet",
            "--set", *override_pairs(overrides)]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
@@ -84,8 +84,8 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, An
 
 
 def main() -> int:
+    from gymnasium_solver.contract.run_folder import read_run_info
     from gymnasium_solver.experiments.parent import parent_config
-    from gymnasium_solver.run_folder import read_run_info
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", nargs="?", default=str(CORPUS))

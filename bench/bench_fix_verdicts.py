@@ -44,7 +44,7 @@ HELD_OUT_OFFSETS = (2000, 2001, 2002)
 
 
 def gsolve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", *args], capture_output=True, text=True,  # noqa: S603
+    return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli.app", *args], capture_output=True, text=True,  # noqa: S603
                           check=False, env={**os.environ, **(env or {})})
 
 
@@ -62,9 +62,9 @@ def as_user_preset(case: Path, runs: Path, config_dir: Path) -> str:
     import yaml
 
     from gymnasium_solver.config import resolve_config
+    from gymnasium_solver.contract.run_folder import read_run_info
     from gymnasium_solver.experiments.parent import parent_config
     from gymnasium_solver.launcher import override_pairs
-    from gymnasium_solver.run_folder import read_run_info
 
     run_id = copy_case(case, runs)
     run_dir = runs / run_id

@@ -129,7 +129,7 @@ def measure_limit(config_id: str, seed: int, env_steps: int) -> dict[str, float]
     import numpy as np
     import torch
 
-    from agents import agent_class
+    from gymnasium_solver.agents import agent_class
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
 

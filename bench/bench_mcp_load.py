@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 
 # "get_run_info:status" is get_run_info(view="status"): the cheap poll that was get_training_status.
 TOOLS = ("list_runs", "get_run_info", "get_run_metrics", "get_run_info:status", "diagnose_run", "compare_runs")
@@ -50,7 +50,8 @@ def build_runs(root: Path, runs: int, max_env_steps: int) -> list[str]:
     have = sorted(p.name for p in root.iterdir() if (p / rf.RUN_JSON).is_file())
     if len(have) >= runs:
         return have[:runs]
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
+    from gymnasium_solver.train import training
 
     for seed in range(len(have), runs):
         print(f"training run {seed + 1}/{runs} (once) ...", file=sys.stderr)
@@ -350,7 +351,7 @@ def run(runs_dir: Path, ids: list[str], clients: int, calls: int, pace: float = 
         warm: bool = False, client_kind: str = "raw") -> bool:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
+        [sys.executable, "-m", "gymnasium_solver.cli.app", "mcp", "--transport", "http", "--port", str(port),
          "--runs-dir", str(runs_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )

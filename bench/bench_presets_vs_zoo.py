@@ -154,7 +154,7 @@ def run_ours(config_id: str, seed: int) -> dict[str, Any]:
     import torch
 
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     cfg = resolve_config(config_id, [f"seed={seed}"])
     torch.set_num_threads(cfg.torch_threads)

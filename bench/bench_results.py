@@ -29,7 +29,7 @@ RESULTS_DIR = ROOT / "bench" / "results"
 LIBRARIES = ("torch", "gymnasium", "numpy", "stable-baselines3", "rl_zoo3")
 # Paths whose uncommitted edits change what training does: a figure measured with any of them edited
 # says so (Measured.edited), since the commit alone does not reproduce it.
-TRAINING_PATHS = ("gymnasium_solver", "agents", "config")
+TRAINING_PATHS = ("gymnasium_solver", "config")
 
 
 class Machine(BaseModel):

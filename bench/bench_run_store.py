@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 
 BIG_RUN = "20260101-000000-b1b1"
 WIDE_RUN = "20260101-000000-w1de"  # a metrics.csv of WIDE_COLUMNS columns (issue 26: reads were quadratic in them)
@@ -141,7 +141,7 @@ async def measure(root: Path) -> list[tuple[str, float, float]]:
         rows.append(("list_runs, 10k runs, filter scans all, cold", cold, 0.5))
         rows.append(("list_runs, 10k runs, filter scans all, repeated", warm, 0.5))
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "gymnasium_solver.cli", "mcp", "--runs-dir", str(root)])
+                                   args=["-m", "gymnasium_solver.cli.app", "mcp", "--runs-dir", str(root)])
     starts = []
     for _ in range(3):
         t = time.perf_counter()

@@ -1,6 +1,6 @@
 """Our Stable-Baselines3 presets (SAC, TD3) vs the RL Zoo's tuned hyperparameters, side by side.
 
-Both arms train the same SB3 algorithm through our trainer (agents/sb3.py), so the solve definition
+Both arms train the same SB3 algorithm through our trainer (gymnasium_solver/agents/sb3.py), so the solve definition
 is the same: our deterministic evaluation every ``eval_freq`` env steps (the preset's), stop at the
 first evaluation whose mean return reaches the threshold. The Zoo arm is SB3's defaults plus the
 RL Zoo's hyperparameters for the env (rl_zoo3's hyperparams/<algo>.yml; its ``n_timesteps`` is the
@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from gymnasium_solver.config import build_config, resolve_config
-from gymnasium_solver.training import train
+from gymnasium_solver.train.training import train
 
 # Our preset -> (the Zoo's algorithm file, the Zoo's env key). CartPole-v1:a2c and the DQN presets
 # (CartPole-v1, LunarLander-v3) are our own A2C and DQN now: bench_presets_vs_zoo.py compares them with SB3's.

@@ -34,7 +34,7 @@ TINY = {"n_envs": 4, "max_env_steps": 2048, "eval_freq": 1024, "eval_episodes": 
 
 
 def gsolve(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", *args]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", *args]
     return subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
 
 
@@ -66,8 +66,9 @@ def run_sweep_bench(trials: int, parallel: int) -> dict[str, Any] | None:
 
 def solve_over_seeds(arms: dict[str, dict[str, Any]], seeds: int) -> dict[str, list[tuple[bool, int, float]]]:
     """Each arm trained on each seed, the arms alternating per seed (so load hits both alike)."""
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
     from gymnasium_solver.launcher import override_pairs
+    from gymnasium_solver.train import training
 
     out: dict[str, list[tuple[bool, int, float]]] = {name: [] for name in arms}
     with tempfile.TemporaryDirectory(prefix="bench-sweep-seeds-") as tmp:
@@ -99,7 +100,7 @@ def compare_with_preset(best: dict[str, Any], seeds: int) -> None:
 
 
 def backend_overhead(kind: str, n: int) -> list[float]:
-    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.contract import run_folder as rf
     from gymnasium_solver.jobs.backend import TrialSpec, make_backend
 
     overheads = []

@@ -29,7 +29,7 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 
 TARGET_MS = 50.0
 
@@ -42,7 +42,8 @@ def _free_port() -> int:
 
 def build(root: Path, live: int, finished: int) -> tuple[list[str], int]:
     """One real run, copied ``live`` + ``finished`` times; returns the live ids and the rows per run."""
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
+    from gymnasium_solver.train import training
 
     seed_dir = root / "_seed"
     cfg = config.resolve_config("CartPole-v1:ppo", ["reward_threshold=1000", "max_env_steps=50000", "eval_freq=5000"])

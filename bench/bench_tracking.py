@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["GSOLVE_CONFIG"] = ""  # no user defaults: each arm is exactly what it says
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     base = [f"max_env_steps={args.steps}", "reward_threshold=.inf", "eval_freq=5000", "eval_episodes=5"]
     times: dict[str, list[tuple[float, float]]] = {arm: [] for arm in ARMS}

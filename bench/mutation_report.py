@@ -88,9 +88,9 @@ VERDICT_DECISIONS = ("seeds_of", "baseline_seeds_of", "trial_seed", "arm_result"
 
 TARGETS: tuple[Target, ...] = (
     Target("contract", "run-folder contract: run.json, metrics.csv, statuses and crash detection, the algorithm table",
-           ("gymnasium_solver/run_folder.py", "gymnasium_solver/metric_names.py", "gymnasium_solver/algorithms.py"),
+           ("gymnasium_solver/contract/run_folder.py", "gymnasium_solver/contract/metric_names.py", "gymnasium_solver/contract/algorithms.py"),
            ("tests/test_run_folder.py", "tests/test_algorithms.py")),
-    Target("advantages", "GAE and discounted returns", ("gymnasium_solver/advantages.py",),
+    Target("advantages", "GAE and discounted returns", ("gymnasium_solver/maths/advantages.py",),
            ("tests/test_advantages.py",)),
     Target("store", "run store: best-run ranking and a run's threshold", ("gymnasium_solver/run_store/summaries.py",),
            ("tests/test_run_store.py",),
@@ -161,7 +161,7 @@ def mutmut_config(target: Target) -> str:
         "\n[tool.mutmut]\n"
         'source_paths = ["gymnasium_solver"]\n'
         f"only_mutate = {toml_list(target.files)}\n"
-        'also_copy = ["agents", "mcp_server", "scripts", "bench", "docs", "README.md", "DEVELOPERS.md", "Makefile"]\n'
+        'also_copy = ["mcp_server", "scripts", "bench", "docs", "README.md", "DEVELOPERS.md", "Makefile"]\n'
         f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-x", "-q"]\n'
         "use_git_change_detection = false\n"

@@ -39,7 +39,7 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, An
     """One `gsolve train` of ``config_id`` with ``overrides``; what its run.json says."""
     from gymnasium_solver.launcher import override_pairs
 
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", config_id, "--runs-dir", str(runs), "--quiet",
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", config_id, "--runs-dir", str(runs), "--quiet",
            *(a for p in override_pairs(overrides) for a in ("--set", p))]
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
     run_dir = Path(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None
@@ -64,8 +64,8 @@ def fault_cases(folder: Path, only: list[str]) -> list[tuple[str, Path, dict[str
 
 
 def screen_case(case: Path, info: dict[str, Any], offsets: tuple[int, ...], runs: Path) -> dict[str, Any]:
+    from gymnasium_solver.contract.run_folder import read_run_info
     from gymnasium_solver.experiments.parent import parent_config
-    from gymnasium_solver.run_folder import read_run_info
 
     own = int(info["seed"])
     base = parent_config(case, read_run_info(case)).base_for(info["config_id"], {})

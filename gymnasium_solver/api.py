@@ -18,7 +18,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config import (
     Algo,
@@ -31,6 +30,7 @@ from gymnasium_solver.config import (
     resolve_with_origin,
     split_config_id,
 )
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store.files import label
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ class Runs:
         if seed is not None:
             overrides["seed"] = seed
         resolved = resolve_with_origin(config_id, overrides)
-        from gymnasium_solver.training import train  # torch: only now
+        from gymnasium_solver.train.training import train  # torch: only now
 
         result = train(resolved.config, self.runs_dir, run_id=run_id, show_progress=progress, overrides=overrides,
                        config_origin=resolved.origin)  # where each value came from, as `gsolve train` records

@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver.algorithms import takes
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, EnvironmentSettings, environment_catalog
 from gymnasium_solver.config.spaces import check_registered, choose_algo, env_spaces
+from gymnasium_solver.contract.algorithms import takes
 from gymnasium_solver.run_store import key_hyperparameters
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium_solver.config import Config
 from gymnasium_solver.config.env_modules import require_config
 from gymnasium_solver.config.spaces import install_hint, observation_plan
-from gymnasium_solver.run_folder import ActionSpaceInfo
+from gymnasium_solver.contract.run_folder import ActionSpaceInfo
 
 
 class SpaceSpec(NamedTuple):

@@ -27,12 +27,12 @@ import anyio
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver import run_writer
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.presets import override_pairs, yaml_value  # noqa: F401 - re-exported: --set arguments
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import RunStore, TrainingStatus, training_status
-from gymnasium_solver.tracking import check_tracking_available
+from gymnasium_solver.train import run_writer
+from gymnasium_solver.train.tracking import check_tracking_available
 
 MAX_WAIT_SECONDS = 60.0
 MAX_STOP_TIMEOUT = 120.0
@@ -148,7 +148,7 @@ def start_trainer(
                        applied_changes=applied_changes, sweep_id=sweep_id, trial_number=trial_number, use_zoo=use_zoo)
     cfg, pairs, run_id, run_dir, placeholder = prep
     runs_dir = run_dir.parent
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", cfg.config_id, *([] if use_zoo else ["--no-zoo"])]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", cfg.config_id, *([] if use_zoo else ["--no-zoo"])]
     for pair in pairs:
         cmd += ["--set", pair]
     # --no-fail: an unsolved run is a finished trial (exit 0), not a failed one (jobs/backend.trial_failed).

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 import numpy as np
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import MetricSeries, RunStore, first_non_finite, query_metrics
 
 if TYPE_CHECKING:

@@ -153,7 +153,7 @@ async def run_gsolve_json(args: list[str], *, timeout: float, on_timeout: str,
     stdout: how the server does torch work (re-evaluations, frames) while never importing torch itself.
     Killed after ``timeout`` seconds (ValueError ``on_timeout``) or when the call is cancelled; a progress
     notification every few seconds. A failure that printed no JSON raises its last stderr line."""
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", *args]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", *args]
     proc = await asyncio.create_subprocess_exec(*cmd, stdin=asyncio.subprocess.DEVNULL,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     start = time.monotonic()

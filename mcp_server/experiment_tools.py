@@ -14,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from gymnasium_solver.config import env_modules
+from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.experiments import (
     ExperimentRecord,
     ExperimentStart,
@@ -24,7 +25,6 @@ from gymnasium_solver.experiments import (
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
 from gymnasium_solver.experiments.runner import DEFAULT_SEEDS, MAX_SEEDS
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
-from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
 

@@ -1,6 +1,6 @@
 """MCP tools ``check_run`` (named after `gsolve check`; it was compare_to_baseline), ``list_models`` and
 ``promote_run``: thin adapters over
-``gymnasium_solver.regression``, ``model_registry`` and ``promotion`` (docs/ops.md).
+``gymnasium_solver.ops.regression``, ``model_registry`` and ``promotion`` (docs/ops.md).
 
 ``promote_run`` re-evaluates a checkpoint, which needs torch, so it runs ``gsolve promote --json``
 in a child process and waits for it without blocking the server (bounded, with progress
@@ -15,11 +15,11 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from gymnasium_solver import model_registry, promotion, regression
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
-from gymnasium_solver.model_registry import ModelList
-from gymnasium_solver.registry_records import MIN_EPISODES, Decision, check_episodes
+from gymnasium_solver.ops import model_registry, promotion, regression
+from gymnasium_solver.ops.model_registry import ModelList
+from gymnasium_solver.ops.registry_records import MIN_EPISODES, Decision, check_episodes
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, run_gsolve_json, tool
 

@@ -26,10 +26,10 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher, plotting
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config import env_modules
-from gymnasium_solver.policy_eval import MAX_SAMPLED_FRAMES, EvalReport
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train.policy_eval import MAX_SAMPLED_FRAMES, EvalReport
 from mcp_server.common import READ_ONLY, RunRef, run_gsolve_json, tool
 
 RunView = Literal["details", "status", "checkpoints", "frames"]

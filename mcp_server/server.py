@@ -24,13 +24,13 @@ from pydantic import Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS
 from gymnasium_solver.config.view import ConfigResult, config_descriptions, resolved_config_result
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.environment_list import EnvironmentList, environment_list
-from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store.metrics import map_large_buffers
 from mcp_server import (
     diagnostic_tools,
@@ -225,7 +225,7 @@ def main(
     limits = limits or launcher.StartLimits.from_options()
     locations = locations or LocationPolicy.from_options()
     # Every process this server starts (trainers, gsolve fix, sweeps) inherits the confinement, and
-    # the MLflow sink checks it again before it connects (gymnasium_solver/locations.py).
+    # the MLflow sink checks it again before it connects (gymnasium_solver/contract/locations.py).
     os.environ.update(locations.as_env())
     server = create_server(runs_dir, limits, locations)
     log.info("gymnasium-solver MCP server over %s, runs folder %s; starts at most %d live runs, max_env_steps <= %d, "

@@ -16,10 +16,10 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.experiments import default_parallel
 from gymnasium_solver.jobs.seeds import SeedStatistic
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
-from gymnasium_solver.locations import LocationPolicy
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import check, launch, report
 from gymnasium_solver.sweeps.record import read_record

@@ -1,5 +1,5 @@
 """MCP tools ``start_training`` (a new run, or ``resume`` one from its checkpoint) and ``stop_training``:
-thin adapters over ``gymnasium_solver.launcher`` and ``gymnasium_solver.resume``.
+thin adapters over ``gymnasium_solver.launcher`` and ``gymnasium_solver.train.resume``.
 
 ``register(server, store, limits, locations)`` is called by ``mcp_server.server.create_server``. A
 start or resume checks the config against the server's caps and tracking-location policy, starts
@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
+from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
-from gymnasium_solver.locations import LocationPolicy
-from gymnasium_solver.resume import ResumeStart, plan_resume, start_resume
 from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.train.resume import ResumeStart, plan_resume, start_resume
 from mcp_server.common import STARTS_PROCESS, STOPS_PROCESS, RunRef, tool
 
 log = logging.getLogger("gymnasium_solver.mcp")

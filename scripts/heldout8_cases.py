@@ -6,8 +6,8 @@ figure no longer measures diagnosis on faults nobody tuned to.
 Written without reading the diagnosis code, the references, docs/diagnostics.md, the diagnosis tests, the
 scoring scripts, any fixture's labels or metrics, or git history (only scripts/make_heldout.py, the
 case/config/planted/fault_type columns of make_heldout.py and heldout2-7_cases.py, the presets, the config
-models and agents/*.py were read, the case columns to pick (algorithm, setting) pairs not used before).
-Focused on our own A2C (agents/a2c.py, CartPole-v1:a2c), with PPO on all three PPO presets and one
+models and gymnasium_solver/agents/*.py were read, the case columns to pick (algorithm, setting) pairs not used before).
+Focused on our own A2C (gymnasium_solver/agents/a2c.py, CartPole-v1:a2c), with PPO on all three PPO presets and one
 REINFORCE case; no off-policy case. Every fault was screened with one `gsolve train` of the faulty run
 (same seed and budget as its row) before generation.
 

@@ -6,7 +6,7 @@ figure no longer measures diagnosis on faults nobody tuned to.
 Written without reading the diagnosis code, the references, docs/diagnostics.md, the diagnosis tests, the
 scoring scripts, any fixture's labels or metrics, or git history (only scripts/make_heldout.py, the
 case/config_id/planted/fault_type columns of heldout2-8_cases.py, the docstring of heldout8_cases.py, the
-presets, docs/presets.md, docs/sb3.md, the config models and agents/sb3.py were read, the case columns to
+presets, docs/presets.md, docs/sb3.md, the config models and gymnasium_solver/agents/sb3.py were read, the case columns to
 pick (algorithm, setting) pairs not used before). Focused on the Stable-Baselines3 off-policy presets
 (CartPole-v1:dqn, Pendulum-v1:sac, Pendulum-v1:td3), two faulty cases each, and two healthy runs (the
 TD3 and SAC presets unchanged on new seeds); no on-policy case. Every fault was screened with one

@@ -31,9 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.config import parse_overrides, resolve_config
-from gymnasium_solver.training import train
+from gymnasium_solver.train.training import train
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
@@ -328,7 +328,7 @@ def run_crash_case(case: Case, scratch: Path) -> Path:
     runs = scratch / case.name
     runs.mkdir(parents=True)
     code = ("import sys; from pathlib import Path; from gymnasium_solver.config import resolve_config, "
-            "parse_overrides; from gymnasium_solver.training import train; ov = sys.argv[3:]; "
+            "parse_overrides; from gymnasium_solver.train.training import train; ov = sys.argv[3:]; "
             "train(resolve_config(sys.argv[1], ov), Path(sys.argv[2]), overrides=parse_overrides(ov))")
     proc = subprocess.Popen([sys.executable, "-c", code, case.config_id, str(runs), *case.overrides], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

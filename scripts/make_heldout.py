@@ -107,7 +107,7 @@ CASES: list[dict] = [
 
 
 def _train(config_id: str, seed: int, overrides: list[str], runs_dir: Path) -> tuple[Path, dict, float]:
-    cmd = ["nice", "-n", "10", str(PYTHON), "-m", "gymnasium_solver.cli", "train", config_id, "--seed", str(seed),
+    cmd = ["nice", "-n", "10", str(PYTHON), "-m", "gymnasium_solver.cli.app", "train", config_id, "--seed", str(seed),
            "--runs-dir", str(runs_dir), "--quiet"]
     if overrides:
         cmd += ["--set", *overrides]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gymnasium_solver.diagnostics.references import SHIPPED_DIR, preset_fingerprint, reference_record, shipped_path
 from gymnasium_solver.diagnostics.series import RunData
-from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
@@ -33,7 +33,7 @@ def trained(config_ids: list[str], seeds: list[int]) -> dict[str, list[dict[str,
     import tempfile
 
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     by_preset: dict[str, list[dict[str, object]]] = {}
     for config_id in config_ids:

@@ -21,7 +21,7 @@ What is recorded:
   in-process: each tool's name, title, description, annotations, input and output schema;
   ``mcp_server.json``: the rest a client loads, the server's instructions, prompts and resources.
 - ``run_folders/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides): for every
-  algorithm in gymnasium_solver/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
+  algorithm in gymnasium_solver/contract/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
   (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1: its config.yaml
   as written; its metrics.csv, run.json and run.log with what is per-machine or per-time taken out
   (below); ``checkpoints.json``: the run folder's file names, each checkpoint's metadata, and per
@@ -186,7 +186,7 @@ def _subcommands(parser: argparse.ArgumentParser, prefix: tuple[str, ...]) -> It
 
 def help_texts() -> dict[str, str]:
     """``gsolve [command ...] --help`` of every command, keyed by its file name under help/."""
-    from gymnasium_solver.cli import build_parser
+    from gymnasium_solver.cli.app import build_parser
 
     # argparse reads the width from $COLUMNS; NO_COLOR: Python 3.14's argparse colours help on a terminal.
     fixed = {"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1"}
@@ -315,7 +315,7 @@ def _checkpoints(run_dir: Path) -> str:
 
 def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
     """Train GOLDEN_RUNS[algo] into ``runs_dir`` through the CLI (in this process); its recorded files."""
-    from gymnasium_solver.cli import main
+    from gymnasium_solver.cli.app import main
 
     run = GOLDEN_RUNS[algo]
     run_id = f"golden-{algo}"

@@ -33,7 +33,7 @@ from gymnasium_solver.diagnostics.diagnose import diagnose
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.diagnostics.references import EMPTY, ReferenceRun, ReferenceSet, _series
 from gymnasium_solver.diagnostics.series import RunData
-from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 
 
 def fault_type(labels: dict[str, Any]) -> str:
@@ -194,7 +194,7 @@ def healthy_observations(root: Path) -> dict[str, tuple[float, float]]:
     import yaml
 
     from gymnasium_solver.diagnostics.series import RunData, median, split
-    from gymnasium_solver.run_folder import M
+    from gymnasium_solver.contract.run_folder import M
 
     seen: dict[str, list[float]] = {}
 
@@ -243,7 +243,7 @@ def live_replay(root: Path, every: int = 5) -> tuple[int, dict[str, int]]:
     """
     import yaml
 
-    from gymnasium_solver.run_folder import M, MetricsTable, RunStatus
+    from gymnasium_solver.contract.run_folder import M, MetricsTable, RunStatus
 
     snapshots, fired = 0, dict[str, int]()
     for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):

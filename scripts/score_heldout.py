@@ -19,7 +19,7 @@ import yaml
 
 from gymnasium_solver.diagnostics import diagnose
 from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.run_folder import parse_metrics_text, read_run_info
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 """Shared fixtures: a runs folder with a few REAL short training runs, made once per session.
 
-The runs are made by the trainer itself (``gymnasium_solver.training.train``), so the read side
+The runs are made by the trainer itself (``gymnasium_solver.train.training.train``), so the read side
 and the MCP tools are tested against exactly what the trainer writes, not against hand-made
 files. They take a few seconds in total (tiny budgets, 4 envs).
 """
@@ -35,7 +35,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def real_runs(tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
+    from gymnasium_solver.train import training
 
     runs_dir = tmp_path_factory.mktemp("runs")
     short = training.train(

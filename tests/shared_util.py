@@ -40,8 +40,8 @@ def sb3_era_checkpoint(tmp_path: Path, config_yaml: str) -> Path:
     """A best.pt as the SB3-era trainer wrote it (SB3's .zip beside the weights) in a run folder."""
     import torch
 
-    from gymnasium_solver import run_folder as rf
-    from gymnasium_solver.checkpoints import CHECKPOINT_FORMAT
+    from gymnasium_solver.contract import run_folder as rf
+    from gymnasium_solver.train.checkpoints import CHECKPOINT_FORMAT
 
     run_dir = tmp_path / "20261120-000000-abcdef0"
     (run_dir / rf.CHECKPOINTS_DIR).mkdir(parents=True)
@@ -55,7 +55,7 @@ def play_script(run_dir: Path, script: list[Any], i: int) -> None:
     """One poll of a scripted trial (the scripted trial backends of the job tests): step ``i`` of
     ``script`` is a progress in env steps, ``("solved", N)`` to solve at N, and past its end the
     budget is spent. Writes the run.json the coordinator reads."""
-    from gymnasium_solver import run_folder as rf
+    from gymnasium_solver.contract import run_folder as rf
 
     info = rf.read_run_info(run_dir)
     if i >= len(script):

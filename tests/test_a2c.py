@@ -1,4 +1,4 @@
-"""Our A2C (agents/a2c.py) makes Stable-Baselines3's A2C update, trains CartPole through the same run
+"""Our A2C (gymnasium_solver/agents/a2c.py) makes Stable-Baselines3's A2C update, trains CartPole through the same run
 folder as PPO, resumes, and refuses the SB3-era key with a sentence."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 import torch
 from shared_util import sb3_era_checkpoint, stop_after
 
-from agents.a2c import A2C
-from agents.common import ObsNormalizer
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.agents.a2c import A2C
+from gymnasium_solver.agents.common import ObsNormalizer
 from gymnasium_solver.config import ConfigError, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.rollout import RolloutCollector
-from gymnasium_solver.training import train
+from gymnasium_solver.train.rollout import RolloutCollector
+from gymnasium_solver.train.training import train
 
 # Our parameter names -> SB3's ActorCriticPolicy's, for separate 2-layer actor and critic MLPs.
 SB3_NAMES = {"actor_body.0": "mlp_extractor.policy_net.0", "actor_body.2": "mlp_extractor.policy_net.2",
@@ -96,7 +96,7 @@ def test_the_sb3_era_iteration_steps_key_is_a_sentence() -> None:
 def test_a_stopped_a2c_run_resumes_to_its_budget_with_its_rmsprop_state(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A2C is ours now, so a stopped A2C run resumes (SB3's could not): optimizer state, RNGs and counters."""
-    from gymnasium_solver import training
+    from gymnasium_solver.train import training
 
     cfg = resolve_config("CartPole-v1:a2c", ["max_env_steps=2048", "eval_freq=1024", "eval_episodes=2",
                                              "reward_threshold=1000", "last_checkpoint_seconds=0"])
@@ -113,7 +113,7 @@ def test_a_stopped_a2c_run_resumes_to_its_budget_with_its_rmsprop_state(tmp_path
 
 def test_a_checkpoint_of_the_sb3_era_a2c_is_refused_with_a_sentence(tmp_path: Path) -> None:
     """Before 2026-11-26 a2c was SB3's: its checkpoints hold SB3's .zip and a config with iteration_steps."""
-    from gymnasium_solver.checkpoints import load_checkpoint
+    from gymnasium_solver.train.checkpoints import load_checkpoint
 
     path = sb3_era_checkpoint(tmp_path, "env_id: CartPole-v1\nvariant: a2c\nalgo: a2c\niteration_steps: 2000\n")
     spec = space_spec(make_vec_env(resolve_config("CartPole-v1:a2c", []), 1))

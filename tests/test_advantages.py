@@ -4,7 +4,7 @@ the NEXT_STEP autoreset step (which must not leak into the step before it)."""
 import numpy as np
 import pytest
 
-from gymnasium_solver.advantages import compute_gae, compute_returns_to_go, shift_values
+from gymnasium_solver.maths.advantages import compute_gae, compute_returns_to_go, shift_values
 
 G, L = 0.9, 0.8
 

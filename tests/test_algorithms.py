@@ -1,4 +1,4 @@
-"""gymnasium_solver/algorithms.py is the one place that says what an algorithm is: every algorithm the
+"""gymnasium_solver/contract/algorithms.py is the one place that says what an algorithm is: every algorithm the
 config knows has a row and every row a config; the rows agree with the config models and the
 packages; and no module re-declares a list of algorithm names (derive it from the table)."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import algorithms as A
-from gymnasium_solver.algorithms import ALGORITHMS, Algo
 from gymnasium_solver.config import CONFIG_MODELS, OffPolicyConfigBase, SB3Config, native_models, sb3_models
+from gymnasium_solver.contract import algorithms as A
+from gymnasium_solver.contract.algorithms import ALGORITHMS, Algo
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = {a.value for a in Algo}
@@ -47,7 +47,7 @@ def test_each_trainer_is_in_its_package() -> None:
     for spec in ALGORITHMS.values():
         module, _, name = spec.trainer.partition(":")
         if spec.native:
-            assert module.startswith("agents.") and (ROOT / module.replace(".", "/")).with_suffix(".py").is_file()
+            assert module.startswith("gymnasium_solver.agents.") and (ROOT / module.replace(".", "/")).with_suffix(".py").is_file()
             text = (ROOT / module.replace(".", "/")).with_suffix(".py").read_text()
             assert f"class {name}" in text, spec.trainer
         else:
@@ -82,12 +82,12 @@ def algo_lists(source: str) -> list[int]:
 
 def test_no_module_re_declares_a_list_of_algorithms() -> None:
     found = []
-    for pkg in ("gymnasium_solver", "agents", "mcp_server"):
+    for pkg in ("gymnasium_solver", "mcp_server"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
-            if path.name == "algorithms.py" and path.parent.name == "gymnasium_solver":
+            if path.name == "algorithms.py" and path.parent.name == "contract":
                 continue
             found += [f"{path.relative_to(ROOT)}:{line}" for line in algo_lists(path.read_text(encoding="utf-8"))]
-    assert found == [], "derive these from gymnasium_solver/algorithms.py: " + ", ".join(found)
+    assert found == [], "derive these from gymnasium_solver/contract/algorithms.py: " + ", ".join(found)
 
 
 def test_the_list_check_sees_the_usual_spellings() -> None:
@@ -98,7 +98,7 @@ def test_the_list_check_sees_the_usual_spellings() -> None:
 
 
 def test_each_derived_list_is_the_algorithms_whose_flag_is_set() -> None:
-    from gymnasium_solver import algorithms as al
+    from gymnasium_solver.contract import algorithms as al
 
     for flag, derived in [("native", al.NATIVE), ("on_policy", al.ON_POLICY), ("replay", al.REPLAY),
                           ("soft_target", al.SOFT_TARGET), ("epsilon_greedy", al.EPSILON_GREEDY),
@@ -108,11 +108,11 @@ def test_each_derived_list_is_the_algorithms_whose_flag_is_set() -> None:
 
 
 def test_each_agent_has_the_protocol_its_row_says() -> None:
-    """training.py drives an algorithm by its row's on_policy (agents/interface.py): our agent class, or
+    """training.py drives an algorithm by its row's on_policy (gymnasium_solver/agents/interface.py): our agent class, or
     SB3Agent for every SB3 row, has that protocol's methods and none of the other's."""
     pytest.importorskip("stable_baselines3")
-    from agents import agent_class
-    from agents.sb3 import SB3Agent
+    from gymnasium_solver.agents import agent_class
+    from gymnasium_solver.agents.sb3 import SB3Agent
 
     on, off = {"collect", "targets", "update"}, {"learn", "stats"}
     for algo, spec in ALGORITHMS.items():

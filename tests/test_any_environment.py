@@ -13,12 +13,12 @@ import pytest
 import yaml
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, resolve_config, resolve_with_origin
 from gymnasium_solver.config import zoo as zoo_mod
 from gymnasium_solver.config.chain import NO_THRESHOLD
 from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.contract import run_folder as rf
 
 needs_zoo = pytest.mark.skipif(zoo_entry("MountainCar-v0", "ppo") is None, reason="rl_zoo3 is not installed")
 

@@ -14,12 +14,13 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from gymnasium_solver import Run, Runs, cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver import Run, Runs
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, PPOConfig, ReinforceConfig, config_from_yaml_text
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
-from gymnasium_solver.progress import ProgressBar
+from gymnasium_solver.train.progress import ProgressBar
 
 if TYPE_CHECKING:
     from conftest import RealRuns

@@ -8,37 +8,29 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("gymnasium_solver", "agents", "mcp_server")
+PACKAGES = ("gymnasium_solver", "mcp_server")
 MAX_LINES = 500
 
 # Each module's layer: the first prefix that matches, longest first (see docs/ARCHITECTURE.md).
 LAYERS: dict[str, str] = {
     # contract: what a run folder, a config and an algorithm are; imports nothing of ours above it
-    "gymnasium_solver.algorithms": "contract", "gymnasium_solver.metric_names": "contract",
-    "gymnasium_solver.run_folder": "contract", "gymnasium_solver.config": "contract",
-    "gymnasium_solver.locations": "contract", "gymnasium_solver.imports.mapping": "contract",
+    "gymnasium_solver.contract": "contract", "gymnasium_solver.config": "contract",
+    "gymnasium_solver.imports.mapping": "contract",
     # maths: pure functions of arrays
-    "gymnasium_solver.advantages": "maths", "gymnasium_solver.stats": "maths",
+    "gymnasium_solver.maths": "maths",
     # algorithms: one module per algorithm, and the environments' description they act in
-    "agents": "algorithms", "gymnasium_solver.envs": "envs",
+    "gymnasium_solver.agents": "algorithms", "gymnasium_solver.envs": "envs",
     # train: the loop, its session, rollouts, evaluation, checkpoints, the run writer, tracking sinks
-    "gymnasium_solver.training": "train", "gymnasium_solver.training_sb3": "train",
-    "gymnasium_solver.session": "train", "gymnasium_solver.rollout": "train",
-    "gymnasium_solver.evaluation": "train", "gymnasium_solver.checkpoints": "train",
-    "gymnasium_solver.checkpoint_retention": "train", "gymnasium_solver.run_writer": "train",
-    "gymnasium_solver.write_errors": "train", "gymnasium_solver.run_guards": "train",
-    "gymnasium_solver.progress": "train", "gymnasium_solver.resume": "train",
-    "gymnasium_solver.policy_eval": "train", "gymnasium_solver.tracking": "train",
+    "gymnasium_solver.train": "train",
     # readers: the run store, the diagnosis, plots (never the trainer, never torch)
     "gymnasium_solver.run_store": "readers", "gymnasium_solver.diagnostics": "readers",
     "gymnasium_solver.plotting": "readers",
     # services: use cases over many runs (jobs, fix experiments, sweeps, ops, imports, the Python API)
     "gymnasium_solver.jobs": "services", "gymnasium_solver.experiments": "services",
     "gymnasium_solver.sweeps": "services", "gymnasium_solver.launcher": "services",
-    "gymnasium_solver.model_registry": "services", "gymnasium_solver.registry_records": "services",
-    "gymnasium_solver.promotion": "services", "gymnasium_solver.regression": "services",
-    "gymnasium_solver.telemetry": "services", "gymnasium_solver.imports": "services",
-    "gymnasium_solver.api": "services", "gymnasium_solver": "services",
+    "gymnasium_solver.ops": "services", "gymnasium_solver.imports": "services",
+    "gymnasium_solver.api": "services", "gymnasium_solver.environment_list": "services",
+    "gymnasium_solver": "services",
     # adapters: thin; they import the library, never each other
     "gymnasium_solver.cli": "cli", "mcp_server": "mcp",
 }
@@ -61,15 +53,15 @@ FORBIDDEN_EXTERNAL = {"contract": {"torch", "stable_baselines3", "sb3_contrib"},
 
 # Known exceptions: (importer, imported) -> why. Keep this list short; fix before adding.
 KNOWN_LAYER_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("gymnasium_solver.resume", "gymnasium_solver.launcher"):
+    ("gymnasium_solver.train.resume", "gymnasium_solver.launcher"):
         "start_resume starts `gsolve train --resume` as a subprocess: the core starting the CLI with hidden "
         "flags (issue 24 item 3), to move with the launcher into jobs/",
-    ("gymnasium_solver.cli_mcp", "mcp_server.server"):
+    ("gymnasium_solver.cli.mcp", "mcp_server.server"):
         "`gsolve mcp` is the MCP server's entry point; a console script of its own would end this",
 }
 # A circle all of whose modules are inside one package (the package's prefix) -> why.
 KNOWN_CIRCLES: dict[str, str] = {
-    "gymnasium_solver.tracking.":
+    "gymnasium_solver.train.tracking.":
         "each sink imports its base class from sinks.py, which imports the sinks a config turns on (lazily); "
         "tracking/ is being reworked by another change: the base class belongs in a module of its own",
 }
@@ -131,7 +123,7 @@ GRAPH, EXTERNAL = _graph()
 
 def layer(module: str) -> str:
     for prefix in sorted(LAYERS, key=len, reverse=True):
-        if module == prefix or module.startswith(prefix + ".") or (prefix == "gymnasium_solver.cli"
+        if module == prefix or module.startswith(prefix + ".") or (prefix == "gymnasium_solver.cli.app"
                                                                     and module.startswith("gymnasium_solver.cli_")):
             return LAYERS[prefix]
     raise AssertionError(f"{module} has no layer: add it to LAYERS (and to docs/ARCHITECTURE.md)")
@@ -219,10 +211,10 @@ def test_the_rule_catches_what_it_should() -> None:
     """The checker itself: a reader importing the trainer, and a two-module circle, are found."""
     assert "train" not in MAY_IMPORT[layer("gymnasium_solver.diagnostics.diagnose")]
     assert "cli" not in MAY_IMPORT[layer("mcp_server.server")] and "mcp" not in MAY_IMPORT["cli"]
-    assert "train" not in MAY_IMPORT[layer("agents.ppo")]
+    assert "train" not in MAY_IMPORT[layer("gymnasium_solver.agents.ppo")]
     assert _circles({"a": {"b": 1}, "b": {"a": 1}, "c": {"a": 1}}) == [frozenset({"a", "b"})]
     # imports inside functions count: resume's are function-level
-    assert "gymnasium_solver.launcher" in GRAPH["gymnasium_solver.resume"]
+    assert "gymnasium_solver.launcher" in GRAPH["gymnasium_solver.train.resume"]
 
 
 def test_the_cli_reaches_the_mcp_server_only_inside_gsolve_mcp() -> None:
@@ -230,8 +222,8 @@ def test_the_cli_reaches_the_mcp_server_only_inside_gsolve_mcp() -> None:
     pays for the MCP SDK or depends on it."""
     crossings = [(m, t) for m, targets in GRAPH.items() for t in targets
                  if layer(m) == "cli" and layer(t) == "mcp"]
-    assert crossings == [("gymnasium_solver.cli_mcp", "mcp_server.server")]
-    tree = ast.parse(MODULES["gymnasium_solver.cli_mcp"].read_text(encoding="utf-8"))
+    assert crossings == [("gymnasium_solver.cli.mcp", "mcp_server.server")]
+    tree = ast.parse(MODULES["gymnasium_solver.cli.mcp"].read_text(encoding="utf-8"))
     top_level = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     assert not [n for n in top_level if (n.module if isinstance(n, ast.ImportFrom) else "") == "mcp_server.server"]
 

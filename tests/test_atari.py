@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.common import ActorCritic, ObsNormalizer, make_batch, resolve_device
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.agents.common import ActorCritic, ObsNormalizer, make_batch, resolve_device
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.rollout import RolloutCollector
-from gymnasium_solver.training import TrainResult, train
+from gymnasium_solver.train.rollout import RolloutCollector
+from gymnasium_solver.train.training import TrainResult, train
 
 PONG = "PongNoFrameskip-v4:ppo"
 # A few thousand env steps: 2 iterations of 4 envs x 256 steps, one epoch; only the final evaluation

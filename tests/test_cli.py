@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from gymnasium_solver.cli import main
+from gymnasium_solver.cli.app import main
 
 
 def test_compare_shows_results_config_differences_and_who_solved_first(real_runs, capsys) -> None:
@@ -29,7 +29,7 @@ def test_compare_with_an_unknown_run_is_one_actionable_line(real_runs, capsys) -
 def test_a_closed_stdout_pipe_is_not_a_traceback(real_runs) -> None:
     # `gsolve show RUN | head -0` style: the reader is gone before we write anything.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gymnasium_solver.cli", "show", real_runs.solved, "--runs-dir", str(real_runs.runs_dir)],
+        [sys.executable, "-m", "gymnasium_solver.cli.app", "show", real_runs.solved, "--runs-dir", str(real_runs.runs_dir)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None

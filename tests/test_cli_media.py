@@ -17,10 +17,11 @@ import yaml
 from PIL import Image
 from rich.console import Console
 
-from gymnasium_solver import cli, config
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.metric_names import M
-from gymnasium_solver.progress import ProgressBar
+from gymnasium_solver import config
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.metric_names import M
+from gymnasium_solver.train.progress import ProgressBar
 
 SEEDS = range(5)
 CONFIGS = {"fast": 0.003, "slow": 0.0003}  # learning rate -> how fast the synthetic curve rises
@@ -144,7 +145,7 @@ def test_terminal_bar_shows_percent_rate_and_eta_within_the_width(width: int) ->
 
 @pytest.fixture(scope="module")
 def solved_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from gymnasium_solver import training
+    from gymnasium_solver.train import training
 
     runs = tmp_path_factory.mktemp("video")
     cfg = config.resolve_config("CartPole-v1:ppo", ["n_envs=4", "eval_freq=1024", "eval_episodes=2",
@@ -181,8 +182,8 @@ def test_eval_video_has_one_frame_per_step(solved_run: Path, tmp_path: Path, suf
 
 
 def test_sampled_frames_are_small_pngs_of_one_episode(solved_run: Path) -> None:
-    from gymnasium_solver.checkpoints import checkpoint_path
-    from gymnasium_solver.policy_eval import sample_frames
+    from gymnasium_solver.train.checkpoints import checkpoint_path
+    from gymnasium_solver.train.policy_eval import sample_frames
 
     frames = sample_frames(checkpoint_path(solved_run, rf.BEST_CHECKPOINT), count=4, max_side=128)
     assert len(frames.pngs) == 4 and frames.steps[0] == 0 and frames.steps[-1] == frames.episode_length - 1
@@ -295,7 +296,7 @@ def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     import jsonschema
 
-    from gymnasium_solver.cli_json import json_schema
+    from gymnasium_solver.cli.json_out import json_schema
 
     rd = ["--runs-dir", str(solved_run.parent)]
     assert cli.main(["eval", solved_run.name, "--episodes", "1", "--frames", str(tmp_path), "--frame-count", "3",
@@ -317,7 +318,7 @@ def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path,
 def test_frame_sampler_holds_few_frames_and_picks_nearly_even_steps(length: int, count: int) -> None:
     """However long the episode, at most 4 * count + 1 thumbnails are held; the steps shown include the first
     and the last, each within length / (4 * count) of its evenly spaced target, and each PNG is its step's frame."""
-    from gymnasium_solver.policy_eval import FrameSampler
+    from gymnasium_solver.train.policy_eval import FrameSampler
 
     sampler = FrameSampler(count, max_side=16)
     for step in range(length):

@@ -12,11 +12,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gymnasium_solver import cli, cli_fix, cli_sweep
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli_error import EXIT_MEANINGS, ExitCode
-from gymnasium_solver.cli_json import JSON_MODELS, NO_JSON, json_schema, list_schema
-from gymnasium_solver.cli_train import train_exit_code
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.cli import fix as cli_fix
+from gymnasium_solver.cli import sweep as cli_sweep
+from gymnasium_solver.cli.error import EXIT_MEANINGS, ExitCode
+from gymnasium_solver.cli.json_out import JSON_MODELS, NO_JSON, json_schema, list_schema
+from gymnasium_solver.cli.train import train_exit_code
+from gymnasium_solver.contract import run_folder as rf
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 IMPORTS = Path(__file__).resolve().parent / "fixtures" / "imports"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gymnasium_solver import cli
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, config_from_yaml_text, config_to_yaml, resolve_config
 
 
@@ -95,12 +95,12 @@ def test_which_keys_apply_to_which_algorithm_is_declared_on_the_fields() -> None
 
 @pytest.mark.parametrize("algo", ["ppo", "reinforce"])
 def test_every_key_an_algorithm_reads_is_declared_as_applying_to_it(algo: str) -> None:
-    """The declaration cannot drift from the code: a key agents/<algo>.py reads applies to <algo>."""
+    """The declaration cannot drift from the code: a key gymnasium_solver/agents/<algo>.py reads applies to <algo>."""
     import re
 
     from gymnasium_solver.config import CONFIG_KEYS, applies_to
 
-    source = (Path(__file__).resolve().parent.parent / "agents" / f"{algo}.py").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parent.parent / "gymnasium_solver" / "agents" / f"{algo}.py").read_text(encoding="utf-8")
     used = set(re.findall(r"cfg\.(\w+)", source)) & set(CONFIG_KEYS)
     assert used and [k for k in sorted(used) if not applies_to(k, algo)] == []
 
@@ -261,8 +261,8 @@ def _choices(parser, *path: str, option: str) -> list[str]:
 
 
 def test_cli_choices_are_the_enums() -> None:
-    from gymnasium_solver import run_folder as rf
     from gymnasium_solver.config import Algo
+    from gymnasium_solver.contract import run_folder as rf
 
     parser = cli.build_parser()
     assert _choices(parser, "runs", option="--algo") == [a.value for a in Algo]
@@ -287,8 +287,8 @@ def _enum_values(schema: dict, prop: str) -> list[str]:
 async def test_mcp_parameter_schemas_are_the_enums(tmp_path) -> None:
     from mcp import Client
 
-    from gymnasium_solver import run_folder as rf
     from gymnasium_solver.config import Algo
+    from gymnasium_solver.contract import run_folder as rf
     from gymnasium_solver.diagnostics.models import Severity
     from mcp_server.server import create_server
 
@@ -307,7 +307,7 @@ def test_no_hand_typed_copy_of_an_enum_in_the_adapters() -> None:
     root = Path(__file__).resolve().parent.parent
     copies = re.compile(r'\["ppo", "reinforce"|"running", "completed", "failed"|"DEBUG", "INFO", "WARNING"'
                         r'|"info", "warning", "critical"')
-    found = [f"{p.relative_to(root)}:{i}" for folder in ("gymnasium_solver", "mcp_server", "agents")
+    found = [f"{p.relative_to(root)}:{i}" for folder in ("gymnasium_solver", "mcp_server")
              for p in sorted((root / folder).rglob("*.py"))
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if copies.search(line)]
     assert found == []
@@ -364,7 +364,7 @@ def test_env_kwargs_dotted_adds_a_whole_value_replaces() -> None:
 def test_a_dotted_env_kwargs_override_is_recorded_whole() -> None:
     """run.json's overrides hold the env_kwargs the run used, so replaying them (a whole value replaces) rebuilds
     the same environment instead of dropping the preset's `continuous: true`."""
-    from gymnasium_solver.cli_train import _resolve
+    from gymnasium_solver.cli.train import _resolve
 
     resolved, recorded = _resolve("LunarLander-v3:ppo_continuous", ["env_kwargs.gravity=-5.0"])
     assert recorded == {"env_kwargs": {"continuous": True, "gravity": -5.0}}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from corpus_util import copy_case
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli import main
+from gymnasium_solver.cli.app import main
+from gymnasium_solver.contract import run_folder as rf
 
 
 def test_diagnose_prints_a_readable_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

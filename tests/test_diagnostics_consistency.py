@@ -18,11 +18,11 @@ import pytest
 import yaml
 from test_diagnostics_rules import BASE_CONFIG, STEP, N, healthy_series, make_info, make_table
 
+from gymnasium_solver.contract.run_folder import M, MetricsTable, parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics import diagnose
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.diagnostics.references import EMPTY
 from gymnasium_solver.diagnostics.suggest import fmt
-from gymnasium_solver.run_folder import M, MetricsTable, parse_metrics_text, read_run_info
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SETS = ("corpus", *sorted(p.name for p in FIXTURES.glob("heldout*")))

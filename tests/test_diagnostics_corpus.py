@@ -15,8 +15,8 @@ import pytest
 from score_corpus import load_case, score_corpus
 
 from gymnasium_solver.config import CONFIG_KEYS, resolve_config
+from gymnasium_solver.contract.run_folder import RunInfo, columns_for
 from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.run_folder import RunInfo, columns_for
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "labels.json").is_file())
@@ -108,8 +108,8 @@ def test_damaged_or_partial_metrics_still_get_an_answer(case: str) -> None:
 
     import yaml
 
+    from gymnasium_solver.contract.run_folder import M, MetricsTable, parse_metrics_text, read_run_info
     from gymnasium_solver.diagnostics import diagnose
-    from gymnasium_solver.run_folder import M, MetricsTable, parse_metrics_text, read_run_info
 
     folder = CORPUS / case
     info = read_run_info(folder)

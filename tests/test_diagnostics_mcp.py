@@ -11,7 +11,7 @@ import pytest
 from corpus_util import copy_case
 from mcp import Client
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.server import create_server
 
 pytestmark = pytest.mark.anyio

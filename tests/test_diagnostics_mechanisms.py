@@ -12,8 +12,8 @@ import pytest
 from test_diagnostics_offpolicy import dqn_config, dqn_series
 from test_diagnostics_rules import BASE_CONFIG, N, healthy_series, ids, run, unsolved
 
+from gymnasium_solver.contract.run_folder import ActionSpaceInfo, M
 from gymnasium_solver.diagnostics.thresholds import ALL
-from gymnasium_solver.run_folder import ActionSpaceInfo, M
 
 # CartPole-like episodes: 100 steps, reward 1 per step.
 EPISODES = {M.EP_LEN_MEAN: np.full(N, 100.0)}

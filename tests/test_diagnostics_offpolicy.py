@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_diagnostics_rules import BASE_CONFIG, STEP, N, healthy_series, ids, run, unsolved
 
-from gymnasium_solver.run_folder import M
+from gymnasium_solver.contract.run_folder import M
 
 DQN_CONFIG: dict[str, Any] = {
     "variant": "dqn", "algo": "dqn", "buffer_size": 100_000, "learning_starts": 1000, "train_freq": 256,

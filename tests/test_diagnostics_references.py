@@ -6,8 +6,8 @@ from pathlib import Path
 
 from corpus_util import copy_case
 
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import diagnose_run_dir
-from gymnasium_solver.run_folder import M
 from gymnasium_solver.run_store import RunStore
 
 

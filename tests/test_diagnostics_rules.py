@@ -13,11 +13,7 @@ import numpy as np
 import pytest
 
 from gymnasium_solver.config import resolve_config
-from gymnasium_solver.diagnostics import Severity, Verdict, diagnose, trend
-from gymnasium_solver.diagnostics.rules import RULE_IDS
-from gymnasium_solver.diagnostics.series import RunData, theil_sen
-from gymnasium_solver.diagnostics.suggest import yaml_value
-from gymnasium_solver.run_folder import (
+from gymnasium_solver.contract.run_folder import (
     PPO_COLUMNS,
     ActionSpaceInfo,
     EvalRecord,
@@ -28,6 +24,10 @@ from gymnasium_solver.run_folder import (
     StopReason,
     columns_for,
 )
+from gymnasium_solver.diagnostics import Severity, Verdict, diagnose, trend
+from gymnasium_solver.diagnostics.rules import RULE_IDS
+from gymnasium_solver.diagnostics.series import RunData, theil_sen
+from gymnasium_solver.diagnostics.suggest import yaml_value
 
 N = 60  # updates
 STEP = 512  # env steps per update
@@ -328,7 +328,7 @@ def test_run_data_distinguishes_blank_from_nan() -> None:
 
 
 def test_trainer_error_and_crash_are_critical_findings() -> None:
-    from gymnasium_solver.run_folder import Failure
+    from gymnasium_solver.contract.run_folder import Failure
 
     s = unsolved(healthy_series())
     d = run(s, status=RunStatus.FAILED, stop_reason=StopReason.ERROR,
@@ -346,7 +346,7 @@ def test_read_side_does_not_import_torch() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, gymnasium_solver.diagnostics, gymnasium_solver.cli_diagnose, mcp_server.diagnostic_tools; "
+    code = ("import sys, gymnasium_solver.diagnostics, gymnasium_solver.cli.diagnose, mcp_server.diagnostic_tools; "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 

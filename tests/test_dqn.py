@@ -1,4 +1,4 @@
-"""Our DQN (agents/dqn.py) makes Stable-Baselines3's DQN gradient step, stores n-step returns as SB3's
+"""Our DQN (gymnasium_solver/agents/dqn.py) makes Stable-Baselines3's DQN gradient step, stores n-step returns as SB3's
 targets need them, explores and moves its target network on SB3's schedule, trains CartPole through
 the same run folder as PPO, resumes with its replay buffer, and refuses an SB3-era checkpoint with a
 sentence."""
@@ -13,11 +13,11 @@ import pytest
 import torch
 from shared_util import sb3_era_checkpoint, stop_after
 
-from agents.dqn import DQN, Explorer, QNetwork, ReplayBuffer, Sample
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.agents.dqn import DQN, Explorer, QNetwork, ReplayBuffer, Sample
 from gymnasium_solver.config import DQNConfig, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.training import train
+from gymnasium_solver.train.training import train
 
 
 def _cfg(*overrides: str) -> DQNConfig:
@@ -144,7 +144,7 @@ def test_dqn_solves_cartpole_and_writes_the_run_folder(tmp_path: Path) -> None:
     updates = [v or 0.0 for v in table.column(rf.M.N_UPDATES)]
     assert updates == sorted(updates) and updates[-1] > 0
     # A completed run is never resumed: its last checkpoint holds the weights, not the replay buffer.
-    from gymnasium_solver.checkpoints import load_resume_state
+    from gymnasium_solver.train.checkpoints import load_resume_state
 
     with pytest.raises(ValueError, match="holds no training state .* the last one of a completed run"):
         load_resume_state(result.run_dir / rf.CHECKPOINTS_DIR / "last.pt")
@@ -154,8 +154,8 @@ def test_dqn_solves_cartpole_and_writes_the_run_folder(tmp_path: Path) -> None:
 def test_a_stopped_dqn_run_resumes_with_its_replay_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DQN is ours now, so a stopped run resumes (SB3's could not): Adam, target network, replay buffer,
     sampling RNG and counters come back; metrics continue after the checkpoint's iteration."""
-    from gymnasium_solver import training
-    from gymnasium_solver.checkpoints import load_resume_state
+    from gymnasium_solver.train import training
+    from gymnasium_solver.train.checkpoints import load_resume_state
 
     cfg = resolve_config("CartPole-v1:dqn", ["max_env_steps=3000", "iteration_steps=500", "eval_freq=1500",
                                              "eval_episodes=2", "learning_starts=200", "train_freq=4",
@@ -180,7 +180,7 @@ def test_a_stopped_dqn_run_resumes_with_its_replay_buffer(tmp_path: Path, monkey
 
 def test_a_checkpoint_of_the_sb3_era_dqn_is_refused_with_a_sentence(tmp_path: Path) -> None:
     """Before 2026-11-27 dqn was SB3's: its checkpoints hold SB3's .zip."""
-    from gymnasium_solver.checkpoints import load_checkpoint
+    from gymnasium_solver.train.checkpoints import load_checkpoint
 
     path = sb3_era_checkpoint(tmp_path, "env_id: CartPole-v1\nvariant: dqn\nalgo: dqn\n")
     with pytest.raises(ValueError, match="is a Stable-Baselines3 DQN model, written before dqn became our own agent"):

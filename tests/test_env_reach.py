@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 import torch
 
-from gymnasium_solver import cli, training
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, env_modules, resolve_config, resolve_with_origin
 from gymnasium_solver.config.spaces import OBSERVATION_KINDS, env_spaces
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
-from gymnasium_solver.policy_eval import evaluate_checkpoint
+from gymnasium_solver.train import training
+from gymnasium_solver.train.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
+from gymnasium_solver.train.policy_eval import evaluate_checkpoint
 
 REPO = Path(__file__).resolve().parent.parent
 GSOLVE = Path(sys.executable).with_name("gsolve")
@@ -79,7 +80,7 @@ def test_taxi_trains_and_its_checkpoint_reloads_to_identical_actions(
 
 
 def test_sb3_flattens_the_same_way_and_reloads_to_sb3s_own_actions(tmp_path: Path) -> None:
-    from agents.sb3 import sb3_class
+    from gymnasium_solver.agents.sb3 import sb3_class
 
     cfg = resolve_config("Taxi-v4:qrdqn", ["max_env_steps=400", "iteration_steps=200", "eval_freq=200",
                                            "learning_starts=50", "eval_episodes=2", "hidden_sizes=[16]",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from shared_util import play_script
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics.models import (
     Deviation,
     Diagnosis,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import files as files_mod
 from mcp_server.server import create_server
 

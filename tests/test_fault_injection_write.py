@@ -21,10 +21,12 @@ import pytest
 import torch
 from mcp import Client
 
-from gymnasium_solver import checkpoints, cli, config, training
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver import config
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import RunStore
-from gymnasium_solver.run_writer import RunWriter
+from gymnasium_solver.train import checkpoints, training
+from gymnasium_solver.train.run_writer import RunWriter
 from mcp_server.server import create_server
 
 if TYPE_CHECKING:
@@ -399,7 +401,7 @@ async def test_mcp_tools_on_damaged_inputs(case: str, runs: Path, real_runs: Rea
 
 def test_run_json_is_written_by_run_writer_only(runs: Path, real_runs: RealRuns) -> None:
     """The launcher and the experiment runner record a forced stop through run_writer (issue 8)."""
-    from gymnasium_solver import run_writer
+    from gymnasium_solver.train import run_writer
 
     root = Path(__file__).resolve().parent.parent
     writers = [p.relative_to(root).as_posix() for d in ("gymnasium_solver", "mcp_server") for p in (root / d).rglob("*.py")

@@ -15,9 +15,9 @@ import pytest
 from corpus_util import copy_case
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import read_record
 from mcp_server.server import create_server
 

@@ -21,9 +21,9 @@ import pytest
 import record_golden as golden  # scripts/ is on sys.path (conftest.py)
 from pydantic import BaseModel
 
-from gymnasium_solver.algorithms import ALGORITHMS
-from gymnasium_solver.metric_names import COMMON_COLUMNS, PPO_COLUMNS, M
-from gymnasium_solver.run_folder import RunInfo
+from gymnasium_solver.contract.algorithms import ALGORITHMS
+from gymnasium_solver.contract.metric_names import COMMON_COLUMNS, PPO_COLUMNS, M
+from gymnasium_solver.contract.run_folder import RunInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ def assert_as_recorded(part: str, now: dict[str, str]) -> None:
 
 def test_every_algorithm_has_a_golden_run() -> None:
     assert set(golden.GOLDEN_RUNS) == {a.value for a in ALGORITHMS}, (
-        "each algorithm in gymnasium_solver/algorithms.py needs one entry in scripts/record_golden.py's "
+        "each algorithm in gymnasium_solver/contract/algorithms.py needs one entry in scripts/record_golden.py's "
         f"GOLDEN_RUNS, then `{golden.RECORD_COMMAND} --only runs`")
 
 
@@ -57,12 +57,12 @@ def test_help_of_every_command_is_as_recorded() -> None:
 
 def test_the_command_prints_the_recorded_help() -> None:
     """The recordings are argparse's format_help in-process; `gsolve train --help` in a process of its own
-    prints the same (`gsolve` is ``gymnasium_solver.cli:main``; run with -m, it imports this tree even where
+    prints the same (`gsolve` is ``gymnasium_solver.cli.app:main``; run with -m, it imports this tree even where
     the editable install points at another checkout)."""
     if why := golden.comparable("help"):
         pytest.skip(why)
     env = {**os.environ, "COLUMNS": str(golden.HELP_COLUMNS), "NO_COLOR": "1"}
-    out = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", "train", "--help"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli.app", "train", "--help"], capture_output=True,
                          text=True, env=env, cwd=ROOT, timeout=120, check=True).stdout
     assert out == golden.recorded("help")["help/gsolve_train.txt"]
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.imports import ImportError_, import_runs, mapping, tb_events
 from gymnasium_solver.imports.source import episode_stats
-from gymnasium_solver.run_folder import M
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "imports"
 KINDS = {
@@ -131,8 +131,8 @@ def test_cli_reads_imported_runs(imported: tuple[Path, dict[str, str]], capsys: 
 def test_writing_commands_refuse_imported_runs(imported: tuple[Path, dict[str, str]],
                                                capsys: pytest.CaptureFixture[str]) -> None:
     from gymnasium_solver.experiments.launch import plan_experiment
-    from gymnasium_solver.resume import plan_resume
     from gymnasium_solver.run_store import RunStore
+    from gymnasium_solver.train.resume import plan_resume
 
     runs, ids = imported
     rid = ids["cleanrl_ppo_cartpole"]
@@ -298,7 +298,7 @@ def test_docs_show_the_mapping_table() -> None:
 
 def test_import_mapping_agrees_with_what_our_sb3_runs_write() -> None:
     """An SB3 metric lands in the same column whether our SB3 adapter trained the run or it was imported."""
-    from agents.sb3 import SB3_METRICS
+    from gymnasium_solver.agents.sb3 import SB3_METRICS
 
     for source_name, ours in SB3_METRICS.items():
         got = mapping.algo_mapping(mapping.Framework.SB3, source_name, "dqn") or mapping.METRIC_MAP[mapping.Framework.SB3][source_name]

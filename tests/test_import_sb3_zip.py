@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.imports import ImportError_, import_runs
 from gymnasium_solver.imports.mapping import SB3_ZIP_CONFIG
 from gymnasium_solver.imports.sb3_zip import load_data

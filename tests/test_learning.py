@@ -2,9 +2,9 @@
 
 import pytest
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import resolve_config
-from gymnasium_solver.training import train
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train.training import train
 
 
 @pytest.mark.slow

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli_train import evaluate_checkpoint
+from gymnasium_solver.cli.train import evaluate_checkpoint
 from gymnasium_solver.config import (
     CONFIG_DIR_ENV,
     PACKAGE_CONFIG_DIR,
@@ -19,8 +18,9 @@ from gymnasium_solver.config import (
     resolve_config,
     spec_reward_threshold,
 )
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env
-from gymnasium_solver.training import TrainResult, train
+from gymnasium_solver.train.training import TrainResult, train
 
 PRESET_FILES = sorted(PACKAGE_CONFIG_DIR.glob("*.yaml"))
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from mcp import Client
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.locations import CONFINE_ENV, LocationError, LocationPolicy
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.locations import CONFINE_ENV, LocationError, LocationPolicy
 from mcp_server.server import create_server
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ def test_a_trainer_started_by_a_confining_server_never_reaches_an_outside_uri(tm
     """Whatever path led to the trainer (a future tool, a hand-edited sweep record), the MLflow sink
     checks the policy it inherited before it connects: the run trains, MLflow is switched off and why is recorded."""
     from gymnasium_solver.config import resolve_config
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     monkeypatch.setenv(CONFINE_ENV, "1")
     outside = tmp_path / "outside"

@@ -10,7 +10,7 @@ from typing import get_args
 import pytest
 from mcp import Client
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics.models import DeviationSource
 from gymnasium_solver.diagnostics.rules import RULE_IDS
 from gymnasium_solver.experiments.record import (

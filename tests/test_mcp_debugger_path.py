@@ -32,10 +32,10 @@ import yaml
 from corpus_util import CORPUS, copy_case
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.cli_error import ExitCode
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.cli.error import ExitCode
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, PACKAGE_CONFIG_DIR
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.server import create_server
 
 pytestmark = pytest.mark.slow

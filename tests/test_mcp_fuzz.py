@@ -25,7 +25,7 @@ from mcp import Client
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.sweeps import launch as sweep_launch
 from mcp_server import experiment_tools, training_tools
 from mcp_server.server import create_server

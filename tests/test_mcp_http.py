@@ -35,7 +35,7 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline_s: float =
 async def test_http_transport_serves_the_same_tools_on_loopback(real_runs) -> None:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
+        [sys.executable, "-m", "gymnasium_solver.cli.app", "mcp", "--transport", "http", "--port", str(port),
          "--runs-dir", str(real_runs.runs_dir)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
@@ -57,7 +57,7 @@ async def test_http_transport_serves_the_same_tools_on_loopback(real_runs) -> No
 
 def _start_http(runs_dir: object, port: int, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "gymnasium_solver.cli", "mcp", "--transport", "http", "--port", str(port),
+        [sys.executable, "-m", "gymnasium_solver.cli.app", "mcp", "--transport", "http", "--port", str(port),
          "--runs-dir", str(runs_dir), *extra],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
     )

@@ -16,8 +16,8 @@ import pytest
 from mcp import Client
 
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.common import describe_error
 from mcp_server.server import create_server
 

@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, env_modules
+from gymnasium_solver.contract import run_folder as rf
 
 CORRIDOR = "tests.envs.my_env:Corridor"
 # A failing run: a learning rate far too small, in a budget of 4 updates (the diagnosis blames the budget; the

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.server import create_server
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def test_importing_and_creating_the_server_does_not_import_torch(tmp_path: Path)
         "import sys\n"
         "from mcp_server.server import create_server\n"
         f"create_server({str(tmp_path)!r})\n"
-        "bad = sorted(m for m in ('torch', 'gymnasium', 'matplotlib', 'agents') if m in sys.modules)\n"
+        "bad = sorted(m for m in ('torch', 'gymnasium', 'matplotlib', 'gymnasium_solver.agents') if m in sys.modules)\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
@@ -38,7 +38,7 @@ def test_importing_and_creating_the_server_does_not_import_torch(tmp_path: Path)
 async def test_gsolve_mcp_over_stdio(real_runs: RealRuns) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "gymnasium_solver.cli", "mcp", "--runs-dir", str(real_runs.runs_dir)],
+        args=["-m", "gymnasium_solver.cli.app", "mcp", "--runs-dir", str(real_runs.runs_dir)],
         cwd=str(REPO),
     )
     async with Client(params) as client:

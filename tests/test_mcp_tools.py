@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import Client
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.server import create_server
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ PENDULUM_SMALL = ["n_envs=2", "n_steps=16", "batch_size=32", "max_env_steps=2400
 def pendulum_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real Pendulum PPO run (Box actions) started with --set reward_scale=0.5 log_std_init=-1, long
     enough (75 rows) that 20 points per metric is a real downsampling."""
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
+    from gymnasium_solver.train import training
 
     runs_dir = tmp_path_factory.mktemp("pendulum")
     training.train(config.resolve_config("Pendulum-v1:ppo", [*PENDULUM_SET, *PENDULUM_SMALL]), runs_dir)

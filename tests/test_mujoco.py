@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import resolve_with_origin
+from gymnasium_solver.contract import run_folder as rf
 
 
 def test_inverted_pendulum_v5_takes_the_zoos_v2_entry_and_says_so() -> None:

@@ -8,8 +8,9 @@ from typing import NamedTuple
 import pytest
 from conftest import RealRuns
 
-from gymnasium_solver import cli, regression
-from gymnasium_solver.run_folder import M
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract.run_folder import M
+from gymnasium_solver.ops import regression
 from gymnasium_solver.run_store import RunStore
 
 
@@ -21,7 +22,8 @@ class CheckRuns(NamedTuple):
 
 @pytest.fixture(scope="module")
 def check_runs(tmp_path_factory: pytest.TempPathFactory) -> CheckRuns:
-    from gymnasium_solver import config, training
+    from gymnasium_solver import config
+    from gymnasium_solver.train import training
 
     runs_dir = tmp_path_factory.mktemp("check-runs")
     common = ["eval_freq=2048", "eval_episodes=10", "reward_threshold=.inf"]

@@ -12,8 +12,8 @@ from conftest import RealRuns
 from mcp import Client
 
 from gymnasium_solver import launcher
-from gymnasium_solver import model_registry as reg
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.ops import model_registry as reg
 from mcp_server.server import create_server
 
 pytestmark = pytest.mark.anyio

@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from gymnasium_solver import cli, promotion
-from gymnasium_solver import model_registry as reg
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.registry_records import (
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.ops import model_registry as reg
+from gymnasium_solver.ops import promotion
+from gymnasium_solver.ops.registry_records import (
     MAX_EPISODES,
     MIN_EPISODES,
     Decision,

@@ -1,4 +1,4 @@
-"""gymnasium_solver.stats against printed t tables, hand-computed Welch tests and mpmath."""
+"""gymnasium_solver.maths.stats against printed t tables, hand-computed Welch tests and mpmath."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from gymnasium_solver import stats
+from gymnasium_solver.maths import stats
 
 
 @pytest.mark.parametrize(("df", "q", "t"), [

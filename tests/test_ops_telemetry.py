@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import RealRuns
 
-from gymnasium_solver import cli, telemetry
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.ops import telemetry
 from gymnasium_solver.run_store import RunStore
 
 parser = pytest.importorskip("prometheus_client.parser")

@@ -1,4 +1,4 @@
-"""agents/optim.py against torch's own: our Adam and gradient clipping must give torch.optim.Adam(fused=True)'s and
+"""gymnasium_solver/agents/optim.py against torch's own: our Adam and gradient clipping must give torch.optim.Adam(fused=True)'s and
 clip_grad_norm_'s exact bits (the drift gate's env steps to solve depend on every one), and a state dict saved by
 one loads into the other (checkpoints written before PPO's Adam was ours resume with it)."""
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from agents.optim import Adam, clip_grad_norm
+from gymnasium_solver.agents.optim import Adam, clip_grad_norm
 
 
 def _net(seed: int = 0) -> nn.Sequential:

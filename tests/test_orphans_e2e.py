@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from corpus_util import copy_case
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import read_record
 
 pytestmark = pytest.mark.slow
@@ -71,7 +71,7 @@ def test_sigkilled_fix_leaves_no_trainer_and_reads_as_crashed(tmp_path: Path) ->
     log = tmp_path / "fix.log"
     with log.open("wb") as out:
         coordinator = subprocess.Popen(
-            [sys.executable, "-m", "gymnasium_solver.cli", "fix", parent, "--runs-dir", str(runs), "--max-trials", "2",
+            [sys.executable, "-m", "gymnasium_solver.cli.app", "fix", parent, "--runs-dir", str(runs), "--max-trials", "2",
              "--parallel", "2", "--seeds", "2"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         # Freeze the coordinator (SIGSTOP) at a moment when every trial it started is training, so none is

@@ -29,7 +29,7 @@ def test_the_wheel_holds_every_preset_and_reference(tmp_path: Path) -> None:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for package in ("gymnasium_solver", "agents", "mcp_server"):
+    for package in ("gymnasium_solver", "mcp_server"):
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                           str(src), "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
@@ -40,4 +40,4 @@ def test_the_wheel_holds_every_preset_and_reference(tmp_path: Path) -> None:
     shipped += [f"gymnasium_solver/presets/references/{p.name}" for p in SHIPPED_DIR.glob("*.json")]
     missing = [n for n in shipped if n not in names]
     assert not missing, missing
-    assert "gymnasium_solver/cli.py" in names and "agents/ppo.py" in names and "mcp_server/server.py" in names
+    assert "gymnasium_solver/cli/app.py" in names and "gymnasium_solver/agents/ppo.py" in names and "mcp_server/server.py" in names

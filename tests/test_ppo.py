@@ -1,4 +1,4 @@
-"""PPO's clipped surrogate objective (agents/ppo.py) against hand-computed values.
+"""PPO's clipped surrogate objective (gymnasium_solver/agents/ppo.py) against hand-computed values.
 
 The batch's stored log-probs are the policy's own minus log r, so each sample's probability ratio is
 exactly the r we choose; with one epoch, one minibatch and no advantage normalisation the reported
@@ -12,8 +12,8 @@ import math
 import pytest
 import torch
 
-from agents.common import Batch
-from agents.ppo import PPO
+from gymnasium_solver.agents.common import Batch
+from gymnasium_solver.agents.ppo import PPO
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.envs import make_vec_env, space_spec
 

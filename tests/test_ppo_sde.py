@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.common import ActorCritic
+from gymnasium_solver.agents.common import ActorCritic
 from gymnasium_solver.config import ConfigError, build_config
 from gymnasium_solver.envs import make_vec_env, space_spec
 

@@ -19,11 +19,14 @@ import torch
 from mcp import Client
 from shared_util import stop_after
 
-from agents.common import ObsNormalizer
-from agents.ppo import PPO
-from gymnasium_solver import cli, training
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.checkpoints import (
+from gymnasium_solver.agents.common import ObsNormalizer
+from gymnasium_solver.agents.ppo import PPO
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.config import resolve_config
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.envs import make_vec_env, space_spec
+from gymnasium_solver.train import training
+from gymnasium_solver.train.checkpoints import (
     TrainingState,
     checkpoint_path,
     load_resume_state,
@@ -32,11 +35,9 @@ from gymnasium_solver.checkpoints import (
     set_numpy_rng_state,
     snapshot,
 )
-from gymnasium_solver.config import resolve_config
-from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.resume import plan_resume
-from gymnasium_solver.rollout import RolloutCollector
-from gymnasium_solver.run_writer import truncate_metrics_after
+from gymnasium_solver.train.resume import plan_resume
+from gymnasium_solver.train.rollout import RolloutCollector
+from gymnasium_solver.train.run_writer import truncate_metrics_after
 from mcp_server.server import create_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,7 +202,7 @@ E2E_ROLLOUT = _PRESET.n_envs * _PRESET.n_steps  # type: ignore[union-attr]  # on
 
 
 def _gsolve(*args: str) -> list[str]:
-    return [sys.executable, "-m", "gymnasium_solver.cli", *args]
+    return [sys.executable, "-m", "gymnasium_solver.cli.app", *args]
 
 
 @pytest.mark.slow  # three 40k-step trainer processes: ~2 minutes on 2 shared cores
@@ -275,6 +276,6 @@ async def test_mcp_start_training_resumes_a_stopped_run(stopped: Path) -> None:
 def test_plan_is_torch_free_and_names_the_checkpoint(stopped: Path) -> None:
     plan = plan_resume(stopped)
     assert plan.checkpoint.name == rf.LAST_CHECKPOINT and plan.checkpoint.iteration == 3
-    code = ("import sys; from pathlib import Path; from gymnasium_solver.resume import plan_resume; "
+    code = ("import sys; from pathlib import Path; from gymnasium_solver.train.resume import plan_resume; "
             f"plan_resume(Path({str(stopped)!r})); import mcp_server.training_tools; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)

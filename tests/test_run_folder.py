@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_folder import M
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import M
 
 
 def _info(**kw) -> rf.RunInfo:

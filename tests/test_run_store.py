@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import files as files_mod
 from gymnasium_solver.run_store import metrics as metrics_mod
 
@@ -206,7 +206,7 @@ def test_last_value_and_available_metrics(tmp_path: Path) -> None:
 
 
 def test_gsolve_runs_and_show(real_runs: RealRuns, capsys: pytest.CaptureFixture[str]) -> None:
-    from gymnasium_solver import cli
+    from gymnasium_solver.cli import app as cli
 
     assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--solved"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -360,7 +360,7 @@ def test_a_long_parse_of_one_run_does_not_block_reading_another(tmp_path: Path,
 # -- issue 8: show agrees with diagnose after a SIGKILL; an infinite threshold is "inf" -----------
 def test_show_uses_the_last_metrics_row_when_run_json_lags(scratch_runs: RealRuns,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from gymnasium_solver import cli
+    from gymnasium_solver.cli import app as cli
 
     run = scratch_runs.runs_dir / scratch_runs.short
     info = rf.read_run_info(run)
@@ -378,7 +378,7 @@ def test_show_uses_the_last_metrics_row_when_run_json_lags(scratch_runs: RealRun
 
 def test_infinite_reward_threshold_is_inf_in_cli_and_answers(scratch_runs: RealRuns,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from gymnasium_solver import cli
+    from gymnasium_solver.cli import app as cli
 
     run = scratch_runs.runs_dir / scratch_runs.short
     # run.json (JSON) can only store an infinite threshold as null; config.yaml keeps `.inf`.

@@ -1,4 +1,4 @@
-"""Stable-Baselines3 algorithms trained by our loop (agents/sb3.py, training_sb3.py): the run folder is
+"""Stable-Baselines3 algorithms trained by our loop (gymnasium_solver/agents/sb3.py, training_sb3.py): the run folder is
 the same contract every reader reads (show, MCP get_run_metrics and diagnose_run, gsolve eval), stop
 signals and failures end as data, and a bad SB3 key or an impossible resume is a sentence."""
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, resolve_config
-from gymnasium_solver.resume import plan_resume
-from gymnasium_solver.training import train
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train.resume import plan_resume
+from gymnasium_solver.train.training import train
 from mcp_server.server import create_server
 
 UNSOLVABLE = "reward_threshold=1000000"
@@ -139,7 +139,7 @@ def test_n_step_returns_reach_sb3(tmp_path: Path) -> None:
     from stable_baselines3 import SAC
     from stable_baselines3.common.buffers import NStepReplayBuffer
 
-    from agents.sb3 import sb3_kwargs
+    from gymnasium_solver.agents.sb3 import sb3_kwargs
     from gymnasium_solver.config.sb3_models import SACConfig
     from gymnasium_solver.envs import space_spec
 
@@ -164,7 +164,7 @@ def test_off_policy_adam_steps_all_tensors_at_once_with_the_default_update() -> 
     networks, and the same arithmetic as the per-tensor default, so every seed trains as before."""
     import torch
 
-    from agents.sb3 import _policy_kwargs
+    from gymnasium_solver.agents.sb3 import _policy_kwargs
     from gymnasium_solver.config.sb3_models import SACConfig
 
     cfg = resolve_config("Pendulum-v1:sac")

@@ -32,14 +32,16 @@ import torch
 from mcp import Client
 from shared_util import stop_after
 
-from gymnasium_solver import cli, promotion, training
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
-from gymnasium_solver.cli_train import evaluate_checkpoint
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.cli.train import evaluate_checkpoint
 from gymnasium_solver.config import resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
 from gymnasium_solver.imports import ImportError_, import_runs
-from gymnasium_solver.resume import plan_resume, start_resume
+from gymnasium_solver.ops import promotion
+from gymnasium_solver.train import training
+from gymnasium_solver.train.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
+from gymnasium_solver.train.resume import plan_resume, start_resume
 from mcp_server.server import create_server
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "imports"
@@ -160,7 +162,7 @@ def test_each_payload_runs_when_loaded_the_unsafe_way(sb3_runs: dict[str, Path],
 @pytest.mark.parametrize("algo", list(SB3_RUNS))
 def test_a_genuine_sb3_run_reloads_safely_to_the_same_actions(sb3_runs: dict[str, Path], algo: str) -> None:
     """The policy rebuilt from our config and its weights acts as SB3's own .load() of the same (trusted) zip."""
-    from agents.sb3 import sb3_class
+    from gymnasium_solver.agents.sb3 import sb3_class
 
     path = checkpoint_path(sb3_runs[algo], rf.BEST_CHECKPOINT)
     cfg = checkpoint_config(path)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import Client
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver import run_store as rs
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.imports import ImportError_, import_runs
 from gymnasium_solver.run_store import metrics as metrics_mod

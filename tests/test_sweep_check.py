@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import check, launch, report
 from gymnasium_solver.sweeps import study as st

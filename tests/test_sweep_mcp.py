@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from mcp_server.server import create_server
 
 MAX_WAIT_SECONDS = 240.0  # a bound so a broken coordinator fails the test instead of hanging it

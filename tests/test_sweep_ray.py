@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from corpus_util import copy_case
 
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.backend import TrialSpec, make_backend
 from gymnasium_solver.jobs.ray_backend import RayBackend
 from gymnasium_solver.run_store import RunStore

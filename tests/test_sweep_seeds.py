@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from shared_util import play_script
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 from gymnasium_solver.run_store import RunStore

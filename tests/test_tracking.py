@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gymnasium_solver import checkpoint_retention as retention
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, preset_differences, resolve_config
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train import checkpoint_retention as retention
 
 SMALL = ["n_envs=4", "eval_freq=512", "eval_episodes=2", "batch_size=64", "n_steps=64"]
 
@@ -23,7 +23,7 @@ def _no_user_config(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _train(runs_dir: Path, *sets: str, steps: int = 1024):
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     cfg = resolve_config("CartPole-v1:ppo", [*SMALL, f"max_env_steps={steps}", "reward_threshold=.inf", *sets])
     return train(cfg, runs_dir)
@@ -152,7 +152,7 @@ def test_a_confined_run_never_logs_to_an_experiment_whose_artifacts_live_outside
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MLflow's 'Default' experiment keeps its artifacts in ./mlruns of whoever made the store: a run
     started over MCP may not write there (the sink refuses, the run completes, the warning says why)."""
-    from gymnasium_solver.locations import LocationPolicy
+    from gymnasium_solver.contract.locations import LocationPolicy
 
     monkeypatch.chdir(tmp_path)
     for key, value in LocationPolicy.from_options([]).as_env().items():
@@ -170,7 +170,7 @@ def test_the_mlflow_model_class_is_defined_without_mlflow_warnings() -> None:
     import importlib
     import warnings
 
-    from gymnasium_solver.tracking import mlflow_model
+    from gymnasium_solver.train.tracking import mlflow_model
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -230,7 +230,7 @@ def test_otel_exports_one_span_per_run_with_evaluation_events_and_metrics(
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from gymnasium_solver.tracking import otel_sink
+    from gymnasium_solver.train.tracking import otel_sink
 
     spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
     monkeypatch.setattr(otel_sink, "make_exporters", lambda: (spans, reader))
@@ -276,7 +276,7 @@ def test_no_tracker_library_loads_in_the_mcp_server_or_a_run_that_does_not_ask_f
 import sys
 import mcp_server.server
 from gymnasium_solver.config import resolve_config
-from gymnasium_solver.training import train
+from gymnasium_solver.train.training import train
 cfg = resolve_config("CartPole-v1:ppo", {[*SMALL, "max_env_steps=256", "reward_threshold=.inf"]!r})
 train(cfg, {str(tmp_path / "runs")!r})
 print([m for m in sys.modules if m.startswith({TRACKER_MODULES!r})])
@@ -292,7 +292,7 @@ print([m for m in sys.modules if m.startswith({TRACKER_MODULES!r})])
 
 def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from gymnasium_solver.tracking.tensorboard_sink import TensorBoardSink
+    from gymnasium_solver.train.tracking.tensorboard_sink import TensorBoardSink
 
     calls = {"n": 0}
     original = TensorBoardSink.append
@@ -320,8 +320,8 @@ def test_a_sink_that_fails_is_switched_off_and_recorded_and_the_run_completes(
     log = (result.run_dir / rf.RUN_LOG).read_text(encoding="utf-8")
     assert "warning: tensorboard failed at append" in log and "warning: mlflow failed at start" in log
     # ... and every reader shows them: get_run_info's details and `gsolve show`
-    from gymnasium_solver import cli
     from gymnasium_solver import run_store as rs
+    from gymnasium_solver.cli import app as cli
 
     store = rs.RunStore(tmp_path / "runs")
     details = rs.run_details(store, result.run_dir)
@@ -335,7 +335,7 @@ def test_asking_for_a_sink_whose_library_is_missing_is_refused_before_anything_i
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mlflow" else real(name, *a))
@@ -351,7 +351,7 @@ def test_each_sink_names_its_own_extra_when_missing(monkeypatch: pytest.MonkeyPa
                                                     extra: str) -> None:
     import importlib.util
 
-    from gymnasium_solver.tracking import check_tracking_available
+    from gymnasium_solver.train.tracking import check_tracking_available
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
@@ -373,7 +373,7 @@ def kept_run(tmp_path_factory: pytest.TempPathFactory):
 
 def test_best_n_and_last_n_keep_exactly_the_right_checkpoints_with_metadata(kept_run, capsys) -> None:
     from gymnasium_solver import run_store as rs
-    from gymnasium_solver.cli import main
+    from gymnasium_solver.cli.app import main
 
     result = kept_run
     table = _csv(result.run_dir)

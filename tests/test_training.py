@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 import torch
 
-from agents.common import ActorCritic, ObsNormalizer
-from gymnasium_solver import cli
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.agents.common import ActorCritic, ObsNormalizer
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import build_config, config_from_yaml_text, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.rollout import RolloutCollector
-from gymnasium_solver.run_writer import create_placeholder
-from gymnasium_solver.training import train
+from gymnasium_solver.train.rollout import RolloutCollector
+from gymnasium_solver.train.run_writer import create_placeholder
+from gymnasium_solver.train.training import train
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["max_env_steps=1024", "eval_freq=512", "n_envs=4", "n_steps=64", "batch_size=128", "n_epochs=2"]
@@ -157,7 +157,7 @@ def test_non_finite_loss_fails_run_and_keeps_finite_last_checkpoint(tmp_path):
 
 
 def test_exception_is_recorded_with_traceback(tmp_path, monkeypatch):
-    from agents import ppo
+    from gymnasium_solver.agents import ppo
 
     def broken(self, batch, progress):
         raise RuntimeError("simulated bug")
@@ -203,7 +203,7 @@ def test_cli_train_prints_run_folder_last_and_eval_reads_it(tmp_path, capsys):
 
 def test_sigterm_stops_gracefully(tmp_path):
     run_id = "20261125-000000-5157"
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "train", "CartPole-v1:ppo", "--runs-dir", str(tmp_path),
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", "CartPole-v1:ppo", "--runs-dir", str(tmp_path),
            "--run-id", run_id, "--quiet", "--set", "max_env_steps=100000000", "--set", UNSOLVABLE,
            "--set", "eval_freq=4096"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -228,7 +228,7 @@ def test_sigterm_stops_gracefully(tmp_path):
 def test_python_warnings_during_training_go_to_run_log(tmp_path, monkeypatch):
     import warnings
 
-    from agents import ppo
+    from gymnasium_solver.agents import ppo
 
     original = ppo.PPO.update
 
@@ -295,8 +295,8 @@ def test_reinforce_with_more_envs_than_episodes_trains_with_a_warning_that_names
 def test_an_evaluation_exactly_at_the_threshold_solves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        eval_return: float, solved: bool) -> None:
     """Solved means eval return mean >= reward_threshold: a return equal to the threshold counts."""
-    from gymnasium_solver import session
-    from gymnasium_solver.evaluation import EvalResult
+    from gymnasium_solver.train import session
+    from gymnasium_solver.train.evaluation import EvalResult
 
     monkeypatch.setattr(session, "evaluate", lambda *a, **k: EvalResult(eval_return, 0.0, 10.0, 2, [eval_return] * 2))
     result = train(resolve_config("CartPole-v1:ppo", [*SMALL, "reward_threshold=100"]), tmp_path)

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from agents.common import ObsNormalizer, UpdateStats
-from agents.dqn import DQN
-from agents.interface import LearnChunk
-from gymnasium_solver import checkpoint_retention as retention
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver import training
+from gymnasium_solver.agents.common import ObsNormalizer, UpdateStats
+from gymnasium_solver.agents.dqn import DQN
+from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.config import DQNConfig, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.envs import make_vec_env, space_spec
-from gymnasium_solver.rollout import RolloutCollector
+from gymnasium_solver.train import checkpoint_retention as retention
+from gymnasium_solver.train import training
+from gymnasium_solver.train.rollout import RolloutCollector
 
 _STATS = UpdateStats(None, None, None, None, None, None, None)
 
@@ -115,7 +115,7 @@ def test_a_non_finite_off_policy_iteration_puts_back_its_starting_weights(
             with torch.no_grad():
                 next(self.policy.parameters())[0, 0] = float("nan")
             if how == "raise":
-                from agents.common import NonFiniteLossError
+                from gymnasium_solver.agents.common import NonFiniteLossError
 
                 raise NonFiniteLossError("non-finite TD loss (nan) at gradient step 1")
         return chunk
@@ -147,7 +147,7 @@ def test_a_non_finite_sb3_iteration_puts_back_its_starting_weights(tmp_path: Pat
     """SB3's agent stops at the first train_freq whose loss or weights are not finite; the session, not the
     agent, puts back the weights the previous iteration ended with."""
     pytest.importorskip("stable_baselines3")
-    from agents.sb3 import SB3Agent
+    from gymnasium_solver.agents.sb3 import SB3Agent
 
     real = SB3Agent._collect_and_train
     calls = {"n": 0}

@@ -15,12 +15,13 @@ import yaml
 from corpus_util import copy_case
 from mcp import Client
 
-from gymnasium_solver import cli, launcher
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver import launcher
+from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import CONFIG_KEYS, ConfigError, resolve_config, resolve_with_origin
 from gymnasium_solver.config import zoo as zoo_mod
 from gymnasium_solver.config import zoo_names as zn
 from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.imports import mapping
 from gymnasium_solver.imports.sb3_zip import ZipData, map_config
 

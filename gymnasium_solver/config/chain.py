@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gymnasium_solver.algorithms import ALGORITHMS, BOX, ON_POLICY
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
 from gymnasium_solver.config.model import Algo, ConfigError
@@ -45,6 +44,7 @@ from gymnasium_solver.config.spaces import (
 from gymnasium_solver.config.user import user_defaults
 from gymnasium_solver.config.zoo import zoo_entry, zoo_missing_note
 from gymnasium_solver.config.zoo_names import NOISE_UNITS, in_our_names
+from gymnasium_solver.contract.algorithms import ALGORITHMS, BOX, ON_POLICY
 
 # gsolve's defaults where neither a preset nor the RL Zoo has settings: each algorithm's model defaults
 # (docs/configs.md, every key) with these on top, per algorithm and action space. Continuous control:

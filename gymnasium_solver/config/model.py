@@ -10,7 +10,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gymnasium_solver.algorithms import Algo  # noqa: F401 - re-exported: the config names algorithms by it
+from gymnasium_solver.contract.algorithms import Algo  # noqa: F401 - re-exported: the config names algorithms by it
 
 # What env_package and env_class may hold (config/env_modules.py imports them): names, never code.
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -303,7 +303,7 @@ class ConfigBase(BaseModel):
                                "process such a server starts) may only name the default store, a folder or "
                                "sqlite:/// database inside the runs folder, or what the server's operator allowed (gsolve mcp "
                                "--allow-tracking-uri): a client must not choose where the trainer writes or "
-                               "which host it sends requests to (gymnasium_solver/locations.py)",
+                               "which host it sends requests to (gymnasium_solver/contract/locations.py)",
                                location_of="mlflow"))
     mlflow_experiment: str | None = Field(
         default=None, min_length=1, max_length=256,

@@ -1,4 +1,4 @@
-"""Our own algorithms' config models (agents/ trains them): PPO, REINFORCE, A2C and DQN, on top of the
+"""Our own algorithms' config models (gymnasium_solver/agents/ trains them): PPO, REINFORCE, A2C and DQN, on top of the
 shared keys of :class:`ConfigBase`; and the replay-buffer keys DQN shares with the Stable-Baselines3
 off-policy algorithms (:mod:`.sb3_models`). No I/O."""
 
@@ -96,7 +96,7 @@ class ReinforceConfig(ConfigBase):
 
 
 class A2CConfig(ConfigBase):
-    """An A2C run (agents/a2c.py): the shared keys plus the rollout and GAE keys; SB3's A2C defaults."""
+    """An A2C run (gymnasium_solver/agents/a2c.py): the shared keys plus the rollout and GAE keys; SB3's A2C defaults."""
 
     algo: Literal[Algo.A2C] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")
     learning_rate: ScheduleOrFloat = Field(default=7e-4, description="RMSprop learning rate, constant or {start, end}",
@@ -186,7 +186,7 @@ class OffPolicyConfigBase(ConfigBase):
 
 
 class DQNConfig(OffPolicyConfigBase):
-    """Deep Q-Network (Mnih et al. 2015): our own agent (agents/dqn.py), SB3's DQN update and keys."""
+    """Deep Q-Network (Mnih et al. 2015): our own agent (gymnasium_solver/agents/dqn.py), SB3's DQN update and keys."""
 
     unused_shared_keys: ClassVar[tuple[str, ...]] = ("ent_coef", "vf_coef", "normalize_advantages", "log_std_init")
     algo: Literal[Algo.DQN] = Field(description="training algorithm (decides which of the algorithm-specific keys exist)")

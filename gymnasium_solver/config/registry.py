@@ -8,7 +8,6 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from gymnasium_solver.algorithms import NATIVE_ALGOS  # noqa: F401 - re-exported (config.NATIVE_ALGOS)
 from gymnasium_solver.config.model import Algo, ConfigBase
 from gymnasium_solver.config.native_models import (
     A2CConfig,
@@ -18,6 +17,7 @@ from gymnasium_solver.config.native_models import (
     ReinforceConfig,
 )
 from gymnasium_solver.config.sb3_models import QRDQNConfig, SACConfig, TD3Config, TQCConfig
+from gymnasium_solver.contract.algorithms import NATIVE_ALGOS  # noqa: F401 - re-exported (config.NATIVE_ALGOS)
 
 # The config is a tagged union on ``algo``: an algorithm's own keys exist only on its model, so
 # "which keys belong to which algorithm" is declared once, by the model that declares them.

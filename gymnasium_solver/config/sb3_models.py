@@ -1,4 +1,4 @@
-"""The Stable-Baselines3 algorithms' config models (agents/sb3.py trains them): QR-DQN, SAC, TD3 and
+"""The Stable-Baselines3 algorithms' config models (gymnasium_solver/agents/sb3.py trains them): QR-DQN, SAC, TD3 and
 TQC, SB3's own constructor arguments, typed and bounded, on top of the replay-buffer keys of
 :class:`OffPolicyConfigBase`. No I/O."""
 

@@ -9,9 +9,9 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from gymnasium_solver.algorithms import ALGORITHMS, ON_POLICY, takes
 from gymnasium_solver.config.env_modules import bound_ids
 from gymnasium_solver.config.model import Algo, ConfigError
+from gymnasium_solver.contract.algorithms import ALGORITHMS, ON_POLICY, takes
 
 # Action spaces each algorithm acts in are its ``action_kinds`` (algorithms.py). Observations: every algorithm
 # learns on flat vectors (or uint8 image stacks with network: nature_cnn), so every algorithm takes every kind

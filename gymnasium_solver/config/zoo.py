@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from gymnasium_solver.algorithms import MAX_ENTROPY, ZOO
 from gymnasium_solver.config.registry import CONFIG_KEYS
 from gymnasium_solver.config.zoo_names import Read, Unmappable, read_key
+from gymnasium_solver.contract.algorithms import MAX_ENTROPY, ZOO
 
 # Our keys whose Zoo value the diagnosis compares a run's with (numbers; a schedule by its start).
 _COMPARED = frozenset({"gamma", "gae_lambda", "learning_rate", "n_steps", "batch_size", "n_epochs", "ent_coef",

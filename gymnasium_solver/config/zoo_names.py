@@ -282,7 +282,7 @@ WRAPPERS = ("gsolve applies no wrapper a config names (a config never makes gsol
             "environment in your own package and train its id")
 _BEHAVIOUR = "it is gsolve's behaviour too"
 # SB3's NormalActionNoise sigma (the Zoo's noise_std) is in action units, our action_noise_std a fraction of the
-# action half-range (agents/sb3.py multiplies it back): config.chain divides by the environment's half-range.
+# action half-range (gymnasium_solver/agents/sb3.py multiplies it back): config.chain divides by the environment's half-range.
 NOISE_UNITS = "action_noise_std is a fraction of it; the same for actions in [-1, 1]"
 
 # The one table: the RL Zoo's / SB3's name -> how it is read into our keys. Our own names that the Zoo

@@ -29,6 +29,7 @@ from gymnasium_solver.config.chain import preset_config, shipped_preset
 from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
 from gymnasium_solver.config.registry import applies_to
 from gymnasium_solver.config.zoo import zoo_entry
+from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource
 from gymnasium_solver.diagnostics.references import (
     ReferenceSet,
@@ -40,7 +41,6 @@ from gymnasium_solver.diagnostics.references import (
 )
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
-from gymnasium_solver.run_folder import M, RunInfo
 
 
 class Comparison(NamedTuple):

@@ -9,8 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gymnasium_solver.algorithms import OFF_POLICY
 from gymnasium_solver.config import ConfigError, build_config
+from gymnasium_solver.contract.algorithms import OFF_POLICY
+from gymnasium_solver.contract.run_folder import (
+    CONFIG_YAML,
+    METRICS_CSV,
+    PPO_COLUMNS,
+    RUN_JSON,
+    M,
+    MetricsTable,
+    RunInfo,
+    RunStatus,
+    effective_status,
+)
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.attribution import attribute, fallback
 from gymnasium_solver.diagnostics.context import Ctx, fraction_of
@@ -37,17 +48,6 @@ from gymnasium_solver.diagnostics.references import (
 from gymnasium_solver.diagnostics.rules import RULES
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.diagnostics.suggest import fmt
-from gymnasium_solver.run_folder import (
-    CONFIG_YAML,
-    METRICS_CSV,
-    PPO_COLUMNS,
-    RUN_JSON,
-    M,
-    MetricsTable,
-    RunInfo,
-    RunStatus,
-    effective_status,
-)
 
 if TYPE_CHECKING:
     from gymnasium_solver.run_store import RunStore

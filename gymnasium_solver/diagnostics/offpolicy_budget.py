@@ -16,13 +16,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.algorithms import EPSILON_GREEDY, OFF_POLICY
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY
+from gymnasium_solver.contract.run_folder import M, StopReason
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, divergence, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.series import median, split, theil_sen
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
-from gymnasium_solver.run_folder import M, StopReason
 
 FINDING_ID = "budget_ends_while_learning"
 _MAX_HORIZON = 1000.0  # gamma ~ 1: the horizon is the episode, not 1/(1-gamma)

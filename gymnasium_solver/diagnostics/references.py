@@ -24,10 +24,10 @@ import numpy as np
 from gymnasium_solver.config.chain import resolve_config
 from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, uses_shipped_presets
 from gymnasium_solver.config.registry import OUTPUT_KEYS
+from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import fmt
-from gymnasium_solver.run_folder import M, RunInfo
 
 if TYPE_CHECKING:
     from gymnasium_solver.run_store import RunStore

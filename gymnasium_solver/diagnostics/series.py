@@ -10,7 +10,7 @@ from typing import Protocol
 
 import numpy as np
 
-from gymnasium_solver.run_folder import M, MetricsTable
+from gymnasium_solver.contract.run_folder import M, MetricsTable
 
 
 class MetricsArraysLike(Protocol):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, env_modules, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.experiments.candidates import (
@@ -188,7 +188,7 @@ def start_detached(
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
     log = experiments_dir(runs_dir) / f"{record.experiment_id}.log"
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "fix", record.parent_run_id,
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "fix", record.parent_run_id,
            "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
            "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}", "--seeds", str(seeds),
            "--require", str(record.required), *env_modules.granted_flags()]

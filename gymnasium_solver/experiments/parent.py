@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import ConfigError, config_from_yaml_text, preset_config, preset_differences
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics.references import changed_by_run
 
 

@@ -34,8 +34,8 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config.env_modules import env_flags
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.imports.build import check_variant, fingerprint, write_run
 from gymnasium_solver.imports.files import is_real_folder
 from gymnasium_solver.imports.mapping import Framework, algo_mapping, sb3_algo_from_keys

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import yaml
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.imports.files import open_source_file
 from gymnasium_solver.imports.source import ImportError_, SourceRun, union_steps
-from gymnasium_solver.run_folder import M
 from gymnasium_solver.run_store.limits import MAX_METRIC_COLUMNS
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -287,7 +287,7 @@ def write_run(run: SourceRun, runs_dir: Path, variant: str, digest: str) -> rf.R
                f"{run.kind} at {run.path.resolve()} ({len(steps)} rows, {len(columns) - 2} metrics)"]
         log += [f"{info.created_at} INFO unknown {k}: {v}" for k, v in run.unknown.items()]
         (tmp / rf.RUN_LOG).write_text("\n".join(log) + "\n", encoding="utf-8")
-        from gymnasium_solver.run_writer import write_imported_run_info  # the one writer of run.json
+        from gymnasium_solver.train.run_writer import write_imported_run_info  # the one writer of run.json
 
         write_imported_run_info(tmp, info)
         tmp.rename(runs_dir / run_id)

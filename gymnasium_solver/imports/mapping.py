@@ -11,9 +11,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from gymnasium_solver.algorithms import EPSILON_GREEDY
 from gymnasium_solver.config.zoo_names import ZOO_NAMES, Unmappable, our_key, read_key
-from gymnasium_solver.run_folder import M
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY
+from gymnasium_solver.contract.run_folder import M
 
 
 class Framework(StrEnum):

@@ -22,10 +22,10 @@ import numpy as np
 import yaml
 
 from gymnasium_solver.config.zoo_names import zoo_name_of
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.imports.files import is_real_folder, open_source_file, read_source_file
 from gymnasium_solver.imports.mapping import METRIC_MAP, Framework, Transform, our_name
 from gymnasium_solver.imports.source import ImportError_, SourceRun, episode_stats, last_per_step
-from gymnasium_solver.run_folder import M
 
 PROGRESS_CSV = "progress.csv"
 EVALUATIONS_NPZ = "evaluations.npz"

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.imports.mapping import METRIC_MAP, Framework, Transform, our_name
 from gymnasium_solver.imports.source import (
     ImportError_,
@@ -26,7 +27,6 @@ from gymnasium_solver.imports.source import (
     union_steps,
 )
 from gymnasium_solver.imports.tb_events import EventData, event_files, read_event_folder, stable_by_step
-from gymnasium_solver.run_folder import M
 
 CLEANRL_PREFIXES = ("charts/", "losses/")
 _SB3_FOLDER = re.compile(r"^([A-Za-z0-9]+)_\d+$")  # PPO_1, DQN_3, RecurrentPPO_2

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gymnasium_solver import launcher
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.trial import TrialBackend, TrialHandle, TrialSpec  # noqa: F401 - the backend API
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -106,7 +106,7 @@ class ForkBackend:
     """
 
     def __init__(self, runs_dir: Path, capacity: int | None = None):
-        import gymnasium_solver.training  # noqa: F401 - the import every child then shares
+        import gymnasium_solver.train.training  # noqa: F401 - the import every child then shares
 
         self.runs_dir = Path(runs_dir)
         self.capacity = default_parallel(capacity)
@@ -129,7 +129,7 @@ class ForkBackend:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 hook()  # after the reset: a SIGTERM from here on is the trainer's graceful stop
-                from gymnasium_solver.training import train
+                from gymnasium_solver.train.training import train
 
                 train(prep.config, prep.run_dir.parent, run_id=prep.run_id, parent_run_id=prov.get("parent_run_id"),
                       experiment_id=prov.get("experiment_id"), applied_changes=prov.get("applied_changes"),

@@ -16,11 +16,11 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver import run_writer
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec
-from gymnasium_solver.run_guards import stop_on_signals
 from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.train import run_writer
+from gymnasium_solver.train.run_guards import stop_on_signals
 
 POLL_SECONDS = 0.25
 HEARTBEAT_SECONDS = 5.0  # a job's record is rewritten at least this often while it runs

@@ -30,7 +30,7 @@ def _train_trial(cfg: Any, runs_dir: str, run_id: str, provenance: dict[str, Any
     import signal
 
     from gymnasium_solver.config import env_modules
-    from gymnasium_solver.training import train
+    from gymnasium_solver.train.training import train
 
     env_modules.grant_from_flags(*env_grants)
 

@@ -18,7 +18,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.pool import STALE_SECONDS
 
 JobStatus = Literal["running", "done", "failed", "crashed"]

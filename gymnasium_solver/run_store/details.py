@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store.files import RunFileError, regular_file_size
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import EvalSummary, RunSummary, summarize_run

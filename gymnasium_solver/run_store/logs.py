@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store.files import read_run_file
 from gymnasium_solver.run_store.limits import MAX_LOG_CHARS, MAX_LOG_LINE_CHARS, MAX_LOG_LINES, check_limit
 

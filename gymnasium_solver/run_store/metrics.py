@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_folder import MetricsTable
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import MetricsTable
 from gymnasium_solver.run_store.files import FileRead, RunFileError, label, read_run_file
 from gymnasium_solver.run_store.limits import MAX_METRIC_COLUMNS, MAX_METRICS_LINE_BYTES
 

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 
 LAST_REF = "@last"
 LIST_RUNS_HINT = "list runs with `gsolve runs` (or the list_runs MCP tool)"

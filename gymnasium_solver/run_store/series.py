@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.run_store.files import RunFileError, label
 from gymnasium_solver.run_store.limits import (
     MAX_NON_FINITE_LISTED,

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_folder import RunStatus
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import RunStatus
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import Threshold, run_threshold

@@ -17,8 +17,8 @@ import numpy as np
 import yaml
 from pydantic import BaseModel
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_folder import MetricsTable, RunInfo, RunStatus
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import MetricsTable, RunInfo, RunStatus
 from gymnasium_solver.run_store.cache import ByteLRU
 from gymnasium_solver.run_store.files import RunFileError, label, lstat_run_file, read_run_text
 from gymnasium_solver.run_store.metrics import MetricsArrays, MetricsFile, as_table, read_metrics

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
-from gymnasium_solver.run_folder import RunStatus
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.run_folder import RunStatus
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.limits import MAX_LIST_LIMIT, check_limit
 from gymnasium_solver.run_store.refs import RunNotFoundError, validate_ref

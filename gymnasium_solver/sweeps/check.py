@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import env_modules
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import (
@@ -320,7 +320,7 @@ def start_detached(runs_dir: Path, record: SweepRecord, arms: list[ArmResult], s
                    parallel: int) -> CheckStart:
     """Start `gsolve sweep-check` in its own session; it writes the check where get_sweep reads it."""
     log = sweeps_dir(runs_dir) / f"{record.sweep_id}.check.log"
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "sweep-check", record.sweep_id, "--top", str(top),
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "sweep-check", record.sweep_id, "--top", str(top),
            "--seeds", *(str(s) for s in seeds), "--parallel", str(parallel), "--runs-dir", str(Path(runs_dir).resolve()),
            *env_modules.granted_flags()]
     proc = spawn_detached(cmd, log)

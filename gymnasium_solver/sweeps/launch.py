@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
 from gymnasium_solver.config import env_modules
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.seeds import SEED_STATISTICS
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.sweeps import study as st
@@ -130,7 +130,7 @@ def start_detached(plan: SweepPlan, runs_dir: Path) -> SweepStart:
     record = plan.record
     runs_dir = Path(runs_dir).resolve()
     log = sweeps_dir(runs_dir) / f"{record.sweep_id}.log"
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli", "sweep", record.config_id, "--resume", record.sweep_id,
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "sweep", record.config_id, "--resume", record.sweep_id,
            "--runs-dir", str(runs_dir), "--parallel", str(record.parallel), *env_modules.granted_flags()]
     proc = spawn_detached(cmd, log)
     reap(proc)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone
 from gymnasium_solver.jobs.seeds import SeedStatistic
 

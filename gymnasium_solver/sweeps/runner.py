@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver import run_folder as rf
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from gymnasium_solver.algorithms import MAX_ENTROPY
+from gymnasium_solver.contract.algorithms import MAX_ENTROPY
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
@@ -24,9 +25,8 @@ from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import failing
 from gymnasium_solver.diagnostics.series import RunData, median
 from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
-from gymnasium_solver.run_folder import M
 
-# Adam's epsilon in our trainers (agents/ppo.py uses ppo2's 1e-5; agents/reinforce.py torch's 1e-8).
+# Adam's epsilon in our trainers (gymnasium_solver/agents/ppo.py uses ppo2's 1e-5; gymnasium_solver/agents/reinforce.py torch's 1e-8).
 ADAM_EPS = {"ppo": 1e-5, "reinforce": 1e-8}
 
 
@@ -37,7 +37,7 @@ def _revert_or(ctx: Ctx, key: str, sign: int, fallback: SuggestedChange) -> Sugg
 
 
 def _n_params(ctx: Ctx) -> int | None:
-    """Parameters of the actor and critic MLPs (agents/common.py), from the config and spaces."""
+    """Parameters of the actor and critic MLPs (gymnasium_solver/agents/common.py), from the config and spaces."""
     obs = ctx.info.observation_shape
     space = ctx.info.action_space
     hidden = ctx.config.get("hidden_sizes")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from gymnasium_solver.algorithms import EPSILON_GREEDY, HARD_TARGET, MAX_ENTROPY, REPLAY, SOFT_TARGET
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, HARD_TARGET, MAX_ENTROPY, REPLAY, SOFT_TARGET
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
@@ -25,7 +26,6 @@ from gymnasium_solver.diagnostics.rules.sizing import (
 )
 from gymnasium_solver.diagnostics.suggest import change, fmt
 from gymnasium_solver.diagnostics.thresholds import Threshold
-from gymnasium_solver.run_folder import M
 
 # The fewest gradient steps per env step a replay algorithm should take: 8x below SB3's default.
 REPLAY_RATIO_FLOOR: dict[str, Threshold] = {a: B.REPLAY_RATIO_MIN_DQN if a in EPSILON_GREEDY else B.REPLAY_RATIO_MIN_AC for a in REPLAY}

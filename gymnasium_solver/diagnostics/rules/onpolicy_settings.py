@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from gymnasium_solver.algorithms import GAE
+from gymnasium_solver.contract.algorithms import GAE
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev, late_window, late_x
@@ -26,7 +27,6 @@ from gymnasium_solver.diagnostics.rules.sizing import (
 )
 from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
-from gymnasium_solver.run_folder import M
 
 
 @rule("critic_not_trained")

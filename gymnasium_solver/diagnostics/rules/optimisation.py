@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.algorithms import REPLAY
+from gymnasium_solver.contract.algorithms import REPLAY
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
@@ -23,7 +24,6 @@ from gymnasium_solver.diagnostics.rules.sizing import failing, gradient_steps, s
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
 from gymnasium_solver.diagnostics.thresholds import Threshold
-from gymnasium_solver.run_folder import M
 
 
 @rule("grad_norm_explosion")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, entropy_reference, ev, late_window, late_x
@@ -11,7 +12,6 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
-from gymnasium_solver.run_folder import M
 
 
 @rule("entropy_collapse")

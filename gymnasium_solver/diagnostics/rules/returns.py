@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.algorithms import EPSILON_GREEDY, OFF_POLICY
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY
+from gymnasium_solver.contract.run_folder import M, StopReason
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
@@ -25,7 +26,6 @@ from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
-from gymnasium_solver.run_folder import M, StopReason
 
 
 @rule("diverged_after_solving")

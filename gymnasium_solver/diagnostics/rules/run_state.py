@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
+from gymnasium_solver.contract.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import LOSS_COLUMNS, Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import std_at
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
-from gymnasium_solver.run_folder import M, RunStatus, StopReason
 
 
 @rule("run_crashed", "run_error")

@@ -4,13 +4,13 @@ gradient steps taken), each computed from the run's own config and metrics."""
 
 from __future__ import annotations
 
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Evidence
 from gymnasium_solver.diagnostics.offpolicy_budget import budget
 from gymnasium_solver.diagnostics.references import episode_length, horizon
 from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import fmt
-from gymnasium_solver.run_folder import M
 
 
 def failing(ctx: Ctx) -> bool:

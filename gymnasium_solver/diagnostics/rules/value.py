@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, epochs_cut, ev, late_window, late_x
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
-from gymnasium_solver.run_folder import M
 
 
 @rule("explained_variance_collapse", "explained_variance_low")

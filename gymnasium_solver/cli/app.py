@@ -1,0 +1,104 @@
+"""`gsolve`: the command line. A thin adapter: each subcommand parses arguments and delegates.
+
+Subcommands are registered by these modules so that heavy imports (torch) happen only in the
+commands that need them:
+- train.py         train, eval, list-envs, config
+- runs.py          runs, show, compare, plot
+- checkpoints.py   checkpoints
+- diagnose.py      diagnose, retry
+- fix.py           fix
+- sweep.py         sweep, sweep-status, sweep-check
+- mcp.py           mcp (the CLI's only way into the MCP adapter)
+- imports.py       import (runs from the RL Zoo, SB3, CleanRL)
+- ops.py           serve-metrics, check, promote, models, rollback
+- presets.py       presets save (a run's config as the user's own preset)
+- json_out.py      schema (the model each command's --json prints)
+
+Exit codes: one table, error.ExitCode (docs/cli.md). `--json` output: one pydantic model per
+command, json_out.JSON_MODELS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import sys
+
+from gymnasium_solver.cli import checkpoints as cli_checkpoints
+from gymnasium_solver.cli import diagnose as cli_diagnose
+from gymnasium_solver.cli import env as cli_env
+from gymnasium_solver.cli import fix as cli_fix
+from gymnasium_solver.cli import imports as cli_import
+from gymnasium_solver.cli import json_out as cli_json
+from gymnasium_solver.cli import mcp as cli_mcp
+from gymnasium_solver.cli import ops as cli_ops
+from gymnasium_solver.cli import presets as cli_presets
+from gymnasium_solver.cli import runs as cli_runs
+from gymnasium_solver.cli import sweep as cli_sweep
+from gymnasium_solver.cli import train as cli_train
+from gymnasium_solver.cli.error import CliError, ExitCode
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gsolve",
+        description="Train RL agents on Gymnasium environments fast, and debug the runs.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    cli_train.register(sub)
+    cli_runs.register(sub)
+    cli_checkpoints.register(sub)
+    cli_diagnose.register(sub)
+    cli_fix.register(sub)
+    cli_sweep.register(sub)
+    cli_mcp.register(sub)
+    cli_import.register(sub)
+    cli_ops.register(sub)
+    cli_presets.register(sub)
+    cli_json.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        cli_env.grant(args)  # --env-package/--env-class: imported now, because this command line names them
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # `gsolve ... | head` closed our stdout: not an error worth a traceback.
+        _silence_stdout()
+        return ExitCode.OK
+    except (CliError, ValueError) as exc:
+        # ConfigError, RunNotFoundError etc. are ValueErrors whose message says what to do.
+        print(f"gsolve {args.command}: error: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    except OSError as exc:
+        # A full disk, a read-only runs folder, a directory where a file belongs: a sentence, not a traceback.
+        print(f"gsolve {args.command}: error: {_os_error(exc)}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or type(exc).__name__
+    advice = {errno.ENOSPC: "free space on that disk and retry", errno.EROFS: "use a writable --runs-dir",
+              errno.EACCES: "check the file's owner and permissions", errno.EISDIR: "the run folder is damaged",
+              errno.ENOENT: "check the path (gsolve runs lists the runs)"}.get(exc.errno or -1)
+    return f"{where}{what}" + (f"; {advice}" if advice else "")
+
+
+def _silence_stdout() -> None:
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

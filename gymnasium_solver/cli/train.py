@@ -1,0 +1,499 @@
+"""`gsolve train`, `gsolve eval`, `gsolve list-envs`, `gsolve config`: thin adapters over
+``training.train``, ``evaluation.evaluate`` and ``config.resolve_config``.
+
+torch is imported only inside ``train`` and ``eval`` (the MCP server imports cli/json_out.py, never this module's torch)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
+from gymnasium_solver.cli.error import CliError, ExitCode
+from gymnasium_solver.config import (
+    ConfigError,
+    Resolved,
+    check_trainable,
+    env_modules,
+    parse_overrides,
+    resolve_with_origin,
+)
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.chain import resolve_config
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, recorded_overrides
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
+from gymnasium_solver.train.run_writer import WRITE_FAILURE_KINDS
+
+MAX_EVAL_EPISODES = 1000
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "train", help="train ENV_ID or ENV:VARIANT until solved or out of budget",
+        description="Train any registered Gymnasium environment: ENV:VARIANT takes a preset's variant, ENV:ALGO "
+        "an algorithm (settings from our preset, else the RL Zoo's entry, else gsolve's defaults; docs/configs.md), "
+        "a bare ENV_ID an algorithm chosen from its spaces. Prints a live progress bar on stderr, one summary "
+        "line, and the run folder's path on the last line of stdout.",
+    )
+    p.add_argument("config_id", metavar="ENV[:VARIANT]", nargs="?", help="e.g. CartPole-v1:ppo, MountainCar-v0:dqn, "
+                   "Acrobot-v1")
+    _add_set(p)
+    _add_no_zoo(p)
+    p.add_argument("--resume", metavar="RUN", default=None,
+                   help="continue a crashed or stopped run (id, unique prefix or @last) from its latest checkpoint, "
+                   "with its own config (docs/resume.md); give no ENV:VARIANT, --set or --seed with it")
+    p.add_argument("--seed", type=int, default=None, help="seed (overrides the preset's)")
+    p.add_argument("--runs-dir", default=None, help=f"where runs go (default ${rf.RUNS_DIR_ENV} or ./runs)")
+    p.add_argument("--run-id", default=None, help="use this run id (a launcher may have pre-created its folder)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the finished run's details as JSON instead of the "
+                   "summary line and folder (schema: gsolve schema train)")
+    p.add_argument("--no-fail", action="store_true", help="exit 0 when the run finished unsolved (default 3), for "
+                   "scripts that only ask whether training ran; a failed run still exits 1 (docs/cli.md)")
+    # Set by launchers (gsolve fix's trial runner): provenance recorded in run.json.
+    p.add_argument("--parent-run-id", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--experiment-id", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--applied-changes", default=None, help=argparse.SUPPRESS)
+    add_env_module_flags(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="evaluate a saved policy deterministically",
+                       description="Run a run's saved policy (argmax / Gaussian mean) for N episodes in "
+                       "parallel and print the mean and std of the returns.")
+    p.add_argument("run", metavar="RUN", help="run id, unique id prefix, @last, or a registered model: "
+                   "model:ENV (its current version) or model:ENV@N")
+    p.add_argument("--checkpoint", default=rf.BEST_CHECKPOINT,
+                   help="checkpoint name: best (default), last, or a periodic one such as step_20480")
+    p.add_argument("--episodes", type=int, default=10, help="number of episodes (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the evaluation episodes (default 0)")
+    p.add_argument("--video", metavar="OUT", default=None,
+                   help="also record one episode (seed --seed) to OUT: .gif (always) or .mp4 (the video extra: "
+                   "pip install 'gymnasium-solver[video]'); one frame per step")
+    p.add_argument("--frames", metavar="DIR", default=None,
+                   help="also write a few evenly spaced frames of one episode (seed --seed) to DIR as small PNGs "
+                   "(longest side 256 px)")
+    p.add_argument("--frame-count", type=int, default=6, metavar="N", help="frames for --frames (1..16, default 6)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema eval)")
+    p.add_argument("--runs-dir", default=None, help=f"runs folder (default ${rf.RUNS_DIR_ENV} or ./runs)")
+    add_env_module_flags(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("list-envs", help="list environment presets (and with --all every registered id)",
+                       description="Our presets with their variants, thresholds and budgets; with --all or "
+                       "--filter, every environment Gymnasium registers and where its settings would come from.")
+    p.add_argument("--all", action="store_true", help="every registered environment id, not only the presets")
+    p.add_argument("--filter", default=None, metavar="TEXT", help="only ids containing TEXT (implies --all)")
+    p.add_argument("--limit", type=int, default=MAX_CATALOG_ROWS, help=f"at most this many (1..{MAX_CATALOG_ROWS})")
+    p.add_argument("--json", action="store_true", help="print the presets (and with --all/--filter the registered "
+                   "ids) as JSON (schema: gsolve schema list-envs)")
+    add_env_module_flags(p)
+    p.set_defaults(func=cmd_list_envs)
+
+    p = sub.add_parser("config", help="print the fully resolved config of ENV:VARIANT as YAML, with each value's source",
+                       description="The resolved config as YAML; a comment after each value says where it came "
+                       "from: preset, zoo (the RL Zoo's entry), default, user_config, override or spec.")
+    p.add_argument("config_id", metavar="ENV[:VARIANT]", help="e.g. CartPole-v1:ppo, MountainCar-v0:ppo")
+    _add_set(p)
+    _add_no_zoo(p)
+    p.add_argument("--json", action="store_true", help="print the config, each value's source and meaning as JSON "
+                   "(schema: gsolve schema config)")
+    add_env_module_flags(p)
+    p.set_defaults(func=cmd_config)
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override config keys, e.g. --set learning_rate=0.001 clip_range.end=0.05 "
+                   "(repeatable; put ENV:VARIANT before --set)")
+
+
+def _add_no_zoo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-zoo", action="store_true", help="without a preset, take gsolve's defaults even where the "
+                   "RL Zoo has an entry for the environment and algorithm")
+
+
+def _resolve(config_id: str, sets: list[str], seed: int | None = None,
+             no_zoo: bool = False) -> tuple[Resolved, dict[str, Any]]:
+    overrides = parse_overrides(sets)
+    if seed is not None:
+        if seed < 0:
+            raise ConfigError(f"--seed must be >= 0, got {seed}")
+        overrides["seed"] = seed
+    # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
+    resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
+    return resolved, recorded_overrides(overrides, resolved.config)
+
+
+def _say_origin(resolved: Resolved) -> None:
+    """On stderr, before training: where the settings came from and what the resolution noted."""
+    origin = resolved.origin
+    if origin.settings == "preset" and not origin.notes:
+        return
+    cid = resolved.config.config_id
+    print(f"gsolve train: {cid}: settings from {origin.where} (`gsolve config {cid}` shows each value's source)",
+          file=sys.stderr)
+    for note in origin.notes:
+        print(f"gsolve train: note: {note}", file=sys.stderr)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if args.resume is not None:
+        return _cmd_resume(args)
+    if args.config_id is None:
+        raise ConfigError("give ENV_ID or ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
+    bind_env_class(args.config_id, args.env_classes)
+    resolved, overrides = _resolve(args.config_id, args.sets, args.seed, args.no_zoo)
+    cfg = resolved.config
+    check_trainable(cfg)  # an environment this machine cannot create is refused before a run folder exists
+    applied = _applied_changes(args.applied_changes)
+    if not args.quiet or args.run_id is None:
+        _say_origin(resolved)
+    from gymnasium_solver.train.training import train  # torch: only now
+
+    gc.freeze()  # torch's objects live to the exit (one run a process): the collector skips them, exit -1 s
+    result = train(cfg, Path(args.runs_dir) if args.runs_dir else None, run_id=args.run_id,
+                   show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
+                   experiment_id=args.experiment_id, applied_changes=applied, config_origin=resolved.origin)
+    return _report(cfg.config_id, cfg.reward_threshold, result, args.no_fail, args.json)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    given = [name for name, value in (("ENV:VARIANT", args.config_id), ("--set", args.sets), ("--seed", args.seed),
+                                      ("--run-id", args.run_id), ("--parent-run-id", args.parent_run_id),
+                                      ("--experiment-id", args.experiment_id),
+                                      ("--applied-changes", args.applied_changes)) if value not in (None, [])]
+    if given:
+        raise ConfigError(f"--resume continues a run with its own config and id; drop {', '.join(given)}")
+    from gymnasium_solver.run_store import resolve_run_dir
+
+    run_dir = resolve_run_dir(args.resume, args.runs_dir)
+    from gymnasium_solver.train.training import resume  # torch: only now
+
+    gc.freeze()  # as in cmd_train
+    result = resume(run_dir, show_progress=not args.quiet)
+    info = rf.read_run_info(result.run_dir)
+    return _report(info.config_id, info.reward_threshold, result, args.no_fail, args.json)
+
+
+def _report(config_id: str, threshold: float | None, result: Any, no_fail: bool = False, as_json: bool = False) -> int:
+    """Print the summary line and the run folder (and on stderr what went wrong without ending the
+    run, e.g. a tracking sink that failed); the exit code of the run's ending."""
+    try:
+        for warning in rf.read_run_info(result.run_dir).warnings:
+            print(f"gsolve train: warning: {warning.message}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass  # the summary below still says how the run ended
+    try:
+        if as_json:  # what `gsolve show --json` and the MCP get_run_info say of the finished run
+            from gymnasium_solver.run_store import RunStore, run_details
+
+            print(run_details(RunStore(result.run_dir.parent), result.run_dir).model_dump_json(indent=2))
+        else:
+            print(summary_line(config_id, threshold, result))
+            print(result.run_dir)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `gsolve train ... | head -1`: the run is complete and recorded; don't end in a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return train_exit_code(result.status, result.solved_at is not None, threshold, no_fail)
+
+
+def train_exit_code(status: rf.RunStatus, solved: bool, threshold: float | None, no_fail: bool = False) -> ExitCode:
+    """The exit code of a run's ending (cli_error.EXIT_MEANINGS['train']): solved 0, unsolved 3 (0 with
+    --no-fail, or when there was no threshold to reach), failed 1, stopped by the user 130."""
+    if status == rf.RunStatus.FAILED:
+        return ExitCode.INTERNAL_ERROR
+    if status == rf.RunStatus.STOPPED:
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK if solved or threshold is None or no_fail else ExitCode.UNSOLVED
+
+
+def _applied_changes(text: str | None) -> dict[str, Any] | None:
+    """--applied-changes: a JSON object of the config changes a launcher applied (run.json provenance)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--applied-changes must be a JSON object, e.g. '{{\"learning_rate\": 0.004}}': {exc}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--applied-changes must be a JSON object, got {text!r}")
+    return value
+
+
+def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
+    """One line: solved or not, at which step, wall time, run folder."""
+    best = result.best_eval
+    best_s = f"best eval {best.return_mean:.1f}" if best else "no evaluation"
+    if result.solved_at is not None:
+        s = result.solved_at
+        return (f"solved {config_id}: eval {s.eval_return_mean:.1f} >= {threshold:g} at {s.env_steps} env steps "
+                f"after {s.wall_seconds:.2f} s; run folder {result.run_dir}")
+    what = {
+        rf.StopReason.BUDGET_EXHAUSTED: "budget exhausted",
+        rf.StopReason.USER_STOPPED: "stopped by user",
+        rf.StopReason.NON_FINITE_LOSS: "FAILED: non-finite loss",
+        rf.StopReason.ERROR: "FAILED: error, traceback in run.log",
+    }.get(result.stop_reason, result.stop_reason.value)
+    if result.failure is not None and result.failure.kind in WRITE_FAILURE_KINDS:
+        what = f"FAILED: {result.failure.kind}"  # the disk, not the trainer: no traceback to read
+    if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
+        what += f" ({result.failure.message})"
+    goal = f" (threshold {threshold:g})" if threshold is not None else " (no reward threshold: trained for its budget)"
+    return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
+            f"{best_s}{goal}; run folder {result.run_dir}")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    if not 1 <= args.episodes <= MAX_EVAL_EPISODES:
+        raise ValueError(f"--episodes must be between 1 and {MAX_EVAL_EPISODES}, got {args.episodes}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    from gymnasium_solver.ops.model_registry import is_model_ref
+
+    if is_model_ref(args.run):
+        return _eval_model(args)
+    from gymnasium_solver.run_store import resolve_run_dir
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
+        raise ValueError(f"--checkpoint must be a checkpoint name such as best, last or step_20480, got {args.checkpoint!r}")
+    run_dir = resolve_run_dir(args.run, args.runs_dir)
+    path = _checkpoint_file(run_dir, args.checkpoint)
+    video = _video_path(args.video)
+    _frames_dir(args)
+    try:
+        from gymnasium_solver.train.checkpoints import checkpoint_config  # torch: only now
+
+        _check_belongs(run_dir, args.checkpoint, checkpoint_config(path))
+        result, loaded = evaluate_checkpoint(path, args.episodes, args.seed)
+    except env_modules.EnvModuleError:
+        raise  # another checkpoint needs the same flag
+    except (ValueError, OSError) as exc:
+        raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
+    report = _eval_report(result, loaded, args, run_id=run_dir.name, checkpoint=args.checkpoint)
+    return _print_eval(report, path, video, args, f"{run_dir.name} checkpoint {args.checkpoint}")
+
+
+def _frames_dir(args: argparse.Namespace) -> Path | None:
+    """--frames DIR and --frame-count, checked before anything is evaluated."""
+    from gymnasium_solver.train.policy_eval import MAX_SAMPLED_FRAMES
+
+    if not 1 <= args.frame_count <= MAX_SAMPLED_FRAMES:
+        raise CliError(f"--frame-count must be between 1 and {MAX_SAMPLED_FRAMES}, got {args.frame_count}")
+    if args.frames is not None and not Path(args.frames).is_dir():
+        raise CliError(f"--frames {args.frames}: not a folder; create it first")
+    return None if args.frames is None else Path(args.frames)
+
+
+def _video_path(text: str | None) -> Path | None:
+    """--video OUT, checked before anything is evaluated."""
+    if text is None:
+        return None
+    from gymnasium_solver.train.policy_eval import VIDEO_SUFFIXES
+
+    out = Path(text)
+    if out.suffix.lower() not in VIDEO_SUFFIXES:
+        raise CliError(f"--video must end in {' or '.join(VIDEO_SUFFIXES)}, got {text!r}")
+    if not out.parent.is_dir():
+        raise CliError(f"--video {text}: the folder {out.parent} does not exist")
+    return out
+
+
+def _eval_report(result: Any, loaded: Any, args: argparse.Namespace, **where: Any) -> EvalReport:
+    return EvalReport(config_id=loaded.config.config_id, env_steps=loaded.env_steps, episodes=result.episodes,
+                      seed=args.seed, return_mean=result.return_mean, return_std=result.return_std,
+                      return_min=min(result.returns), return_max=max(result.returns), ep_len_mean=result.ep_len_mean,
+                      returns=result.returns, **{"run_id": None, **where})
+
+
+def _print_eval(report: EvalReport, path: Path, video: Path | None, args: argparse.Namespace, what: str) -> int:
+    from gymnasium_solver.train.policy_eval import record_video, save_frames
+
+    frames = _frames_dir(args)
+    try:
+        if video is not None:
+            report.video = record_video(path, video, report.seed)
+        if frames is not None:
+            report.frames = save_frames(path, frames, report.seed, args.frame_count)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(report.model_dump_json(indent=2))
+        return 0
+    print(f"{what} ({report.env_steps} env steps, {report.config_id}): return {report.return_mean:.2f} +- "
+          f"{report.return_std:.2f} over {report.episodes} episodes (min {report.return_min:.2f}, max "
+          f"{report.return_max:.2f}, mean length {report.ep_len_mean:.1f})")
+    if report.video is not None:
+        v = report.video
+        print(f"video {v.path}: {v.frames} frames at {v.fps} fps, one episode (seed {report.seed}) of return "
+              f"{v.episode_return:.2f}, length {v.episode_length}" + (" (cut at the frame limit)" if
+                                                                     v.truncated_at_max_frames else ""))
+    if report.frames is not None:
+        f = report.frames
+        print(f"frames in {f.folder}: {len(f.files)} of {f.width}x{f.height} at steps {', '.join(map(str, f.steps))} "
+              f"of one episode (seed {f.seed}) of return {f.episode_return:.2f}, length {f.episode_length}")
+    return 0
+
+
+def _eval_model(args: argparse.Namespace) -> int:
+    """`gsolve eval model:ENV[@N]`: evaluate a registered version's checkpoint (docs/ops.md)."""
+    from gymnasium_solver.ops.model_registry import resolve_model
+
+    if args.checkpoint != rf.BEST_CHECKPOINT:
+        raise CliError("--checkpoint applies to runs; a registered model is one checkpoint (pick a version with @N)")
+    video = _video_path(args.video)
+    _frames_dir(args)
+    model = resolve_model(args.runs_dir, args.run)
+    try:
+        result, loaded = evaluate_checkpoint(model.checkpoint, args.episodes, args.seed)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"{model.version.model_ref} cannot be evaluated: {exc}") from None
+    report = _eval_report(result, loaded, args, run_id=model.version.run_id, model_ref=model.version.model_ref,
+                          checkpoint=rf.BEST_CHECKPOINT)
+    return _print_eval(report, model.checkpoint, video, args,
+                       f"{model.version.model_ref} (run {model.version.run_id})")
+
+
+def _checkpoints_of(run_dir: Path) -> list[str]:
+    """The names of the run's checkpoints that are regular files (never through a link)."""
+    from gymnasium_solver.run_store.files import RunFileError, regular_file_size
+
+    try:
+        names = sorted(os.listdir(run_dir / rf.CHECKPOINTS_DIR))
+    except OSError:
+        return []
+    have = []
+    for name in names:
+        if name.endswith(rf.CHECKPOINT_SUFFIX) and not name.startswith("."):
+            try:
+                if regular_file_size(run_dir, f"{rf.CHECKPOINTS_DIR}/{name}") is not None:
+                    have.append(name.removesuffix(rf.CHECKPOINT_SUFFIX))
+            except RunFileError:
+                continue
+    return have
+
+
+def _other_checkpoints(run_dir: Path, name: str) -> str:
+    """What to do instead: the run's other checkpoints as `gsolve eval` commands."""
+    others = [c for c in _checkpoints_of(run_dir) if c != name]
+    if not others:
+        return (f"run {run_dir.name} has no other checkpoint to evaluate; list its checkpoints with the MCP tool "
+                "list_checkpoints, or resume or retrain the run to write new ones")
+    prefer = rf.LAST_CHECKPOINT if rf.LAST_CHECKPOINT in others else others[-1]
+    return (f"try `gsolve eval {run_dir.name} --checkpoint {prefer}` (its checkpoints: {', '.join(others)}; "
+            "details with the MCP tool list_checkpoints)")
+
+
+def _checkpoint_file(run_dir: Path, name: str) -> Path:
+    """The path of checkpoint ``name``, once it is known to be a regular file inside the run folder;
+    CliError saying what stands there instead and which checkpoints the run has."""
+    from gymnasium_solver.run_store.files import RunFileError, lstat_run_file
+
+    path = run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
+    if not os.path.lexists(path):
+        have = _checkpoints_of(run_dir)
+        raise CliError(
+            f"run {run_dir.name} has no checkpoint {name!r}; "
+            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
+        )
+    try:
+        lstat_run_file(run_dir, f"{rf.CHECKPOINTS_DIR}/{path.name}")
+    except RunFileError as exc:
+        raise CliError(f"checkpoint {name!r} cannot be evaluated: {exc}; {_other_checkpoints(run_dir, name)}") from None
+    return path
+
+
+def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
+    """ValueError if the checkpoint was trained on another environment or algorithm than its run
+    (a file copied in from another run)."""
+    from gymnasium_solver.run_store import RunStore
+
+    info = RunStore(run_dir.parent).info(run_dir)
+    if (info.env_id, info.algo) != (cfg.env_id, str(cfg.algo)):
+        raise ValueError(f"run {run_dir.name}: {rf.CHECKPOINTS_DIR}/{name}{rf.CHECKPOINT_SUFFIX} was trained as "
+                         f"{cfg.env_id} {cfg.algo}, not as this run's {info.env_id} {info.algo}: it was copied in "
+                         "from another run")
+
+
+def cmd_list_envs(args: argparse.Namespace) -> int:
+    if args.json:
+        from gymnasium_solver.environment_list import environment_list
+
+        _check_limit(args.limit)
+        print(environment_list(filter=args.filter, registered=args.all, limit=args.limit).model_dump_json(indent=2))
+        return 0
+    if args.all or args.filter is not None:
+        return _list_registered(args)
+    files = list_env_files()
+    if not files:
+        raise ValueError("no presets found; presets live in gymnasium_solver/presets/environments/<EnvId>.yaml "
+                         f"(or ${CONFIG_DIR_ENV}); `gsolve list-envs --all` lists every registered environment")
+    rows = [("CONFIG", "ALGO", "THRESHOLD", "BUDGET")]
+    for env_id in files:
+        for variant, algo in list_variants(env_id).items():
+            cfg = resolve_config(f"{env_id}:{variant}")
+            threshold = "-" if cfg.reward_threshold is None else f"{cfg.reward_threshold:g}"
+            rows.append((cfg.config_id, algo, threshold, str(cfg.max_env_steps)))
+    _print_table(rows)
+    print("\nTrain one with `gsolve train ENV:VARIANT`; see its settings with `gsolve config ENV:VARIANT`. "
+          "Any other registered environment trains too: `gsolve list-envs --all`.")
+    return 0
+
+
+def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _check_limit(limit: int) -> None:
+    if not 1 <= limit <= MAX_CATALOG_ROWS:
+        raise ValueError(f"--limit must be between 1 and {MAX_CATALOG_ROWS}, got {limit}")
+
+
+def _list_registered(args: argparse.Namespace) -> int:
+    _check_limit(args.limit)
+    catalog = environment_catalog(args.filter, limit=args.limit)
+    rows = [("ENV", "SETTINGS", "PRESET VARIANTS", "RL ZOO ENTRIES")]
+    for e in catalog.environments:
+        rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", ", ".join(e.zoo_algos) or "-"))
+    _print_table(rows)
+    shown = len(catalog.environments)
+    more = f" (first {shown} of {catalog.total}: narrow with --filter or raise --limit)" if shown < catalog.total else ""
+    print(f"\n{catalog.total} environment(s){more}. SETTINGS is where `gsolve train ENV:ALGO` takes its settings "
+          "from: our preset, the RL Zoo's entry (for the algorithms listed), else gsolve's defaults. An algorithm "
+          "that cannot take an environment's spaces is refused with the ones that can.")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    bind_env_class(args.config_id, args.env_classes)
+    resolved, _ = _resolve(args.config_id, args.sets, no_zoo=args.no_zoo)
+    if args.json:
+        from gymnasium_solver.config.view import resolved_config_result
+
+        print(resolved_config_result(resolved).model_dump_json(indent=2))
+    else:
+        sys.stdout.write(config_yaml_with_sources(resolved))
+    return 0
+
+
+def config_yaml_with_sources(resolved: Resolved) -> str:
+    """The config as YAML (one line per key), each value followed by a comment naming its source, under
+    a comment block saying where the settings came from and what was noted."""
+    import yaml
+
+    origin = resolved.origin
+    lines = [f"# settings: {origin.settings}: {origin.where}"] + [f"# note: {n}" for n in origin.notes]
+    for key, value in resolved.config.model_dump(mode="json").items():
+        text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).removesuffix("\n...\n").strip()
+        lines.append(f"{key}: {text}  # {origin.sources.get(key, 'default')}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""Operations over many runs: the model registry, promotion, regression checks, telemetry. docs/ARCHITECTURE.md"""

@@ -1,0 +1,47 @@
+"""Deterministic evaluation of a policy: N episodes in parallel, one per sub-environment."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from gymnasium_solver.agents.common import ObsNormalizer, Policy
+from gymnasium_solver.envs import batch_obs
+
+# Safety bound on vector steps per evaluation, for environments without a time limit.
+MAX_EVAL_STEPS = 100_000
+
+
+class EvalResult(NamedTuple):
+    """Returns of the evaluation episodes (undiscounted, unscaled)."""
+
+    return_mean: float
+    return_std: float
+    ep_len_mean: float
+    episodes: int
+    returns: list[float]
+
+
+def evaluate(
+    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None
+) -> EvalResult:
+    """Run exactly one episode in each of ``env``'s sub-envs with the deterministic policy
+    (argmax / Gaussian mean). Finished sub-envs keep stepping (a vector env steps all of them)
+    but their steps are not counted, so a bad policy's short episodes end the evaluation early."""
+    n = env.num_envs
+    raw, _ = env.reset(seed=seed)
+    returns = np.zeros(n, np.float64)
+    lengths = np.zeros(n, np.int64)
+    running = np.ones(n, bool)
+    for _ in range(MAX_EVAL_STEPS):
+        obs = normalizer(batch_obs(raw, policy.spec, n))
+        out = policy.act(obs, None, deterministic=True)
+        raw, reward, term, trunc, _ = env.step(out.env_actions)
+        returns += np.where(running, reward, 0.0)
+        lengths += running
+        running &= ~(np.asarray(term, bool) | np.asarray(trunc, bool))
+        if not running.any():
+            break
+    return EvalResult(float(returns.mean()), float(returns.std()), float(lengths.mean()), n, returns.tolist())
