@@ -1,29 +1,36 @@
-"""HELD-OUT test set: tests/fixtures/heldout is for scoring the run diagnosis ONLY. Do not use it to
-tune, fit or develop the diagnosis (rules, thresholds, references, candidate orders); do not read
-its labels.json files or this table while working on the diagnosis. Once it has been used for
-tuning, the figure it gives no longer measures diagnosis on faults nobody tuned to.
+"""Regenerate a HELD-OUT test set of the run diagnosis from its case table (tests/fixtures/heldout*/cases.yaml).
 
-Regenerates tests/fixtures/heldout/<case>/ (run.json, config.yaml, metrics.csv, labels.json):
-each case in CASES is trained with `gsolve train` (one process at a time, `nice -n 10`), and for
-a faulty case its fix (the same run with the planted keys reverted to the preset) is trained too.
-A case is written only when it behaves as declared: a faulty run must not solve and its fix must;
-a healthy run must solve.
+The held-out sets are for scoring the run diagnosis ONLY: do not use them to tune, fit or develop the
+diagnosis (rules, thresholds, references, candidate orders), and do not read their cases.yaml or labels.json
+files while working on the diagnosis. Once a set has been used for tuning, the figure it gives no longer
+measures diagnosis on faults nobody tuned to. Each cases.yaml says in its comments who made the set and
+what they had and had not read.
 
-    .venv/bin/python scripts/make_heldout.py                 # every case
+Writes <out>/<case>/ (run.json, config.yaml, metrics.csv, labels.json) for each row of the table: each case
+is trained with `gsolve train` (one process at a time, `nice -n 10`), and for a faulty case its fix (the
+same run with the planted keys reverted to the preset) is trained too. A case is written only when it
+behaves as declared: a faulty run must not solve and its fix must; a healthy run must solve.
+
+A row of cases.yaml (under `cases:`): case, config_id, seed, cause, and for a faulty case budget, planted,
+fault_type, expected_key, expected_direction and optionally acceptable_keys. `planted` are the overrides
+that make the fault (reverting them to the preset is the verified fix); `budget` is max_env_steps, kept for
+both runs and at least 1.5x the preset's slowest measured solve (docs/presets.md). Healthy rows have no
+`planted`. tests/test_heldout_cases.py holds every table to the labels.json files it produced.
+
+    .venv/bin/python scripts/make_heldout.py                 # tests/fixtures/heldout, every case
     .venv/bin/python scripts/make_heldout.py --only h03_s1   # some cases
     git archive HEAD | tar -x -C /tmp/src && .venv/bin/python scripts/make_heldout.py --src /tmp/src
                                                              # train with committed code, not a dirty tree
-    .venv/bin/python scripts/make_heldout.py --cases scripts/heldout2_cases.py --out tests/fixtures/heldout2
-                                                             # another case table (a module defining CASES)
+    .venv/bin/python scripts/make_heldout.py --cases tests/fixtures/heldout2/cases.yaml
+                                                             # another set (written beside its cases.yaml)
 
-The full set takes about 30-40 min of one core on the shared 2-core VM (every faulty case is also
+The first set takes about 30-40 min of one core on the shared 2-core VM (every faulty case is also
 trained once more with its fix).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -32,6 +39,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "heldout"
@@ -39,71 +49,85 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 SRC: Path | None = None  # --src: train with this checkout's code (e.g. a clean `git archive HEAD`)
 COPIED = ("run.json", "config.yaml", "metrics.csv")
 
-# One row per case. `planted` are the overrides that make the fault (reverting them to the preset
-# is the verified fix); `budget` is max_env_steps, kept for both runs and at least 1.5x the
-# preset's slowest measured solve (docs/presets.md). Healthy rows have no `planted`.
-# Columns: case, config_id, seed, budget, planted, fault_type, cause, expected_key,
-#          expected_direction, acceptable_keys
-CASES: list[dict] = [
-    dict(case="h01_s0", config_id="LunarLander-v3:ppo", seed=0, budget=458752,
-         planted=["n_epochs=1", "batch_size=16384"],
-         fault_type="too_few_gradient_steps",
-         cause="one epoch over a single 16384-sample minibatch makes one gradient step per rollout, so a 450k budget "
-               "gives only ~28 policy updates",
-         expected_key="n_epochs", expected_direction="increase",
-         acceptable_keys=["batch_size"]),
-    dict(case="h02_s11", config_id="CartPole-v1:ppo", seed=11, cause="the unmodified preset"),
-    dict(case="h03_s1", config_id="CartPole-v1:reinforce", seed=1, budget=120000,
-         planted=["episodes_per_update=64"],
-         fault_type="too_many_episodes_per_update",
-         cause="64 complete episodes per single REINFORCE gradient step spends 8x the env steps per update, so the "
-               "budget allows too few updates to learn",
-         expected_key="episodes_per_update", expected_direction="decrease",
-         acceptable_keys=["learning_rate"]),
-    dict(case="h04_s0", config_id="Pendulum-v1:ppo", seed=0, budget=300000,
-         planted=["gamma=0.999"],
-         fault_type="discount_too_high",
-         cause="gamma 0.999 on dense-reward Pendulum makes value targets span hundreds of steps of bootstrapped "
-               "cost, so advantages are dominated by value error and credit for the swing-up is lost",
-         expected_key="gamma", expected_direction="decrease",
-         acceptable_keys=["gae_lambda"]),
-    dict(case="h05_s1", config_id="CartPole-v1:ppo", seed=1, budget=40960,
-         planted=["shared_network=true"],
-         fault_type="shared_trunk_unscaled_value",
-         cause="actor and critic share the hidden layers while value targets are unscaled (up to ~50), so the value "
-               "loss gradient swamps the shared trunk and the policy features are overwritten",
-         expected_key="shared_network", expected_direction="disable",
-         acceptable_keys=["vf_coef", "reward_scale"]),
-    dict(case="h06_s3", config_id="Pendulum-v1:ppo", seed=3, budget=300000,
-         planted=["n_steps=16", "batch_size=128"],
-         fault_type="rollout_too_short",
-         cause="16-step rollouts (128 samples) cut every 200-step episode into fragments whose advantages lean on an "
-               "untrained critic, and 5 epochs on each tiny batch overfit it",
-         expected_key="n_steps", expected_direction="increase",
-         acceptable_keys=["batch_size", "n_epochs"]),
-    dict(case="h07_s12", config_id="Acrobot-v1:reinforce", seed=12, cause="the unmodified preset"),
-    dict(case="h08_s0", config_id="Acrobot-v1:ppo", seed=0, budget=122880,
-         planted=["reward_scale=10.0"],
-         fault_type="reward_scale_too_large",
-         cause="rewards scaled by 10 instead of 0.1 make value targets O(1000); the value loss dominates the global "
-               "gradient-norm clip and the critic cannot fit, so the policy barely improves",
-         expected_key="reward_scale", expected_direction="decrease",
-         acceptable_keys=["vf_coef", "max_grad_norm"]),
-    dict(case="h09_s1", config_id="Pendulum-v1:ppo", seed=1, budget=300000,
-         planted=["clip_range_vf=0.001"],
-         fault_type="value_clip_tiny",
-         cause="a 0.001 value-function clip stops the critic moving away from its initial predictions, so GAE "
-               "advantages are built on a near-constant baseline and are mostly noise",
-         expected_key="clip_range_vf", expected_direction="disable",
-         acceptable_keys=[]),
-    dict(case="h10_s0", config_id="Pendulum-v1:ppo", seed=0, budget=300000,
-         planted=["clip_range=1.0"],
-         fault_type="clip_range_huge",
-         cause="a clip range of 1.0 removes PPO's trust region on the sensitive Pendulum policy, so 5 epochs per "
-               "rollout take steps large enough to collapse the Gaussian's exploration into a poor plateau",
-         expected_key="clip_range", expected_direction="decrease",
-         acceptable_keys=["target_kl", "n_epochs", "learning_rate"]),
-]
+FIELDS = ("case", "config_id", "seed", "budget", "planted", "fault_type", "cause", "expected_key",
+          "expected_direction", "acceptable_keys")
+REQUIRED = ("case", "config_id", "seed", "cause")
+FAULT_REQUIRED = ("budget", "fault_type", "expected_key", "expected_direction")
+Case = dict[str, Any]
+
+
+class CasesError(ValueError):
+    """A case table that cannot be used, said in one sentence naming the file and the row."""
+
+
+def _check_row(i: int, row: object) -> Case:
+    where = f"case #{i + 1}"
+    if not isinstance(row, dict):
+        raise CasesError(f"{where} is a {type(row).__name__}, not a mapping of {', '.join(REQUIRED)}, ...")
+    where = f"case {row.get('case')!r}" if isinstance(row.get("case"), str) else where
+    unknown = sorted(set(row) - set(FIELDS))
+    if unknown:
+        raise CasesError(f"{where} has unknown field(s) {', '.join(map(str, unknown))}; "
+                         f"the fields are {', '.join(FIELDS)}")
+    needed = REQUIRED + (FAULT_REQUIRED if row.get("planted") else ())
+    missing = [k for k in needed if row.get(k) is None]
+    if missing:
+        kind = "a faulty case (it has planted keys)" if row.get("planted") else "every case"
+        raise CasesError(f"{where} lacks {', '.join(missing)}, which {kind} needs")
+    for key, typ in (("seed", int), ("budget", int)):
+        if key in row and (not isinstance(row[key], typ) or isinstance(row[key], bool) or row[key] < 0):
+            raise CasesError(f"{where} has {key}={row[key]!r}; it must be a whole number >= 0")
+    for key in ("planted", "acceptable_keys"):
+        if key in row and not (isinstance(row[key], list) and all(isinstance(v, str) for v in row[key])):
+            raise CasesError(f"{where} has {key}={row[key]!r}; it must be a list of strings such as [n_envs=8]")
+    for key in ("case", "config_id", "fault_type", "cause", "expected_key", "expected_direction"):
+        if key in row and not isinstance(row[key], str):
+            raise CasesError(f"{where} has {key}={row[key]!r}; it must be a string")
+    return row
+
+
+def load_cases(path: Path) -> list[Case]:
+    """The rows of a held-out case table (tests/fixtures/heldout*/cases.yaml), checked; CasesError if unusable."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CasesError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CasesError(f"{path}: not valid YAML{at}") from None
+    extra = sorted(map(str, set(data) - {"cases"})) if isinstance(data, dict) else []
+    if extra:
+        raise CasesError(f"{path}: unknown top-level key(s) {', '.join(extra)}; only 'cases' is read")
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
+        raise CasesError(f"{path}: expected a mapping with a non-empty list under 'cases:'")
+    try:
+        rows = [_check_row(i, row) for i, row in enumerate(data["cases"])]
+    except CasesError as exc:
+        raise CasesError(f"{path}: {exc}") from None
+    seen: set[str] = set()
+    for row in rows:
+        if row["case"] in seen:
+            raise CasesError(f"{path}: case {row['case']!r} appears twice")
+        seen.add(row["case"])
+    return rows
+
+
+def declared_labels(row: Case) -> dict[str, Any]:
+    """What a case declares, as written into its labels.json (the rest of labels.json is measured)."""
+    base = [f"max_env_steps={row['budget']}"] if row.get("budget") else []
+    return {
+        "case": row["case"],
+        "fault_type": row.get("fault_type"),
+        "config_id": row["config_id"],
+        "seed": row["seed"],
+        "overrides": base + list(row.get("planted", [])),
+        "cause": row.get("cause"),
+        "healthy": not row.get("planted"),
+        "expected_key": row.get("expected_key"),
+        "expected_direction": row.get("expected_direction"),
+        "acceptable_keys": row.get("acceptable_keys", []),
+    }
 
 
 def _train(config_id: str, seed: int, overrides: list[str], runs_dir: Path) -> tuple[Path, dict, float]:
@@ -129,10 +153,11 @@ def _outcome(info: dict) -> dict:
             "threshold": info["reward_threshold"], "env_steps": info["progress"]["env_steps"]}
 
 
-def make_case(row: dict, runs_dir: Path, skip_fix: bool) -> bool:
-    healthy = not row.get("planted")
+def make_case(row: Case, runs_dir: Path, skip_fix: bool) -> bool:
+    declared = declared_labels(row)
+    healthy = declared["healthy"]
     base = [f"max_env_steps={row['budget']}"] if row.get("budget") else []
-    overrides = base + list(row.get("planted", []))
+    overrides = declared["overrides"]
     print(f"{row['case']}: {row['config_id']} seed {row['seed']}", flush=True)
     run_dir, info, _ = _train(row["config_id"], row["seed"], overrides, runs_dir)
     outcome = _outcome(info)
@@ -147,20 +172,7 @@ def make_case(row: dict, runs_dir: Path, skip_fix: bool) -> bool:
         if not fix["solved"]:
             print("  SKIPPED: reverting the planted keys did not solve", flush=True)
             return False
-    labels = {
-        "case": row["case"],
-        "fault_type": row.get("fault_type"),
-        "config_id": row["config_id"],
-        "seed": row["seed"],
-        "overrides": overrides,
-        "cause": row.get("cause"),
-        "healthy": healthy,
-        "expected_key": row.get("expected_key"),
-        "expected_direction": row.get("expected_direction"),
-        "acceptable_keys": row.get("acceptable_keys", []),
-        "fix_verified": fix,
-        "outcome": outcome,
-    }
+    labels = {**declared_labels(row), "fix_verified": fix, "outcome": outcome}
     dest = OUT / row["case"]
     if dest.exists():
         shutil.rmtree(dest)
@@ -171,7 +183,7 @@ def make_case(row: dict, runs_dir: Path, skip_fix: bool) -> bool:
     return True
 
 
-def verify_fix(row: dict, runs_dir: Path) -> bool:
+def verify_fix(row: Case, runs_dir: Path) -> bool:
     """Train only the fix of an already written faulty case and record it in its labels.json."""
     path = OUT / row["case"] / "labels.json"
     labels = json.loads(path.read_text(encoding="utf-8"))
@@ -195,17 +207,22 @@ def main() -> int:
     parser.add_argument("--fix-only", action="store_true",
                         help="only train the fixes of cases already written and record them in labels.json")
     parser.add_argument("--src", type=Path, help="train with the code of this checkout instead of the working tree")
-    parser.add_argument("--cases", type=Path, help="a Python file defining CASES to use instead of this file's table")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"write the cases here (default: {OUT.relative_to(ROOT)})")
+    parser.add_argument("--cases", type=Path, default=OUT / "cases.yaml",
+                        help=f"the case table, a YAML file (default: {(OUT / 'cases.yaml').relative_to(ROOT)})")
+    parser.add_argument("--out", type=Path, help="write the cases here (default: the case table's folder)")
     args = parser.parse_args()
     SRC = args.src.resolve() if args.src else None
-    OUT = args.out.resolve()
-    cases = CASES
-    if args.cases:
-        spec = importlib.util.spec_from_file_location("heldout_cases", args.cases)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        cases = module.CASES
+    try:
+        cases = load_cases(args.cases)
+    except CasesError as exc:
+        print(f"make_heldout: {exc}", file=sys.stderr)
+        return 2
+    OUT = (args.out or args.cases.parent).resolve()
+    unknown = sorted(set(args.only or ()) - {r["case"] for r in cases})
+    if unknown:
+        print(f"make_heldout: no case {', '.join(unknown)} in {args.cases}; its cases are "
+              f"{', '.join(r['case'] for r in cases)}", file=sys.stderr)
+        return 2
     rows = [r for r in cases if not args.only or r["case"] in args.only]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:

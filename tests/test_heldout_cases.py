@@ -1,0 +1,80 @@
+"""The held-out case tables (tests/fixtures/heldout*/cases.yaml) against the fixtures they produced.
+
+scripts/make_heldout.py trains each row of a table and writes what the row declares into the case's
+labels.json. The fixtures are not re-trained when a table is edited, so this test reads every table through
+make_heldout's own loader and checks that each row still declares exactly what its labels.json says (config,
+seed, overrides, fault, expected fix): regenerating a set from its table gives the same cases.
+Only the declared fields are compared; nothing here reads a measured outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import make_heldout  # scripts/ is on sys.path (conftest.py)
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TABLES = sorted(FIXTURES.glob("heldout*/cases.yaml"))
+
+
+def test_every_heldout_set_has_a_table() -> None:
+    sets = sorted(p.name for p in FIXTURES.glob("heldout*") if p.is_dir())
+    assert len(sets) >= 9
+    assert [t.parent.name for t in TABLES] == sets
+
+
+@pytest.mark.parametrize("table", TABLES, ids=[t.parent.name for t in TABLES])
+def test_table_declares_what_its_fixtures_hold(table: Path) -> None:
+    rows = make_heldout.load_cases(table)
+    folders = sorted(p.name for p in table.parent.iterdir() if (p / "labels.json").is_file())
+    assert sorted(r["case"] for r in rows) == folders
+    for row in rows:
+        labels = json.loads((table.parent / row["case"] / "labels.json").read_text(encoding="utf-8"))
+        declared = make_heldout.declared_labels(row)
+        assert declared == {key: labels.get(key) for key in declared}, row["case"]
+        assert declared["config_id"] == labels["config_id"] and declared["overrides"] == labels["overrides"]
+
+
+def test_declared_labels_of_a_faulty_and_a_healthy_row() -> None:
+    faulty = {"case": "x_s1", "config_id": "CartPole-v1:ppo", "seed": 1, "budget": 40960,
+              "planted": ["n_envs=1"], "fault_type": "f", "cause": "c", "expected_key": "n_envs",
+              "expected_direction": "increase"}
+    assert make_heldout.declared_labels(faulty) == {
+        "case": "x_s1", "fault_type": "f", "config_id": "CartPole-v1:ppo", "seed": 1,
+        "overrides": ["max_env_steps=40960", "n_envs=1"], "cause": "c", "healthy": False,
+        "expected_key": "n_envs", "expected_direction": "increase", "acceptable_keys": []}
+    healthy = {"case": "y_s2", "config_id": "CartPole-v1:ppo", "seed": 2, "cause": "the unmodified preset"}
+    assert make_heldout.declared_labels(healthy)["overrides"] == []
+    assert make_heldout.declared_labels(healthy)["healthy"] is True
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("- case: a\n", "expected a mapping with a non-empty list under 'cases:'"),
+    ("cases: []\n", "expected a mapping with a non-empty list under 'cases:'"),
+    ("cases: [1\n", "not valid YAML at line 2"),
+    ("CASES:\n- {case: a, config_id: b, seed: 1, cause: c}\n", "unknown top-level key(s) CASES"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, planted_keys: [x=1]}\n",
+     "case 'a' has unknown field(s) planted_keys"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, planted: [x=1]}\n",
+     "case 'a' lacks budget, fault_type, expected_key, expected_direction"),
+    ("cases:\n- {case: a, config_id: b, seed: one, cause: c}\n", "case 'a' has seed='one'"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, budget: 10, planted: x=1, fault_type: f,"
+     " expected_key: x, expected_direction: decrease}\n", "case 'a' has planted='x=1'"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c}\n- {case: a, config_id: b, seed: 2, cause: c}\n",
+     "case 'a' appears twice"),
+    ("cases:\n- just a string\n", "case #1 is a str"),
+])
+def test_a_bad_table_is_refused_in_one_sentence(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(make_heldout.CasesError) as info:
+        make_heldout.load_cases(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and says in message and "\n" not in message
+
+
+def test_a_missing_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(make_heldout.CasesError, match="cannot read it"):
+        make_heldout.load_cases(tmp_path / "nope.yaml")
