@@ -31,12 +31,13 @@ demo: $(CORE_STAMP)
 	$(BIN)/gsolve train CartPole-v1:ppo
 	$(BIN)/gsolve show @last
 
+# The tools and scripts are held to the package's rules too (pyproject's ruff and mypy settings).
 lint: $(STAMP)
-	$(BIN)/ruff check gymnasium_solver mcp_server tests bench scripts/record_golden.py
+	$(BIN)/ruff check gymnasium_solver mcp_server tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
-	$(BIN)/mypy scripts/record_golden.py
+	$(BIN)/mypy scripts bench
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -102,7 +102,7 @@ def make_solved_sibling(runs_dir: Path, k: int, rows: int = 40) -> None:
         finished_at=now, reward_threshold=475.0, max_env_steps=200_000,
         progress=rf.Progress(env_steps=end, iteration=rows), solved=True,
         solved_at=rf.SolvedAt(env_steps=end, wall_seconds=1.0, iteration=rows, eval_return_mean=480.0),
-        action_space=rf.ActionSpaceInfo(kind="discrete", n=2, max_entropy=math.log(2)), metric_columns=cols,
+        action_space=rf.ActionSpaceInfo(kind="discrete", n=2, max_entropy=math.log(2)), metric_columns=list(cols),
     ))
 
 

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ("run.json", "config.yaml", "metrics.csv")
@@ -33,7 +34,7 @@ def gsolve(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False)
 
 
-def fix(run_id: str, runs: Path, trials: int) -> tuple[bool, str, dict[str, object]]:
+def fix(run_id: str, runs: Path, trials: int) -> tuple[bool, str, dict[str, Any]]:
     p = gsolve("fix", run_id, "--runs-dir", str(runs), "--max-trials", str(trials), "--json", "--timeout", "900")
     try:
         rec = json.loads(p.stdout)

@@ -339,7 +339,7 @@ async def warm_up(url: str, ids: list[str]) -> float:
     async with Client(url) as client:
         for tool in TOOLS:
             for k, run_id in enumerate(ids):
-                args = {"limit": 50} if tool == "list_runs" else (
+                args: dict[str, object] = {"limit": 50} if tool == "list_runs" else (
                     {"run_ids": [run_id, ids[(k + 1) % len(ids)]]} if tool == "compare_runs" else {"run_id": run_id})
                 if tool == "get_run_info:status":
                     args["view"] = "status"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -122,7 +123,7 @@ def run_overhead_bench(n: int) -> None:
     local = backend_overhead("local", n)
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     t0 = time.perf_counter()
     ray_o = backend_overhead("ray", n + 1)
     ray.shutdown()

@@ -188,8 +188,8 @@ def run_target(target: Target, *, worktree: bool, log: Path) -> Outcome:
             for f in target.files:
                 path = work / f
                 path.write_text(undecorate(path.read_text(encoding="utf-8")), encoding="utf-8")
-        with (work / "pyproject.toml").open("a", encoding="utf-8") as f:
-            f.write(mutmut_config(target))
+        with (work / "pyproject.toml").open("a", encoding="utf-8") as toml:
+            toml.write(mutmut_config(target))
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
         with log.open("a", encoding="utf-8") as out:
             out.write(f"\n=== {target.name} ===\n")

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.config import parse_overrides, resolve_config
+from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.train.training import train
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,9 +20,14 @@ import json
 import sys
 from pathlib import Path
 
-from gymnasium_solver.diagnostics.references import SHIPPED_DIR, preset_fingerprint, reference_record, shipped_path
-from gymnasium_solver.diagnostics.series import RunData
 from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
+from gymnasium_solver.diagnostics.references import (
+    SHIPPED_DIR,
+    preset_fingerprint,
+    reference_record,
+    shipped_path,
+)
+from gymnasium_solver.diagnostics.series import RunData
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

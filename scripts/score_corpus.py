@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics.diagnose import diagnose
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.diagnostics.references import EMPTY, ReferenceRun, ReferenceSet, _series
 from gymnasium_solver.diagnostics.series import RunData
-from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 
 
 def fault_type(labels: dict[str, Any]) -> str:
@@ -193,8 +193,8 @@ def healthy_observations(root: Path) -> dict[str, tuple[float, float]]:
     import numpy as np
     import yaml
 
-    from gymnasium_solver.diagnostics.series import RunData, median, split
     from gymnasium_solver.contract.run_folder import M
+    from gymnasium_solver.diagnostics.series import RunData, median, split
 
     seen: dict[str, list[float]] = {}
 

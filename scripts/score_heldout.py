@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics import diagnose
 from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 
 ROOT = Path(__file__).resolve().parent.parent
 
