@@ -1,4 +1,7 @@
-"""gymnasium-solver: train PPO/REINFORCE on Gymnasium fast, and debug the runs (`gsolve`, MCP server).
+"""gymnasium-solver: train agents on Gymnasium fast, and debug the runs (`gsolve`, MCP server).
+
+The algorithms are those of ``contract.algorithms.ALGORITHMS``: our own PPO, A2C, REINFORCE and DQN, and
+Stable-Baselines3's QR-DQN, SAC, TD3 and TQC; every one writes the same run folder.
 
 The Python API, ``from gymnasium_solver import Runs`` (docs/api.md), is imported on first use
 (module ``__getattr__``), so ``import gymnasium_solver`` stays cheap and the MCP server, which

@@ -245,7 +245,8 @@ def main(
         app = BearerAuth(app, token)
     log.info("HTTP on %s:%d/mcp, %s; sessions idle for %gs are closed, at most %d open", host, port,
              "bearer token required" if token else "no token (loopback only)", session_idle_timeout, max_sessions)
-    # No access log: a line per call on stderr costs the event loop ~0.3 ms under load (issue 8).
+    # No access log: a line per call on stderr costs the event loop ~0.3 ms under load (measured with
+    # bench/bench_mcp_load.py).
     # Keep-alive longer than clients' own idle expiry (httpx: 5 s): otherwise the server may close a
     # connection just as a client reuses it, which the client sees as a failed call.
     config = uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False, timeout_keep_alive=75)

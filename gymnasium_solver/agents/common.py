@@ -1,5 +1,5 @@
-"""Pieces both algorithms share: the MLP actor-critic (Discrete or diagonal-Gaussian policy) and
-running observation normalisation.
+"""Pieces our agents share: the MLP actor-critic (Discrete or diagonal-Gaussian policy), running
+observation normalisation, and the records (rollout, batch, update stats) the loop hands them.
 
 Distributions are written out by hand instead of using ``torch.distributions``: for the tiny
 networks we train, the distribution objects' argument validation and broadcasting cost more than

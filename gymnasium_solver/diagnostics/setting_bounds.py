@@ -132,7 +132,7 @@ OFFPOLICY_LR_SUGGESTED = _t(
     "offpolicy_lr_suggested", 1e-3,
     "the learning rate suggested for an off-policy or A2C run whose rate is below anything tuned",
     "RL Zoo classic control: dqn 6.3e-4 to 2.3e-3, sac/td3 1e-3, a2c 7e-4; SB3 TD3 default 1e-3 (3e-4, "
-    "the PPO default, left a CartPole DQN run with lr 1e-5 unsolved in 64k steps; measured stop 17)",
+    "the PPO default, left a CartPole DQN run with lr 1e-5 unsolved in 64k steps; measured 2026-11-26)",
 )
 EXPLORATION_INITIAL_MIN = _t(
     "exploration_initial_min", 0.5,

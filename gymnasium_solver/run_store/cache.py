@@ -14,7 +14,8 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 # 128 MB: with the server's ~110 MB of code and what parsing leaves behind, it keeps the process
-# under 300 MB (issue 8); reads convert only the columns asked for, so a 1M-row run's usual
+# under its 300 MB budget (245 MB after reading 20 runs of 300k rows; docs/benchmarks-run-store.md,
+# Memory); reads convert only the columns asked for, so a 1M-row run's usual
 # columns (~9 x 9 MB) still fit, and memoised answers outlive the parsed files they came from.
 DEFAULT_CACHE_MB = 128
 CACHE_MB_ENV = "GSOLVE_CACHE_MB"

@@ -64,7 +64,7 @@ def _locate_bad_line(body: bytes, ncols: int, first_lineno: int) -> str:
 
 def _give_back_memory() -> None:
     """Return freed parse buffers to the system: glibc keeps the CSV reader's freed blocks in its
-    per-thread arenas, so without this the process only grows (issue 8: 1.4 GB after 5 runs)."""
+    per-thread arenas, so without this the process only grows (measured: 1.4 GB after reading 5 runs)."""
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
@@ -80,7 +80,8 @@ def map_large_buffers() -> None:
     By default glibc raises its mmap threshold to the size of the largest block freed (up to 32 MB);
     after the first big parse, column-sized arrays come from the heap and, once freed, stay in the
     process. A long-lived reader (the MCP server) calls this once: 20 runs of 300k rows read at a
-    160 MB cache cap left it at 374 MB RSS before, 309 MB after (issue 8). Process-wide; not glibc: no-op.
+    160 MB cache cap left it at 374 MB RSS before, 309 MB after (docs/benchmarks-run-store.md, Memory).
+    Process-wide; not glibc: no-op.
     """
     try:
         ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, 1 << 20)

@@ -45,7 +45,7 @@ class RunStore:
         self.cache = ByteLRU(cache_bytes)
         # Parses of different files run side by side, but no more of them than there are cores: a
         # parse holds the file's bytes, arrow's table and the arrays at once (~5x the file), and 50
-        # clients opening 20 big runs at once took the server to 4 GB (issue 8 load bench).
+        # clients opening 20 big runs at once took the server to 4 GB (measured with bench/bench_mcp_load.py).
         self._parse_slots = threading.BoundedSemaphore(max(1, min(PARALLEL_PARSES, os.cpu_count() or 1)))
 
     def resolve(self, ref: str) -> Path:

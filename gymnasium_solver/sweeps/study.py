@@ -3,7 +3,7 @@
 The objective is minimised. A solved trial's value is its env steps to solve (objective ``steps``)
 or its trainer seconds to solve (``wall``). An unsolved trial's value is ``UNSOLVED_BASE`` minus its
 best evaluation return, so every unsolved trial ranks after every solved one, and among themselves
-by best eval (the brief of issue 10). Intermediate values, reported at each evaluation for the
+by best eval: a sweep in which no trial solves still names the one that came closest. Intermediate values, reported at each evaluation for the
 pruner, are the negated best evaluation return so far (also lower-is-better), at a step that is the
 evaluation's env steps in units of the base config's ``eval_freq`` (so trials with different
 rollout sizes compare at the same step). Optuna is imported lazily: the MCP server loads this
