@@ -1,5 +1,6 @@
 """The schemas ``tools/list`` publishes, compacted: every conversation pays for them before its first
-question (issue 24 item 4), so they carry what a caller needs and nothing pydantic adds by habit.
+question (with 30 tools they were 115 KB, about 30k tokens; tests/test_mcp_surface.py holds them to 40 KB),
+so they carry what a caller needs and nothing pydantic adds by habit.
 
 - Input schemas keep everything that constrains or explains an argument (types, enums, bounds,
   defaults, descriptions) and drop the generated ``title`` of every field; ``X | None`` becomes
