@@ -104,15 +104,19 @@ def zoo_algo(config_id: str) -> str:
 
 def zoo_entry(config_id: str, env_id: str) -> dict[str, Any]:
     """The RL Zoo's entry for the preset's env and algorithm (zoo_algo), read from the installed rl_zoo3."""
+    return zoo_table_entry(zoo_algo(config_id), ZOO_KEY.get(config_id, env_id), f" (for {config_id})")
+
+
+def zoo_table_entry(algo: str, key: str, why: str = "") -> dict[str, Any]:
+    """The entry ``key`` of the installed rl_zoo3's hyperparams/<algo>.yml, as the Zoo's file writes it;
+    SystemExit when there is none or it sets what run_sb3 does not reproduce."""
     import rl_zoo3
     import yaml
 
-    algo = zoo_algo(config_id)
     path = Path(rl_zoo3.__file__).parent / "hyperparams" / f"{algo}.yml"
     table = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.UnsafeLoader)  # noqa: S506 - the Zoo's own file
-    key = ZOO_KEY.get(config_id, env_id)
     if key not in table:
-        raise SystemExit(f"{path} has no {key} entry (for {config_id})")
+        raise SystemExit(f"{path} has no {key} entry{why}")
     entry = dict(table[key])
     unknown = sorted(set(entry) - HANDLED - set(SB3_KWARGS[algo]))
     if unknown:
@@ -167,6 +171,16 @@ def run_ours(config_id: str, seed: int) -> dict[str, Any]:
 
 
 def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str, Any]:
+    from gymnasium_solver.config import resolve_config
+
+    ours = resolve_config(config_id, [f"seed={seed}"])
+    return run_sb3(ours, zoo_algo(config_id), zoo_entry(config_id, ours.env_id), seed, max_steps)
+
+
+def run_sb3(ours: Any, algo: str, zoo: dict[str, Any], seed: int, max_steps: int | None = None,
+            wrapper: Any = None) -> dict[str, Any]:
+    """SB3's ``algo`` trained with ``zoo`` (an entry in the Zoo's format) on ``ours.env_id``, evaluated by our
+    config's solve definition (its eval_freq, eval_episodes, reward_threshold); ``wrapper`` wraps each env."""
     import torch
     from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
@@ -174,10 +188,6 @@ def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from gymnasium_solver.config import resolve_config
-
-    ours = resolve_config(config_id, [f"seed={seed}"])
-    zoo = zoo_entry(config_id, ours.env_id)
     torch.set_num_threads(1)
     assert ours.reward_threshold is not None  # resolve_config fills in the spec's
     threshold = ours.reward_threshold
@@ -210,12 +220,13 @@ def run_zoo(config_id: str, seed: int, max_steps: int | None = None) -> dict[str
             return True
 
     t0 = time.perf_counter()
-    env = make_vec_env(ours.env_id, n_envs=int(zoo.get("n_envs", 1)), seed=seed, env_kwargs=ours.env_kwargs)
-    eval_env = make_vec_env(ours.env_id, n_envs=ours.eval_episodes, seed=seed + 10_000, env_kwargs=ours.env_kwargs)
+    env = make_vec_env(ours.env_id, n_envs=int(zoo.get("n_envs", 1)), seed=seed, env_kwargs=ours.env_kwargs,
+                       wrapper_class=wrapper)
+    eval_env = make_vec_env(ours.env_id, n_envs=ours.eval_episodes, seed=seed + 10_000, env_kwargs=ours.env_kwargs,
+                            wrapper_class=wrapper)
     if norm is not None:
         env = VecNormalize(env, **norm)
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False, gamma=gamma)
-    algo = zoo_algo(config_id)
     sb3_class: Any = {"ppo": PPO, "a2c": A2C, "dqn": DQN}[algo]
     model = sb3_class(zoo.get("policy", "MlpPolicy"), env, seed=seed, device="cpu", verbose=0,
                       **sb3_kwargs(algo, zoo))

@@ -65,6 +65,8 @@ class Row(BaseModel):
     solved: bool
     env_steps: int
     wall_s: float
+    process_s: float | None = Field(default=None, description="the whole subprocess, imports included (bench_any_env)")
+    source: str | None = Field(default=None, description="where the arm's settings came from (bench_any_env)")
 
 
 class PresetRows(BaseModel):
@@ -74,6 +76,9 @@ class PresetRows(BaseModel):
     arms: dict[str, list[Row]]
     budget: int | None = Field(default=None, description="our preset's max_env_steps: an unsolved seed counts as it")
     config_sha: str | None = Field(default=None, description="hash of our resolved config when measured")
+    threshold: float | None = Field(default=None, description="the solve threshold both arms were held to")
+    threshold_note: str | None = Field(default=None, description="where the threshold came from when not the env's spec")
+    settings: str | None = Field(default=None, description="where our settings came from (bench_any_env: zoo or default)")
     parts: dict[str, list[float]] = Field(default_factory=dict, description="named figures, one per repeat, of a "
                                           "bench that splits a run's time (bench_loop_limit.py: seconds by part)")
 

@@ -227,7 +227,71 @@ def render_loop_limit(results: dict[str, Results]) -> str:
     return f"{intro}\n\n{bench_loop_limit.table(r.presets)}\n\n{fill(provenance(r.measured))}"
 
 
+ANY_ENV, ANY_ENV_ESTIMATES = "any_env", "any_env_estimates"  # bench/bench_any_env.py's files
+
+
+def _arm_text(s: Spread) -> str:
+    ge = ">= " if s.lower_bound else ""
+    return f"{s.solved}/{len(s.seeds)}, {ge}{steps(s.median_env_steps)}, {ge}{s.median_wall_s:.1f} s"
+
+
+def _zoo_source(p: bench_results.PresetRows) -> str:
+    return next((r.source for r in p.arms.get("zoo", []) if r.source), "-")
+
+
+def render_any_env(results: dict[str, Results]) -> str:
+    """bench/bench_any_env.py's files: per env, where ours took its settings, both arms' seeds solved with median env
+    steps and wall, the wall ratio; then the envs only estimated, from one seed of SB3's speed."""
+    parts = []
+    if ANY_ENV in results:
+        r = results[ANY_ENV]
+        lines = ["| env | ours: settings | the Zoo's arm: settings | threshold | ours: solved, median env steps, "
+                 "median wall | Zoo: solved, median env steps, median wall | Zoo wall / ours | budget |",
+                 "|---|---|---|---|---|---|---|---|"]
+        notes = []
+        for env, p in r.presets.items():
+            ours, zoo = spread(p.arms["ours"]), spread(p.arms["zoo"])
+            source = (p.settings or "-").split(":", 1)[0]
+            ratio = zoo.median_wall_s / ours.median_wall_s
+            threshold = f"{p.threshold:g}" + ("*" if p.threshold_note else "") if p.threshold is not None else "-"
+            lines.append(f"| `{env}` | {source} | {_zoo_source(p)} | {threshold} | {_arm_text(ours)} | {_arm_text(zoo)} "
+                         f"| {ratio:.2f} | {steps(p.budget or 0)} |")
+            if p.threshold_note:
+                notes.append(f"{env}: {p.threshold_note}")
+        seeds = seeds_text(sorted({row.seed for p in r.presets.values() for row in p.arms["ours"]}))
+        intro = fill(
+            f"Seeds {seeds}, the arms alternating seed by seed, each run in its own process. A median with an unsolved "
+            f"seed in it counts that seed with the env steps and seconds it spent, its whole budget (marked >=). "
+            f"Wall: environment creation to the solving evaluation (or the budget's end), imports excluded; the "
+            f"results file also holds each run's whole process time. The machine is shared (load below): compare "
+            f"the ratios, not the seconds.")
+        starred = fill("* Not in the env's Gymnasium spec, and the Zoo publishes no score for it: " + "; ".join(notes)
+                       + ".") if notes else ""
+        parts += [intro, "\n".join(lines), *([starred] if starred else []), fill(provenance(r.measured))]
+    if ANY_ENV_ESTIMATES in results:
+        e = results[ANY_ENV_ESTIMATES]
+        lines = ["| env | the Zoo's arm: settings | budget (the Zoo's n_timesteps) | SB3's env steps / s (one seed) | "
+                 "one full SB3 run | 3 seeds x 2 arms |", "|---|---|---|---|---|---|"]
+        measured = results[ANY_ENV].presets if ANY_ENV in results else {}
+        for env, p in e.presets.items():
+            if env in measured:
+                continue
+            row = p.arms["zoo"][0]
+            rate = row.env_steps / row.wall_s
+            one = (p.budget or 0) / rate
+            lines.append(f"| `{env}` | {_zoo_source(p)} | {steps(p.budget or 0)} | {rate:,.0f} | {one / 60:.0f} min | "
+                         f"{6 * one / 3600:.1f} h |")
+        intro = fill(
+            "Not measured side by side: too much compute for this shared 2-core machine in one session. The estimate "
+            "is the budget at the speed SB3's arm reached over its first env steps on one seed, for every run, ours "
+            "taken as no faster (an upper bound where a run solves before its budget, a lower one where SB3 slows as "
+            "episodes lengthen).")
+        parts += [intro, "\n".join(lines), fill(provenance(e.measured))]
+    return "\n\n".join(parts) if parts else "No results file yet: run bench/bench_any_env.py --write any_env."
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
+    "any-env": render_any_env,
     "readme-speed": render_readme_speed,
     **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,
