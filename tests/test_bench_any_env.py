@@ -112,3 +112,25 @@ def test_the_results_file_holds_each_seed_and_the_settings_source(bench: ModuleT
     assert p.threshold == -13.0 and p.settings.startswith("default: ") and p.budget == target.budget
     assert [(r.solved, r.env_steps, r.source) for r in p.arms["ours"]] == [(True, 8_192, "default")]
     assert p.arms["zoo"][0].process_s == 85.0 and back.measured.command.endswith("CliffWalking-v1 --write t")
+
+
+def test_the_docs_block_is_rendered_from_the_files(bench: ModuleType) -> None:
+    results = bench.bench_results
+    render = load_bench("render_tables")
+    measured = results.start_measuring(["bench/bench_any_env.py", "Taxi-v4", "--write", "any_env"])
+    row = results.Row
+    taxi = results.PresetRows(arms={"ours": [row(seed=s, solved=True, env_steps=n, wall_s=w, source="default")
+                                             for s, n, w in ((0, 10_000, 4.0), (1, 30_000, 9.0), (2, 20_000, 6.0))],
+                                    "zoo": [row(seed=s, solved=s != 1, env_steps=n, wall_s=w, source="ours, as a Zoo entry")
+                                            for s, n, w in ((0, 20_000, 12.0), (1, 200_000, 99.0), (2, 40_000, 18.0))]},
+                              budget=200_000, threshold=8.0, settings="default: gsolve's defaults")
+    estimate = results.PresetRows(arms={"zoo": [row(seed=0, solved=False, env_steps=10_000, wall_s=10.0)]},
+                                  budget=1_000_000, settings="zoo: the RL Zoo's MountainCar-v0 entry")
+    files = {"any_env": results.Results(name="any_env", description="", measured=measured, presets={"Taxi-v4": taxi}),
+             "any_env_estimates": results.Results(name="any_env_estimates", description="", measured=measured,
+                                                  presets={"MountainCar-v0": estimate, "Taxi-v4": estimate})}
+    text = render.render_any_env(files)
+    assert "| `Taxi-v4` | default | ours, as a Zoo entry | 8 | 3/3, 20,000, 6.0 s | 2/3, >= 40,000, >= 18.0 s | 3.00 | 200,000 | yes |" \
+        in text
+    assert "| `MountainCar-v0` |" in text and "| 1,000,000 | 1,000 | 17 min | 1.7 h |" in text
+    assert text.count("`Taxi-v4`") == 1  # measured, so not among the estimates
