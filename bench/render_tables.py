@@ -140,6 +140,46 @@ def vs_zoo_renderer(block: str) -> Callable[[dict[str, Results]], str]:
     return render
 
 
+# Presets retuned for every seed (issue 23): each version of a preset trained on the same held-out seeds, never
+# used to tune it. Block name -> preset -> (version, results file): `bench_presets_vs_zoo.py --arms ours --write
+# NAME`, or the ours arm of a side-by-side run.
+HELDOUT = {
+    "robust-cartpole": {
+        "CartPole-v1:ppo": (("before: trial 31 of a sweep on seed 0", "cartpole_ppo_heldout_before"),
+                            ("after: trial 14 of sweep-20261127-115025-4971 (p90 over seeds 0-9)", "cartpole_ppo_vs_zoo")),
+        "CartPole-v1:dqn": (("before: trial #32 of a sweep on seed 0", "cartpole_dqn_heldout_before"),
+                            ("after: trial 11 of sweep-20261127-115442-0d56 (p90 over seeds 0-9)", "cartpole_dqn_heldout")),
+    },
+}
+
+
+def heldout_renderer(block: str) -> Callable[[dict[str, Results]], str]:
+    """Per preset and version on its held-out seeds: solved, median, p90 (the sweep's statistic, an unsolved seed
+    at its budget), the slowest seed and its ratio to the median, then each results file's provenance."""
+
+    def render(results: dict[str, Results]) -> str:
+        from gymnasium_solver.jobs.seeds import aggregate
+
+        lines = ["| preset | version | seeds | solved | median env steps | p90 | slowest (seed) | slowest / median | "
+                 "median wall s |", "|---|---|---|---|---|---|---|---|---|"]
+        notes = []
+        for config_id, versions in HELDOUT[block].items():
+            for label, name in versions:
+                rows = results[name].presets[config_id].arms["ours"]
+                s = spread(rows)
+                p90 = aggregate([r.env_steps for r in rows], "p90")
+                lines.append(f"| `{config_id}` | {label} | {seeds_text(s.seeds)} | {s.solved}/{len(s.seeds)} | "
+                             f"{steps(s.median_env_steps)} | {steps(p90)} | {steps(s.slowest_env_steps)} "
+                             f"({s.slowest_seed}) | {s.slowest_env_steps / s.median_env_steps:.2f} | "
+                             f"{s.median_wall_s:.1f} |")
+                notes.append(fill(f"`{config_id}`, {label}: {provenance(results[name].measured)}"))
+        note = fill("Median wall seconds come from each row's own load (below): compare env steps, which are exact "
+                    "per seed on one machine.")
+        return "\n".join(lines) + "\n\n" + note + "\n\n" + "\n\n".join(notes)
+
+    return render
+
+
 def render_gate_table(results: dict[str, Results]) -> str:
     gate = results["gate"]
     lines = ["| preset | seed | solved | env steps | wall s |", "|---|---|---|---|---|"]
@@ -178,16 +218,6 @@ def _verdict_sets(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _at(d: dict[str, Any]) -> str:
-    """The code that measured a verdict file's rows: one commit, or (after `--keep --only` re-runs) each with its
-    row count."""
-    counts = d.get("commits") or {d["commit"]: len(d["rows"])}
-    if len(counts) == 1:
-        return f"commit `{next(iter(counts))}`"
-    return "commits " + ", ".join(f"`{c}` ({n} row{'s' if n != 1 else ''})" for c, n in counts.items()) + \
-        " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
-
-
 def render_fix_verdicts(results: dict[str, Results]) -> str:
     """bench/bench_fix_verdicts.py's files (bench/verdicts/, not the results format): its summary lines and a
     row per fixture set, for our presets and for users' own presets."""
@@ -201,8 +231,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
         flag = " --user-preset" if "user" in name else ""
         date = f", {d['date']}" if d.get("date") else ""
         parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
-                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at {_at(d)}{date} on "
-                          f"{d['machine']}, load average {d['load_at_end']:.1f} at the end "
+                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at commit "
+                          f"`{d['commit']}`{date} on {d['machine']}, load average {d['load_at_end']:.1f} at the end "
                           f"(`bench/verdicts/{name}` holds every row)."))
         parts.append(_verdict_sets(d["rows"]))
     return "\n\n".join(parts)
@@ -301,6 +331,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-time": render_gate_time,
     "fix-verdicts": render_fix_verdicts,
     "loop-limit": render_loop_limit,
+    **{block: heldout_renderer(block) for block in HELDOUT},
 }
 
 

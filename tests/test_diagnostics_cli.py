@@ -85,11 +85,12 @@ def test_a_findings_changes_print_as_one_command(tmp_path: Path, capsys: pytest.
     assert first.startswith("try (all together): gsolve train CartPole-v1:dqn")
     # The budget the corrected config needs (solved references needed more than the run's 8,000) and
     # the fraction that keeps the anneal at that budget as long in env steps.
-    for arg in ("--set exploration_fraction=0.0141", "--set exploration_final_eps=0.0649579",
+    eps = yaml_value(resolve_config("CartPole-v1:dqn").exploration_final_eps)  # reverted to today's preset's
+    for arg in ("--set exploration_fraction=0.0135", f"--set exploration_final_eps={eps}",
                 "--set max_env_steps=52200"):
         assert arg in first
     assert first.count("max_env_steps=") == 1  # the run's own budget override is replaced, not repeated
-    assert ("try --set exploration_fraction=0.0141 --set exploration_final_eps=0.0649579 --set max_env_steps=52200"
+    assert (f"try --set exploration_fraction=0.0135 --set exploration_final_eps={eps} --set max_env_steps=52200"
             in out)
 
 
@@ -99,7 +100,8 @@ def test_retry_applies_the_top_findings_changes_together(tmp_path: Path, capsys:
     run_id = copy_case("dqn_target_rare_s0", tmp_path)
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "target_update_interval: 100000 -> 100" in out and "max_env_steps: 20000 -> 52200" in out
+    target = resolve_config("CartPole-v1:dqn").target_update_interval  # the preset's value
+    assert f"target_update_interval: 100000 -> {target}" in out and "max_env_steps: 20000 -> 52200" in out
     assert "--set exploration_fraction=0.0307" in out.split("equivalent:")[1]
 
 
@@ -116,11 +118,13 @@ def test_a_reverted_cause_is_not_corrected_twice(tmp_path: Path, capsys: pytest.
 def test_a_retry_trains_the_runs_recorded_config_when_its_preset_was_retuned_since(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """dqn_target_rare_s0 trained the SB3-era CartPole-v1:dqn (lr 0.0023, batch 64, 64 gradient steps
-    every 64 steps); the preset was retuned since (stop 19). Its retry changes the target period and
-    the budget, and keeps everything else the run had: otherwise the child would test the new preset."""
+    every 64 steps); the preset was retuned since (stop 19, issue 23). Its retry changes the target period
+    and the budget, and keeps everything else the run had: otherwise the child would test the new preset.
+    (Its batch of 64 and its 64 gradient steps are today's preset's values too, so they need no --set.)"""
     run_id = copy_case("dqn_target_rare_s0", tmp_path)
     assert main(["retry", run_id, "--dry-run", "--runs-dir", str(tmp_path)]) == 0
     equivalent = capsys.readouterr().out.split("equivalent:")[1]
-    for arg in ("learning_rate=0.0023", "batch_size=64", "train_freq=64", "gradient_steps=64",
-                "exploration_final_eps=0.04", "target_update_interval=100"):
+    target = resolve_config("CartPole-v1:dqn").target_update_interval
+    for arg in ("learning_rate=0.0023", "train_freq=64", "exploration_final_eps=0.04",
+                f"target_update_interval={target}"):
         assert f"--set {arg}" in equivalent, arg
