@@ -86,6 +86,11 @@ VERDICT_DECISIONS = ("seeds_of", "baseline_seeds_of", "trial_seed", "arm_result"
                      "_key", "rank", "beats", "preferred", "drop_allowed", "qualifies", "unlucky", "make_winner",
                      "decide")
 
+# session.py's methods that keep the loop's weights and end a run (its setup, restore, metrics row and
+# checkpoint retention have tests of their own: test_resume.py, test_golden.py, test_run_folder.py).
+SESSION_CORE = ("guarded_update", "guarded_learn", "_guarded", "maybe_evaluate", "evaluate_now", "save_last",
+                "finish", "fail", "_log_quietly")
+
 TARGETS: tuple[Target, ...] = (
     Target("contract", "run-folder contract: run.json, metrics.csv, statuses and crash detection, the algorithm table",
            ("gymnasium_solver/contract/run_folder.py", "gymnasium_solver/contract/metric_names.py", "gymnasium_solver/contract/algorithms.py"),
@@ -107,6 +112,16 @@ TARGETS: tuple[Target, ...] = (
            ("tests/test_diagnostics_rules.py",),
            ("*.x_grad_norm_explosion__mutmut_*", "*.x_approx_kl_high__mutmut_*", "*.x_clip_fraction_high__mutmut_*",
             "*.x_approx_kl_low__mutmut_*"), undecorate=True),
+    Target("training", "the loop of both protocols; a run's weight copies and rollback, evaluations, endings "
+           "and failure handling", ("gymnasium_solver/train/training.py", "gymnasium_solver/train/session.py"),
+           ("tests/test_training_loop.py", "tests/test_training_protocols.py", "tests/test_ppo.py",
+            "tests/test_training.py",
+            "tests/test_fault_injection_write.py::test_a_disk_refusing_writes_is_recorded_as_such",
+            "tests/test_fault_injection_write.py::test_a_full_disk_advises_a_resume_only_when_there_is_a_checkpoint"),
+           ("gymnasium_solver.train.training.x__run__mutmut_*",
+            "gymnasium_solver.train.training.x__on_policy_iteration__mutmut_*",
+            "gymnasium_solver.train.training.x__off_policy_iteration__mutmut_*",
+            *(f"gymnasium_solver.train.session.x\u01c1Session\u01c1{f}__mutmut_*" for f in SESSION_CORE))),
 )
 
 

@@ -1,0 +1,251 @@
+"""The training loop's own decisions, each pinned by a run that would end differently without it (the
+mutation target `training` of docs/testing.md): what an update is told of its progress, the weights a
+non-finite update leaves, how a stop or a failure ends the run, and what is recorded when even the
+failure handling meets an error. Tiny PPO runs on CartPole (4 iterations of 256 env steps)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from gymnasium_solver.agents import ppo
+from gymnasium_solver.config import resolve_config
+from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.train import checkpoint_retention as retention
+from gymnasium_solver.train import session, training
+
+SMALL = ["max_env_steps=1024", "eval_freq=512", "n_envs=4", "n_steps=64", "batch_size=128", "n_epochs=2",
+         "reward_threshold=1000000"]
+
+
+def _train(tmp_path: Path, *sets: str) -> tuple[training.TrainResult, rf.RunInfo]:
+    result = training.train(resolve_config("CartPole-v1:ppo", [*SMALL, *sets]), tmp_path)
+    return result, rf.read_run_info(result.run_dir)
+
+
+def _model(run_dir: Path, name: str) -> dict[str, torch.Tensor]:
+    return torch.load(run_dir / rf.CHECKPOINTS_DIR / f"{name}.pt", weights_only=True)["model"]
+
+
+def _poison(agent: ppo.PPO) -> None:
+    with torch.no_grad():
+        next(agent.policy.parameters()).view(-1)[0] = float("nan")
+
+
+def test_each_update_is_told_the_fraction_of_the_budget_collected(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+    real = ppo.PPO.update
+
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        seen.append(progress)
+        return real(self, batch, progress)
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, _ = _train(tmp_path)
+    assert result.status == rf.RunStatus.COMPLETED
+    assert seen == [0.25, 0.5, 0.75, 1.0]
+
+
+def test_an_update_leaving_non_finite_weights_fails_the_run_with_the_weights_from_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second update ends with a NaN weight without raising: the run fails non_finite_loss, and `last`
+    holds the weights the first update ended with (its periodic checkpoint's)."""
+    real, calls = ppo.PPO.update, {"n": 0}
+
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        stats = real(self, batch, progress)
+        calls["n"] += 1
+        if calls["n"] == 2:
+            _poison(self)
+        return stats
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, info = _train(tmp_path, "checkpoint_freq=256")
+    assert (info.status, info.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.NON_FINITE_LOSS)
+    assert info.failure is not None
+    assert (info.failure.kind, info.failure.message) == ("non_finite_loss", "the update produced non-finite weights")
+    assert (info.failure.env_steps, info.failure.iteration) == (512, 2)
+    first, last = _model(result.run_dir, retention.periodic_name(256)), _model(result.run_dir, rf.LAST_CHECKPOINT)
+    assert last.keys() == first.keys() and all(torch.equal(last[k], first[k]) for k in last)
+    assert info.last_eval is not None and info.last_eval.env_steps == 512  # evaluated with the good weights
+
+
+def test_an_error_after_a_weight_went_non_finite_saves_no_checkpoint_and_skips_the_evaluation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a NonFiniteLossError puts the weights back: after any other error, non-finite weights are
+    neither evaluated nor saved as `last`."""
+
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        _poison(self)
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, info = _train(tmp_path)
+    assert (info.status, info.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.ERROR)
+    assert info.failure is not None and (info.failure.kind, info.failure.message) == ("RuntimeError", "boom")
+    assert info.last_eval is None and info.best_eval is None
+    assert not (result.run_dir / rf.CHECKPOINTS_DIR / f"{rf.LAST_CHECKPOINT}.pt").exists()
+    assert info.progress.env_steps == 256 and info.finished_at
+
+
+def test_a_failure_before_the_agent_exists_is_recorded_at_zero_env_steps(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_env(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no such simulator")
+
+    monkeypatch.setattr(session, "make_vec_env", no_env)
+    result, info = _train(tmp_path)
+    assert (result.status, result.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.ERROR)
+    assert info.failure is not None
+    assert (info.failure.message, info.failure.env_steps, info.failure.iteration) == ("no such simulator", 0, 0)
+    assert info.progress.env_steps == 0 and info.last_eval is None and info.finished_at
+    assert "FAILED (error) at 0 env steps, iteration 0: no such simulator" in (result.run_dir / rf.RUN_LOG).read_text()
+
+
+def test_an_error_without_a_message_is_named_by_its_type_and_its_traceback_logged_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        raise KeyError()
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, info = _train(tmp_path)
+    assert info.failure is not None and (info.failure.kind, info.failure.message) == ("KeyError", "KeyError")
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert log.count("Traceback (most recent call last)") == 1
+    assert "\n\n" not in log  # the traceback's own trailing newline is not logged as an empty line
+    assert log.splitlines()[-1].split(" ", 1)[1] == "finished: failed (error); 256 env steps"
+    assert "could not" not in log
+
+
+def test_an_evaluation_failing_after_a_failure_is_logged_and_the_failure_still_recorded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        raise RuntimeError("boom")
+
+    def evaluate(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("the evaluation env broke too")
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    monkeypatch.setattr(session, "evaluate", evaluate)
+    result, info = _train(tmp_path)
+    assert (info.status, info.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.ERROR)
+    assert info.failure is not None and info.failure.message == "boom" and info.last_eval is None
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert "could not evaluate after the failure:\nTraceback" in log
+    assert "ValueError: the evaluation env broke too" in log
+    assert (result.run_dir / rf.CHECKPOINTS_DIR / f"{rf.LAST_CHECKPOINT}.pt").is_file()  # finite weights: kept
+
+
+@contextmanager
+def _stop_requested() -> Iterator[Any]:
+    yield lambda: True
+
+
+def test_a_stop_ends_the_run_after_the_iteration_under_way_with_a_final_evaluation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(training, "stop_on_signals", _stop_requested)
+    result, info = _train(tmp_path)
+    assert (result.status, result.stop_reason) == (rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED)
+    assert info.progress.env_steps == 256 and info.progress.iteration == 1
+    assert info.last_eval is not None and info.last_eval.env_steps == 256 and info.failure is None
+
+
+def test_an_error_while_a_stop_is_requested_is_recorded_as_the_users_stop(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop signal sent to a process group also ends async env workers: the error that follows is the stop."""
+
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        raise EOFError()
+
+    monkeypatch.setattr(training, "stop_on_signals", _stop_requested)
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, info = _train(tmp_path)
+    assert (result.status, result.stop_reason) == (rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED)
+    assert info.failure is not None and (info.failure.kind, info.failure.message) == ("EOFError", "EOFError")
+    assert "STOPPED (user_stopped) at 256 env steps, iteration 1: EOFError" in (result.run_dir / rf.RUN_LOG).read_text()
+
+
+class _Evaluations:
+    """A stand-in for evaluation.evaluate returning the given means in turn (std 1.5, episode length 10,
+    2 episodes), keeping the seed each evaluation was given."""
+
+    def __init__(self, *means: float) -> None:
+        self.means, self.seeds = list(means), []  # type: ignore[var-annotated]
+
+    def __call__(self, policy: Any, normalizer: Any, env: Any, seed: int | None) -> Any:
+        from gymnasium_solver.train.evaluation import EvalResult
+
+        self.seeds.append(seed)
+        mean = self.means.pop(0)
+        return EvalResult(mean, 1.5, 10.0, 2, [mean - 1.5, mean + 1.5])
+
+
+@pytest.mark.parametrize(("means", "best_at"), [((5.0, 3.0), 512), ((5.0, 5.0), 512), ((3.0, 5.25), 1024)])
+def test_evaluations_are_seeded_apart_recorded_and_the_best_is_the_first_highest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        means: tuple[float, float], best_at: int) -> None:
+    evaluations = _Evaluations(*means)
+    monkeypatch.setattr(session, "evaluate", evaluations)
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL, "seed=7", "eval_episodes=2"])
+    result = training.train(cfg, tmp_path, show_progress=True)
+    info = rf.read_run_info(result.run_dir)
+    assert evaluations.seeds == [7 + session.EVAL_SEED_OFFSET, 7 + session.EVAL_SEED_OFFSET + 2]
+    last, best = info.last_eval, info.best_eval
+    assert last is not None and best is not None and result.last_eval == last and result.best_eval == best
+    assert (last.return_mean, last.return_std, last.episodes, last.env_steps, last.iteration) == (means[1], 1.5, 2,
+                                                                                                  1024, 4)
+    assert (best.return_mean, best.env_steps, best.iteration) == (max(means), best_at, best_at // 256)
+    assert 0 < best.wall_seconds <= last.wall_seconds <= info.progress.wall_seconds
+    assert not info.solved and info.solved_at is None and result.solved_at is None
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert f" eval at 512 env steps: {means[0]:.2f} +- 1.50 over 2 episodes\n" in log
+    assert f" eval at 1024 env steps: {means[1]:.2f} +- 1.50 over 2 episodes\n" in log
+    err = capsys.readouterr().err  # not a terminal: one plain line per evaluation
+    assert f"eval at 512/1024 steps (50%): return {means[0]:.1f} ± 1.5 |" in err
+    assert f"eval at 1024/1024 steps (100%): return {means[1]:.1f} ± 1.5 |" in err
+    table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
+    assert table.column(rf.M.EVAL_RETURN_MEAN) == [None, means[0], None, means[1]]
+
+
+def test_a_solving_evaluation_is_recorded_where_and_when_it_happened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(session, "evaluate", _Evaluations(5.0))
+    cfg = resolve_config("CartPole-v1:ppo", [*SMALL[:-1], "reward_threshold=4.5"])
+    result = training.train(cfg, tmp_path, show_progress=True)
+    info = rf.read_run_info(result.run_dir)
+    assert (result.status, result.stop_reason, result.solved) == (rf.RunStatus.COMPLETED, rf.StopReason.SOLVED, True)
+    solved, last = info.solved_at, info.last_eval
+    assert solved is not None and last is not None and result.solved_at == solved
+    assert (solved.env_steps, solved.iteration, solved.eval_return_mean) == (512, 2, 5.0)
+    assert solved.wall_seconds == last.wall_seconds
+    assert info.progress.env_steps == 512 and result.env_steps == 512
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert " eval at 512 env steps: 5.00 +- 1.50 over 2 episodes (solved)\n" in log
+    assert f"finished: completed (solved) at 512 env steps, {solved.wall_seconds:.2f}s; 512 env steps\n" in log
+    assert "return 5.0 ± 1.5 (solved) |" in capsys.readouterr().err
+
+
+def test_checkpoints_failing_after_a_failure_are_logged_and_the_failure_still_recorded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        raise RuntimeError("boom")
+
+    def save_checkpoint(*args: Any, **kwargs: Any) -> None:
+        raise OSError("the checkpoint folder is gone")
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    monkeypatch.setattr(session, "save_checkpoint", save_checkpoint)
+    result, info = _train(tmp_path)
+    assert (info.status, info.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.ERROR)
+    assert info.failure is not None and (info.failure.kind, info.failure.message) == ("RuntimeError", "boom")
+    assert info.last_eval is not None and info.last_eval.env_steps == 256  # the evaluation before it worked
+    assert info.progress.env_steps == 256 and info.finished_at
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert "could not write checkpoints or run.json after the failure:\nTraceback" in log
+    assert "OSError: the checkpoint folder is gone" in log and "finished:" not in log
