@@ -186,22 +186,26 @@ def list_sweeps(runs_dir: Path, limit: int = 50) -> list[SweepListItem]:
     return out
 
 
+def _solved(env_steps: int | None, seconds: float | None) -> str:
+    """A solved trial's line; a multi-seed trial stopped mid-way can be solved with no single env-step count."""
+    steps = f" at {env_steps:,} env steps" if env_steps is not None else ""
+    return f"solved{steps}" + (f" in {seconds}s" if seconds is not None else "")
+
+
 def render(summary: SweepSummary) -> str:
     """The summary for a person: a table of trials, the best, importances, and the reproduction."""
     rec = summary.sweep
     lines = [f"Sweep {rec.sweep_id} ({rec.config_id}, objective {rec.objective}): {summary.finished}/{rec.n_trials} "
              f"trials finished, status {rec.status}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items()))]
     for row in summary.trials:
-        what = (f"solved at {row.solved_at_env_steps:,} env steps in {row.seconds}s" if row.outcome == "solved"
-                else f"{row.outcome}: {row.detail}")
+        what = _solved(row.solved_at_env_steps, row.seconds) if row.outcome == "solved" else f"{row.outcome}: {row.detail}"
         params = " ".join(f"{k}={_short(v)}" for k, v in row.params.items())
         lines.append(f"  #{row.number:<3} {params}  -> {what}" + (f"  [run {row.run_id}]" if row.run_id else ""))
     b = summary.best
     if b is None:
         lines.append("No trial completed yet.")
     else:
-        how = (f"solved at {b.solved_at_env_steps:,} env steps in {b.seconds}s" if b.solved
-               else f"not solved (best eval {b.best_eval})")
+        how = _solved(b.solved_at_env_steps, b.seconds) if b.solved else f"not solved (best eval {b.best_eval})"
         lines.append(f"Best: trial #{b.number} {how} [run {b.run_id}]")
         lines.append(f"Reproduce: {b.command}")
         lines.append("As a preset variant (add under variants: in the preset file):")
