@@ -59,6 +59,10 @@ class Target:
     # The files register their functions with a ``@rule(...)`` decorator, which mutmut 3 never mutates
     # inside: the copy registers them with a call after each function instead (see undecorate()).
     undecorate: bool = False
+    # mutmut kills a mutant's test run after (the tests' measured seconds + 1) x this (15 by default), as a
+    # timeout (a kill). A loop's mutants that never end a run (a `break` made `continue`, an evaluation
+    # schedule that stops advancing) would each hold the one worker for minutes at the default.
+    timeout_multiplier: float | None = None
 
 
 @dataclass
@@ -121,7 +125,8 @@ TARGETS: tuple[Target, ...] = (
            ("gymnasium_solver.train.training.x__run__mutmut_*",
             "gymnasium_solver.train.training.x__on_policy_iteration__mutmut_*",
             "gymnasium_solver.train.training.x__off_policy_iteration__mutmut_*",
-            *(f"gymnasium_solver.train.session.x\u01c1Session\u01c1{f}__mutmut_*" for f in SESSION_CORE))),
+            *(f"gymnasium_solver.train.session.x\u01c1Session\u01c1{f}__mutmut_*" for f in SESSION_CORE)),
+           timeout_multiplier=4.0),
 )
 
 
@@ -180,6 +185,7 @@ def mutmut_config(target: Target) -> str:
         f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-x", "-q"]\n'
         "use_git_change_detection = false\n"
+        + (f"timeout_multiplier = {target.timeout_multiplier}\n" if target.timeout_multiplier else "")
     )
 
 

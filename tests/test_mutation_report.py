@@ -70,3 +70,10 @@ def test_results_keep_other_targets_and_the_table_needs_every_target(tmp_path: P
     loaded = report.load(path)
     assert [o.target.name for o in loaded] == [t.name for t in report.TARGETS]
     assert (loaded[0].counts, loaded[0].commit, loaded[1].commit) == ({"killed": 2, "survived": 1}, "def", "abc")
+
+
+def test_a_targets_timeout_multiplier_reaches_mutmuts_config_only_when_set() -> None:
+    plain = report.Target("t", "what", ("gymnasium_solver/x.py",), ("tests/test_x.py",))
+    looped = report.Target("t", "what", ("gymnasium_solver/x.py",), ("tests/test_x.py",), timeout_multiplier=4.0)
+    assert "timeout_multiplier" not in report.mutmut_config(plain)
+    assert report.mutmut_config(looped).endswith("use_git_change_detection = false\ntimeout_multiplier = 4.0\n")

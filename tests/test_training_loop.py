@@ -92,6 +92,7 @@ def test_an_error_after_a_weight_went_non_finite_saves_no_checkpoint_and_skips_t
     assert info.last_eval is None and info.best_eval is None
     assert not (result.run_dir / rf.CHECKPOINTS_DIR / f"{rf.LAST_CHECKPOINT}.pt").exists()
     assert info.progress.env_steps == 256 and info.finished_at
+    assert "could not" not in (result.run_dir / rf.RUN_LOG).read_text()  # nothing was tried with them
 
 
 def test_a_failure_before_the_agent_exists_is_recorded_at_zero_env_steps(tmp_path: Path,
@@ -168,7 +169,9 @@ def test_an_error_while_a_stop_is_requested_is_recorded_as_the_users_stop(tmp_pa
     result, info = _train(tmp_path)
     assert (result.status, result.stop_reason) == (rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED)
     assert info.failure is not None and (info.failure.kind, info.failure.message) == ("EOFError", "EOFError")
-    assert "STOPPED (user_stopped) at 256 env steps, iteration 1: EOFError" in (result.run_dir / rf.RUN_LOG).read_text()
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert "STOPPED (user_stopped) at 256 env steps, iteration 1: EOFError\n" in log
+    assert log.count("Traceback (most recent call last)") == 1
 
 
 class _Evaluations:
@@ -249,3 +252,128 @@ def test_checkpoints_failing_after_a_failure_are_logged_and_the_failure_still_re
     log = (result.run_dir / rf.RUN_LOG).read_text()
     assert "could not write checkpoints or run.json after the failure:\nTraceback" in log
     assert "OSError: the checkpoint folder is gone" in log and "finished:" not in log
+
+
+def _last(run_dir: Path) -> dict[str, Any]:
+    return torch.load(run_dir / rf.CHECKPOINTS_DIR / f"{rf.LAST_CHECKPOINT}.pt", weights_only=False)
+
+
+def test_a_completed_runs_last_holds_the_weights_only_and_a_stopped_runs_can_be_resumed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    completed, info = _train(tmp_path / "completed")
+    last = _last(completed.run_dir)
+    assert (last["env_steps"], last["iteration"]) == (1024, 4) and "training" not in last
+    metas = {m.name: m for m in rf.read_checkpoint_metas(completed.run_dir)}
+    assert info.last_eval is not None and metas[rf.LAST_CHECKPOINT].eval_return_mean == info.last_eval.return_mean
+    monkeypatch.setattr(training, "stop_on_signals", _stop_requested)
+    stopped, _ = _train(tmp_path / "stopped")
+    last = _last(stopped.run_dir)
+    assert (last["env_steps"], last["iteration"]) == (256, 1) and last["training"]["eval_count"] == 1
+
+
+def test_a_failure_mid_iteration_keeps_the_resumable_last_of_the_iteration_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`last` is written after every iteration here (last_checkpoint_seconds=0); the third update raises,
+    after its rollout: `last` stays the second iteration's, which a resume can take."""
+    real, calls = ppo.PPO.update, {"n": 0}
+
+    def update(self: ppo.PPO, batch: Any, progress: float) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("boom")
+        return real(self, batch, progress)
+
+    monkeypatch.setattr(ppo.PPO, "update", update)
+    result, info = _train(tmp_path, "last_checkpoint_seconds=0")
+    assert info.failure is not None and (info.failure.env_steps, info.failure.iteration) == (768, 3)
+    last = _last(result.run_dir)
+    assert (last["env_steps"], last["iteration"]) == (512, 2) and "training" in last
+    assert "kept the last resumable `last` checkpoint (the failure was mid-iteration)" in (
+        result.run_dir / rf.RUN_LOG).read_text()
+
+
+def test_the_budgets_end_gets_a_final_evaluation_off_the_schedule(tmp_path: Path) -> None:
+    """Evaluations every 700 env steps over iterations of 256: at 768 (the first past 700), then at 1024,
+    the end of the budget, though the next one was due at 1400."""
+    result, info = _train(tmp_path, "eval_freq=700")
+    table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
+    assert [v is not None for v in table.column(rf.M.EVAL_RETURN_MEAN)] == [False, False, True, True]
+    assert info.last_eval is not None and info.last_eval.env_steps == 1024
+
+
+def test_a_disk_refusing_a_metrics_row_is_recorded_with_its_traceback(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from gymnasium_solver.train.run_writer import RunWriteError, RunWriter
+
+    real, calls = RunWriter.append_metrics, {"n": 0}
+
+    def append_metrics(self: RunWriter, row: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RunWriteError(self.run_dir, rf.METRICS_CSV, OSError(errno.ENOSPC, "No space left on device"))
+        real(self, row)
+
+    monkeypatch.setattr(RunWriter, "append_metrics", append_metrics)
+    result, info = _train(tmp_path)
+    assert (info.status, info.stop_reason) == (rf.RunStatus.FAILED, rf.StopReason.ERROR)
+    assert info.failure is not None and info.failure.kind == "disk_full"
+    assert info.failure.message.startswith(f"writing metrics.csv of run {result.run_id} failed: ")
+    assert ", then start it again with `gsolve train CartPole-v1:ppo" in info.failure.message
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert "FAILED (error) at 512 env steps, iteration 2: writing metrics.csv" in log
+    assert log.count("Traceback (most recent call last)") == 1
+
+
+def test_a_run_that_fails_after_solving_keeps_the_first_solving_evaluation(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solving iteration's metrics row fails: the failure handling evaluates again (solving again), and
+    solved_at stays the first evaluation's."""
+    from gymnasium_solver.train.run_writer import RunWriter
+
+    real, calls = RunWriter.append_metrics, {"n": 0}
+
+    def append_metrics(self: RunWriter, row: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("metrics sink broke")
+        real(self, row)
+
+    monkeypatch.setattr(RunWriter, "append_metrics", append_metrics)
+    monkeypatch.setattr(session, "evaluate", _Evaluations(5.0, 5.0))
+    result = training.train(resolve_config("CartPole-v1:ppo", [*SMALL[:-1], "reward_threshold=4.5"]), tmp_path)
+    info = rf.read_run_info(result.run_dir)
+    assert (info.status, info.stop_reason, info.solved) == (rf.RunStatus.FAILED, rf.StopReason.ERROR, True)
+    first, second = info.best_eval, info.last_eval
+    assert first is not None and second is not None and info.solved_at is not None
+    assert first.env_steps == second.env_steps == info.solved_at.env_steps == 512
+    assert first.wall_seconds < second.wall_seconds
+    assert info.solved_at.wall_seconds == first.wall_seconds
+
+
+def test_a_failure_run_json_cannot_record_is_said_in_the_result_on_stderr_and_in_run_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """run.json refuses its final write: the run's end becomes a failure of its own, which run.json cannot
+    record either."""
+    import errno
+
+    from gymnasium_solver.train.run_writer import RunWriteError, RunWriter
+
+    real = RunWriter.write
+
+    def write(self: RunWriter, durable: bool = False) -> None:
+        if self.info.finished_at:
+            raise RunWriteError(self.run_dir, rf.RUN_JSON, OSError(errno.EACCES, "Permission denied"))
+        real(self, durable)
+
+    monkeypatch.setattr(RunWriter, "write", write)
+    result, _ = _train(tmp_path)
+    assert (result.status, result.failure and result.failure.kind) == (rf.RunStatus.FAILED, "permission_denied")
+    refused = f"writing run.json of run {result.run_id} failed: Permission denied (EACCES)"
+    assert result.failure is not None and result.failure.message.startswith(refused)
+    assert result.failure.message.endswith(f"; {refused}: check the owner and permissions of the run folder, so "
+                                           "run.json could not record this failure")
+    assert f"gsolve train: run {result.run_id} failed: {result.failure.message}\n" in capsys.readouterr().err
+    log = (result.run_dir / rf.RUN_LOG).read_text()
+    assert f" run.json could not record the failure: {refused}: check the owner" in log
