@@ -122,7 +122,8 @@ def threshold_overrides(env_id: str, spec_threshold: float | None, given: dict[s
     """The ``--set`` both arms resolve with, and why: ``--threshold`` first, else the spec's (nothing to set),
     else THRESHOLDS; SystemExit naming the flag when none of them has one."""
     if env_id in given:
-        return [f"reward_threshold={given[env_id]!r}"], "--threshold"
+        spec = f"; its spec's is {spec_threshold:g}" if spec_threshold is not None else ""
+        return [f"reward_threshold={given[env_id]!r}"], f"given with --threshold{spec}"
     if spec_threshold is not None:
         return [], ""
     if env_id in THRESHOLDS:

@@ -24,7 +24,8 @@ def test_thresholds_are_env_id_equals_number(bench: ModuleType) -> None:
 
 def test_the_threshold_is_the_given_one_else_the_specs_else_the_tables(bench: ModuleType) -> None:
     assert bench.threshold_overrides("Taxi-v4", 8.0, {}) == ([], "")
-    assert bench.threshold_overrides("Taxi-v4", 8.0, {"Taxi-v4": 7.5}) == (["reward_threshold=7.5"], "--threshold")
+    assert bench.threshold_overrides("Taxi-v4", 8.0, {"Taxi-v4": 7.5}) == (["reward_threshold=7.5"],
+                                                                      "given with --threshold; its spec's is 8")
     extra, why = bench.threshold_overrides("CliffWalking-v1", None, {})
     assert extra == ["reward_threshold=-13.0"] and "shortest safe path" in why
     with pytest.raises(SystemExit, match="--threshold Blank-v0=VALUE"):
