@@ -288,7 +288,7 @@ def test_a_failure_mid_iteration_keeps_the_resumable_last_of_the_iteration_befor
     assert info.failure is not None and (info.failure.env_steps, info.failure.iteration) == (768, 3)
     last = _last(result.run_dir)
     assert (last["env_steps"], last["iteration"]) == (512, 2) and "training" in last
-    assert "kept the last resumable `last` checkpoint (the failure was mid-iteration)" in (
+    assert " kept the last resumable `last` checkpoint (the failure was mid-iteration)\n" in (
         result.run_dir / rf.RUN_LOG).read_text()
 
 
@@ -377,3 +377,14 @@ def test_a_failure_run_json_cannot_record_is_said_in_the_result_on_stderr_and_in
     assert f"gsolve train: run {result.run_id} failed: {result.failure.message}\n" in capsys.readouterr().err
     log = (result.run_dir / rf.RUN_LOG).read_text()
     assert f" run.json could not record the failure: {refused}: check the owner" in log
+
+
+def test_every_evaluation_starts_its_episodes_on_seeds_no_earlier_one_used(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluation k (from 0) of 3 episodes seeds them from seed + EVAL_SEED_OFFSET + 3k: four evaluations, four
+    disjoint seed ranges."""
+    evaluations = _Evaluations(1.0, 2.0, 3.0, 4.0)
+    monkeypatch.setattr(session, "evaluate", evaluations)
+    result, info = _train(tmp_path, "seed=5", "eval_freq=256", "eval_episodes=3")
+    assert evaluations.seeds == [5 + session.EVAL_SEED_OFFSET + 3 * k for k in range(4)]
+    assert info.last_eval is not None and info.last_eval.return_mean == 4.0
