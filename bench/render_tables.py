@@ -218,6 +218,16 @@ def _verdict_sets(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _at(d: dict[str, Any]) -> str:
+    """The code that measured a verdict file's rows: one commit, or (after `--keep --only` re-runs) each with its
+    row count."""
+    counts = d.get("commits") or {d["commit"]: len(d["rows"])}
+    if len(counts) == 1:
+        return f"commit `{next(iter(counts))}`"
+    return "commits " + ", ".join(f"`{c}` ({n} row{'s' if n != 1 else ''})" for c, n in counts.items()) + \
+        " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
+
+
 def render_fix_verdicts(results: dict[str, Results]) -> str:
     """bench/bench_fix_verdicts.py's files (bench/verdicts/, not the results format): its summary lines and a
     row per fixture set, for our presets and for users' own presets."""
@@ -231,8 +241,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
         flag = " --user-preset" if "user" in name else ""
         date = f", {d['date']}" if d.get("date") else ""
         parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
-                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at commit "
-                          f"`{d['commit']}`{date} on {d['machine']}, load average {d['load_at_end']:.1f} at the end "
+                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at {_at(d)}{date} on "
+                          f"{d['machine']}, load average {d['load_at_end']:.1f} at the end "
                           f"(`bench/verdicts/{name}` holds every row)."))
         parts.append(_verdict_sets(d["rows"]))
     return "\n\n".join(parts)
