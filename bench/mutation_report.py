@@ -60,7 +60,7 @@ class Target:
     # inside: the copy registers them with a call after each function instead (see undecorate()).
     undecorate: bool = False
     # mutmut kills a mutant's test run after (the tests' measured seconds + 1) x this (15 by default), as a
-    # timeout (a kill). A loop's mutants that never end a run (a `break` made `continue`, an evaluation
+    # timeout (a kill). A loop's mutants that never end a run (a budget check made None, an evaluation
     # schedule that stops advancing) would each hold the one worker for minutes at the default.
     timeout_multiplier: float | None = None
 
