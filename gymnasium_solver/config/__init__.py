@@ -30,6 +30,7 @@ from gymnasium_solver.config.build import (  # noqa: F401 - the package's API
     config_from_yaml_text,
     config_to_yaml,
     did_you_mean,
+    error_reason,
 )
 from gymnasium_solver.config.chain import (  # noqa: F401 - the package's API
     DEFAULTS,

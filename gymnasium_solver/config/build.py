@@ -123,6 +123,14 @@ def build_config(data: Mapping[str, Any], where: str = "config") -> Config:
         raise ConfigError(_format_validation_error(exc, where, model)) from exc
 
 
+def error_reason(exc: ConfigError, where: str = "") -> str:
+    """What a ConfigError says is wrong (and what would be right), without where it was raised: for a sentence
+    that names its own subject (a suggested change, a fix candidate)."""
+    text = str(exc)
+    text = text.split("invalid config: ", 1)[1] if "invalid config: " in text else text.removeprefix(f"{where}: ")
+    return text.removeprefix("config: ")
+
+
 def check_machine_limits(cfg: Config, where: str = "config") -> None:
     """Limits that depend on the machine a run starts on (a run folder from a larger machine still
     loads; starting it here is refused): torch_threads <= CPU count."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gymnasium_solver.config import ConfigError, build_config
+from gymnasium_solver.config import ConfigError, build_config, error_reason
 from gymnasium_solver.contract.algorithms import OFF_POLICY
 from gymnasium_solver.contract.run_folder import (
     CONFIG_YAML,
@@ -176,9 +176,7 @@ def _applicable(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
                 build_config(changed, "with this change")
             except (ConfigError, TypeError, ValueError) as exc:
                 args = " ".join(f"--set {c.set_arg}" for c in f.suggested_changes)
-                why = str(exc)
-                for prefix in ("with this change: ", "invalid config: ", "config: "):
-                    why = why.removeprefix(prefix)
+                why = error_reason(exc, "with this change") if isinstance(exc, ConfigError) else str(exc)
                 note = Evidence(metric="config:" + ",".join(c.key for c in f.suggested_changes),
                                 observed=f"not suggested: {args} is not a config this run can train ({why})",
                                 healthy="a change the trainer accepts with the run's other settings")

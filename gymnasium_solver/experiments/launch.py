@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver.config import ConfigError, env_modules, resolve_config
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics import diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
@@ -25,7 +25,7 @@ from gymnasium_solver.experiments.candidates import (
     NoCandidatesError,
     build_candidates,
 )
-from gymnasium_solver.experiments.parent import ParentConfig, parent_config
+from gymnasium_solver.experiments.parent import ParentConfig, parent_config, refusal
 from gymnasium_solver.experiments.record import (
     BASELINE,
     ExperimentRecord,
@@ -40,7 +40,7 @@ from gymnasium_solver.experiments.runner import (
     MAX_SEEDS,
     MAX_TIMEOUT_SECONDS,
 )
-from gymnasium_solver.launcher import override_pairs, reap, spawn_detached
+from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.run_store import RunStore
 
 
@@ -102,19 +102,16 @@ def plan_experiment(
 
 
 def trainable(config_id: str, parent: ParentConfig, candidates: list[Candidate]) -> tuple[list[Candidate], list[str]]:
-    """The candidates whose trial config the trainer accepts (on the parent's config, as the runner builds
-    it), and a line for each it refuses: a candidate that cannot start is not a trial, and one refused
-    config must not end the whole experiment."""
+    """The candidates whose trial config the trainer accepts (parent.refusal), and a line for each it refuses:
+    a candidate that cannot start is not a trial, and one refused config must not end the whole experiment."""
     ok: list[Candidate] = []
     refused: list[str] = []
     for c in candidates:
-        try:
-            resolve_config(config_id, override_pairs({**parent.base_for(config_id, c.changes), **c.changes}))
-        except ConfigError as exc:
-            why = str(exc).split("invalid config: ", 1)[-1].removeprefix("config: ")
-            refused.append(f"{c.name} ({' '.join(c.set_args)}): {why}")
-        else:
+        why = refusal(config_id, parent, c.changes)
+        if why is None:
             ok.append(c)
+        else:
+            refused.append(f"{c.name} ({' '.join(c.set_args)}): {why}")
     return ok, refused
 
 

@@ -23,7 +23,15 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from gymnasium_solver.config import ConfigError, config_from_yaml_text, preset_config, preset_differences
+from gymnasium_solver.config import (
+    ConfigError,
+    config_from_yaml_text,
+    error_reason,
+    preset_config,
+    preset_differences,
+    resolve_config,
+)
+from gymnasium_solver.config.presets import override_pairs
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics.references import changed_by_run
 
@@ -67,3 +75,13 @@ def is_preset_revert(config_id: str, changes: Mapping[str, Any]) -> bool:
     if preset is None or not changes or not set(changes) <= set(type(preset).model_fields):
         return False
     return not preset_differences(changes, preset)
+
+
+def refusal(config_id: str, parent: ParentConfig, changes: Mapping[str, Any]) -> str | None:
+    """Why the trainer refuses the parent's config with ``changes`` (built as a trial builds it), or None when it
+    takes it: a fix candidate, a trim variant or a combination that cannot start is not tried."""
+    try:
+        resolve_config(config_id, override_pairs({**parent.base_for(config_id, changes), **changes}))
+    except ConfigError as exc:
+        return error_reason(exc)
+    return None

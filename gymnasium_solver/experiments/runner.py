@@ -37,7 +37,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver.config.env_modules import env_flags
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import verdict as vd
-from gymnasium_solver.experiments.parent import ParentConfig
+from gymnasium_solver.experiments.parent import ParentConfig, refusal
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
@@ -338,12 +338,9 @@ class FixJob:
         return True
 
     def _trainable(self, changes: dict[str, Any]) -> bool:
-        """Does the trainer accept the parent's config with ``changes`` (on the parent's seed)?"""
-        try:
-            trial_overrides(self.record, Trial(candidate="", changes=changes, set_args=[], seed=self.record.seed))
-        except config_mod.ConfigError:
-            return False
-        return True
+        """Does the trainer accept the parent's config with ``changes``? (The same check the plan made.)"""
+        return refusal(self.record.config_id, ParentConfig(self.record.parent_overrides, self.record.drifted),
+                       changes) is None
 
     def _say(self, t: Trial) -> None:
         self.done += 1
