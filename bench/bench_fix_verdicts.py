@@ -12,12 +12,15 @@ seed + 2000, 2001, 2002: neither the fix nor the screen saw them). Cases the scr
 ``ENV:mine`` with no overrides, so there is nothing of ours to revert to; the diagnosis can only
 compare with our shipped preset and the RL Zoo's entry, and size settings from the run's metrics.
 
-Writes ``bench/verdicts/fix_verdicts.json`` (``fix_verdicts_user_presets.json`` with ``--user-preset``;
-per case: verdict, winner, its held-out outcomes, seconds; with the commit, date, machine and load);
+Writes ``bench/verdicts/fix_verdicts.json`` (``fix_verdicts_user_presets.json`` with ``--user-preset``,
+the file ``--out`` names otherwise, e.g. a set of environments without a preset that should not mix with
+the others' rows; per case: verdict, winner, its held-out outcomes, seconds; with the commit, date,
+machine and load);
 ``make docs-tables`` (bench/render_tables.py) renders docs/diagnostics.md's ``fix-verdicts`` block
 from them, so the figure is written by the command that measured it:
 
     .venv/bin/python bench/bench_fix_verdicts.py tests/fixtures/heldout8 tests/fixtures/heldout9 [--parallel 2]
+    .venv/bin/python bench/bench_fix_verdicts.py tests/fixtures/heldout10 --out bench/verdicts/fix_verdicts_no_preset.json
 """
 
 from __future__ import annotations
@@ -193,8 +196,10 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--user-preset", action="store_true", help="run each case as a user's own preset ENV:mine")
     ap.add_argument("--keep", action="store_true", help="keep the recorded rows of cases this run does not re-run")
+    ap.add_argument("--out", type=Path, help=f"write the rows here (default: {OUT.relative_to(ROOT)}, "
+                    f"{OUT_USER.relative_to(ROOT)} with --user-preset)")
     args = ap.parse_args()
-    out = OUT_USER if args.user_preset else OUT
+    out = args.out or (OUT_USER if args.user_preset else OUT)
     rows: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
     if args.keep and out.is_file():  # each kept row says which code measured it (older files: the file's commit)

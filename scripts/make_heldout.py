@@ -8,13 +8,18 @@ what they had and had not read.
 
 Writes <out>/<case>/ (run.json, config.yaml, metrics.csv, labels.json) for each row of the table: each case
 is trained with `gsolve train` (one process at a time, `nice -n 10`), and for a faulty case its fix (the
-same run with the planted keys reverted to the preset) is trained too. A case is written only when it
-behaves as declared: a faulty run must not solve and its fix must; a healthy run must solve.
+same run without the planted keys, i.e. with what the preset, the RL Zoo's entry or the defaults give them)
+is trained too. A case is written only when it behaves as declared: a faulty run must not solve and its fix
+must; a healthy run must solve.
 
 A row of cases.yaml (under `cases:`): case, config_id, seed, cause, and for a faulty case budget, planted,
-fault_type, expected_key, expected_direction and optionally acceptable_keys. `planted` are the overrides
-that make the fault (reverting them to the preset is the verified fix); `budget` is max_env_steps, kept for
-both runs and at least 1.5x the preset's slowest measured solve (docs/presets.md). Healthy rows have no
+fault_type, expected_key, expected_direction and optionally acceptable_keys; any row may have `base`.
+`planted` are the overrides that make the fault (reverting them is the verified fix); `budget` is
+max_env_steps, kept for both runs and at least 1.5x the preset's slowest measured solve (docs/presets.md).
+`base` are overrides that belong to the environment, not to the fault, kept in both runs like `budget`: a
+reward_threshold for an environment whose spec has none, env_kwargs such as {is_slippery: false}, and
+env_package=[PKG], which is passed as `--env-package PKG` (the one way a package's ids are imported).
+labels.json's overrides are the budget's max_env_steps, then `base`, then `planted`. Healthy rows have no
 `planted`. tests/test_heldout_cases.py holds every table to the labels.json files it produced.
 
     .venv/bin/python scripts/make_heldout.py                 # tests/fixtures/heldout, every case
@@ -49,7 +54,7 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 SRC: Path | None = None  # --src: train with this checkout's code (e.g. a clean `git archive HEAD`)
 COPIED = ("run.json", "config.yaml", "metrics.csv")
 
-FIELDS = ("case", "config_id", "seed", "budget", "planted", "fault_type", "cause", "expected_key",
+FIELDS = ("case", "config_id", "seed", "budget", "base", "planted", "fault_type", "cause", "expected_key",
           "expected_direction", "acceptable_keys")
 REQUIRED = ("case", "config_id", "seed", "cause")
 FAULT_REQUIRED = ("budget", "fault_type", "expected_key", "expected_direction")
@@ -77,13 +82,31 @@ def _check_row(i: int, row: object) -> Case:
     for key, typ in (("seed", int), ("budget", int)):
         if key in row and (not isinstance(row[key], typ) or isinstance(row[key], bool) or row[key] < 0):
             raise CasesError(f"{where} has {key}={row[key]!r}; it must be a whole number >= 0")
-    for key in ("planted", "acceptable_keys"):
+    for key in ("base", "planted", "acceptable_keys"):
         if key in row and not (isinstance(row[key], list) and all(isinstance(v, str) for v in row[key])):
             raise CasesError(f"{where} has {key}={row[key]!r}; it must be a list of strings such as [n_envs=8]")
     for key in ("case", "config_id", "fault_type", "cause", "expected_key", "expected_direction"):
         if key in row and not isinstance(row[key], str):
             raise CasesError(f"{where} has {key}={row[key]!r}; it must be a string")
+    for key in ("planted", "acceptable_keys"):
+        if any(v.partition("=")[0].strip() == "env_package" for v in row.get(key, [])):
+            raise CasesError(f"{where} names env_package in {key}; it belongs to the environment: put it in base")
+    for pair in row.get("base", []):
+        key, _, value = pair.partition("=")
+        if key.strip() == "env_package" and not _package_names(value):
+            raise CasesError(f"{where} has base entry {pair!r}; env_package must be a package name or a list of "
+                             "them, such as env_package=[minigrid]")
     return row
+
+
+def _package_names(value: str) -> list[str]:
+    """The package names of an `env_package=` value (`minigrid` or `[minigrid, other]`); [] if it is not that."""
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return []
+    names = parsed if isinstance(parsed, list) else [parsed]
+    return [str(n) for n in names] if names and all(isinstance(n, str) and n for n in names) else []
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -113,9 +136,14 @@ def load_cases(path: Path) -> list[Case]:
     return rows
 
 
+def kept_overrides(row: Case) -> list[str]:
+    """The overrides both the faulty run and its fix train with: the budget, then the row's `base`."""
+    return ([f"max_env_steps={row['budget']}"] if row.get("budget") else []) + list(row.get("base", []))
+
+
 def declared_labels(row: Case) -> dict[str, Any]:
     """What a case declares, as written into its labels.json (the rest of labels.json is measured)."""
-    base = [f"max_env_steps={row['budget']}"] if row.get("budget") else []
+    base = kept_overrides(row)
     return {
         "case": row["case"],
         "fault_type": row.get("fault_type"),
@@ -130,9 +158,23 @@ def declared_labels(row: Case) -> dict[str, Any]:
     }
 
 
+def _package_args(overrides: list[str]) -> tuple[list[str], list[str]]:
+    """`env_package=[a, b]` overrides as `--env-package a --env-package b` (--set refuses the key), and the rest."""
+    flags, rest = [], []
+    for pair in overrides:
+        key, _, value = pair.partition("=")
+        if key.strip() != "env_package":
+            rest.append(pair)
+            continue
+        for pkg in _package_names(value):
+            flags += ["--env-package", pkg]
+    return flags, rest
+
+
 def _train(config_id: str, seed: int, overrides: list[str], runs_dir: Path) -> tuple[Path, dict, float]:
+    flags, overrides = _package_args(overrides)
     cmd = ["nice", "-n", "10", str(PYTHON), "-m", "gymnasium_solver.cli.app", "train", config_id, "--seed", str(seed),
-           "--runs-dir", str(runs_dir), "--quiet"]
+           "--runs-dir", str(runs_dir), "--quiet", *flags]
     if overrides:
         cmd += ["--set", *overrides]
     t0 = time.monotonic()
@@ -156,7 +198,7 @@ def _outcome(info: dict) -> dict:
 def make_case(row: Case, runs_dir: Path, skip_fix: bool) -> bool:
     declared = declared_labels(row)
     healthy = declared["healthy"]
-    base = [f"max_env_steps={row['budget']}"] if row.get("budget") else []
+    base = kept_overrides(row)
     overrides = declared["overrides"]
     print(f"{row['case']}: {row['config_id']} seed {row['seed']}", flush=True)
     run_dir, info, _ = _train(row["config_id"], row["seed"], overrides, runs_dir)
@@ -189,7 +231,7 @@ def verify_fix(row: Case, runs_dir: Path) -> bool:
     labels = json.loads(path.read_text(encoding="utf-8"))
     if labels["healthy"]:
         return True
-    base = [f"max_env_steps={row['budget']}"]
+    base = kept_overrides(row)
     print(f"{row['case']} (fix): {row['config_id']} seed {row['seed']}", flush=True)
     _, info, _ = _train(row["config_id"], row["seed"], base, runs_dir)
     labels["fix_verified"] = {"overrides": base, "solved": bool(info["solved"]),

@@ -50,6 +50,28 @@ def test_declared_labels_of_a_faulty_and_a_healthy_row() -> None:
     assert make_heldout.declared_labels(healthy)["healthy"] is True
 
 
+def test_base_overrides_are_kept_in_the_fault_and_its_fix_before_the_planted_ones() -> None:
+    faulty = {"case": "z_s3", "config_id": "MiniGrid-Empty-5x5-v0:ppo", "seed": 3, "budget": 50000,
+              "base": ["reward_threshold=0.9", "env_package=[minigrid]"], "planted": ["gamma=0.5"],
+              "fault_type": "f", "cause": "c", "expected_key": "gamma", "expected_direction": "increase"}
+    assert make_heldout.declared_labels(faulty)["overrides"] == [
+        "max_env_steps=50000", "reward_threshold=0.9", "env_package=[minigrid]", "gamma=0.5"]
+    assert make_heldout.kept_overrides(faulty) == ["max_env_steps=50000", "reward_threshold=0.9",
+                                                   "env_package=[minigrid]"]
+    healthy = {"case": "w_s4", "config_id": "FrozenLake-v1:ppo", "seed": 4, "cause": "c",
+               "base": ["env_kwargs={is_slippery: false}"]}
+    assert make_heldout.declared_labels(healthy)["overrides"] == ["env_kwargs={is_slippery: false}"]
+    assert make_heldout.declared_labels(healthy)["healthy"] is True
+
+
+def test_env_package_is_passed_as_the_flag_that_imports_it() -> None:
+    # `gsolve train --set env_package=...` is refused: a package is imported only when the command line names it.
+    flags, rest = make_heldout._package_args(["max_env_steps=10", "env_package=[minigrid, other]", "gamma=0.5"])
+    assert flags == ["--env-package", "minigrid", "--env-package", "other"]
+    assert rest == ["max_env_steps=10", "gamma=0.5"]
+    assert make_heldout._package_args(["env_package=minigrid"]) == (["--env-package", "minigrid"], [])
+
+
 @pytest.mark.parametrize(("text", "says"), [
     ("- case: a\n", "expected a mapping with a non-empty list under 'cases:'"),
     ("cases: []\n", "expected a mapping with a non-empty list under 'cases:'"),
@@ -65,6 +87,12 @@ def test_declared_labels_of_a_faulty_and_a_healthy_row() -> None:
     ("cases:\n- {case: a, config_id: b, seed: 1, cause: c}\n- {case: a, config_id: b, seed: 2, cause: c}\n",
      "case 'a' appears twice"),
     ("cases:\n- just a string\n", "case #1 is a str"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, base: reward_threshold=1}\n",
+     "case 'a' has base='reward_threshold=1'"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, base: ['env_package=[]']}\n",
+     "case 'a' has base entry 'env_package=[]'; env_package must be a package name or a list"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, budget: 10, planted: ['env_package=[x]'], fault_type: f,"
+     " expected_key: x, expected_direction: decrease}\n", "case 'a' names env_package in planted"),
 ])
 def test_a_bad_table_is_refused_in_one_sentence(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "cases.yaml"
