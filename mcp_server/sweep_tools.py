@@ -70,6 +70,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             "a trial's value over its seeds, unsolved seeds counting with their whole budget: 'p90' (the slow "
             "seeds count), 'iqm' (interquartile mean), 'median', 'mean' or 'max'; only used with "
             "seeds_per_trial > 1"))] = "p90",
+        zoo: Annotated[bool, Field(description="false: without the RL Zoo's entry, as start_training(zoo=false)")] = True,
     ) -> launch.SweepStart:
         """Use to tune when the diagnosis has no single finding or fix_run found nothing: an Optuna sweep (TPE,
         median pruning) of the space, checked against the config's bounds, in the background; returns
@@ -77,7 +78,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         parsed = parse_space(space, "space")
         fixed = dict(overrides or {})
         parallel = default_parallel()
-        base = config_mod.resolve_config(config_id, fixed)
+        base = config_mod.resolve_config(config_id, fixed, use_zoo=zoo)
         for key in config_mod.LOCATION_KEYS:  # a trial gets the fixed value or one of the space's choices
             choices = parsed.params[key].extremes() if key in parsed.params else []
             for value in [getattr(base, key), *choices]:
@@ -87,14 +88,14 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             for key, dist in parsed.params.items():  # the largest budget / env count a trial can get
                 if key in ("max_env_steps", "n_envs"):
                     for value in dist.extremes():
-                        cfg = config_mod.resolve_config(config_id, to_overrides({key: value}, fixed))
+                        cfg = config_mod.resolve_config(config_id, to_overrides({key: value}, fixed), use_zoo=zoo)
                         check_budget(limits, cfg.max_env_steps, cfg.n_envs, f"sweep trials of {config_id}")
             check_budget(limits, base.max_env_steps, base.n_envs, f"sweep trials of {config_id}")
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), parallel)
         plan = launch.prepare_sweep(store.runs_dir, config_id, parsed, n_trials=n_trials, parallel=parallel,
                                     objective=objective, fixed_overrides=fixed, timeout_seconds=timeout_seconds,
-                                    seeds_per_trial=seeds_per_trial, seed_statistic=seed_statistic)
+                                    seeds_per_trial=seeds_per_trial, seed_statistic=seed_statistic, use_zoo=zoo)
         return launch.start_detached(plan, store.runs_dir)
 
     @tool(server, READ_ONLY, store.runs_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,7 @@ def run_json(capsys: pytest.CaptureFixture[str], command: str, *args: str, codes
     assert code in codes, f"{command}: exit {code}\n{out}\n{err}"
     doc = json.loads(out)
     jsonschema.validate(doc, json_schema(command))
-    VALIDATED.add(command)
     return doc
-
-
-VALIDATED: set[str] = set()
 
 
 @pytest.fixture(scope="module")
@@ -209,9 +206,11 @@ def test_every_command_prints_json_or_is_allowed_not_to() -> None:
 
 
 def test_every_json_command_was_validated_and_documented() -> None:
-    """Runs last in this file: each command in JSON_MODELS had its output checked above, and docs/cli.md
-    names each with its model, and every exit code of the one table."""
-    assert set(JSON_MODELS) <= VALIDATED, f"not validated: {set(JSON_MODELS) - VALIDATED}"
+    """Each command in JSON_MODELS has its output checked by a run_json call of this file (read from its source:
+    pytest-xdist may run those tests on another worker), docs/cli.md names each with its model, and every exit
+    code of the one table."""
+    called = set(re.findall(r'run_json\(capsys, "([^"]+)"', Path(__file__).read_text(encoding="utf-8")))
+    assert set(JSON_MODELS) <= called, f"no run_json test: {set(JSON_MODELS) - called}"
     doc = (DOCS / "cli.md").read_text(encoding="utf-8")
     for command, model in JSON_MODELS.items():
         assert f"`{command}`" in doc and model.split(":")[1] in doc, command

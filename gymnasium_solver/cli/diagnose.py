@@ -107,9 +107,11 @@ def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-def train_command(config_id: str, set_args: list[str], flags: list[str] | None = None) -> str:
-    """``flags``: the --env-package/--env-class the run needs (default: those this process was granted)."""
-    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in set_args),
+def train_command(config_id: str, set_args: list[str], flags: list[str] | None = None, use_zoo: bool = True) -> str:
+    """``flags``: the --env-package/--env-class the run needs (default: those this process was granted);
+    ``use_zoo=False``: a run that took gsolve's defaults where the RL Zoo has an entry (``--no-zoo``)."""
+    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
+                     *(f"--set {shlex.quote(a)}" for a in set_args),
                      *map(shlex.quote, env_modules.env_flags(config_id) if flags is None else flags)])
 
 
@@ -163,7 +165,8 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[
             start = parent.base_for(d.config_id, {c.key: c.suggested for c in ours})
             keep = [a for a in flatten_overrides(start) if a.split("=", 1)[0].split(".")[0] not in keys]
             together = " (all together)" if len(ours) > 1 else ""
-            lines.append(f"   try{together}: {train_command(d.config_id, [*keep, *(c.set_arg for c in ours)], flags)}")
+            command = train_command(d.config_id, [*keep, *(c.set_arg for c in ours)], flags, parent.use_zoo)
+            lines.append(f"   try{together}: {command}")
     lines.extend(_references_lines(d))
     if d.notes:
         lines.append("\nNotes:")
@@ -219,7 +222,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from gymnasium_solver.config import in_our_names, parse_overrides, resolve_config
+    from gymnasium_solver.config import in_our_names, parse_overrides, resolve_with_origin
     from gymnasium_solver.run_store import RunStore
 
     if args.top < 1:
@@ -244,12 +247,16 @@ def cmd_retry(args: argparse.Namespace) -> int:
     applied: dict[str, Any] = {c.key: c.suggested for c in changes}
     applied.update(extra)
     # The run's recorded config (today's preset for a pure revert), then the changes.
-    overrides = {**parent_config(run_dir, info).base_for(info.config_id, applied), **applied}
-    cfg = resolve_config(info.config_id, overrides)  # ConfigError (a ValueError) names a bad key
+    parent = parent_config(run_dir, info)
+    overrides = {**parent.base_for(info.config_id, applied), **applied}
+    # ConfigError (a ValueError) names a bad key; a --no-zoo run's retry takes the defaults it took
+    resolved = resolve_with_origin(info.config_id, overrides, use_zoo=parent.use_zoo)
+    cfg = resolved.config
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)
     result = RetryResult(parent_run_id=info.run_id, config_id=info.config_id, changes=changes, your_overrides=extra,
-                         overrides=overrides, command=train_command(info.config_id, flatten_overrides(overrides)),
+                         overrides=overrides, command=train_command(info.config_id, flatten_overrides(overrides),
+                                                                         use_zoo=parent.use_zoo),
                          partial=d.partial, dry_run=args.dry_run)
     if not args.json:
         print(f"Retrying {info.run_id} ({info.config_id}) with:")
@@ -265,7 +272,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         from gymnasium_solver.train.training import train
 
         trained = train(cfg, store.runs_dir, show_progress=not args.quiet, parent_run_id=info.run_id,
-                        applied_changes=applied, overrides=overrides)
+                        applied_changes=applied, overrides=overrides, config_origin=resolved.origin)
         result.run = run_details(store, trained.run_dir)
         result.comparison = compare_runs(store, [info.run_id, trained.run_id])
         result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id)

@@ -56,6 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "by --seed-statistic over them, an unsolved seed counting with its whole budget (default 1)")
     p.add_argument("--seed-statistic", choices=SEED_STATISTICS, default="p90",
                    help="a trial's value over its seeds: p90 (default: the slow seeds count), iqm, median, mean, max")
+    p.add_argument("--no-zoo", action="store_true", help="without a preset, every trial takes gsolve's defaults even "
+                   "where the RL Zoo has an entry for the environment and algorithm (as gsolve train --no-zoo)")
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     add_env_module_flags(p)
@@ -98,8 +100,8 @@ def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, Searc
         record, space, grid = launch.load_for_resume(store.runs_dir, args.resume)
         if config_mod.parse_config_id(args.config_id) != config_mod.parse_config_id(record.config_id):
             raise CliError(f"sweep {record.sweep_id} tunes {record.config_id}, not {args.config_id}")
-        if args.space or args.storage or args.overrides:
-            raise CliError("--resume continues a sweep as it was defined; --space, --storage and --set cannot "
+        if args.space or args.storage or args.overrides or args.no_zoo:
+            raise CliError("--resume continues a sweep as it was defined; --space, --storage, --set and --no-zoo cannot "
                            "change it (start a new sweep instead)")
         if args.trials is not None:
             if args.trials < 1:
@@ -117,7 +119,7 @@ def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, Searc
         parallel=args.parallel or 1, objective=args.objective, storage=args.storage,
         fixed_overrides=config_mod.in_our_names(config_mod.parse_overrides(args.overrides), "--set").values, backend=args.backend, address=args.address,
         timeout_seconds=args.timeout, sampler_seed=args.seed, seeds_per_trial=args.seeds_per_trial,
-        seed_statistic=args.seed_statistic)
+        seed_statistic=args.seed_statistic, use_zoo=not args.no_zoo)
     return plan.record, space, plan.eval_grid
 
 

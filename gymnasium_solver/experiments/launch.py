@@ -90,7 +90,7 @@ def plan_experiment(
     now = rf.utc_now_iso()
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
-        seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, created_at=now, updated_at=now,
+        seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, use_zoo=parent.use_zoo, created_at=now, updated_at=now,
         host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
         baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates, refused=refused,
         trials=first_rung(candidates, seed_list, baseline_seeds),

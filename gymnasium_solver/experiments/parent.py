@@ -42,6 +42,7 @@ class ParentConfig(NamedTuple):
 
     overrides: dict[str, Any]
     drifted: list[str]
+    use_zoo: bool = True  # False: the run took gsolve's defaults where the RL Zoo has an entry (--no-zoo)
 
     def base_for(self, config_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         """What ``changes`` go on top of: the run as it was, or today's preset (the run's own overrides)
@@ -55,6 +56,7 @@ def parent_config(run_dir: Path, info: rf.RunInfo) -> ParentConfig:
     """The run's ParentConfig. Only its own overrides when its config.yaml is missing, damaged or no
     longer validates (e.g. a key this version no longer has), or its preset is not on this machine."""
     own = dict(info.overrides or {})
+    use_zoo = resolved_with_zoo(info)
     preset = preset_config(info.config_id)
     changed = changed_by_run(info)
     try:
@@ -62,11 +64,17 @@ def parent_config(run_dir: Path, info: rf.RunInfo) -> ParentConfig:
         # Validated, so a key an older trainer did not write comes back as the default the run used.
         recorded = config_from_yaml_text(text, f"{info.run_id}/{rf.CONFIG_YAML}").model_dump(mode="json")
     except (OSError, ConfigError, ValueError, yaml.YAMLError):  # missing, damaged or outdated: what is certain
-        return ParentConfig(own, [])
+        return ParentConfig(own, [], use_zoo)
     if preset is None or changed is None:
-        return ParentConfig(own, [])
+        return ParentConfig(own, [], use_zoo)
     drift = {k: value for k, (value, _) in preset_differences(recorded, preset).items() if k not in changed}
-    return ParentConfig({**drift, **own}, list(drift))
+    return ParentConfig({**drift, **own}, list(drift), use_zoo)
+
+
+def resolved_with_zoo(info: rf.RunInfo) -> bool:
+    """Whether a child of the run (a retry, a fix trial) resolves its config id with the RL Zoo's entry, as the
+    run did: False for a run that took gsolve's defaults (``--no-zoo``; with no Zoo entry both give the defaults)."""
+    return info.config_origin is None or info.config_origin.settings != "default"
 
 
 def is_preset_revert(config_id: str, changes: Mapping[str, Any]) -> bool:
@@ -81,7 +89,8 @@ def refusal(config_id: str, parent: ParentConfig, changes: Mapping[str, Any]) ->
     """Why the trainer refuses the parent's config with ``changes`` (built as a trial builds it), or None when it
     takes it: a fix candidate, a trim variant or a combination that cannot start is not tried."""
     try:
-        resolve_config(config_id, override_pairs({**parent.base_for(config_id, changes), **changes}))
+        resolve_config(config_id, override_pairs({**parent.base_for(config_id, changes), **changes}),
+                       use_zoo=parent.use_zoo)
     except ConfigError as exc:
         return error_reason(exc)
     return None

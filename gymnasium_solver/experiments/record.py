@@ -106,6 +106,8 @@ class ExperimentRecord(BaseModel):
                                              "keys its preset has changed since (experiments/parent.py)")
     drifted: list[str] = Field(default_factory=list, description="the keys of parent_overrides the parent did not "
                                "set, which its preset has changed since; a pure revert to the preset drops them")
+    use_zoo: bool = Field(default=True, description="false: the parent took gsolve's defaults where the RL Zoo has "
+                          "an entry (--no-zoo), and so does every trial")
     status: ExperimentStatus = "running"
     created_at: str
     updated_at: str

@@ -57,17 +57,23 @@ Progress = Callable[[str], None]
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
     """The parent's config plus the trial's changes (today's preset instead for a pure revert to it,
     experiments/parent.py), on the trial's seed."""
-    parent = ParentConfig(record.parent_overrides, record.drifted)
+    parent = record_parent(record)
     overrides = {**parent.base_for(record.config_id, trial.changes), **trial.changes}
     seed = vd.trial_seed(record, trial)
-    if config_mod.resolve_config(record.config_id, override_pairs(overrides)).seed != seed:
+    if config_mod.resolve_config(record.config_id, override_pairs(overrides), use_zoo=record.use_zoo).seed != seed:
         overrides["seed"] = seed
     return overrides
 
 
-def train_command(config_id: str, overrides: dict[str, Any]) -> str:
-    """The `gsolve train` command line that runs ``config_id`` with ``overrides``."""
-    return " ".join(["gsolve", "train", config_id, *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides)),
+def record_parent(record: ExperimentRecord) -> ParentConfig:
+    """The parent's config as the experiment recorded it (the base every trial starts from)."""
+    return ParentConfig(record.parent_overrides, record.drifted, record.use_zoo)
+
+
+def train_command(config_id: str, overrides: dict[str, Any], use_zoo: bool = True) -> str:
+    """The `gsolve train` command line that runs ``config_id`` with ``overrides`` (``--no-zoo`` when not ``use_zoo``)."""
+    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
+                     *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides)),
                      *map(shlex.quote, env_flags(config_id))])
 
 
@@ -148,7 +154,7 @@ class FixJob:
         t = self.record.trials[i]
         applied = dict(t.changes) | ({"seed": t.seed} if t.seed is not None and t.seed != self.record.seed else {})
         spec = TrialSpec(self.record.config_id, trial_overrides(self.record, t), self.record.parent_run_id,
-                         self.record.experiment_id, applied)
+                         self.record.experiment_id, applied, use_zoo=self.record.use_zoo)
         return Start(i, spec)
 
     def started(self, key: Hashable, handle: TrialHandle) -> None:
@@ -339,8 +345,7 @@ class FixJob:
 
     def _trainable(self, changes: dict[str, Any]) -> bool:
         """Does the trainer accept the parent's config with ``changes``? (The same check the plan made.)"""
-        return refusal(self.record.config_id, ParentConfig(self.record.parent_overrides, self.record.drifted),
-                       changes) is None
+        return refusal(self.record.config_id, record_parent(self.record), changes) is None
 
     def _say(self, t: Trial) -> None:
         self.done += 1
@@ -359,7 +364,7 @@ class FixJob:
         if best is not None:
             own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))
             origin = self.origin if self.origin is not None and set(best.changes) < set(self.origin.changes) else None
-            winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own)))
+            winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own), r.use_zoo))
         r.arms = [every_seed, *arms] if len(self.seeds) > 1 else arms
         r.winner = winner
         r.verdict = vd.decide(r, winner, every_seed)

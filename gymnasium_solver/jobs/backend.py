@@ -74,6 +74,7 @@ class LocalProcessBackend:
 
     def start(self, spec: TrialSpec) -> TrialHandle:
         launch = launcher.start_trainer(self.runs_dir, spec.config_id, spec.overrides, **spec.provenance(),
+                                        use_zoo=spec.use_zoo,
                                         preexec=die_with(os.getpid()))
         return TrialHandle(launch.run_id, launch.run_dir, launch.proc)
 
@@ -114,7 +115,7 @@ class ForkBackend:
 
     def start(self, spec: TrialSpec) -> TrialHandle:
         prov = spec.provenance()
-        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov)
+        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov, use_zoo=spec.use_zoo)
         log = os.open(prep.run_dir / "run.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         hook = die_with(os.getpid())
         pid = os.fork()

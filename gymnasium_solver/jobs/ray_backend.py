@@ -84,7 +84,7 @@ class RayBackend:
 
     def start(self, spec: TrialSpec) -> TrialHandle:
         prov = spec.provenance()
-        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov)
+        prep = launcher.prepare_run(self.runs_dir, spec.config_id, spec.overrides, **prov, use_zoo=spec.use_zoo)
         env_modules.require_config(prep.config)  # granted here, so the worker may import it too
         grants = (list(prep.config.env_package), [prep.config.env_class] if prep.config.env_class else [])
         ref = self._task.remote(prep.config, str(self.runs_dir), prep.run_id, prov, spec.overrides, grants)

@@ -18,6 +18,7 @@ class TrialSpec(NamedTuple):
     applied_changes: dict[str, Any]
     sweep_id: str | None = None
     trial_number: int | None = None
+    use_zoo: bool = True  # False: resolve config_id without the RL Zoo's entry, as a --no-zoo parent was
 
     def provenance(self) -> dict[str, Any]:
         """The run.json fields that say where the trial came from (None/empty ones left out)."""

@@ -85,7 +85,7 @@ class SweepCheck(BaseModel):
 
 
 def sweep_seed(record: SweepRecord) -> int:
-    return int(config_mod.resolve_config(record.config_id, record.fixed_overrides).seed)
+    return int(config_mod.resolve_config(record.config_id, record.fixed_overrides, use_zoo=record.use_zoo).seed)
 
 
 def plan_arms(record: SweepRecord, study: Any, top: int) -> list[ArmResult]:
@@ -102,10 +102,10 @@ def plan_arms(record: SweepRecord, study: Any, top: int) -> list[ArmResult]:
     for t in sorted(solved, key=lambda x: x.value)[:top]:
         overrides = to_overrides(dict(t.params), record.fixed_overrides)
         arms.append(ArmResult(name=f"trial #{t.number}", trial_number=t.number, sweep_value=float(t.value),
-                              overrides=overrides, command=train_command(record.config_id, overrides)))
+                              overrides=overrides, command=train_command(record.config_id, overrides, record.use_zoo)))
     base = dict(record.fixed_overrides)
     arms.append(ArmResult(name=PRESET, trial_number=None, sweep_value=None, overrides=base,
-                          command=train_command(record.config_id, base)))
+                          command=train_command(record.config_id, base, record.use_zoo)))
     return arms
 
 
@@ -160,7 +160,8 @@ class CheckJob:
             return None
         arm, seed = self.queue[self.next]
         parent = self.parents.get(arm.trial_number) if arm.trial_number is not None else None
-        spec = TrialSpec(self.record.config_id, {**arm.overrides, "seed": seed}, parent or "", "", {"seed": seed})
+        spec = TrialSpec(self.record.config_id, {**arm.overrides, "seed": seed}, parent or "", "", {"seed": seed},
+                         use_zoo=self.record.use_zoo)
         self.next += 1
         return Start(self.next - 1, spec)
 

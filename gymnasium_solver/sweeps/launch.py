@@ -63,8 +63,10 @@ def prepare_sweep(
     sampler_seed: int | None = None,
     seeds_per_trial: int = 1,
     seed_statistic: str = "p90",
+    use_zoo: bool = True,
 ) -> SweepPlan:
-    """Validate, write the record and create the study. ValueError (a sentence) on any bad input."""
+    """Validate, write the record and create the study. ValueError (a sentence) on any bad input.
+    ``use_zoo=False``: trials take gsolve's defaults even where the RL Zoo has an entry (``--no-zoo``)."""
     if not 1 <= seeds_per_trial <= MAX_SEEDS_PER_TRIAL:
         raise ValueError(f"--seeds-per-trial must be between 1 and {MAX_SEEDS_PER_TRIAL}, got {seeds_per_trial}")
     if seed_statistic not in SEED_STATISTICS:
@@ -80,7 +82,7 @@ def prepare_sweep(
     if address is not None and backend != "ray":
         raise ValueError("--address is for --backend ray (the Ray cluster to join)")
     fixed = dict(fixed_overrides or {})
-    base = validate_space(space, config_id, fixed)
+    base = validate_space(space, config_id, fixed, use_zoo)
     if base.reward_threshold is None:
         raise ValueError(f"{config_id} has no reward threshold, so no trial can be 'solved'; set one "
                          f"(--set reward_threshold=...) to sweep for steps or seconds to solve")
@@ -89,7 +91,7 @@ def prepare_sweep(
     now = rf.utc_now_iso()
     record = SweepRecord(
         sweep_id=sweep_id, config_id=base.config_id, space=space.model_dump(mode="json")["params"],
-        fixed_overrides=fixed, objective=objective, n_trials=n_trials, parallel=parallel, backend=backend,
+        fixed_overrides=fixed, use_zoo=use_zoo, objective=objective, n_trials=n_trials, parallel=parallel, backend=backend,
         address=address, storage=storage or default_storage(runs_dir, sweep_id), timeout_seconds=timeout_seconds,
         sampler_seed=sampler_seed, seeds_per_trial=seeds_per_trial, seed_statistic=seed_statistic,  # type: ignore[arg-type]
         created_at=now, updated_at=now, host=socket.gethostname(),
@@ -108,7 +110,7 @@ def load_for_resume(runs_dir: Path, sweep_id: str) -> tuple[SweepRecord, SearchS
         raise ValueError(f"sweep {record.sweep_id} is still running (pid {record.pid} on {record.host}); "
                          f"follow it with gsolve sweep-status {record.sweep_id}, or stop that process first")
     space = parse_space(record.space, f"sweep {record.sweep_id}'s space")
-    base = validate_space(space, record.config_id, record.fixed_overrides)
+    base = validate_space(space, record.config_id, record.fixed_overrides, record.use_zoo)
     return record, space, base.eval_freq
 
 

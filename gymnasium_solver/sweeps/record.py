@@ -36,6 +36,8 @@ class SweepRecord(BaseModel):
     config_id: str
     space: dict[str, Any] = Field(description="the search space as written in the space file")
     fixed_overrides: dict[str, Any] = Field(default_factory=dict, description="--set values every trial gets")
+    use_zoo: bool = Field(default=True, description="false: every trial takes gsolve's defaults where the RL Zoo "
+                          "has an entry for the env (--no-zoo)")
     objective: Objective = "steps"
     n_trials: int = Field(description="trials the sweep finishes (completed, pruned or failed)")
     parallel: int = 1

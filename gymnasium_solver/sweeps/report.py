@@ -93,12 +93,12 @@ def best_trial(record: SweepRecord, study: Any) -> BestTrial | None:
     variant = record.config_id.split(":", 1)[1]
     # Whole values from the resolved config: a variant's `learning_rate: {start: x}` would replace the
     # preset's schedule (end included), where `--set learning_rate.start=x` merges into it.
-    resolved = config_mod.resolve_config(record.config_id, overrides).model_dump(mode="json")
+    resolved = config_mod.resolve_config(record.config_id, overrides, use_zoo=record.use_zoo).model_dump(mode="json")
     snippet = yaml.safe_dump({variant_name(record): {"inherits": variant, **{k: resolved[k] for k in overrides}}},
                              sort_keys=False, default_flow_style=None)
     return BestTrial(number=t.number, solved=r.outcome == "solved", value=float(t.value), params=dict(t.params),
                      run_id=r.run_id, solved_at_env_steps=r.solved_at_env_steps, seconds=r.seconds,
-                     best_eval=r.best_eval, command=train_command(record.config_id, overrides),
+                     best_eval=r.best_eval, command=train_command(record.config_id, overrides, record.use_zoo),
                      preset_snippet=snippet)
 
 

@@ -83,7 +83,7 @@ class SweepJob:
         self.every: dict[int, _Group] = {}  # ... and those told, whose runs may still be stopping
         self.best_solved: float | None = None
         self.n_seeds = record.seeds_per_trial
-        base = config_mod.resolve_config(record.config_id, record.fixed_overrides).seed
+        base = config_mod.resolve_config(record.config_id, record.fixed_overrides, use_zoo=record.use_zoo).seed
         self.seeds = seeds_mod.seed_list(int(base), self.n_seeds)
         for t in study.get_trials(deepcopy=False, states=(st.load_optuna().trial.TrialState.COMPLETE,)):
             if st.result_of(t).outcome == "solved" and t.value is not None:
@@ -110,7 +110,7 @@ class SweepJob:
         overrides = dict(g.overrides) | ({"seed": g.seeds[i].seed} if self.n_seeds > 1 else {})
         g.seeds[i].claimed = True
         spec = TrialSpec(self.record.config_id, overrides, parent_run_id="", experiment_id="", applied_changes={},
-                         sweep_id=self.record.sweep_id, trial_number=number)
+                         sweep_id=self.record.sweep_id, trial_number=number, use_zoo=self.record.use_zoo)
         return Start((number, i), spec)
 
     def started(self, key: Hashable, handle: TrialHandle) -> None:

@@ -185,13 +185,14 @@ def load_space(path: Path | str) -> SearchSpace:
     return parse_space(data, str(p))
 
 
-def validate_space(space: SearchSpace, config_id: str, fixed: dict[str, Any] | None = None) -> config_mod.Config:
+def validate_space(space: SearchSpace, config_id: str, fixed: dict[str, Any] | None = None,
+                   use_zoo: bool = True) -> config_mod.Config:
     """Check every key and every distribution's extremes against ``config_id``'s config bounds
     (each alone over ``fixed``); returns the base config (fixed overrides, no sampled value).
 
     ConfigError (a ValueError) names the key, the value and the bound, before any trial starts.
     """
-    base = config_mod.resolve_config(config_id, fixed or {})
+    base = config_mod.resolve_config(config_id, fixed or {}, use_zoo=use_zoo)
     for key, dist in space.params.items():
         top = key.split(".", 1)[0]
         if top not in config_mod.CONFIG_KEYS:
@@ -201,7 +202,7 @@ def validate_space(space: SearchSpace, config_id: str, fixed: dict[str, Any] | N
             raise config_mod.ConfigError(f"search space: {top!r} cannot be searched; sweep another ENV:VARIANT instead")
         for value in dist.extremes():
             try:
-                config_mod.resolve_config(config_id, to_overrides({key: value}, fixed))
+                config_mod.resolve_config(config_id, to_overrides({key: value}, fixed), use_zoo=use_zoo)
             except config_mod.ConfigError as exc:
                 raise config_mod.ConfigError(f"search space: {key}={yaml_value(value)} ({dist.type}) is not a valid "
                                              f"value for {config_id}: {exc}") from None

@@ -273,6 +273,8 @@ class RunWriter:
             info.created_at = placeholder.created_at  # the run exists since its launcher created it
             # A sweep trial's identity is known only to its launcher: the trainer keeps it.
             info.sweep_id, info.trial_number = placeholder.sweep_id, placeholder.trial_number
+            # So is where its config came from, for a trainer given a resolved config (fork and Ray trials).
+            info.config_origin = info.config_origin or placeholder.config_origin
         return cls(run_dir, info, cfg)
 
     @classmethod
