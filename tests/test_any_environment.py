@@ -33,12 +33,13 @@ def test_mountaincar_without_a_preset_takes_the_zoos_entry() -> None:
     cfg, origin = r.config, r.origin
     assert (cfg.config_id, origin.settings) == ("MountainCar-v0:ppo", "zoo")
     assert "rl_zoo3 hyperparams/ppo.yml" in origin.where
-    # n_timesteps -> max_env_steps, normalize -> normalize_observations; the rest by name
+    # n_timesteps -> max_env_steps, normalize -> normalize_observations and normalize_rewards; the rest by name
     assert (cfg.max_env_steps, cfg.n_envs, cfg.n_steps, cfg.n_epochs, cfg.gae_lambda) == (1_000_000, 16, 16, 4, 0.98)
-    assert cfg.normalize_observations is True and cfg.reward_threshold == -110.0
+    assert cfg.normalize_observations is True and cfg.normalize_rewards is True and cfg.reward_threshold == -110.0
     assert origin.sources["n_steps"] == "zoo" and origin.sources["reward_threshold"] == "spec"
     assert origin.sources["learning_rate"] == "default"  # the entry is silent and SB3's 3e-4 is ours too
-    assert any("norm_reward" in n for n in origin.notes)  # what we could not reproduce is said
+    assert origin.sources["normalize_rewards"] == "zoo"  # VecNormalize's reward scaling, reproduced
+    assert not any("not reproduced" in n for n in origin.notes), origin.notes
 
 
 @needs_zoo

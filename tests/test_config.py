@@ -181,7 +181,8 @@ def test_infinite_reward_threshold_means_never_solved_and_round_trips() -> None:
 def test_every_bounded_field_says_why_and_the_docs_list_every_limit() -> None:
     from gymnasium_solver.config import CONFIG_FIELDS, CROSS_FIELD_LIMITS, limit_reason
 
-    unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_advantages",
+    unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_rewards",
+                           "normalize_advantages",
                            "shared_network", "use_baseline", "algo", "tensorboard", "mlflow",
                            "ent_coef_auto"}  # booleans and closed choices
     assert [k for k in CONFIG_FIELDS if k not in unbounded_by_nature and not limit_reason(k)] == []

@@ -206,6 +206,11 @@ class ConfigBase(BaseModel):
     gamma: float = Field(default=0.99, gt=0.0, le=1.0, description="discount factor",
                          json_schema_extra=_why("a discount: 1 is undiscounted, 0 would learn nothing"))
     normalize_observations: bool = Field(default=False, description="running mean/std observation normalisation")
+    normalize_rewards: bool = Field(
+        default=False,
+        description="divide learning rewards by the running std of the discounted return (gamma), clipped to "
+                    "[-10, 10]: SB3's VecNormalize norm_reward, which the RL Zoo's `normalize: true` turns on; "
+                    "episode returns and evaluations stay in game score; a resumed run estimates the std anew")
     reward_scale: float = Field(default=1.0, gt=0.0, description="multiply rewards by this before learning",
                                 json_schema_extra=_why("any finite positive factor"))
     reward_clip: float | None = Field(

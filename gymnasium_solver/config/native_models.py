@@ -127,7 +127,7 @@ MAX_SB3_BATCH = 65_536
 MAX_N_STEP_RETURNS = 1000
 
 # Shared keys only the on-policy agents use: a replay algorithm learns from the raw observations and rewards.
-_ON_POLICY_ONLY = ("normalize_observations", "reward_scale", "shared_network", "reward_clip", "atari_wrappers",
+_ON_POLICY_ONLY = ("normalize_observations", "normalize_rewards", "reward_scale", "shared_network", "reward_clip", "atari_wrappers",
                    "network")
 
 

@@ -172,11 +172,8 @@ def _normalize(raw: Any) -> Read:
         obs, rew = bool(value.get("norm_obs", True)), bool(value.get("norm_reward", True))
     else:
         raise Unmappable("expected true, false or {norm_obs: true, norm_reward: false}; or normalize_observations=true")
-    note = f"normalize -> normalize_observations={str(obs).lower()}"
-    if rew:
-        note += ("; its reward scaling (VecNormalize norm_reward) is not reproduced: gsolve has no setting for it, "
-                 "rewards are learned as the environment gives them")
-    return Read({"normalize_observations": obs}, note, caveat=rew)
+    note = f"normalize -> normalize_observations={str(obs).lower()}, normalize_rewards={str(rew).lower()}"
+    return Read({"normalize_observations": obs, "normalize_rewards": rew}, note)
 
 
 def _net_arch(raw: Any) -> Read:
@@ -294,9 +291,9 @@ ZOO_NAMES: dict[str, ZooName] = {
                                "SB3's `learn(total_timesteps=...)`", rename=True),
     "normalize_advantage": ZooName(("normalize_advantages",), _bool("normalize_advantage", "normalize_advantages"),
                                    "SB3's PPO/A2C argument", rename=True),
-    "normalize": ZooName(("normalize_observations",), _normalize,
-                         "`true`, `false` or `{norm_obs, norm_reward}`; VecNormalize's reward scaling is not "
-                         "reproduced (noted)"),
+    "normalize": ZooName(("normalize_observations", "normalize_rewards"), _normalize,
+                         "`true`, `false` or `{norm_obs, norm_reward}`: VecNormalize's observation and reward "
+                         "normalisation"),
     "policy_kwargs": ZooName((), _policy_kwargs, "a mapping or `dict(...)` text (read as data, never evaluated); "
                              "each key as `policy_kwargs.<key>` below, any other refused"),
     "policy_kwargs.net_arch": ZooName(("hidden_sizes",), _net_arch,

@@ -173,7 +173,7 @@ def shipped_path(config_id: str) -> Path:
 
 # Keys added to the config after references were recorded, whose unset value (None, []) trains exactly what
 # a config without them trained: unset, they are left out of the fingerprint, so the references still apply.
-UNSET_IS_ABSENT = ("env_package", "env_class")
+UNSET_IS_ABSENT = ("env_package", "env_class", "normalize_rewards")
 
 
 def preset_fingerprint(config_id: str) -> str | None:
@@ -188,7 +188,7 @@ def preset_fingerprint(config_id: str) -> str | None:
     for key in OUTPUT_KEYS:  # where a run is logged or how many checkpoints it keeps does not change how it learns
         data.pop(key, None)
     for key in UNSET_IS_ABSENT:
-        if data.get(key) in (None, []):
+        if data.get(key) in (None, [], False):
             data.pop(key, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

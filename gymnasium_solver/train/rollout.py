@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.wrappers.utils import RunningMeanStd
 
 # Rollout (the record) lives with the algorithms that consume it: agents never import this machinery.
 from gymnasium_solver.agents.common import ActorCritic, ObsNormalizer, Rollout
@@ -30,6 +31,27 @@ class EpisodeSummary(NamedTuple):
     episodes: int
 
 
+class RewardNormalizer:
+    """SB3's VecNormalize reward scaling (``norm_reward``), which the RL Zoo's ``normalize: true`` turns on: each
+    sub-env's discounted return is tracked, and rewards are divided by the running std of those returns
+    (Gymnasium's RunningMeanStd), then clipped to +-CLIP. The return restarts where an episode ended."""
+
+    CLIP = 10.0
+    EPS = 1e-8
+
+    def __init__(self, n_envs: int, gamma: float):
+        self.gamma = gamma
+        self.returns = np.zeros(n_envs, np.float64)
+        self.stats = RunningMeanStd(shape=())
+
+    def __call__(self, reward: np.ndarray, done: np.ndarray) -> np.ndarray:
+        self.returns = self.returns * self.gamma + reward
+        self.stats.update(self.returns)
+        out = np.clip(reward / np.sqrt(self.stats.var + self.EPS), -self.CLIP, self.CLIP).astype(np.float32)
+        self.returns[done] = 0.0
+        return out
+
+
 class RolloutCollector:
     """Owns the training vector env's state between rollouts (current observation, which
     sub-envs reset next step, unfinished episode returns) and the training-episode statistics."""
@@ -42,9 +64,13 @@ class RolloutCollector:
         reward_scale: float,
         seed: int,
         reward_clip: float | None = None,
+        reward_gamma: float | None = None,
     ):
+        """``reward_gamma``: normalise learning rewards by the running std of the return discounted with it
+        (config ``normalize_rewards``); None leaves them as scaled."""
         self.env, self.spec, self.normalizer, self.reward_scale = env, spec, normalizer, reward_scale
         self.reward_clip = reward_clip
+        self.reward_normalizer = RewardNormalizer(env.num_envs, reward_gamma) if reward_gamma is not None else None
         self.rng = np.random.default_rng(seed)  # action sampling
         self.n = env.num_envs
         raw, _ = env.reset(seed=seed)
@@ -93,6 +119,8 @@ class RolloutCollector:
         self.normalizer.update(self._raw_obs)
         self.env_steps += self.n
         scaled = (reward * self.reward_scale).astype(np.float32)
+        if self.reward_normalizer is not None:
+            scaled = self.reward_normalizer(scaled, done)
         if self.reward_clip is not None:
             # Only what the update learns from is clipped; the episode returns above stay in game score.
             np.clip(scaled, -self.reward_clip, self.reward_clip, out=scaled)

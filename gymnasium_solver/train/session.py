@@ -132,7 +132,8 @@ class Session:
         self.normalizer = ObsNormalizer((spec.obs_dim,), cfg.normalize_observations)
         self.agent = agent_class(cfg.algo)(cfg, spec)
         env_seed = cfg.seed if self.restore is None else cfg.seed + RESUME_SEED_OFFSET + self.restore.iteration
-        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip)
+        self.collector = RolloutCollector(self.env, spec, self.normalizer, cfg.reward_scale, env_seed, cfg.reward_clip,
+                                          cfg.gamma if cfg.normalize_rewards else None)
 
     def _restore(self, state: ResumeState) -> None:
         """Put back everything a resumable checkpoint holds (see checkpoints.TrainingState)."""
