@@ -4,7 +4,8 @@ For each fault case of the given fixture sets that ``bench/screen_faults.py`` co
 fails on at least 2 of 3 seeds), this copies the case into a scratch runs folder (no solved runs
 beside it, as on a fresh machine), runs ``gsolve fix CASE --json`` (default ``--seeds 3``: the case's
 seed and the next two), and then trains the winner's change on 3 *other* fresh seeds (the case's
-seed + 2000, 2001, 2002: neither the fix nor the screen saw them). Cases the screen called unlucky
+seed + 2000, 2001, 2002: neither the fix nor the screen saw them). A case whose recorded config names an
+environment package (a MiniGrid case's minigrid) is fixed and trained with the same ``--env-package``. Cases the screen called unlucky
 (their config solves 2 of 3 seeds) are run too and should come back ``unlucky_seed``.
 
 ``--user-preset`` runs each case as a user's own preset: the case's whole config becomes variant
@@ -36,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from screen_faults import env_modules_of  # a sibling script, not a package
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "verdicts" / "fix_verdicts.json"  # bench/results/ holds only the rendered figures' format
@@ -88,13 +91,13 @@ def as_user_preset(case: Path, runs: Path, config_dir: Path) -> str:
 
 
 def held_out(config_id: str, command_overrides: dict[str, Any], seed: int, runs: Path,
-             env: dict[str, str]) -> list[dict[str, Any]]:
+             env: dict[str, str], flags: list[str]) -> list[dict[str, Any]]:
     """Train the winner's full config (its reproduce command's overrides) on the held-out seeds."""
     from gymnasium_solver.launcher import override_pairs
 
     out = []
     for off in HELD_OUT_OFFSETS:
-        p = gsolve("train", config_id, "--runs-dir", str(runs), "--quiet",
+        p = gsolve("train", config_id, "--runs-dir", str(runs), "--quiet", *flags,
                    *(a for pair in override_pairs({**command_overrides, "seed": seed + off}) for a in ("--set", pair)),
                    env=env)
         run_dir = Path(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None
@@ -123,11 +126,12 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
     with tempfile.TemporaryDirectory(prefix="fixverdict-") as tmp:
         runs = Path(tmp) / "runs"
         env = {"GSOLVE_CONFIG_DIR": str(Path(tmp) / "presets")} if user_preset else {}
+        flags = env_modules_of(case)  # --env-package minigrid for a MiniGrid case, granted here too
         run_id = as_user_preset(case, runs, Path(tmp) / "presets") if user_preset else copy_case(case, runs)
         info = json.loads((runs / run_id / "run.json").read_text())
         t0 = time.monotonic()
         p = gsolve("fix", run_id, "--runs-dir", str(runs), "--json", "--seeds", str(seeds), "--parallel", str(parallel),
-                   "--timeout", "1800", env=env)
+                   "--timeout", "1800", *flags, env=env)
         seconds = round(time.monotonic() - t0, 1)
         try:
             record = json.loads(p.stdout)
@@ -150,7 +154,7 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
             finally:
                 for k in env:
                     os.environ.pop(k, None)
-            row["held_out"] = held_out(info["config_id"], overrides, int(info["seed"]), runs, env)
+            row["held_out"] = held_out(info["config_id"], overrides, int(info["seed"]), runs, env, flags)
         return row
 
 

@@ -5,7 +5,9 @@ solve on most seeds, and their recorded run was an unlucky seed. For every fault
 set (a folder with ``labels.json`` that is not healthy and did not solve) this trains the case's
 recorded config (its overrides plus the keys its preset has changed since, experiments/parent.py)
 on ``--seeds`` fresh seeds (default: the case's seed + 1000 and + 1001, away from the seeds other
-cases of the same fault use) and writes ``seed_screen.json`` into the set's folder:
+cases of the same fault use), with the ``--env-package``/``--env-class`` flags its recorded config names
+(a MiniGrid case's minigrid: these fixture sets are ours, so the screen grants what they need, as the
+person who trained them did), and writes ``seed_screen.json`` into the set's folder:
 
     {"seeds_added": [...], "cases": {"<case>": {"seeds": [own, a, b], "solved": [false, x, y],
      "solved_at": [...], "fault": true|false}}, "commit": ..., "machine": ...}
@@ -35,12 +37,13 @@ SCREEN_FILE = "seed_screen.json"
 SEED_OFFSETS = (1000, 1001)
 
 
-def train(config_id: str, overrides: dict[str, Any], runs: Path) -> dict[str, Any]:
-    """One `gsolve train` of ``config_id`` with ``overrides``; what its run.json says."""
+def train(config_id: str, overrides: dict[str, Any], runs: Path, flags: list[str] | None = None) -> dict[str, Any]:
+    """One `gsolve train` of ``config_id`` with ``overrides`` (and ``flags``: --env-package ...); what its
+    run.json says."""
     from gymnasium_solver.launcher import override_pairs
 
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", config_id, "--runs-dir", str(runs), "--quiet",
-           *(a for p in override_pairs(overrides) for a in ("--set", p))]
+           *(flags or []), *(a for p in override_pairs(overrides) for a in ("--set", p))]
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
     run_dir = Path(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None
     if run_dir is None or not (run_dir / "run.json").is_file():
@@ -63,13 +66,27 @@ def fault_cases(folder: Path, only: list[str]) -> list[tuple[str, Path, dict[str
     return out
 
 
+def env_modules_of(case: Path) -> list[str]:
+    """The --env-package/--env-class flags the case's recorded config.yaml names, each granted in this process
+    too (the case's config is resolved here): the fixture sets are ours, so we grant what they need."""
+    import yaml
+
+    from gymnasium_solver.config.env_modules import grant_from_flags, recorded_flags
+
+    config = yaml.safe_load((case / "config.yaml").read_text(encoding="utf-8"))
+    config = config if isinstance(config, dict) else {}
+    grant_from_flags(config.get("env_package") or [], [config["env_class"]] if config.get("env_class") else [])
+    return recorded_flags(config)
+
+
 def screen_case(case: Path, info: dict[str, Any], offsets: tuple[int, ...], runs: Path) -> dict[str, Any]:
     from gymnasium_solver.contract.run_folder import read_run_info
     from gymnasium_solver.experiments.parent import parent_config
 
     own = int(info["seed"])
+    flags = env_modules_of(case)
     base = parent_config(case, read_run_info(case)).base_for(info["config_id"], {})
-    outs = [train(info["config_id"], {**base, "seed": own + o}, runs) for o in offsets]
+    outs = [train(info["config_id"], {**base, "seed": own + o}, runs, flags) for o in offsets]
     solved = [False, *(o["solved"] for o in outs)]
     return {"seeds": [own, *(own + o for o in offsets)], "solved": solved,
             "solved_at": [None, *(o.get("solved_at") for o in outs)],
