@@ -81,8 +81,8 @@ def test_a2c_solves_cartpole_and_writes_the_run_folder(tmp_path: Path) -> None:
     table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
     for metric in (rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY, rf.M.GRAD_NORM, rf.M.EXPLAINED_VARIANCE):
         assert all(v is not None and np.isfinite(v) for v in table.column(metric)), metric
-    # one update per rollout of 8 envs x 16 steps
-    assert table.column(rf.M.ENV_STEPS)[:2] == [128, 256]
+    # one update per rollout of the preset's 4 envs x 8 steps
+    assert table.column(rf.M.ENV_STEPS)[:2] == [32, 64]
 
 
 def test_the_sb3_era_iteration_steps_key_is_a_sentence() -> None:
@@ -98,8 +98,9 @@ def test_a_stopped_a2c_run_resumes_to_its_budget_with_its_rmsprop_state(tmp_path
     """A2C is ours now, so a stopped A2C run resumes (SB3's could not): optimizer state, RNGs and counters."""
     from gymnasium_solver.train import training
 
-    cfg = resolve_config("CartPole-v1:a2c", ["max_env_steps=2048", "eval_freq=1024", "eval_episodes=2",
-                                             "reward_threshold=1000", "last_checkpoint_seconds=0"])
+    # 128 env steps per update (4 envs x 32 steps), whatever the preset's rollout: 16 updates in the budget
+    cfg = resolve_config("CartPole-v1:a2c", ["max_env_steps=2048", "eval_freq=1024", "eval_episodes=2", "n_envs=4",
+                                             "n_steps=32", "reward_threshold=1000", "last_checkpoint_seconds=0"])
     monkeypatch.setattr(training, "stop_on_signals", lambda: stop_after(3))
     stopped = training.train(cfg, tmp_path)
     monkeypatch.undo()
