@@ -25,7 +25,7 @@ the solving evaluation in both arms (imports excluded; bench_presets_vs_zoo.py's
 thread; ours on the config's ``torch_threads``.
 
     .venv/bin/python bench/bench_any_env.py MountainCarContinuous-v0 Taxi-v4 --seeds 0 1 2 --write any_env
-    .venv/bin/python bench/bench_any_env.py MiniGrid-Empty-5x5-v0 --env-package minigrid --write any_env
+    .venv/bin/python bench/bench_any_env.py MiniGrid-Empty-5x5-v0 --env-package minigrid --write any_env_2
     .venv/bin/python bench/bench_any_env.py Acrobot-v1:a2c --arms ours       # one arm only
 
 ``--estimate STEPS`` runs only the Zoo's arm on the first seed for STEPS env steps (its schedules still over the
@@ -35,8 +35,9 @@ the envs this shared machine cannot measure in a session (docs/benchmarks.md say
     .venv/bin/python bench/bench_any_env.py MountainCar-v0 InvertedDoublePendulum-v5 --estimate 20000 --write any_env_estimates
 
 ``--write NAME`` records the rows (per seed: solved, env steps, wall seconds, our settings' source), the
-commit, the machine, the library versions and the load in bench/results/NAME.json, merged with the
-environments already there; bench/render_tables.py renders docs/benchmarks.md's ``any-env`` block.
+commit, the machine, the library versions and the load in bench/results/NAME.json, which holds one bench run
+(a NAME already there is replaced: give a re-run a new NAME, e.g. any_env_3); bench/render_tables.py renders
+docs/benchmarks.md's ``any-env`` block, each env from the newest run that measured it.
 """
 
 from __future__ import annotations

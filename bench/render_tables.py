@@ -286,13 +286,22 @@ def render_any_env(results: dict[str, Results]) -> str:
     """bench/bench_any_env.py's files: per env, where ours took its settings, both arms' seeds solved with median env
     steps and wall, the wall ratio; then the envs only estimated, from one seed of SB3's speed."""
     parts = []
-    runs = [name for name in sorted(results) if name.startswith(ANY_ENV) and name != ANY_ENV_ESTIMATES]
-    for r in (results[name] for name in runs):
+    runs = sorted((name for name in results if name.startswith(ANY_ENV) and name != ANY_ENV_ESTIMATES),
+                  key=lambda name: (results[name].measured.date, name))
+    # An env measured again (after a change) is shown in its newest run only; the older rows stay in their file.
+    latest = {env: name for name in runs for env in results[name].presets}
+    for name in runs:
+        r = results[name]
+        again = [env for env in r.presets if latest[env] != name]
+        if len(again) == len(r.presets):
+            continue
         lines = ["| env | ours: settings | the Zoo's arm: settings | threshold | ours: solved, median env steps, "
                  "median wall | Zoo: solved, median env steps, median wall | Zoo wall / ours | budget | met |",
                  "|---|---|---|---|---|---|---|---|---|"]
         notes = []
         for env, p in r.presets.items():
+            if env in again:
+                continue
             ours, zoo = spread(p.arms["ours"]), spread(p.arms["zoo"])
             source = (p.settings or "-").split(":", 1)[0]
             ratio = zoo.median_wall_s / ours.median_wall_s
@@ -302,7 +311,8 @@ def render_any_env(results: dict[str, Results]) -> str:
                          f"| {ratio:.2f} | {steps(p.budget or 0)} | {met} |")
             if p.threshold_note:
                 notes.append(f"{env}: {p.threshold_note}")
-        seeds = seeds_text(sorted({row.seed for p in r.presets.values() for row in p.arms["ours"]}))
+        seeds = seeds_text(sorted({row.seed for env, p in r.presets.items() if env not in again
+                                   for row in p.arms["ours"]}))
         intro = fill(
             f"Seeds {seeds}, the arms alternating seed by seed, each run in its own process. A median with an unsolved "
             f"seed in it counts that seed with the env steps and seconds it spent, its whole budget (marked >=). "
@@ -312,7 +322,10 @@ def render_any_env(results: dict[str, Results]) -> str:
             f"median wall time than the Zoo's arm.")
         starred = fill("* Not the threshold of the env's Gymnasium spec: " + "; ".join(notes)
                        + ".") if notes else ""
-        parts += [intro, "\n".join(lines), *([starred] if starred else []), fill(provenance(r.measured))]
+        later = fill(f"Measured again in a later run (below), so not shown here: {', '.join(f'`{e}`' for e in again)} "
+                     f"(their rows stay in bench/results/{name}.json).") if again else ""
+        parts += [intro, "\n".join(lines), *([starred] if starred else []), fill(provenance(r.measured)),
+                  *([later] if later else [])]
     measured = {env for name in runs for env in results[name].presets}
     if ANY_ENV_ESTIMATES in results and set(results[ANY_ENV_ESTIMATES].presets) - measured:
         e = results[ANY_ENV_ESTIMATES]
@@ -335,8 +348,34 @@ def render_any_env(results: dict[str, Results]) -> str:
     return "\n\n".join(parts) if parts else "No results file yet: run bench/bench_any_env.py --write any_env."
 
 
+THRESHOLD_REACH = ROOT / "bench" / "analysis" / "threshold_reach.json"  # bench/threshold_reach.py
+
+
+def render_threshold_reach(results: dict[str, Results]) -> str:
+    """bench/threshold_reach.py's file: per tabular env, the optimal policy's expected return against the threshold,
+    and how often its mean over N evaluation episodes reaches it."""
+    if not THRESHOLD_REACH.is_file():
+        return "No results file yet: run bench/threshold_reach.py."
+    d = json.loads(THRESHOLD_REACH.read_text(encoding="utf-8"))
+    ns = sorted({int(n) for row in d["envs"] for n in row["pass_probability"]})
+    lines = ["| env | threshold | optimal policy's expected return | "
+             + " | ".join(f"P(mean of {n} episodes >= threshold)" for n in ns) + " |",
+             "|---|---|---|" + "---|" * len(ns)]
+    for row in d["envs"]:
+        probs = " | ".join(f"{row['pass_probability'][str(n)]:.1%}" for n in ns)
+        lines.append(f"| `{row['env_id']}` | {row['threshold']:g} | {row['optimal_expected_return']:.4f} | {probs} |")
+    intro = fill("An optimal policy (finite-horizon value iteration over the env's published dynamics and its "
+                 "TimeLimit, ties to the first action), its expected undiscounted return from the initial states, "
+                 "and the exact probability that its mean over N evaluation episodes reaches the Gymnasium spec's "
+                 "threshold (gsolve evaluates 10 by default): where that is far from 100%, a run's 'solved at' "
+                 "measures evaluation luck as well as learning, in both arms of the table above.")
+    m = Measured.model_validate(d["measured"])
+    return "\n\n".join([intro, "\n".join(lines), fill(provenance(m))])
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "any-env": render_any_env,
+    "threshold-reach": render_threshold_reach,
     "readme-speed": render_readme_speed,
     **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,

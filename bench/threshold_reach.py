@@ -1,0 +1,107 @@
+"""Can a perfect policy pass an env's reward threshold? Exact answers for Gymnasium's tabular envs.
+
+A run counts as solved when the mean return of ``eval_episodes`` (10) evaluation episodes reaches the env's
+``reward_threshold``. For an env whose threshold is near the best expected return, even the optimal policy
+fails that test often, and "env steps to solve" then measures evaluation luck as much as learning. The
+tabular envs publish their dynamics (``env.unwrapped.P``), so this computes, by finite-horizon value
+iteration over the TimeLimit, the optimal policy's expected return from the initial-state distribution and
+the exact probability that its mean over N episodes reaches the threshold (the distribution of one
+episode's return under the optimal policy, convolved N times). Writes bench/analysis/threshold_reach.json
+(with the commit and the versions); bench/render_tables.py renders docs/benchmarks.md's
+``threshold-reach`` block from it.
+
+    .venv/bin/python bench/threshold_reach.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_results  # noqa: E402 - a sibling script, not a package
+
+OUT = Path(__file__).resolve().parent / "analysis" / "threshold_reach.json"
+ENVS = ("FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4")  # the tabular envs with a threshold and a TimeLimit
+EPISODES = (10, 100)  # gsolve's default eval_episodes, and the classic "over 100 consecutive episodes"
+
+
+def optimal_returns(env_id: str) -> tuple[dict[float, float], int]:
+    """The distribution of one episode's undiscounted return under an optimal finite-horizon policy (returns
+    rounded to 1e-9 -> probability), and the horizon (the TimeLimit)."""
+    env = gym.make(env_id)
+    u: Any = env.unwrapped
+    spec = gym.spec(env_id)
+    if spec.max_episode_steps is None:
+        raise SystemExit(f"{env_id} has no TimeLimit: the finite-horizon value iteration needs one")
+    horizon = int(spec.max_episode_steps)
+    n_states, n_actions = u.observation_space.n, u.action_space.n
+    values = [np.zeros(n_states)]  # values[h][s]: the best expected return with h steps left
+    policy: list[np.ndarray] = []
+    for _ in range(horizon):
+        q = np.zeros((n_states, n_actions))
+        for s in range(n_states):
+            for a in range(n_actions):
+                q[s, a] = sum(p * (r + (0.0 if done else values[-1][s2])) for p, s2, r, done in u.P[s][a])
+        policy.append(q.argmax(1))
+        values.append(q.max(1))
+    # Forward: the joint distribution of (state, return so far) under that policy, horizon steps.
+    live: dict[tuple[int, float], float] = {(int(s), 0.0): float(p) for s, p in enumerate(u.initial_state_distrib) if p > 0}
+    ended: dict[float, float] = {}
+    for h in range(horizon, 0, -1):
+        nxt: dict[tuple[int, float], float] = {}
+        for (s, ret), p in live.items():
+            for q_, s2, r, done in u.P[s][int(policy[h - 1][s])]:
+                key = round(ret + r, 9)
+                if done:
+                    ended[key] = ended.get(key, 0.0) + p * q_
+                else:
+                    nxt[(int(s2), key)] = nxt.get((int(s2), key), 0.0) + p * q_
+        live = nxt
+    for (_, ret), p in live.items():  # truncated by the TimeLimit
+        ended[ret] = ended.get(ret, 0.0) + p
+    env.close()
+    return ended, horizon
+
+
+def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
+    """P(the mean of n independent episodes >= threshold), exactly, by convolving the return distribution."""
+    total: dict[float, float] = {0.0: 1.0}
+    for _ in range(n):
+        step: dict[float, float] = {}
+        for a, pa in total.items():
+            for b, pb in dist.items():
+                key = round(a + b, 6)
+                step[key] = step.get(key, 0.0) + pa * pb
+        total = step
+    return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
+
+
+def main() -> int:
+    measured = bench_results.start_measuring()
+    rows = []
+    for env_id in ENVS:
+        threshold = gym.spec(env_id).reward_threshold
+        dist, horizon = optimal_returns(env_id)
+        expected = sum(r * p for r, p in dist.items())
+        row: dict[str, Any] = {"env_id": env_id, "threshold": threshold, "horizon": horizon, "optimal_expected_return": expected,
+               "pass_probability": {}}
+        if threshold is not None:
+            row["pass_probability"] = {str(n): mean_reaches(dist, n, threshold) for n in EPISODES}
+        rows.append(row)
+        print(f"{env_id}: threshold {threshold}, optimal expected return {expected:.4f}, "
+              f"P(pass) {row['pass_probability']}", flush=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"measured": bench_results.finish(measured).model_dump(), "envs": rows}, indent=1) + "\n",
+                   encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
