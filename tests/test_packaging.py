@@ -41,3 +41,10 @@ def test_the_wheel_holds_every_preset_and_reference(tmp_path: Path) -> None:
     missing = [n for n in shipped if n not in names]
     assert not missing, missing
     assert "gymnasium_solver/cli/app.py" in names and "gymnasium_solver/agents/ppo.py" in names and "mcp_server/server.py" in names
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    """`python -m gymnasium_solver.cli` is the gsolve command (its __main__ once imported a module that is not there)."""
+    proc = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", "--help"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: gsolve"), proc.stderr[-500:]

@@ -1,7 +1,7 @@
-"""`python -m gymnasium_solver.cli.app`: the gsolve command."""
+"""`python -m gymnasium_solver.cli`: the gsolve command."""
 
 import sys
 
-from gymnasium_solver.cli.app.app import main
+from gymnasium_solver.cli.app import main
 
 sys.exit(main())
