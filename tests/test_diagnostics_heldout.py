@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout9) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout10) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -29,10 +29,10 @@ def score() -> ModuleType:
     return module
 
 
-def _line(faults: int, strict: int, lenient: int) -> str:
+def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     return (f"held-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
             f"({strict / faults:.0%}); an acceptable key: {lenient}/{faults} ({lenient / faults:.0%}); "
-            "healthy runs with a warning: 0/2")
+            f"healthy runs with a warning: 0/{healthy}")
 
 
 @pytest.mark.parametrize(("folder", "no_preset", "expected"), [
@@ -67,6 +67,14 @@ def _line(faults: int, strict: int, lenient: int) -> str:
     # since replay_ratio_too_low lowers an actor-critic's train_freq (stop 18), 6/6.
     ("heldout9", False, _line(6, 6, 6)),
     ("heldout9", True, _line(6, 6, 6)),
+    # heldout10 (runs of environments with no preset of ours; issue 22): blind scoring at 87c8953 was 10/14 both
+    # ways (v07 log_std_init=4 read as a learning rate too low; v10 PPO n_steps=2048 and v13 REINFORCE 500 episodes
+    # per update read as a short budget or a slow learning rate; v11 a FrozenLake policy stuck by lr=0.3 read as
+    # env_kwargs that stop the reward paying). After action noise explains a tiny KL, a rollout larger than the
+    # defaults' is named when the budget holds too few updates, and a collapsed entropy explains unpaid longer
+    # episodes (stop 23), 14/14.
+    ("heldout10", False, _line(14, 14, 14, healthy=4)),
+    ("heldout10", True, _line(14, 14, 14, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -100,6 +108,8 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout8", False, _screened(5, 7, 5, 5, "t02_s282, t03_s275")),
     ("heldout9", False, _screened(5, 6, 5, 5, "u03_s308")),
     ("heldout9", True, _screened(5, 6, 5, 5, "u03_s308")),
+    ("heldout10", False, _screened(14, 14, 14, 14, "none")),
+    ("heldout10", True, _screened(14, 14, 14, 14, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

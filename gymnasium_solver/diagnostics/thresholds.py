@@ -40,6 +40,12 @@ MIN_UPDATES = _t(
     "min_updates", 8, "fewer updates than this: optimisation rules are not evaluated (too little data)",
     "Ours: the first updates of a healthy run are transient",
 )
+MIN_UPDATES_ONE_STEP = _t(
+    "min_updates_one_step", 30,
+    "fewer updates than this in a whole unsolved budget, for algorithms that take one gradient step per update "
+    "(A2C, REINFORCE): the budget gave the learner too few steps to learn, however much data each one saw",
+    "Ours: the tuned CartPole-v1:reinforce (8 episodes per update) solved its reference seed 100 after 32 updates",
+)
 LATE_FRACTION = _t(
     "late_fraction", 0.5, "'late' window = the last half of the updates (rules on sustained behaviour)",
     "Ours",

@@ -187,6 +187,13 @@ def _action_std(ctx: Ctx) -> tuple[float, float, str] | None:
     return None
 
 
+def noise_swamps_the_mean(ctx: Ctx) -> bool:
+    """The late action std is more than ACTION_STD_HIGH half-ranges of a Box action space (action_noise_too_high's
+    test): moving the mean then barely changes an action's probability, so a tiny approx_kl is its consequence."""
+    half, std = action_half_range(ctx.info), _action_std(ctx)
+    return half is not None and std is not None and std[1] / half > T.ACTION_STD_HIGH.value
+
+
 @rule("action_noise_too_high", "action_noise_too_low")
 def action_noise(ctx: Ctx) -> Finding | None:
     half = action_half_range(ctx.info)

@@ -19,6 +19,7 @@ from gymnasium_solver.diagnostics.context import (
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
+from gymnasium_solver.diagnostics.rules.config_checks import noise_swamps_the_mean
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import failing, gradient_steps, setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
@@ -141,6 +142,8 @@ def approx_kl_low(ctx: Ctx) -> Finding | None:
         return None  # a deterministic policy cannot move: entropy_collapse explains the tiny KL
     if rel is not None and rel > T.ENTROPY_NO_DECREASE.value and start_value(ctx.config.get("ent_coef", 0.0)) > 0:
         return None  # the entropy bonus pins the policy: entropy_bonus_dominates explains it
+    if noise_swamps_the_mean(ctx):
+        return None  # a std of many half-ranges hides any move of the mean: action_noise_too_high explains it
     evidence = [ev(M.APPROX_KL, x, f"median {fmt(med)} over {len(y)} updates", f"> {limit:g} ({T.APPROX_KL_LOW.source})")]
     if len(cy):
         evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"> {T.CLIP_FRACTION_LOW.value:g}"))

@@ -21,7 +21,7 @@ from gymnasium_solver.diagnostics.context import (
     material,
     rolling_median3,
 )
-from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
@@ -137,8 +137,12 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
             and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
     budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
     _, updates = ctx.data.finite(M.POLICY_LOSS)
-    if not (improving or near) and 0 < len(updates) < T.MIN_UPDATES.value:
-        # Too few updates to see any trend: the budget itself is the problem.
+    fewest = T.MIN_UPDATES_ONE_STEP if ctx.algo in ("a2c", "reinforce") else T.MIN_UPDATES
+    if not (improving or near) and 0 < len(updates) < fewest.value:
+        # Too few updates to learn: a rollout larger than the defaults' is the cause, else the budget is.
+        budget_change = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
+                               f"{T.BUDGET_STEP.value:g}x the budget")
+        smaller = _default_rollout(ctx, budget, fewest.value)
         return Finding(
             id="budget_exhausted_improving",
             severity=Severity.WARNING,
@@ -147,11 +151,12 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
             evidence=[Evidence(metric=M.POLICY_LOSS, env_steps_from=0, env_steps_to=ctx.info.progress.env_steps,
                                observed=f"{len(updates)} update(s) in a {budget}-step budget; best eval "
                                f"{fmt(ctx.best_eval)} of {fmt(ctx.threshold)}",
-                               healthy=f">= {int(T.MIN_UPDATES.value)} updates before judging a config")],
-            cause="max_env_steps is too small for this config's rollout size: the run stopped before learning "
-            "could show.",
-            suggested_changes=[change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
-                                      f"{T.BUDGET_STEP.value:g}x the budget")],
+                               healthy=f">= {int(fewest.value)} updates before judging a config ({fewest.source})")],
+            cause=("each update collects far more experience than gsolve's defaults do, so the budget holds only "
+                   f"{len(updates)} updates: the run stopped before learning could show." if smaller else
+                   "max_env_steps is too small for this config's rollout size: the run stopped before learning "
+                   "could show."),
+            suggested_changes=[*([smaller] if smaller else []), budget_change],
         )
     if not (improving or near):
         return None
@@ -189,6 +194,32 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
                                                                 if improving else "the run stopped close to solving."),
         suggested_changes=[change_],
     )
+
+
+def _default_rollout(ctx: Ctx, budget: int, fewest: float) -> SuggestedChange | None:
+    """The rollout key (n_steps, or REINFORCE's episodes_per_update) back at gsolve's default for the algorithm,
+    when the run's is larger and the default fits at least ``fewest`` updates into ``budget``; else None."""
+    from gymnasium_solver.config import CONFIG_MODELS
+    from gymnasium_solver.contract.algorithms import Algo
+
+    key = "episodes_per_update" if ctx.algo == "reinforce" else "n_steps"
+    current = ctx.config.get(key)
+    model = CONFIG_MODELS.get(Algo(ctx.algo)) if ctx.algo in Algo._value2member_map_ else None
+    if model is None or key not in model.model_fields or not isinstance(current, int):
+        return None
+    default = model.model_fields[key].get_default()
+    if not isinstance(default, int) or current <= default:
+        return None
+    n_envs = int(ctx.config.get("n_envs") or 1)
+    _, length = ctx.data.finite(M.EP_LEN_MEAN)
+    per_item = float(np.median(length)) if key == "episodes_per_update" and len(length) else 1.0
+    if budget / (default * per_item * (1 if key == "episodes_per_update" else n_envs)) < fewest:
+        return None
+    if key == "n_steps" and int(ctx.config.get("batch_size") or 0) > default * n_envs:
+        return None  # PPO's minibatch would not fit the smaller rollout: the budget is the simpler change
+    what = "episodes" if key == "episodes_per_update" else f"steps x {n_envs} envs"
+    return change(key, current, default, "decrease", f"gsolve's default ({default} {what} per update) fits "
+                  f"{fewest:g}+ updates into the {budget}-step budget")
 
 
 def _still(ctx: Ctx, improving: bool) -> str:
@@ -333,6 +364,10 @@ def reward_does_not_pay(ctx: Ctx) -> Finding | None:
     gap = ctx.threshold - float(np.max(ret))
     if not (growth >= B.LENGTH_GROWTH_MIN.value and gap > 0 and float(np.ptp(ret)) < B.RETURN_FLAT_GAP_FRACTION.value * gap):
         return None
+    rel = late_entropy_fraction(ctx)
+    if rel is not None and rel < T.ENTROPY_COLLAPSE.value:
+        return None  # a policy gone deterministic repeats one path until the time limit: longer, unpaid episodes
+        # are it being stuck (entropy_collapse), not it having learnt a task the reward does not pay for
     return Finding(
         id="reward_does_not_pay", severity=Severity.CRITICAL, score=0.98,
         title="The agent's episodes changed but its return did not: env_kwargs changed what the reward pays",
