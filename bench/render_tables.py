@@ -208,7 +208,9 @@ VERDICTS_DIR = ROOT / "bench" / "verdicts"
 VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with the fault as its overrides)",
                  "fix_verdicts_user_presets.json": "on users' own presets (the whole faulty config is the user's "
                                                    "preset `ENV:mine` in its own $GSOLVE_CONFIG_DIR: nothing of ours "
-                                                   "to revert to)"}
+                                                   "to revert to)",
+                 "fix_verdicts_no_preset.json": "on environments without a preset of ours (settings from the RL "
+                                                "Zoo's entry or gsolve's defaults; issue 22)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
@@ -241,7 +243,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
             continue
         d = json.loads(path.read_text(encoding="utf-8"))
         sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
-        flag = " --user-preset" if "user" in name else ""
+        flag = " --user-preset" if "user" in name else (f" --out bench/verdicts/{name}" if "no_preset" in name else "")
         date = f", {d['date']}" if d.get("date") else ""
         parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
                           f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at {_at(d)}{date} on "
