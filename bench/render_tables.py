@@ -82,6 +82,7 @@ def _commit(m: Measured) -> str:
 VS_ZOO = {
     "cartpole-ppo-vs-zoo": ("cartpole_ppo_vs_zoo", "CartPole-v1:ppo", "PPO"),
     "cartpole-a2c-vs-zoo": ("cartpole_a2c_vs_zoo", "CartPole-v1:a2c", "A2C"),
+    "acrobot-ppo-vs-zoo": ("acrobot_ppo_vs_zoo", "Acrobot-v1:ppo", "PPO"),
 }
 
 
@@ -152,6 +153,9 @@ HELDOUT = {
         "CartPole-v1:a2c": (("before: trial #0 of a sweep on seed 0, picked on seeds 100-119", "cartpole_a2c_heldout_before"),
                             ("after: trial 38 of sweep-20261127-142039-bbee (p90 over seeds 0-9)", "cartpole_a2c_vs_zoo")),
         "CartPole-v1:reinforce": (("as shipped (not retuned: it meets the spread targets)", "cartpole_reinforce_heldout"),),
+    },
+    "robust-acrobot": {
+        "Acrobot-v1:ppo": (("as shipped (not retuned: it meets the spread targets)", "acrobot_ppo_heldout_before"),),
     },
 }
 
