@@ -13,6 +13,11 @@ them with SB3's own A2C and DQN on the Zoo's settings.
 
     .venv/bin/python bench/bench_sb3_presets.py                       # every pair, seeds 0-2
     .venv/bin/python bench/bench_sb3_presets.py --only Pendulum-v1:sac --seeds 0 1 2 3 4
+    .venv/bin/python bench/bench_sb3_presets.py --only Pendulum-v1:sac --seeds 1000 1001 ... --write NAME
+
+``--write NAME`` records the rows, the commit, the machine, the library versions and the load in
+bench/results/NAME.json (bench_results.py's format, bench_presets_vs_zoo.py's arms), from which
+bench/render_tables.py renders the figures in README.md and docs/.
 """
 
 from __future__ import annotations
@@ -22,14 +27,18 @@ import importlib.util
 import json
 import re
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from gymnasium_solver.config import build_config, resolve_config
-from gymnasium_solver.train.training import train
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_results  # noqa: E402 - a sibling script, not a package
+
+from gymnasium_solver.config import build_config, resolve_config  # noqa: E402
+from gymnasium_solver.train.training import train  # noqa: E402
 
 # Our preset -> (the Zoo's algorithm file, the Zoo's env key). CartPole-v1:a2c and the DQN presets
 # (CartPole-v1, LunarLander-v3) are our own A2C and DQN now: bench_presets_vs_zoo.py compares them with SB3's.
@@ -133,7 +142,10 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", choices=["ours", "zoo"], default=["ours", "zoo"],
                         help="train only these arms (e.g. to time one arm while tuning); the comparison needs both")
     parser.add_argument("--json", type=Path, help="also write the per-seed results here")
+    parser.add_argument("--write", metavar="NAME", help="record the rows in bench/results/NAME.json (README and "
+                        "docs/ render their figures from it: bench/render_tables.py)")
     args = parser.parse_args()
+    measured = bench_results.start_measuring()
     everything: dict[str, Any] = {}
     for config_id in args.only:
         rows: dict[str, list[dict[str, Any]]] = {arm: [] for arm in args.arms}
@@ -147,6 +159,28 @@ def main() -> None:
         everything[config_id] = {"seeds": args.seeds, "summary": summary, "runs": rows}
     if args.json:
         args.json.write_text(json.dumps(everything, indent=1), encoding="utf-8")
+    if args.write:
+        write(args.write, bench_results.finish(measured), everything)
+
+
+def write(name: str, measured: bench_results.Measured, everything: dict[str, Any],
+          directory: Path = bench_results.RESULTS_DIR) -> Path:
+    """Record every preset's rows per arm (one per seed, in seed order) in ``<directory>/<name>.json``."""
+    with_zoo = any("zoo" in e["runs"] for e in everything.values())
+    what = ("our preset and SB3 with the RL Zoo's settings through our trainer, arms alternating seed by seed"
+            if with_zoo else "our preset")
+    presets = {}
+    for config_id, e in everything.items():
+        arms = {arm: [bench_results.Row(seed=seed, solved=r["solved"], env_steps=r["steps"], wall_s=round(r["wall_s"], 3))
+                      for seed, r in zip(e["seeds"], runs, strict=True)]
+                for arm, runs in e["runs"].items()}
+        presets[config_id] = bench_results.PresetRows(arms=arms, budget=resolve_config(config_id, []).max_env_steps,
+                                                      config_sha=bench_results.config_sha(config_id))
+    description = f"{', '.join(everything)}: {what} (bench/bench_sb3_presets.py)"
+    path = bench_results.write_results(bench_results.Results(name=name, description=description,
+                                                             measured=measured, presets=presets), directory)
+    print(f"wrote {path}", flush=True)
+    return path
 
 
 if __name__ == "__main__":

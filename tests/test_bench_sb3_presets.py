@@ -4,6 +4,7 @@ comparison on medians where an unsolved seed counts with its whole budget. No tr
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -47,3 +48,22 @@ def test_unsolved_zoo_seeds_count_with_their_whole_budget(bench: ModuleType) -> 
     half = [dict(r, wall_s=r["wall_s"] / 1.5) for r in ours]  # 0.40
     assert bench.summarise("Pendulum-v1:sac", {"ours": half, "zoo": zoo})[1].endswith(
         "half the wall time MET, 3x faster MISSED")
+
+
+def test_write_records_each_arms_rows_by_seed_with_the_preset_and_its_budget(bench: ModuleType, tmp_path: Path) -> None:
+    results = bench.bench_results
+    measured = results.start_measuring(["bench/bench_sb3_presets.py", "--only", "Pendulum-v1:sac", "--write", "t"])
+    runs = {"ours": [{"solved": True, "steps": 2000, "wall_s": 5.23456, "budget": 50000},
+                     {"solved": False, "steps": 50000, "wall_s": 99.0, "budget": 50000}],
+            "zoo": [{"solved": True, "steps": 6000, "wall_s": 30.0, "budget": 20000},
+                    {"solved": True, "steps": 5000, "wall_s": 25.0, "budget": 20000}]}
+    bench.write("t", results.finish(measured), {"Pendulum-v1:sac": {"seeds": [1000, 1001], "summary": {}, "runs": runs}},
+                tmp_path)
+    r = results.read_results("t", tmp_path)
+    assert r.measured.command == ".venv/bin/python bench/bench_sb3_presets.py --only Pendulum-v1:sac --write t"
+    assert "RL Zoo" in r.description and "bench_sb3_presets.py" in r.description
+    p = r.presets["Pendulum-v1:sac"]
+    assert p.budget == resolve_config("Pendulum-v1:sac", []).max_env_steps
+    assert p.arms["ours"] == [results.Row(seed=1000, solved=True, env_steps=2000, wall_s=5.235),
+                              results.Row(seed=1001, solved=False, env_steps=50000, wall_s=99.0)]
+    assert [row.seed for row in p.arms["zoo"]] == [1000, 1001] and p.arms["zoo"][1].env_steps == 5000
