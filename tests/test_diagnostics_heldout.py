@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout10) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout11) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -75,6 +75,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # episodes (stop 23), 14/14.
     ("heldout10", False, _line(14, 14, 14, healthy=4)),
     ("heldout10", True, _line(14, 14, 14, healthy=4)),
+    # heldout11 (no preset either; made blind while heldout10 was being read): blind at bf03b10 8/13 both ways.
+    # Since a return of 0 in every row no longer reads as a reward fixed per step (a sparse goal never reached),
+    # w03 (DQN with no exploration on FrozenLake) gets exploration_ends_too_early, an accepted key: 8/13 strict,
+    # 9/13 lenient, in-sample.
+    ("heldout11", False, _line(13, 8, 9, healthy=4)),
+    ("heldout11", True, _line(13, 8, 9, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -110,6 +116,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout9", True, _screened(5, 6, 5, 5, "u03_s308")),
     ("heldout10", False, _screened(14, 14, 14, 14, "none")),
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
+    ("heldout11", False, _screened(13, 13, 8, 9, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

@@ -306,6 +306,8 @@ def best_possible_return(ctx: Ctx) -> tuple[float, str] | None:
         return None
     if float(np.ptp(n)) < B.RETURN_FIT_MIN_SPREAD.value:
         return None
+    if not np.any(r):
+        return None  # paid nothing yet (a sparse goal never reached): a zero every step says nothing of the best
     c, b = np.polyfit(n, r, 1)
     if float(np.max(np.abs(r - (c * n + b)))) > B.RETURN_FIT_TOLERANCE.value * max(float(np.ptp(r)), 1e-9):
         return None
@@ -358,8 +360,8 @@ def reward_does_not_pay(ctx: Ctx) -> Finding | None:
         return None
     _, ret = ctx.data.finite(M.EP_RETURN_MEAN)
     _, length = ctx.data.finite(M.EP_LEN_MEAN)
-    if len(ret) < 5 or len(length) < 5 or float(np.min(length)) <= 0:
-        return None
+    if len(ret) < 5 or len(length) < 5 or float(np.min(length)) <= 0 or not np.any(ret):
+        return None  # (no return but 0: a sparse reward never reached, not a reward that does not pay)
     growth = float(np.max(length)) / float(np.min(length))
     gap = ctx.threshold - float(np.max(ret))
     if not (growth >= B.LENGTH_GROWTH_MIN.value and gap > 0 and float(np.ptp(ret)) < B.RETURN_FLAT_GAP_FRACTION.value * gap):
