@@ -144,7 +144,7 @@ def vs_zoo_renderer(block: str) -> Callable[[dict[str, Results]], str]:
 # Presets retuned for every seed (issue 23): each version of a preset trained on the same held-out seeds, never
 # used to tune it. Block name -> preset -> (version, results file): `bench_presets_vs_zoo.py --arms ours --write
 # NAME`, or the ours arm of a side-by-side run.
-HELDOUT = {
+HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "robust-cartpole": {
         "CartPole-v1:ppo": (("before: trial 31 of a sweep on seed 0", "cartpole_ppo_heldout_before"),
                             ("after: trial 14 of sweep-20261127-115025-4971 (p90 over seeds 0-9)", "cartpole_ppo_vs_zoo")),
