@@ -43,6 +43,7 @@ class AlgoSpec(NamedTuple):
     epsilon_greedy: bool  # explores by acting at random with probability epsilon (the DQN family)
     max_entropy: bool  # maximum-entropy RL with a learned temperature (ent_coef_auto: SAC, TQC)
     gae: bool  # an on-policy critic whose advantages are GAE(lambda) (gae_lambda)
+    epochs: bool  # reuses each rollout for several epochs of minibatches (PPO); on-policy without: one step per update
     action_kinds: tuple[str, ...]
     trainer: str
     package: str
@@ -64,15 +65,15 @@ _TD3_COLUMNS = _OFF_POLICY_COLUMNS + (M.CRITIC_LOSS, M.ACTOR_LOSS)
 # messages list algorithms in; the Algo enum keeps its own order for argparse and schemas).
 # fmt: off
 ALGORITHMS: dict[Algo, AlgoSpec] = {spec.algo: spec for spec in (
-    #       algo        title        on-pol replay soft   eps    maxent gae    action kinds     trainer                    package              zoo    columns
-    AlgoSpec(Algo.PPO, "PPO",        True,  False, False, False, False, True,  (DISCRETE, BOX), "gymnasium_solver.agents.ppo:PPO",          OURS,                True,  PPO_COLUMNS),
-    AlgoSpec(Algo.A2C, "A2C",        True,  False, False, False, False, True,  (DISCRETE, BOX), "gymnasium_solver.agents.a2c:A2C",          OURS,                True,  COMMON_COLUMNS),
-    AlgoSpec(Algo.REINFORCE, "REINFORCE", True, False, False, False, False, False, (DISCRETE, BOX), "gymnasium_solver.agents.reinforce:Reinforce", OURS,     False, COMMON_COLUMNS),
-    AlgoSpec(Algo.DQN, "DQN",        False, True,  False, True,  False, False, (DISCRETE,),     "gymnasium_solver.agents.dqn:DQN",          OURS,                True,  _DQN_COLUMNS),
-    AlgoSpec(Algo.QRDQN, "QR-DQN",   False, True,  False, True,  False, False, (DISCRETE,),     "sb3_contrib:QRDQN",       "sb3-contrib",       True,  _DQN_COLUMNS),
-    AlgoSpec(Algo.SAC, "SAC",        False, True,  True,  False, True,  False, (BOX,),          "stable_baselines3:SAC",   "stable-baselines3", True,  _SAC_COLUMNS),
-    AlgoSpec(Algo.TD3, "TD3",        False, True,  True,  False, False, False, (BOX,),          "stable_baselines3:TD3",   "stable-baselines3", True,  _TD3_COLUMNS),
-    AlgoSpec(Algo.TQC, "TQC",        False, True,  True,  False, True,  False, (BOX,),          "sb3_contrib:TQC",         "sb3-contrib",       True,  _SAC_COLUMNS),
+    #       algo        title        on-pol replay soft   eps    maxent gae    epochs action kinds     trainer                    package              zoo    columns
+    AlgoSpec(Algo.PPO, "PPO",        True,  False, False, False, False, True,  True,  (DISCRETE, BOX), "gymnasium_solver.agents.ppo:PPO",          OURS,                True,  PPO_COLUMNS),
+    AlgoSpec(Algo.A2C, "A2C",        True,  False, False, False, False, True,  False, (DISCRETE, BOX), "gymnasium_solver.agents.a2c:A2C",          OURS,                True,  COMMON_COLUMNS),
+    AlgoSpec(Algo.REINFORCE, "REINFORCE", True, False, False, False, False, False, False, (DISCRETE, BOX), "gymnasium_solver.agents.reinforce:Reinforce", OURS,     False, COMMON_COLUMNS),
+    AlgoSpec(Algo.DQN, "DQN",        False, True,  False, True,  False, False, False, (DISCRETE,),     "gymnasium_solver.agents.dqn:DQN",          OURS,                True,  _DQN_COLUMNS),
+    AlgoSpec(Algo.QRDQN, "QR-DQN",   False, True,  False, True,  False, False, False, (DISCRETE,),     "sb3_contrib:QRDQN",       "sb3-contrib",       True,  _DQN_COLUMNS),
+    AlgoSpec(Algo.SAC, "SAC",        False, True,  True,  False, True,  False, False, (BOX,),          "stable_baselines3:SAC",   "stable-baselines3", True,  _SAC_COLUMNS),
+    AlgoSpec(Algo.TD3, "TD3",        False, True,  True,  False, False, False, False, (BOX,),          "stable_baselines3:TD3",   "stable-baselines3", True,  _TD3_COLUMNS),
+    AlgoSpec(Algo.TQC, "TQC",        False, True,  True,  False, True,  False, False, (BOX,),          "sb3_contrib:TQC",         "sb3-contrib",       True,  _SAC_COLUMNS),
 )}
 # fmt: on
 
@@ -97,6 +98,9 @@ HARD_TARGET = REPLAY - SOFT_TARGET  # a target network copied every target_updat
 EPSILON_GREEDY = _where("epsilon_greedy")
 MAX_ENTROPY = _where("max_entropy")
 GAE = _where("gae")
+# On-policy algorithms whose update is one gradient step on the rollout (A2C, REINFORCE): their update count is
+# their gradient-step count.
+ONE_STEP_UPDATE = ON_POLICY - _where("epochs")
 ZOO = _where("zoo")
 # Algorithm names in Algo order (argparse choices, messages).
 NATIVE_ALGOS: tuple[Algo, ...] = tuple(a for a in Algo if a in NATIVE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY, ONE_STEP_UPDATE
 from gymnasium_solver.contract.run_folder import M, StopReason
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
@@ -137,7 +137,7 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
             and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
     budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
     _, updates = ctx.data.finite(M.POLICY_LOSS)
-    fewest = T.MIN_UPDATES_ONE_STEP if ctx.algo in ("a2c", "reinforce") else T.MIN_UPDATES
+    fewest = T.MIN_UPDATES_ONE_STEP if ctx.algo in ONE_STEP_UPDATE else T.MIN_UPDATES
     if not (improving or near) and 0 < len(updates) < fewest.value:
         # Too few updates to learn: a rollout larger than the defaults' is the cause, else the budget is.
         budget_change = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
