@@ -9,7 +9,6 @@ torch is imported only when ``retry`` actually trains.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
 from gymnasium_solver.experiments.parent import ParentConfig, parent_config
 from gymnasium_solver.experiments.retry import RetryResult, retry_verdict
+from gymnasium_solver.experiments.runner import command_line
 from gymnasium_solver.imports.mapping import source_setting
 
 
@@ -107,14 +107,6 @@ def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-def train_command(config_id: str, set_args: list[str], flags: list[str] | None = None, use_zoo: bool = True) -> str:
-    """``flags``: the --env-package/--env-class the run needs (default: those this process was granted);
-    ``use_zoo=False``: a run that took gsolve's defaults where the RL Zoo has an entry (``--no-zoo``)."""
-    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
-                     *(f"--set {shlex.quote(a)}" for a in set_args),
-                     *map(shlex.quote, env_modules.env_flags(config_id) if flags is None else flags)])
-
-
 def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[str] | None = None) -> str:
     """The diagnosis as text for a person at a terminal; the `try` commands start from ``parent``
     (the run's config as overrides, experiments/parent.py) and carry ``flags`` (the run's recorded
@@ -165,7 +157,7 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[
             start = parent.base_for(d.config_id, {c.key: c.suggested for c in ours})
             keep = [a for a in flatten_overrides(start) if a.split("=", 1)[0].split(".")[0] not in keys]
             together = " (all together)" if len(ours) > 1 else ""
-            command = train_command(d.config_id, [*keep, *(c.set_arg for c in ours)], flags, parent.use_zoo)
+            command = command_line(d.config_id, [*keep, *(c.set_arg for c in ours)], flags, parent.use_zoo)
             lines.append(f"   try{together}: {command}")
     lines.extend(_references_lines(d))
     if d.notes:
@@ -255,7 +247,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     if d.partial:
         print(f"note: {info.run_id} is still running; its diagnosis is based on partial data", file=sys.stderr)
     result = RetryResult(parent_run_id=info.run_id, config_id=info.config_id, changes=changes, your_overrides=extra,
-                         overrides=overrides, command=train_command(info.config_id, flatten_overrides(overrides),
+                         overrides=overrides, command=command_line(info.config_id, flatten_overrides(overrides),
                                                                          use_zoo=parent.use_zoo),
                          partial=d.partial, dry_run=args.dry_run)
     if not args.json:

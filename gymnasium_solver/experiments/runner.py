@@ -70,11 +70,18 @@ def record_parent(record: ExperimentRecord) -> ParentConfig:
     return ParentConfig(record.parent_overrides, record.drifted, record.use_zoo)
 
 
+def command_line(config_id: str, set_args: list[str], flags: list[str] | None = None, use_zoo: bool = True) -> str:
+    """The `gsolve train` command line of ``config_id`` with ``set_args`` (KEY=VALUE). ``flags``: the
+    --env-package/--env-class the run needs (default: those this process was granted); ``use_zoo=False``: a run
+    that took gsolve's defaults where the RL Zoo has an entry (``--no-zoo``)."""
+    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
+                     *(f"--set {shlex.quote(a)}" for a in set_args),
+                     *map(shlex.quote, env_flags(config_id) if flags is None else flags)])
+
+
 def train_command(config_id: str, overrides: dict[str, Any], use_zoo: bool = True) -> str:
     """The `gsolve train` command line that runs ``config_id`` with ``overrides`` (``--no-zoo`` when not ``use_zoo``)."""
-    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
-                     *(f"--set {shlex.quote(a)}" for a in override_pairs(overrides)),
-                     *map(shlex.quote, env_flags(config_id))])
+    return command_line(config_id, override_pairs(overrides), use_zoo=use_zoo)
 
 
 def trial_line(trial: Trial, done: int, total: int) -> str:
