@@ -361,3 +361,44 @@ def test_an_actor_critic_training_rarely_is_told_to_train_more_often_not_only_mo
     # DQN collects long stretches by design (the Zoo's CartPole: 256 steps, 128 gradient steps): more steps.
     assert fired(s, dqn_config(train_freq=256, gradient_steps=1), "replay_ratio_too_low").suggested_changes[0].key == \
         "gradient_steps"
+
+
+def test_a_myopic_discount_is_named_even_when_episodes_are_short() -> None:
+    # A gridworld: episodes of ~7 steps whose only reward is the goal at the end. gamma 0.1 looks 1.1 steps
+    # ahead (the goal 6 steps out is worth 1e-6 of itself); gamma 0.9 looks 10 steps ahead.
+    s = {**FAILED, M.EP_LEN_MEAN: np.full(N, 7.0)}
+    d = run(s, {"gamma": 0.1})  # (not fired(): it forces 100-step episodes)
+    f = next(x for x in d.findings if x.id == "horizon_too_short")
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("gamma", "increase")
+    assert "horizon_too_short" not in ids(run(s, {"gamma": 0.9}))
+    bandit = {**FAILED, M.EP_LEN_MEAN: np.full(N, 1.0)}  # one-step episodes: no later reward to see
+    assert "horizon_too_short" not in ids(run(bandit, {"gamma": 0.1}))
+
+
+def test_env_kwargs_of_the_dynamics_do_not_stop_the_reward_paying() -> None:
+    # The same curves as the sutton_barto_reward case, under a keyword that changes the lake, not its reward.
+    length = np.linspace(20, 500, N)
+    s = {**FAILED, M.EP_LEN_MEAN: length, M.EP_RETURN_MEAN: np.linspace(-1, -0.02, N), M.EVAL_RETURN_MEAN: np.zeros(N)}
+    assert "reward_does_not_pay" in ids(run(s, {"env_kwargs": {"goal_velocity": 0.5}}))
+    assert "reward_does_not_pay" not in ids(run(s, {"env_kwargs": {"is_slippery": False}}))
+
+
+def test_a_dqn_that_trains_every_thousand_steps_is_told_to_train_more_often() -> None:
+    s = dqn_series(solved=False)
+    f = fired(s, dqn_config(train_freq=1000, gradient_steps=1, n_envs=1), "replay_ratio_too_low")
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("train_freq", "decrease")
+    assert f.suggested_changes[0].suggested <= 4
+
+
+def test_too_few_updates_names_the_rollout_key_furthest_above_the_default() -> None:
+    # 4 updates of 64 envs x 128 steps recorded, then a 32,768-step budget ran out flat: 8 envs (the default) give
+    # 32 updates of 1,024 env steps.
+    four = {k: v[:4] for k, v in unsolved(healthy_series()).items()}
+    four[M.EVAL_RETURN_MEAN] = four[M.EP_RETURN_MEAN] = np.full(4, 20.0)
+    cfg = {"n_envs": 64, "n_steps": 128, "batch_size": 64, "max_env_steps": 32_768}
+    d = run(four, cfg)
+    f = next(x for x in d.findings if x.id == "budget_exhausted_improving")
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("n_envs=8", "decrease"), f
+    longer = run(four, {**cfg, "n_envs": 8, "n_steps": 2048})  # the rollout's length is the key above the default
+    g = next(x for x in longer.findings if x.id == "budget_exhausted_improving")
+    assert g.suggested_changes[0].key == "n_steps"

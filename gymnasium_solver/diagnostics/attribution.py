@@ -88,11 +88,18 @@ def budget_below_solved(ctx: Ctx) -> bool:
     return ctx.steps_to_solve is None or int(budget) < ctx.steps_to_solve[1]
 
 
+def stalled(ctx: Ctx) -> bool:
+    """With no solved run to say what a budget must hold, the run's own curves say whether more steps
+    would have helped: an evaluation flat or falling at the end, and no training return still rising."""
+    return (ctx.steps_to_solve is None and ctx.eval_trend.direction in ("flat", "declining")
+            and ctx.train_trend.direction != "improving")
+
+
 def suspects(ctx: Ctx) -> list[Deviation]:
     """The deviations that can explain a failure: every one but a lowered budget that still covers
-    what solved runs needed."""
+    what solved runs needed, or that a stalled run never reached the end of its use for."""
     return [d for d in ctx.deviations.values() if d.key != "max_env_steps"
-            or (ctx.deviation("max_env_steps", -1) is not None and budget_below_solved(ctx))]
+            or (ctx.deviation("max_env_steps", -1) is not None and budget_below_solved(ctx) and not stalled(ctx))]
 
 
 def consistent(ctx: Ctx, finding_id: str) -> list[Deviation]:

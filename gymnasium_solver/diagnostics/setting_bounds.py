@@ -243,6 +243,12 @@ ACTOR_CRITIC_TRAIN_FREQ_MAX = _t(
     "SB3 SAC/TD3 default train_freq 1; RL Zoo sac.yml/td3.yml (1, or 'episode' on a few MuJoCo tasks); Ours: "
     "Pendulum-v1:sac trains every 4",
 )
+DQN_TRAIN_FREQ_MAX = _t(
+    "dqn_train_freq_max", 256,
+    "DQN/QR-DQN collecting more env steps per sub-env than this between gradient phases: it acts epsilon-greedily "
+    "that long on Q-values that do not change, so a low replay ratio is fixed by training more often",
+    "SB3 DQN default train_freq 4; RL Zoo dqn.yml/qrdqn.yml 4-256 (256 only with gradient_steps 128)",
+)
 ACTOR_CRITIC_REPLAY_RATIO = _t(
     "actor_critic_replay_ratio", 1.0,
     "gradient steps per env step suggested when an SAC/TD3/TQC run trains too rarely",

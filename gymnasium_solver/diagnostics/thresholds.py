@@ -234,6 +234,13 @@ HORIZON_MIN_STEPS = _t(
     "the agent only values the next few rewards",
     "What matters (gamma 0.99 default, 0.9-0.999 tuned); Ours: presets use 10-1000 steps",
 )
+HORIZON_MYOPIC_STEPS = _t(
+    "horizon_myopic_steps", 2.0,
+    "effective horizon 1/(1-gamma) at or below this many steps (gamma <= 0.5), with episodes at least 3 horizons "
+    "long: a reward k steps ahead counts gamma^k, under 1/8 of its value three steps out, so a goal that pays at "
+    "the end of a short episode (a gridworld) is invisible from its start",
+    "What matters (gamma 0.99 default, 0.9-0.999 tuned); Ours: no preset or RL Zoo entry goes below 0.9",
+)
 HORIZON_PRESET_RATIO = _t(
     "horizon_preset_ratio", 0.2, "horizon below this fraction of the preset's: far shorter than the task needs",
     "Ours",

@@ -116,6 +116,8 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     ep = episode_length(ctx.data)
     dev = ctx.deviation("gamma", -1)
     short_abs = h <= T.HORIZON_MIN_STEPS.value and (ep is None or ep >= 10 * h)
+    # Myopic: an end-of-episode reward a few steps away is discounted to nothing (a gridworld's goal).
+    short_abs = short_abs or (h <= T.HORIZON_MYOPIC_STEPS.value and ep is not None and ep >= 3 * h)
     # Episodes that all run to the time limit never showed the agent their end (the goal, a crash):
     # a horizon that is a sliver of them cannot value reaching it.
     limit = time_limited_length(ctx.data)

@@ -48,6 +48,11 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
         ratio_to = B.ACTOR_CRITIC_REPLAY_RATIO.value
         fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to))), "decrease",
                      f"{fmt(ratio_to)} gradient step(s) per env step, taken often ({B.ACTOR_CRITIC_REPLAY_RATIO.source})")
+    elif ctx.algo not in SOFT_TARGET and freq > B.DQN_TRAIN_FREQ_MAX.value:
+        # Q-learning also acts on Q-values frozen for the whole gap: train as often as tuned runs do.
+        ratio_to = B.REPLAY_RATIO_SUGGESTED.value
+        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to))), "decrease",
+                     f"{fmt(ratio_to)} gradient step(s) per env step, taken often ({B.DQN_TRAIN_FREQ_MAX.source})")
     else:
         fix = change("gradient_steps", grad, new, "increase", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient "
                      f"steps per env step ({B.REPLAY_RATIO_SUGGESTED.source})")

@@ -197,29 +197,45 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
 
 
 def _default_rollout(ctx: Ctx, budget: int, fewest: float) -> SuggestedChange | None:
-    """The rollout key (n_steps, or REINFORCE's episodes_per_update) back at gsolve's default for the algorithm,
-    when the run's is larger and the default fits at least ``fewest`` updates into ``budget``; else None."""
+    """The rollout key furthest above gsolve's default for the algorithm (n_steps or n_envs, or REINFORCE's
+    episodes_per_update), back at that default, when the default fits at least ``fewest`` updates into
+    ``budget``; else None."""
     from gymnasium_solver.config import CONFIG_MODELS
     from gymnasium_solver.contract.algorithms import Algo
 
-    key = "episodes_per_update" if ctx.algo == "reinforce" else "n_steps"
-    current = ctx.config.get(key)
     model = CONFIG_MODELS.get(Algo(ctx.algo)) if ctx.algo in Algo._value2member_map_ else None
-    if model is None or key not in model.model_fields or not isinstance(current, int):
+    if model is None:
         return None
-    default = model.model_fields[key].get_default()
-    if not isinstance(default, int) or current <= default:
-        return None
-    n_envs = int(ctx.config.get("n_envs") or 1)
+
+    def default_of(key: str) -> int | None:
+        d = model.model_fields[key].get_default() if key in model.model_fields else None
+        return d if isinstance(d, int) and not isinstance(d, bool) else None
+
+    def current_of(key: str) -> int | None:
+        v = ctx.config.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
     _, length = ctx.data.finite(M.EP_LEN_MEAN)
-    per_item = float(np.median(length)) if key == "episodes_per_update" and len(length) else 1.0
-    if budget / (default * per_item * (1 if key == "episodes_per_update" else n_envs)) < fewest:
-        return None
-    if key == "n_steps" and int(ctx.config.get("batch_size") or 0) > default * n_envs:
-        return None  # PPO's minibatch would not fit the smaller rollout: the budget is the simpler change
-    what = "episodes" if key == "episodes_per_update" else f"steps x {n_envs} envs"
-    return change(key, current, default, "decrease", f"gsolve's default ({default} {what} per update) fits "
-                  f"{fewest:g}+ updates into the {budget}-step budget")
+    best: tuple[float, SuggestedChange] | None = None
+    for key in ("episodes_per_update",) if ctx.algo == "reinforce" else ("n_steps", "n_envs"):
+        current, default = current_of(key), default_of(key)
+        if current is None or default is None or current <= default:
+            continue
+        n_envs = int(ctx.config.get("n_envs") or 1) if key != "n_envs" else default
+        n_steps = int(ctx.config.get("n_steps") or 1) if key == "n_envs" else default
+        per_update = default * float(np.median(length)) if key == "episodes_per_update" and len(length) \
+            else float(default) if key == "episodes_per_update" else float(n_steps * n_envs)
+        if budget / per_update < fewest:
+            continue
+        if ctx.algo == "ppo" and int(ctx.config.get("batch_size") or 0) > n_steps * n_envs:
+            continue  # PPO's minibatch would not fit the smaller rollout: the budget is the simpler change
+        what = "episodes" if key == "episodes_per_update" else f"steps x {n_envs} envs" if key == "n_steps" \
+            else f"envs x {n_steps} steps"
+        c = change(key, current, default, "decrease", f"gsolve's default ({default} {what} per update) fits "
+                   f"{fewest:g}+ updates into the {budget}-step budget")
+        if best is None or current / default > best[0]:
+            best = (current / default, c)
+    return best[1] if best else None
 
 
 def _still(ctx: Ctx, improving: bool) -> str:
@@ -351,6 +367,11 @@ def threshold_unreachable(ctx: Ctx) -> Finding | None:
     )
 
 
+# A keyword that changes what the reward pays names it (Gymnasium's sutton_barto_reward, goal_velocity,
+# MuJoCo's forward_reward_weight, ctrl_cost_weight, healthy_reward); is_slippery, map_name, gravity do not.
+REWARD_WORDS = ("reward", "cost", "weight", "bonus", "penalty", "goal", "shap", "sparse", "dense")
+
+
 @rule("reward_does_not_pay")
 def reward_does_not_pay(ctx: Ctx) -> Finding | None:
     """env_kwargs that change the reward: episodes get much longer (the agent learns the task) while the
@@ -358,6 +379,8 @@ def reward_does_not_pay(ctx: Ctx) -> Finding | None:
     kwargs = ctx.setting("env_kwargs")
     if ctx.solved or ctx.too_early or ctx.threshold is None or not isinstance(kwargs, dict) or not kwargs:
         return None
+    if not any(word in str(k).lower() for k in kwargs for word in REWARD_WORDS):
+        return None  # keywords of the dynamics or the layout (is_slippery, map_name, gravity): the reward is the same
     _, ret = ctx.data.finite(M.EP_RETURN_MEAN)
     _, length = ctx.data.finite(M.EP_LEN_MEAN)
     if len(ret) < 5 or len(length) < 5 or float(np.min(length)) <= 0 or not np.any(ret):
