@@ -173,3 +173,20 @@ def test_a_non_finite_sb3_iteration_puts_back_its_starting_weights(tmp_path: Pat
     first = torch.load(checkpoints / f"{retention.periodic_name(100)}.pt", weights_only=True)["model"]
     last = torch.load(checkpoints / f"{rf.LAST_CHECKPOINT}.pt", weights_only=True)["model"]
     assert last.keys() == first.keys() and all(torch.equal(last[k], first[k]) for k in last)
+
+
+def test_the_sb3_weight_guard_flags_nan_and_inf_but_not_large_finite_weights() -> None:
+    """The guard's fused norm overflows on a weight of 1e30 (its square is past float32's range): that weight is
+    finite, so the guard must confirm element-wise before calling the model broken."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import TD3
+
+    from gymnasium_solver.agents.sb3 import SB3Policy
+
+    policy = SB3Policy(TD3("MlpPolicy", "Pendulum-v1", buffer_size=1, seed=0), spec=None)  # type: ignore[arg-type]
+    weight = next(policy.model.policy.critic_target.parameters())
+    assert policy.all_finite()
+    for value, finite in ((1e30, True), (float("inf"), False), (float("nan"), False), (0.5, True)):
+        with torch.no_grad():
+            weight.view(-1)[0] = value
+        assert policy.all_finite() is finite, value

@@ -177,6 +177,7 @@ class SB3Policy:
 
     def __init__(self, model: BaseAlgorithm, spec: SpaceSpec):
         self.model, self.spec = model, spec
+        self._weights: list[torch.Tensor] | None = None  # the policy's tensors, updated in place by SB3
 
     @property
     def device(self) -> torch.device:
@@ -193,8 +194,15 @@ class SB3Policy:
         return self.model.policy.load_state_dict(state_dict, strict=strict)
 
     def all_finite(self) -> bool:
-        return all(bool(torch.isfinite(p).all()) for p in self.model.policy.state_dict().values()
-                   if p.is_floating_point())
+        """Checked after every train_freq (each env step for TD3), so one fused norm over every weight first:
+        a tensor-by-tensor check of the state_dict took a sixth of a Pendulum TD3 run's time. A norm that is
+        not finite is confirmed element-wise (a norm can overflow where no weight is infinite)."""
+        if self._weights is None:
+            self._weights = [t for t in (*self.model.policy.parameters(), *self.model.policy.buffers())
+                             if t.is_floating_point()]
+        if not self._weights or bool(torch.isfinite(torch.stack(torch._foreach_norm(self._weights))).all()):
+            return True
+        return all(bool(torch.isfinite(t).all()) for t in self._weights)
 
     def saved_model(self) -> torch.Tensor:
         """The model as SB3's own .zip (weights, optimizers, hyperparameters; no replay buffer), as bytes in a tensor:
