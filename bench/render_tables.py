@@ -185,6 +185,9 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "robust-pendulum-ppo": {
         "Pendulum-v1:ppo": (("as shipped (the ours arm of the side by side with the Zoo)", "pendulum_ppo_vs_zoo"),),
     },
+    "robust-lunarlander-ppo": {
+        "LunarLander-v3:ppo": (("as shipped (its own arm alone)", "lunarlander_ppo_heldout"),),
+    },
 }
 
 
