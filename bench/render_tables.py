@@ -249,7 +249,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_after.json": "heldout10's four cases whose top finding changed after the "
                                                       "set was read, re-run (in-sample)",
                  "fix_verdicts_no_preset_2.json": "heldout11 (environments without a preset; its w03 read after "
-                                                  "its blind scoring, the rest not)"}
+                                                  "its blind scoring, the rest not)",
+                 "fix_verdicts_no_preset_2_after.json": "heldout11's four cases whose top finding changed after the "
+                                                        "set was read (stop 24), re-run (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
