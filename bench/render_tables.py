@@ -417,7 +417,63 @@ def render_threshold_reach(results: dict[str, Results]) -> str:
     return "\n\n".join([intro, "\n".join(lines), fill(provenance(m))])
 
 
+BLIND_HELDOUT = ROOT / "bench" / "analysis" / "blind_heldout.json"  # scripts/score_heldout.py --record
+
+
+def _blind_sets() -> dict[str, dict[str, Any]]:
+    return json.loads(BLIND_HELDOUT.read_text(encoding="utf-8"))["sets"] if BLIND_HELDOUT.is_file() else {}
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
+
+
+def render_blind_heldout(results: dict[str, Results]) -> str:
+    """scripts/score_heldout.py --record's file: each held-out set's one blind scoring, at the commit that scored it."""
+    sets = _blind_sets()
+    if not sets:
+        return "No blind scoring recorded yet: run scripts/score_heldout.py HELDOUT_DIR --record."
+    lines = ["| set | scored by the diagnosis at | faults | top change right, with its config id (strict / lenient) | "
+             "with nothing to revert (strict / lenient) | healthy runs warned |", "|---|---|---|---|---|---|"]
+    for name, e in sets.items():
+        w, b = e["with_config_id"], e["nothing_to_revert"]
+        lines.append(f"| {name} | `{e['commit']}` | {e['faults']} | {_pct(w['strict'], e['faults'])} / {w['lenient']} | "
+                     f"{_pct(b['strict'], e['faults'])} / {b['lenient']} | {w['healthy_warned']}/{e['healthy']} |")
+    n = sum(e["faults"] for e in sets.values())
+    pooled = sum(e["nothing_to_revert"]["strict"] for e in sets.values())
+    newest, e = list(sets.items())[-1]
+    intro = fill(f"Each set was scored once, blind, by the diagnosis of the commit shown; its misses were read after "
+                 f"that, so every later score of it is in-sample (pinned in tests/test_diagnostics_heldout.py). The "
+                 f"newest set, {newest}, measures today's diagnosis: "
+                 f"{_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert. Pooled over the "
+                 f"{len(sets)} sets (each scored by the diagnosis of its day): {_pct(pooled, n)}.")
+    machines = sorted({f"{x['machine']['cpu']} ({x['machine']['cores']} cores)" for x in sets.values()})
+    dates = sorted({x["date"] for x in sets.values()})
+    tail = fill(f"Recorded by `scripts/score_heldout.py tests/fixtures/SET --record` (a past commit's scoring re-run "
+                f"with PYTHONPATH on a worktree of it, which reproduces it exactly), {', '.join(dates)}, on "
+                f"{', '.join(machines)}; `bench/analysis/blind_heldout.json` holds every figure.")
+    return "\n\n".join([intro, "\n".join(lines), tail])
+
+
+def render_blind_heldout_summary(results: dict[str, Results]) -> str:
+    """One sentence for the README: the newest blind set and the pooled figure."""
+    sets = _blind_sets()
+    if not sets:
+        return "No blind scoring recorded yet (scripts/score_heldout.py --record)."
+    newest, e = list(sets.items())[-1]
+    n = sum(x["faults"] for x in sets.values())
+    pooled = sum(x["nothing_to_revert"]["strict"] for x in sets.values())
+    return fill(f"On the newest blind held-out set ({newest}: {e['faults']} faults planted into runs of environments "
+                f"we ship no preset for, scored once at `{e['commit']}`), the top change moves the planted key the "
+                f"right way in {_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert, and "
+                f"{e['nothing_to_revert']['healthy_warned']} of {e['healthy']} healthy runs are warned; over the "
+                f"{len(sets)} blind sets of that kind, each scored by the diagnosis of its day, {_pct(pooled, n)} "
+                f"(docs/diagnostics.md, \"Blind scorings\").")
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
+    "blind-heldout": render_blind_heldout,
+    "blind-heldout-summary": render_blind_heldout_summary,
     "any-env": render_any_env,
     "threshold-reach": render_threshold_reach,
     "readme-speed": render_readme_speed,

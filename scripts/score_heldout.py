@@ -7,13 +7,22 @@ the top finding's first suggested change moves ``expected_key`` the ``expected_d
 (strict), or moves one of ``acceptable_keys`` (lenient); healthy runs must get no warning.
 
     .venv/bin/python scripts/score_heldout.py [HELDOUT_DIR] [--no-preset]
+    .venv/bin/python scripts/score_heldout.py HELDOUT_DIR --record    # the set's one blind scoring, kept
+
+``--record`` scores the set both ways (with its config id; with nothing to revert) and writes the figures,
+with the commit of the diagnosis code that scored them, into bench/analysis/blind_heldout.json, which
+bench/render_tables.py renders into README.md and docs/diagnostics.md. A set is scored blind once: a set
+already recorded is refused. To record a past blind scoring, run this script with PYTHONPATH set to a
+worktree of that commit: the commit recorded is the one the diagnosis was imported from.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -24,10 +33,19 @@ from gymnasium_solver.diagnostics.models import Severity
 ROOT = Path(__file__).resolve().parent.parent
 
 
+BLIND = ROOT / "bench" / "analysis" / "blind_heldout.json"
+
+
 def main(root: Path, no_preset: bool = False) -> int:
     """``no_preset``: each run diagnosed as one whose preset this machine lacks (an imported run, a
     user's own config): no deviations to revert and no shipped references, so a hit means the
     diagnosis named the mechanism from the run's own metrics and settings."""
+    print(score(root, no_preset)["report"])
+    return 0
+
+
+def score(root: Path, no_preset: bool = False) -> dict[str, Any]:
+    """The set's scores (faults, strict, lenient, healthy, healthy_warned) and the printed ``report``."""
     rows, strict, lenient, faults, healthy_warned, healthy = [], 0, 0, 0, 0, 0
     hits: dict[str, tuple[bool, bool]] = {}
     for folder in sorted(p for p in root.iterdir() if (p / "labels.json").is_file()):
@@ -56,15 +74,51 @@ def main(root: Path, no_preset: bool = False) -> int:
         got = f"{change.set_arg} ({change.direction})" if change else "-"
         rows.append(f"| {labels['case']} | {labels.get('fault_type')} | {top.id if top else '-'} | {got} | "
                     f"{'yes' if ok else 'NO'} | {'yes' if ok2 else 'NO'} |")
-    print("| case | fault type | top finding | top change | key+direction | key (lenient) |")
-    print("|---|---|---|---|---|---|")
-    print("\n".join(rows))
     n = max(faults, 1)
-    print(f"\n{screened_line(root, hits)}")
-    print(f"held-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
-          f"({strict / n:.0%}); an acceptable key: {lenient}/{faults} ({lenient / n:.0%}); "
-          f"healthy runs with a warning: {healthy_warned}/{healthy}")
-    return 0
+    report = "\n".join([
+        "| case | fault type | top finding | top change | key+direction | key (lenient) |", "|---|---|---|---|---|---|",
+        *rows, "", screened_line(root, hits),
+        f"held-out fault runs: {faults}; top change moves the planted key the right way: {strict}/{faults} "
+        f"({strict / n:.0%}); an acceptable key: {lenient}/{faults} ({lenient / n:.0%}); "
+        f"healthy runs with a warning: {healthy_warned}/{healthy}"])
+    return {"faults": faults, "strict": strict, "lenient": lenient, "healthy": healthy,
+            "healthy_warned": healthy_warned, "report": report}
+
+
+def diagnosis_commit() -> str:
+    """The commit of the gymnasium_solver the diagnosis was imported from (a worktree of a past commit under
+    PYTHONPATH records that commit), with '+edits' when its diagnosis code differs from it."""
+    import gymnasium_solver
+
+    src = Path(gymnasium_solver.__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=False).stdout.strip()
+
+    commit = git("rev-parse", "--short=7", "HEAD") or "unknown"
+    return commit + ("+edits" if git("diff", "--name-only", "HEAD", "--", "gymnasium_solver/diagnostics") else "")
+
+
+def record(root: Path, path: Path = BLIND) -> dict[str, Any]:
+    """Score ``root`` both ways and add it to the blind record; ValueError when the set is recorded already."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_results
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"sets": {}}
+    if root.name in data["sets"]:
+        raise ValueError(f"{root.name} was scored blind at {data['sets'][root.name]['commit']} already: a set is "
+                         f"scored blind once (its record is in {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path})")
+    measured = bench_results.start_measuring()
+    with_id, bare = score(root), score(root, no_preset=True)
+    entry = {"commit": diagnosis_commit(), "date": measured.date, "machine": measured.machine.model_dump(),
+             "faults": with_id["faults"], "healthy": with_id["healthy"],
+             "with_config_id": {k: with_id[k] for k in ("strict", "lenient", "healthy_warned")},
+             "nothing_to_revert": {k: bare[k] for k in ("strict", "lenient", "healthy_warned")}}
+    data["sets"][root.name] = entry
+    data["sets"] = dict(sorted(data["sets"].items(), key=lambda kv: kv[1]["date"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return entry
 
 
 def screened_line(root: Path, hits: dict[str, tuple[bool, bool]]) -> str:
@@ -82,5 +136,14 @@ def screened_line(root: Path, hits: dict[str, tuple[bool, bool]]) -> str:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--no-preset"]
-    sys.exit(main(Path(args[0]) if args else ROOT / "tests" / "fixtures" / "heldout", no_preset="--no-preset" in sys.argv))
+    args = [a for a in sys.argv[1:] if a not in ("--no-preset", "--record")]
+    folder = Path(args[0]) if args else ROOT / "tests" / "fixtures" / "heldout"
+    if "--record" in sys.argv:
+        try:
+            entry = record(folder.resolve())
+        except ValueError as e:
+            sys.exit(f"score_heldout: {e}")
+        print(f"recorded {folder.name} at {entry['commit']}: with its config id {entry['with_config_id']}, "
+              f"nothing to revert {entry['nothing_to_revert']} of {entry['faults']} faults")
+        sys.exit(0)
+    sys.exit(main(folder, no_preset="--no-preset" in sys.argv))

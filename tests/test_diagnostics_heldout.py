@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout11) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout12) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -10,6 +10,7 @@ set nobody tuned to).
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -85,6 +86,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # told to train more often (w11 -> train_freq): 12/13 strict, 13/13 lenient, in-sample.
     ("heldout11", False, _line(13, 12, 13, healthy=4)),
     ("heldout11", True, _line(13, 12, 13, healthy=4)),
+    # heldout12 (no preset; made blind while heldout11 was being read, stop 24): blind at 8db575a 14/15 both ways,
+    # 0/4 healthy runs warned. x14 (A2C with far too many envs for its budget) got a larger budget.
+    ("heldout12", False, _line(15, 14, 14, healthy=4)),
+    ("heldout12", True, _line(15, 14, 14, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -121,8 +126,20 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout10", False, _screened(14, 14, 14, 14, "none")),
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
     ("heldout11", False, _screened(13, 13, 12, 13, "none")),
+    ("heldout12", False, _screened(15, 15, 14, 14, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:
     assert score.main(ROOT / "tests" / "fixtures" / folder, no_preset=no_preset) == 0
     assert expected in capsys.readouterr().out
+
+
+def test_a_blind_scoring_is_recorded_once_with_the_commit_that_scored_it(score: ModuleType, tmp_path: Path) -> None:
+    path = tmp_path / "blind.json"
+    entry = score.record(ROOT / "tests" / "fixtures" / "heldout12", path)
+    assert (entry["faults"], entry["healthy"]) == (15, 4)
+    assert entry["nothing_to_revert"]["strict"] == 14 and entry["with_config_id"]["healthy_warned"] == 0
+    assert entry["commit"] == score.diagnosis_commit() and entry["commit"] != "unknown"
+    with pytest.raises(ValueError, match="scored blind once"):
+        score.record(ROOT / "tests" / "fixtures" / "heldout12", path)
+    assert list(json.loads(path.read_text(encoding="utf-8"))["sets"]) == ["heldout12"]
