@@ -87,9 +87,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     ("heldout11", False, _line(13, 12, 13, healthy=4)),
     ("heldout11", True, _line(13, 12, 13, healthy=4)),
     # heldout12 (no preset; made blind while heldout11 was being read, stop 24): blind at 8db575a 14/15 both ways,
-    # 0/4 healthy runs warned. x14 (A2C with far too many envs for its budget) got a larger budget.
-    ("heldout12", False, _line(15, 14, 14, healthy=4)),
-    ("heldout12", True, _line(15, 14, 14, healthy=4)),
+    # 0/4 healthy runs warned. x14 (A2C with far too many envs for its budget) got a larger budget. Since a run with
+    # more envs than anyone tunes (> 32) is told to use the default 8 before a larger budget: 15/15, in-sample.
+    ("heldout12", False, _line(15, 15, 15, healthy=4)),
+    ("heldout12", True, _line(15, 15, 15, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -126,7 +127,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout10", False, _screened(14, 14, 14, 14, "none")),
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
     ("heldout11", False, _screened(13, 13, 12, 13, "none")),
-    ("heldout12", False, _screened(15, 15, 14, 14, "none")),
+    ("heldout12", False, _screened(15, 15, 15, 15, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:
@@ -138,7 +139,8 @@ def test_a_blind_scoring_is_recorded_once_with_the_commit_that_scored_it(score: 
     path = tmp_path / "blind.json"
     entry = score.record(ROOT / "tests" / "fixtures" / "heldout12", path)
     assert (entry["faults"], entry["healthy"]) == (15, 4)
-    assert entry["nothing_to_revert"]["strict"] == 14 and entry["with_config_id"]["healthy_warned"] == 0
+    bare = score.score(ROOT / "tests" / "fixtures" / "heldout12", no_preset=True)
+    assert entry["nothing_to_revert"]["strict"] == bare["strict"] and entry["with_config_id"]["healthy_warned"] == 0
     assert entry["commit"] == score.diagnosis_commit() and entry["commit"] != "unknown"
     with pytest.raises(ValueError, match="scored blind once"):
         score.record(ROOT / "tests" / "fixtures" / "heldout12", path)

@@ -402,3 +402,14 @@ def test_too_few_updates_names_the_rollout_key_furthest_above_the_default() -> N
     longer = run(four, {**cfg, "n_envs": 8, "n_steps": 2048})  # the rollout's length is the key above the default
     g = next(x for x in longer.findings if x.id == "budget_exhausted_improving")
     assert g.suggested_changes[0].key == "n_steps"
+
+
+def test_far_more_envs_than_anyone_tunes_are_cut_before_the_budget_grows() -> None:
+    # A2C, 128 envs x 5 steps: 60 updates of 640 env steps, still improving when a 38,400-step budget ran out.
+    ret = np.linspace(20.0, 300.0, N)
+    rising = {**healthy_series(), M.EP_RETURN_MEAN: ret, M.EVAL_RETURN_MEAN: ret}
+    cfg = a2c(n_envs=128, n_steps=5, max_env_steps=38_400)
+    f = next(x for x in run(rising, cfg).findings if x.id == "budget_exhausted_improving")
+    assert [c.set_arg for c in f.suggested_changes] == ["n_envs=8", "max_env_steps=115200"], f
+    usual = next(x for x in run(rising, {**cfg, "n_envs": 16}).findings if x.id == "budget_exhausted_improving")
+    assert usual.suggested_changes[0].key == "max_env_steps"  # 16 envs: a usual count, the budget is the change

@@ -119,6 +119,11 @@ ENTROPY_BONUS_REWARD_RATIO = _t(
     "Haarnoja et al. 2018 (the temperature sets the reward/entropy trade-off; the learned one falls to ~0.1-0.2 "
     "on Pendulum); Ours: healthy Pendulum SAC ent_coef 0.15 x log 2 = 0.1 vs ~6 per step",
 )
+N_ENVS_MAX = _t(
+    "n_envs_max", 32, "A2C/PPO/REINFORCE runs with more parallel envs than this are unusual: each update averages over "
+    "so many env steps that a budget sized for the usual rollouts holds a fraction of the updates",
+    "RL Zoo a2c.yml/ppo.yml: n_envs 1-32 (32 only for BipedalWalker); gsolve's default 8",
+)
 PPO_N_STEPS_MAX = _t(
     "ppo_n_steps_max", 2048, "PPO rollouts per env longer than this are unusual (the suggestion stays within it)",
     "SB3 PPO default 2048 (the longest of the PPO paper's and the RL Zoo's usual 128-2048)",

@@ -175,6 +175,22 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     what = _still(ctx, improving)
     change_ = change("max_env_steps", budget, int(budget * T.BUDGET_STEP.value), "increase",
                      f"{T.BUDGET_STEP.value:g}x the budget at the current rate of progress")
+    # Far more envs than anyone tunes: each update averages over so many env steps that the budget's updates are
+    # few; the default number of envs gives the same budget many times the updates (before raising the budget).
+    fewer = _default_rollout(ctx, budget, fewest.value)
+    envs = int(ctx.config.get("n_envs") or 1)
+    if fewer is not None and fewer.key == "n_envs" and envs > B.N_ENVS_MAX.value:
+        evidence.append(setting_evidence("n_envs", envs, f"<= {B.N_ENVS_MAX.value:g} ({B.N_ENVS_MAX.source}): "
+                                         f"{len(updates)} updates of {envs} envs in this budget"))
+        return Finding(
+            id="budget_exhausted_improving", severity=Severity.WARNING, score=0.75,
+            title=f"The budget ran out {what}, {envs} envs to an update",
+            evidence=evidence,
+            cause=f"Each update averages over {envs} envs' steps, {fmt(envs / int(fewer.suggested))}x gsolve's default, so "
+            f"the {budget:,}-step budget holds {len(updates)} updates where the default number of envs gives "
+            f"{fmt(envs / int(fewer.suggested))}x as many: the run was still learning when it stopped.",
+            suggested_changes=[fewer, change_],
+        )
     covered = budget_covers_solved(ctx, budget)
     if covered is not None:
         # Compare with what works: solved runs of this environment needed less than this budget,
