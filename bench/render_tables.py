@@ -62,7 +62,7 @@ def fill(text: str) -> str:
 
 def _spread_text(s: Spread) -> str:
     ge = ">= " if s.lower_bound else ""
-    return (f"median {ge}{steps(s.median_env_steps)} env steps, slowest {steps(s.slowest_env_steps)} "
+    return (f"median {ge}{steps(s.median_env_steps)} env steps, slowest {ge}{steps(s.slowest_env_steps)} "
             f"(seed {s.slowest_seed}), {s.solved}/{len(s.seeds)} solved")
 
 
@@ -72,9 +72,11 @@ def _spread_p90_text(s: Spread, rows: list[Row]) -> str:
 
     ge = ">= " if s.lower_bound else ""
     p90 = aggregate([r.env_steps for r in rows], "p90")
-    return (f"median {ge}{steps(s.median_env_steps)} env steps, p90 {ge}{steps(p90)}, "
-            f"slowest {steps(s.slowest_env_steps)} (seed {s.slowest_seed}, {s.slowest_env_steps / s.median_env_steps:.2f}x "
-            f"the median), {s.solved}/{len(s.seeds)} solved")
+    slowest_solved = next(r.solved for r in rows if r.seed == s.slowest_seed)
+    slowest = (f"slowest {steps(s.slowest_env_steps)} (seed {s.slowest_seed}, "
+               f"{s.slowest_env_steps / s.median_env_steps:.2f}x the median)" if slowest_solved
+               else f"slowest >= {steps(s.slowest_env_steps)} (seed {s.slowest_seed}, not solved)")
+    return f"median {ge}{steps(s.median_env_steps)} env steps, p90 {ge}{steps(p90)}, {slowest}, {s.solved}/{len(s.seeds)} solved"
 
 
 def vs_zoo(results: Results, config_id: str) -> tuple[Spread, Spread, float]:
@@ -97,6 +99,7 @@ VS_ZOO = {
     "pendulum-sac-vs-zoo": ("pendulum_sac_vs_zoo", "Pendulum-v1:sac", "SAC"),
     "pendulum-td3-vs-zoo": ("pendulum_td3_vs_zoo", "Pendulum-v1:td3", "TD3"),
     "pendulum-ppo-vs-zoo": ("pendulum_ppo_vs_zoo", "Pendulum-v1:ppo", "PPO"),
+    "lunarlander-ppo-vs-zoo": ("lunarlander_ppo_vs_zoo", "LunarLander-v3:ppo", "PPO"),
 }
 
 
@@ -154,7 +157,7 @@ def vs_zoo_renderer(block: str) -> Callable[[dict[str, Results]], str]:
             f"**{config_id} vs SB3's {algo} with the Zoo's settings, seeds {seeds_text(ours.seeds)}** (never used "
             f"to tune the preset): ours {_spread_p90_text(ours, arms['ours'])}, median wall {ours.median_wall_s:.2f} s "
             f"(slowest {ours.slowest_wall_s:.1f} s); the Zoo {_spread_p90_text(zoo, arms['zoo'])}, median wall "
-            f"{ge}{zoo.median_wall_s:.2f} s; Zoo median wall / ours = {ge}{ratio:.2f}.{bound} Wall times are from this "
+            f"{ge}{zoo.median_wall_s:.2f} s; Zoo median wall / ours {ge or '= '}{ratio:.2f}.{bound} Wall times are from this "
             f"shared machine's load (below); env steps are exact per seed on it.")
         return f"{summary}\n\n{_per_seed_table(r, config_id)}\n\n{fill(provenance(r.measured))}"
 
