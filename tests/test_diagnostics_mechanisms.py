@@ -206,7 +206,9 @@ def test_replay_minibatch_of_a_few_transitions() -> None:
 def test_a2c_learning_rate_that_collapses_the_policy() -> None:
     s = {**FAILED, M.ENTROPY: np.full(N, 0.001)}
     f = fired(s, a2c(learning_rate=0.03), "learning_rate_too_high")
-    assert f.suggested_changes[0].direction == "decrease" and f.suggested_changes[0].suggested <= 0.003
+    # Down to A2C's tuned rate (the one suggested when too low), not Adam's sane maximum of 3e-3: 3e-3 left a
+    # MiniGrid A2C run of heldout12 (x05) unsolved on 3 of 3 seeds where 1e-3 solved them.
+    assert f.suggested_changes[0].direction == "decrease" and f.suggested_changes[0].suggested == 1e-3
     quiet(s, a2c(learning_rate=0.003), "learning_rate_too_high")  # a tuned rate: the collapse has another cause
 
 

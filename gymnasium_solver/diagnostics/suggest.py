@@ -71,13 +71,14 @@ def start_value(value: Any) -> float:
     return float(value)
 
 
-def lr_change(ctx: Ctx, factor: float, why: str) -> SuggestedChange:
+def lr_change(ctx: Ctx, factor: float, why: str, sane_max: float | None = None) -> SuggestedChange:
     """Scale the learning rate (constant or schedule) by ``factor``; a full order-of-magnitude step
-    also lands at least inside the sane range, so one retry can fix a rate that is off by 100x."""
+    also lands at least inside the sane range (at most ``sane_max``, default LR_SANE_MAX: Adam's), so one
+    retry can fix a rate that is off by 100x."""
     current = ctx.config.get("learning_rate", 3e-4)
     start = start_value(current)
     if start > 0 and factor <= 1 / T.LR_STEP.value:
-        factor = min(factor, T.LR_SANE_MAX.value / start)
+        factor = min(factor, (sane_max or T.LR_SANE_MAX.value) / start)
     elif start > 0 and factor >= T.LR_STEP.value:
         factor = max(factor, T.LR_SANE_MIN.value / start)
     return change("learning_rate", current, scaled(current, factor), "increase" if factor > 1 else "decrease", why)

@@ -188,9 +188,14 @@ def _band_evidence(ctx: Ctx, metric: str) -> Evidence | None:
 
 
 def _lr_fix(ctx: Ctx, why: str) -> SuggestedChange:
-    """Back to the preset's learning rate when the run's is higher, else a step into the sane range."""
+    """Back to the preset's learning rate when the run's is higher, else a step into the sane range: for A2C
+    and REINFORCE, no higher than the rate suggested for them when too low (A2C's RMSprop is tuned at
+    7e-4 to 1.6e-3, a third of Adam's sane maximum)."""
     d = ctx.deviation("learning_rate", 1)
-    return d.revert if d is not None else lr_change(ctx, 1 / T.LR_STEP.value, why)
+    if d is not None:
+        return d.revert
+    bounds = _lr_bounds(ctx.algo) if ctx.algo in NO_KL_LR_MAX else None
+    return lr_change(ctx, 1 / T.LR_STEP.value, why, sane_max=bounds[1].value if bounds else None)
 
 
 # Algorithms that log no KL: the learning rate above which, with a collapsed entropy, updates are too large.
