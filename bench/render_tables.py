@@ -259,7 +259,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_2.json": "heldout11 (environments without a preset; its w03 read after "
                                                   "its blind scoring, the rest not)",
                  "fix_verdicts_no_preset_2_after.json": "heldout11's four cases whose top finding changed after the "
-                                                        "set was read (stop 24), re-run (in-sample)"}
+                                                        "set was read (stop 24), re-run (in-sample)",
+                 "fix_verdicts_no_preset_3.json": "heldout12 (environments without a preset; blind: run before the "
+                                                  "set was read)",
+                 "fix_verdicts_no_preset_3_after.json": "heldout12's two cases `gsolve fix` did not fix blind (x05, "
+                                                        "x14), re-run after the changes they prompted (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
