@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout12) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout13) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -91,6 +91,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # more envs than anyone tunes (> 32) is told to use the default 8 before a larger budget: 15/15, in-sample.
     ("heldout12", False, _line(15, 15, 15, healthy=4)),
     ("heldout12", True, _line(15, 15, 15, healthy=4)),
+    # heldout13 (no preset; made blind in 12 minutes at the end of stop 24): blind at 2b6d18c 8/9 both ways, 0/2
+    # healthy runs warned. y01 (A2C on Acrobot with far more envs than the Zoo's 16) got the Zoo's larger budget.
+    ("heldout13", False, _line(9, 8, 8, healthy=2)),
+    ("heldout13", True, _line(9, 8, 8, healthy=2)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -128,6 +132,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
     ("heldout11", False, _screened(13, 13, 12, 13, "none")),
     ("heldout12", False, _screened(15, 15, 15, 15, "none")),
+    ("heldout13", False, _screened(9, 9, 8, 8, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:
