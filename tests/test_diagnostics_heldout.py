@@ -93,8 +93,9 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     ("heldout12", True, _line(15, 15, 15, healthy=4)),
     # heldout13 (no preset; made blind in 12 minutes at the end of stop 24): blind at 2b6d18c 8/9 both ways, 0/2
     # healthy runs warned. y01 (A2C on Acrobot with far more envs than the Zoo's 16) got the Zoo's larger budget.
-    ("heldout13", False, _line(9, 8, 8, healthy=2)),
-    ("heldout13", True, _line(9, 8, 8, healthy=2)),
+    # Since a larger rollout than the reference's leads a budget finding's reverts (before the budget): 9/9, in-sample.
+    ("heldout13", False, _line(9, 9, 9, healthy=2)),
+    ("heldout13", True, _line(9, 9, 9, healthy=2)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -132,7 +133,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
     ("heldout11", False, _screened(13, 13, 12, 13, "none")),
     ("heldout12", False, _screened(15, 15, 15, 15, "none")),
-    ("heldout13", False, _screened(9, 9, 8, 8, "none")),
+    ("heldout13", False, _screened(9, 9, 9, 9, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

@@ -39,9 +39,10 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "explained_variance_low": (("vf_coef", -1), ("hidden_sizes", -1), ("reward_scale", 0), ("gamma", 0)),
     "explained_variance_collapse": (("learning_rate", 1), ("reward_scale", 1)),
     "value_loss_exploding": (("reward_scale", 1), ("gamma", 1)),
-    # Too few updates in the budget, or too slow: a shorter budget, or more env steps per update (a
-    # longer rollout, more envs, more episodes per REINFORCE update) than the preset spends.
-    "budget_exhausted_improving": (("max_env_steps", -1), ("n_steps", 1), ("n_envs", 1), ("episodes_per_update", 1)),
+    # Too few updates in the budget, or too slow: more env steps per update (a longer rollout, more envs, more
+    # episodes per REINFORCE update) than the preset spends, or a shorter budget. The rollout first: it is why
+    # the budget holds too few updates (512 envs against the Zoo's 16 before a budget of 100k against 500k).
+    "budget_exhausted_improving": (("n_steps", 1), ("n_envs", 1), ("episodes_per_update", 1), ("max_env_steps", -1)),
     "grad_clip_throttles": (("max_grad_norm", -1),),
     "horizon_too_short": (("gamma", -1), ("gae_lambda", -1)),
     "network_too_small": (("hidden_sizes", -1),),
