@@ -15,49 +15,22 @@ import argparse
 import json
 import re
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_fix_verdicts  # noqa: E402 - a sibling script, not a package
 import bench_results  # noqa: E402 - a sibling script, not a package
+import render_diagnosis  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
+from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 
 ROOT = bench_results.ROOT
 BLOCK = re.compile(r"^(?P<indent>[ \t]*)<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)^[ \t]*<!-- end generated -->",
                    re.MULTILINE | re.DOTALL)
-WIDTH = 100
 
 
 def doc_files(root: Path = ROOT) -> list[Path]:
     return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-
-
-def steps(n: float) -> str:
-    return f"{n:,.0f}"
-
-
-def seeds_text(seeds: list[int]) -> str:
-    """``10-29`` for a run of seeds, else the list."""
-    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ", ".join(map(str, seeds))
-
-
-def provenance(m: Measured) -> str:
-    """The sentence every block ends with: command, commit, machine, libraries, load."""
-    libs = ", ".join(f"{lib} {v}" for lib, v in m.versions.items() if v is not None)
-    edited = f" plus uncommitted edits to {len(m.edited)} training files (listed in the results file)" if m.edited else ""
-    return (f"Measured by `{m.command}` at commit `{m.commit}`{edited}, {m.date}, on {m.machine.cpu} "
-            f"({m.machine.cores} cores, {m.machine.platform}, Python {m.machine.python}; {libs}), load average "
-            f"{m.load_start:g} at the start and {m.load_end:g} at the end.")
-
-
-def fill(text: str) -> str:
-    return "\n\n".join(textwrap.fill(p, WIDTH, break_on_hyphens=False, break_long_words=False)
-                       for p in text.split("\n\n"))
 
 
 def _spread_text(s: Spread) -> str:
@@ -247,67 +220,6 @@ def render_gate_time(results: dict[str, Results]) -> str:
                 f"(commit `{m.commit}`, {m.date}); a check does the same work.")
 
 
-VERDICTS_DIR = ROOT / "bench" / "verdicts"
-VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with the fault as its overrides)",
-                 "fix_verdicts_user_presets.json": "on users' own presets (the whole faulty config is the user's "
-                                                   "preset `ENV:mine` in its own $GSOLVE_CONFIG_DIR: nothing of ours "
-                                                   "to revert to)",
-                 "fix_verdicts_no_preset.json": "on environments without a preset of ours (settings from the RL "
-                                                "Zoo's entry or gsolve's defaults; issue 22)",
-                 "fix_verdicts_no_preset_after.json": "heldout10's four cases whose top finding changed after the "
-                                                      "set was read, re-run (in-sample)",
-                 "fix_verdicts_no_preset_2.json": "heldout11 (environments without a preset; its w03 read after "
-                                                  "its blind scoring, the rest not)",
-                 "fix_verdicts_no_preset_2_after.json": "heldout11's four cases whose top finding changed after the "
-                                                        "set was read (stop 24), re-run (in-sample)",
-                 "fix_verdicts_no_preset_3.json": "heldout12 (environments without a preset; blind: run before the "
-                                                  "set was read)",
-                 "fix_verdicts_no_preset_3_after.json": "heldout12's two cases `gsolve fix` did not fix blind (x05, "
-                                                        "x14), re-run after the changes they prompted (in-sample)",
-                 "fix_verdicts_no_preset_4.json": "heldout13 (environments without a preset; blind: run at 2b6d18c, "
-                                                  "the diagnosis that scored it)"}
-
-
-def _verdict_sets(rows: list[dict[str, Any]]) -> str:
-    lines = ["| set | confirmed faults | `fixed` | winner solves 3 of 3 held-out seeds | keeps the blamed key | "
-             "fault called `unlucky_seed` | not-faults | called `unlucky_seed` |", "|---|---|---|---|---|---|---|---|"]
-    for name in dict.fromkeys(r["set"] for r in rows):
-        t = bench_fix_verdicts.tally([r for r in rows if r["set"] == name])
-        lines.append(f"| {name} | {t['faults']} | {t['fixed']} | {t['holds']} | {t['keeps']} | {t['unlucky_wrong']} | "
-                     f"{t['lucky']} | {t['unlucky_ok']} |")
-    return "\n".join(lines)
-
-
-def _at(d: dict[str, Any]) -> str:
-    """The code that measured a verdict file's rows: one commit, or (after `--keep --only` re-runs) each with its
-    row count."""
-    counts = d.get("commits") or {d["commit"]: len(d["rows"])}
-    if len(counts) == 1:
-        return f"commit `{next(iter(counts))}`"
-    return "commits " + ", ".join(f"`{c}` ({n} row{'s' if n != 1 else ''})" for c, n in counts.items()) + \
-        " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
-
-
-def render_fix_verdicts(results: dict[str, Results]) -> str:
-    """bench/bench_fix_verdicts.py's files (bench/verdicts/, not the results format): its summary lines and a
-    row per fixture set, for our presets and for users' own presets."""
-    parts = []
-    for name, what in VERDICT_FILES.items():
-        path = VERDICTS_DIR / name
-        if not path.is_file():
-            continue
-        d = json.loads(path.read_text(encoding="utf-8"))
-        sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
-        flag = " --user-preset" if "user" in name else (f" --out bench/verdicts/{name}" if "no_preset" in name else "")
-        date = f", {d['date']}" if d.get("date") else ""
-        parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
-                          f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at {_at(d)}{date} on "
-                          f"{d['machine']}, load average {d['load_at_end']:.1f} at the end "
-                          f"(`bench/verdicts/{name}` holds every row)."))
-        parts.append(_verdict_sets(d["rows"]))
-    return "\n\n".join(parts)
-
-
 def render_loop_limit(results: dict[str, Results]) -> str:
     """bench/bench_loop_limit.py's file: our loop against env steps + forward, and where the rest goes."""
     import bench_loop_limit
@@ -431,70 +343,14 @@ def render_threshold_reach(results: dict[str, Results]) -> str:
     return "\n\n".join([intro, "\n".join(lines), fill(provenance(m))])
 
 
-BLIND_HELDOUT = ROOT / "bench" / "analysis" / "blind_heldout.json"  # scripts/score_heldout.py --record
-
-
-def _blind_sets() -> dict[str, dict[str, Any]]:
-    return json.loads(BLIND_HELDOUT.read_text(encoding="utf-8"))["sets"] if BLIND_HELDOUT.is_file() else {}
-
-
-def _pct(k: int, n: int) -> str:
-    return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
-
-
-def render_blind_heldout(results: dict[str, Results]) -> str:
-    """scripts/score_heldout.py --record's file: each held-out set's one blind scoring, at the commit that scored it."""
-    sets = _blind_sets()
-    if not sets:
-        return "No blind scoring recorded yet: run scripts/score_heldout.py HELDOUT_DIR --record."
-    lines = ["| set | scored by the diagnosis at | faults | top change right, with its config id (strict / lenient) | "
-             "with nothing to revert (strict / lenient) | healthy runs warned |", "|---|---|---|---|---|---|"]
-    for name, e in sets.items():
-        w, b = e["with_config_id"], e["nothing_to_revert"]
-        lines.append(f"| {name} | `{e['commit']}` | {e['faults']} | {_pct(w['strict'], e['faults'])} / {w['lenient']} | "
-                     f"{_pct(b['strict'], e['faults'])} / {b['lenient']} | {w['healthy_warned']}/{e['healthy']} |")
-    n = sum(e["faults"] for e in sets.values())
-    pooled = sum(e["nothing_to_revert"]["strict"] for e in sets.values())
-    newest, e = list(sets.items())[-1]
-    intro = fill(f"Each set was scored once, blind, by the diagnosis of the commit shown; its misses were read after "
-                 f"that, so every later score of it is in-sample (pinned in tests/test_diagnostics_heldout.py). The "
-                 f"newest set, {newest}, measures today's diagnosis: "
-                 f"{_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert. Pooled over the "
-                 f"{len(sets)} sets (each scored by the diagnosis of its day): {_pct(pooled, n)}.")
-    machines = sorted({f"{x['machine']['cpu']} ({x['machine']['cores']} cores)" for x in sets.values()})
-    dates = sorted({x["date"] for x in sets.values()})
-    tail = fill(f"Recorded by `scripts/score_heldout.py tests/fixtures/SET --record` (a past commit's scoring re-run "
-                f"with PYTHONPATH on a worktree of it, which reproduces it exactly), {', '.join(dates)}, on "
-                f"{', '.join(machines)}; `bench/analysis/blind_heldout.json` holds every figure.")
-    return "\n\n".join([intro, "\n".join(lines), tail])
-
-
-def render_blind_heldout_summary(results: dict[str, Results]) -> str:
-    """One sentence for the README: the newest blind set and the pooled figure."""
-    sets = _blind_sets()
-    if not sets:
-        return "No blind scoring recorded yet (scripts/score_heldout.py --record)."
-    newest, e = list(sets.items())[-1]
-    n = sum(x["faults"] for x in sets.values())
-    pooled = sum(x["nothing_to_revert"]["strict"] for x in sets.values())
-    return fill(f"On the newest blind held-out set ({newest}: {e['faults']} faults planted into runs of environments "
-                f"we ship no preset for, scored once at `{e['commit']}`), the top change moves the planted key the "
-                f"right way in {_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert, and "
-                f"{e['nothing_to_revert']['healthy_warned']} of {e['healthy']} healthy runs are warned; over the "
-                f"{len(sets)} blind sets of that kind, each scored by the diagnosis of its day, {_pct(pooled, n)} "
-                f"(docs/diagnostics.md, \"Blind scorings\").")
-
-
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
-    "blind-heldout": render_blind_heldout,
-    "blind-heldout-summary": render_blind_heldout_summary,
+    **render_diagnosis.RENDERERS,
     "any-env": render_any_env,
     "threshold-reach": render_threshold_reach,
     "readme-speed": render_readme_speed,
     **{block: vs_zoo_renderer(block) for block in VS_ZOO},
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
-    "fix-verdicts": render_fix_verdicts,
     "loop-limit": render_loop_limit,
     **{block: heldout_renderer(block) for block in HELDOUT},
 }
