@@ -88,6 +88,11 @@ def _blind_sets() -> dict[str, dict[str, Any]]:
     return json.loads(BLIND_HELDOUT.read_text(encoding="utf-8"))["sets"] if BLIND_HELDOUT.is_file() else {}
 
 
+def _pooled(sets: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    """(top changes right with nothing to revert, faults) over every recorded set."""
+    return (sum(e["nothing_to_revert"]["strict"] for e in sets.values()), sum(e["faults"] for e in sets.values()))
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
 
@@ -103,8 +108,7 @@ def render_blind_heldout(results: dict[str, Results]) -> str:
         w, b = e["with_config_id"], e["nothing_to_revert"]
         lines.append(f"| {name} | `{e['commit']}` | {e['faults']} | {_pct(w['strict'], e['faults'])} / {w['lenient']} | "
                      f"{_pct(b['strict'], e['faults'])} / {b['lenient']} | {w['healthy_warned']}/{e['healthy']} |")
-    n = sum(e["faults"] for e in sets.values())
-    pooled = sum(e["nothing_to_revert"]["strict"] for e in sets.values())
+    pooled, n = _pooled(sets)
     newest, e = list(sets.items())[-1]
     intro = fill(f"Each set was scored once, blind, by the diagnosis of the commit shown; its misses were read after "
                  f"that, so every later score of it is in-sample (pinned in tests/test_diagnostics_heldout.py). The "
@@ -125,8 +129,7 @@ def render_blind_heldout_summary(results: dict[str, Results]) -> str:
     if not sets:
         return "No blind scoring recorded yet (scripts/score_heldout.py --record)."
     newest, e = list(sets.items())[-1]
-    n = sum(x["faults"] for x in sets.values())
-    pooled = sum(x["nothing_to_revert"]["strict"] for x in sets.values())
+    pooled, n = _pooled(sets)
     return fill(f"On the newest blind held-out set ({newest}: {e['faults']} faults planted into runs of environments "
                 f"we ship no preset for, scored once at `{e['commit']}`), the top change moves the planted key the "
                 f"right way in {_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert, and "

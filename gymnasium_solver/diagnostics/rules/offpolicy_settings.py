@@ -43,16 +43,14 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     if not failing(ctx) or not ratio < floor.value:
         return None
     new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
-    if ctx.algo in SOFT_TARGET and freq > B.ACTOR_CRITIC_TRAIN_FREQ_MAX.value:
-        # An actor-critic also acts with a policy frozen for the whole gap: shorten the gap, not only the debt.
-        ratio_to = B.ACTOR_CRITIC_REPLAY_RATIO.value
-        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to))), "decrease",
-                     f"{fmt(ratio_to)} gradient step(s) per env step, taken often ({B.ACTOR_CRITIC_REPLAY_RATIO.source})")
-    elif ctx.algo not in SOFT_TARGET and freq > B.DQN_TRAIN_FREQ_MAX.value:
-        # Q-learning also acts on Q-values frozen for the whole gap: train as often as tuned runs do.
-        ratio_to = B.REPLAY_RATIO_SUGGESTED.value
-        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to))), "decrease",
-                     f"{fmt(ratio_to)} gradient step(s) per env step, taken often ({B.DQN_TRAIN_FREQ_MAX.source})")
+    # Acting between gradient phases uses a policy (actor-critic) or Q-values (DQN) frozen for the whole gap: past
+    # the longest gap tuned runs use, shorten the gap, not only the debt.
+    longest, ratio_to, source = ((B.ACTOR_CRITIC_TRAIN_FREQ_MAX, B.ACTOR_CRITIC_REPLAY_RATIO, B.ACTOR_CRITIC_REPLAY_RATIO)
+                                 if ctx.algo in SOFT_TARGET else
+                                 (B.DQN_TRAIN_FREQ_MAX, B.REPLAY_RATIO_SUGGESTED, B.DQN_TRAIN_FREQ_MAX))
+    if freq > longest.value:
+        fix = change("train_freq", freq, max(1, round(grad / (int(n_envs) * ratio_to.value))), "decrease",
+                     f"{fmt(ratio_to.value)} gradient step(s) per env step, taken often ({source.source})")
     else:
         fix = change("gradient_steps", grad, new, "increase", f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient "
                      f"steps per env step ({B.REPLAY_RATIO_SUGGESTED.source})")
