@@ -415,3 +415,19 @@ def test_far_more_envs_than_anyone_tunes_are_cut_before_the_budget_grows() -> No
     assert [c.set_arg for c in f.suggested_changes] == ["n_envs=8", "max_env_steps=115200"], f
     usual = next(x for x in run(rising, {**cfg, "n_envs": 16}).findings if x.id == "budget_exhausted_improving")
     assert usual.suggested_changes[0].key == "max_env_steps"  # 16 envs: a usual count, the budget is the change
+
+
+def test_a_budget_is_no_suspect_once_the_run_has_stalled() -> None:
+    from types import SimpleNamespace
+
+    from gymnasium_solver.diagnostics.attribution import stalled
+
+    def ctx(ev: str, tr: str, solved: list[int] | None = None) -> Any:
+        return SimpleNamespace(steps_to_solve=solved, eval_trend=SimpleNamespace(direction=ev),
+                               train_trend=SimpleNamespace(direction=tr))
+
+    assert stalled(ctx("flat", "flat")) and stalled(ctx("declining", "unknown"))
+    # Too few evaluations for a trend: the training return decides (an Acrobot run at gamma 0.3, 3 evaluations).
+    assert stalled(ctx("unknown", "declining")) and not stalled(ctx("unknown", "unknown"))
+    assert not stalled(ctx("flat", "improving")) and not stalled(ctx("improving", "flat"))
+    assert not stalled(ctx("flat", "flat", solved=[10_000, 20_000]))  # solved runs say what a budget needs

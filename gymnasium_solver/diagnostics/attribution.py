@@ -91,8 +91,10 @@ def budget_below_solved(ctx: Ctx) -> bool:
 
 def stalled(ctx: Ctx) -> bool:
     """With no solved run to say what a budget must hold, the run's own curves say whether more steps
-    would have helped: an evaluation flat or falling at the end, and no training return still rising."""
-    return (ctx.steps_to_solve is None and ctx.eval_trend.direction in ("flat", "declining")
+    would have helped: an evaluation flat or falling at the end (or too few evaluations for a trend and a
+    training return flat or falling), and no training return still rising."""
+    ended = ctx.eval_trend.direction if ctx.eval_trend.direction != "unknown" else ctx.train_trend.direction
+    return (ctx.steps_to_solve is None and ended in ("flat", "declining")
             and ctx.train_trend.direction != "improving")
 
 
