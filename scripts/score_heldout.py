@@ -138,6 +138,9 @@ def screened_line(root: Path, hits: dict[str, tuple[bool, bool]]) -> str:
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a not in ("--no-preset", "--record")]
     folder = Path(args[0]) if args else ROOT / "tests" / "fixtures" / "heldout"
+    if not folder.is_dir() or not any((p / "labels.json").is_file() for p in folder.iterdir()):
+        sys.exit(f"score_heldout: {folder} is not a held-out set (a folder of run folders with labels.json, e.g. "
+                 "tests/fixtures/heldout12; scripts/make_heldout.py makes one)")
     if "--record" in sys.argv:
         try:
             entry = record(folder.resolve())

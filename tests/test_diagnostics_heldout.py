@@ -151,3 +151,12 @@ def test_a_blind_scoring_is_recorded_once_with_the_commit_that_scored_it(score: 
     with pytest.raises(ValueError, match="scored blind once"):
         score.record(ROOT / "tests" / "fixtures" / "heldout12", path)
     assert list(json.loads(path.read_text(encoding="utf-8"))["sets"]) == ["heldout12"]
+
+
+def test_scoring_a_folder_that_is_not_a_held_out_set_is_one_sentence(tmp_path: Path) -> None:
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "score_heldout.py"), str(tmp_path / "nosuch"),
+                           "--record"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("scripts/make_heldout.py makes one)") and "is not a held-out set" in proc.stderr
