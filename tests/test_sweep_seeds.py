@@ -15,7 +15,7 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 from gymnasium_solver.run_store import RunStore
-from gymnasium_solver.sweeps import launch
+from gymnasium_solver.sweeps import launch, runner
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.runner import recover_interrupted, run_sweep
 from gymnasium_solver.sweeps.space import parse_space
@@ -196,3 +196,13 @@ def test_recover_over_two_seeds_needs_every_seed_finished(tmp_path: Path) -> Non
     assert [trials[n].state.name for n in (half.number, killed.number)] == ["FAIL", "FAIL"]
     waiting = sorted(t.user_attrs["requeued_from"] for t in trials.values() if t.state.name == "WAITING")
     assert waiting == [half.number, killed.number]
+
+
+def test_wall_objective_detail_keeps_two_decimals(tmp_path: Path) -> None:
+    """A wall sweep's seeds solve in about a second: the detail says 1.23 s, not 1 s."""
+    record = plan(tmp_path / "runs", seeds_per_trial=2).record.model_copy(update={"objective": "wall"})
+    results = [st.TrialResult(run_id=f"r{i}", outcome="solved", env_steps=4000, seconds=s, solved_at_env_steps=4000)
+               for i, s in enumerate((1.234, 0.87))]
+    value, out = runner.combine_seeds(record, results, [1.234, 0.87])
+    assert value == pytest.approx(1.234 - 0.1 * (1.234 - 0.87))
+    assert out.detail == "solved 2 of 2 seeds; p90 1.20 s (unsolved seeds at their budget); by seed: 1.23, 0.87"

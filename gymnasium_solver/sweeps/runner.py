@@ -306,11 +306,12 @@ def combine_seeds(record: SweepRecord, results: list[st.TrialResult],
         out.outcome, out.detail = "not_solved", f"solved 0 of {len(results)} seeds"
         return st.unsolved_value(out.best_eval), out
     value = seeds_mod.aggregate(values, stat)
-    unit = "env steps" if record.objective == "steps" else "s"
+    # Seconds to two decimals: a wall sweep's seeds solve in about a second, which a whole number hides.
+    fmt, unit = ("{:,.0f}", "env steps") if record.objective == "steps" else ("{:,.2f}", "s")
     # A majority of seeds solved makes the trial 'solved' (a sweep check re-trains those).
     out.outcome = "solved" if solved * 2 > len(results) else "not_solved"
-    out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {value:,.0f} {unit} (unsolved seeds at their "
-                  f"budget); by seed: {', '.join(f'{v:,.0f}' for v in values)}")
+    out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {fmt.format(value)} {unit} (unsolved seeds at "
+                  f"their budget); by seed: {', '.join(fmt.format(v) for v in values)}")
     return value, out
 
 
