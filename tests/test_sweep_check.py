@@ -198,11 +198,12 @@ def test_a_sweep_with_no_completed_trial_has_no_best(tmp_path: Path) -> None:
 def test_a_solved_trial_without_one_env_step_count_renders() -> None:
     """A multi-seed sweep stopped mid-trial leaves a trial 'solved' with no single solve step count: the summary
     says 'solved' without one (a TypeError traceback before)."""
-    sweep = SimpleNamespace(sweep_id="s", config_id="CartPole-v1:ppo", objective="steps", n_trials=2, status="stopped")
+    sweep = SimpleNamespace(sweep_id="s", config_id="CartPole-v1:ppo", objective="steps", n_trials=2, status="stopped",
+                            seeds_per_trial=2, seed_statistic="p90")
     row = report.TrialRow(number=0, state="COMPLETE", outcome="solved", params={"n_epochs": 9}, seconds=None)
     best = report.BestTrial(number=0, solved=True, value=8602.0, params={}, run_id=None, solved_at_env_steps=None,
                             seconds=3.5, best_eval=500.0, command="gsolve train CartPole-v1:ppo", preset_snippet="x: 1\n")
     summary = report.SweepSummary.model_construct(sweep=sweep, finished=1, counts={"solved": 1}, best=best,
                                                   importances=None, importances_note=None, trials=[row], check=None)
     text = report.render(summary)
-    assert "#0   n_epochs=9  -> solved\n" in text + "\n" and "Best: trial #0 solved in 3.5s [run None]" in text
+    assert "#0   n_epochs=9  -> solved\n" in text + "\n" and "Best: trial #0 p90 8,602 env steps over 2 seeds [run None]" in text

@@ -15,7 +15,7 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
 from gymnasium_solver.run_store import RunStore
-from gymnasium_solver.sweeps import launch, runner
+from gymnasium_solver.sweeps import launch, report, runner
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.runner import recover_interrupted, run_sweep
 from gymnasium_solver.sweeps.space import parse_space
@@ -121,6 +121,11 @@ def test_a_trial_on_two_seeds_is_valued_by_its_seed_statistic(tmp_path: Path, st
     # Every run trained the trial's sampled values on its own seed.
     assert [(s.trial_number, s.overrides["seed"]) for s in backend.started] == [(0, 5), (0, 6), (1, 5), (1, 6)]
     assert all(s.overrides["n_epochs"] == trials[s.trial_number or 0].params["n_epochs"] for s in backend.started)
+    # The summary reads as a trial over seeds, not as its first seed's solve and the sum of its seconds.
+    text = report.render(report.summarize(store, record.sweep_id))
+    assert f"Best: trial #0 {statistic} {values[0]:,.0f} env steps over 2 seeds [run" in text
+    assert "solved 2 of 2 seeds" in text and "solved at 4,000" not in text
+    assert "ranked on 2 seeds of its own" in text
 
 
 # ---------------------------------------------------------------------------------------------

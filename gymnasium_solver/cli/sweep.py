@@ -74,12 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c = sub.add_parser(
         "sweep-check",
         help="re-train a sweep's best trials and the preset on held-out seeds: the figure that counts",
-        description="A sweep ranks trials on one seed, so its best is partly that seed's luck. Re-train the top "
-        "--top solved trials and the base config (the preset with the sweep's --set values) on --seeds the sweep "
-        "never saw (default: the 5 after its own), alternating the arms seed by seed, and print per arm the seeds "
-        "solved and the median env steps and seconds (an unsolved seed counts with all it spent). Every "
-        "re-training is a normal run (parent_run_id = the trial's run). Exit code 0 when an arm solved every "
-        "seed, 3 otherwise.",
+        description="A sweep ranks trials on its own seeds (one unless --seeds-per-trial), so its best is partly "
+        "their luck. Re-train the top --top solved trials and the base config (the preset with the sweep's --set "
+        "values) on --seeds the sweep never saw (default: the 5 after its own), alternating the arms seed by "
+        "seed, and print per arm the seeds solved and the median env steps and seconds (an unsolved seed counts "
+        "with all it spent). Every re-training is a normal run (parent_run_id = the trial's run). Exit code 0 "
+        "when an arm solved every seed, 3 otherwise.",
     )
     c.add_argument("sweep_id", help="sweep id or a unique prefix")
     c.add_argument("--top", type=int, default=check.DEFAULT_TOP,

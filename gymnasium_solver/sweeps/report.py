@@ -68,7 +68,7 @@ class SweepSummary(BaseModel):
     trials_omitted: int = Field(default=0, description="older finished trials left out of 'trials'")
     check: SweepCheck | None = Field(
         default=None, description="the latest `gsolve sweep-check`: the best trials and the preset re-trained on "
-        "held-out seeds (the figure that counts; the sweep itself ranks trials on one seed)")
+        "held-out seeds (the figure that counts; the sweep itself ranks trials on its own seeds)")
 
 
 def _row(t: Any) -> TrialRow:
@@ -197,15 +197,27 @@ def render(summary: SweepSummary) -> str:
     rec = summary.sweep
     lines = [f"Sweep {rec.sweep_id} ({rec.config_id}, objective {rec.objective}): {summary.finished}/{rec.n_trials} "
              f"trials finished, status {rec.status}; " + ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items()))]
+    # A trial over several seeds: its detail (seeds solved, the statistic, each seed's value); its first seed's
+    # solve and the sum of its seconds would read as one run's.
+    multi = rec.seeds_per_trial > 1
     for row in summary.trials:
-        what = _solved(row.solved_at_env_steps, row.seconds) if row.outcome == "solved" else f"{row.outcome}: {row.detail}"
+        if row.outcome == "solved":
+            what = row.detail if multi and row.detail else _solved(row.solved_at_env_steps, row.seconds)
+        else:
+            what = f"{row.outcome}: {row.detail}"
         params = " ".join(f"{k}={_short(v)}" for k, v in row.params.items())
         lines.append(f"  #{row.number:<3} {params}  -> {what}" + (f"  [run {row.run_id}]" if row.run_id else ""))
     b = summary.best
     if b is None:
         lines.append("No trial completed yet.")
     else:
-        how = _solved(b.solved_at_env_steps, b.seconds) if b.solved else f"not solved (best eval {b.best_eval})"
+        if not b.solved:
+            how = f"not solved (best eval {b.best_eval})"
+        elif multi:
+            value = f"{b.value:,.0f} env steps" if rec.objective == "steps" else f"{b.value:,.2f} s"
+            how = f"{rec.seed_statistic} {value} over {rec.seeds_per_trial} seeds"
+        else:
+            how = _solved(b.solved_at_env_steps, b.seconds)
         lines.append(f"Best: trial #{b.number} {how} [run {b.run_id}]")
         lines.append(f"Reproduce: {b.command}")
         lines.append("As a preset variant (add under variants: in the preset file):")
@@ -219,7 +231,8 @@ def render(summary: SweepSummary) -> str:
         lines.append("Held-out check (gsolve sweep-check):")
         lines += ["  " + ln for ln in render_check(summary.check).splitlines()]
     elif b is not None and b.solved:
-        lines.append(f"The best trial is ranked on one seed: gsolve sweep-check {rec.sweep_id} re-trains the best "
+        ranked = f"{rec.seeds_per_trial} seeds of its own" if multi else "one seed"
+        lines.append(f"The best trial is ranked on {ranked}: gsolve sweep-check {rec.sweep_id} re-trains the best "
                      "trials and the preset on held-out seeds.")
     return "\n".join(lines)
 
