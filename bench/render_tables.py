@@ -148,7 +148,10 @@ def vs_zoo_renderer(block: str) -> Callable[[dict[str, Results]], str]:
 HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "robust-cartpole": {
         "CartPole-v1:ppo": (("before: trial 31 of a sweep on seed 0", "cartpole_ppo_heldout_before"),
-                            ("after: trial 14 of sweep-20261127-115025-4971 (p90 over seeds 0-9)", "cartpole_ppo_vs_zoo")),
+                            ("second: trial 14 of sweep-20261127-115025-4971 (p90 env steps over seeds 0-9)",
+                             "cartpole_ppo_vs_zoo_trial14"),
+                            ("after: trial 4 of sweep-20261127-195057-a375 (p90 wall seconds over seeds 0-9)",
+                             "cartpole_ppo_vs_zoo")),
         "CartPole-v1:dqn": (("before: trial #32 of a sweep on seed 0", "cartpole_dqn_heldout_before"),
                             ("after: trial 11 of sweep-20261127-115442-0d56 (p90 over seeds 0-9)", "cartpole_dqn_heldout")),
         "CartPole-v1:a2c": (("before: trial #0 of a sweep on seed 0, picked on seeds 100-119", "cartpole_a2c_heldout_before"),
