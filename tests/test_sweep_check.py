@@ -154,6 +154,30 @@ def test_the_table_explains_a_star_only_when_a_run_did_not_solve() -> None:
     assert "(preset = CartPole-v1:ppo with the sweep's fixed overrides: max_env_steps=30000)" in out
 
 
+def test_a_sweep_over_ten_seeds_is_checked_after_all_ten(tmp_path: Path) -> None:
+    """A sweep whose trials trained seeds 0-9: the default check seeds are 10-14, not 1-5 (its own), and
+    the table says which seeds ranked the trials; a wall sweep's seconds keep two decimals."""
+    runs = tmp_path / "runs"
+    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", parse_space(SPACE, "space"), n_trials=1,
+                                fixed_overrides=TINY, seeds_per_trial=10, objective="wall")
+    study = st.open_study(plan.record, create=False)
+    dist = st.load_optuna().distributions.IntDistribution(2, 8)
+    result = st.TrialResult(run_id=None, outcome="solved", env_steps=4096, solved_at_env_steps=4096)
+    study.add_trial(st.load_optuna().trial.create_trial(params={"n_epochs": 3}, distributions={"n_epochs": dist},
+                                                        value=1.234, user_attrs={"result": result.model_dump()}))
+    _study, arms, seeds, own = check.plan_check(plan.record)
+    assert (own, seeds) == (0, [10, 11, 12, 13, 14]) and [a.name for a in arms] == ["trial #0", "preset"]
+
+    runs_of = [check.SeedRun(seed=10, run_id="r", solved=True, env_steps=4096, seconds=0.437, outcome="solved")]
+    arm = check.ArmResult(name="trial #0", trial_number=0, sweep_value=1.234, overrides={}, command="", solved=1,
+                          runs=runs_of, median_env_steps=4096.0, median_seconds=0.44)
+    text = check.render(check.SweepCheck(sweep_id="s", config_id="CartPole-v1:ppo", objective="wall", sweep_seed=0,
+                                         sweep_seeds_per_trial=10, seeds=[10], held_out=True, best="trial #0",
+                                         verdict="v", arms=[arm]))
+    assert "the sweep ranked its trials on seeds 0-9." in text
+    assert "1.23s" in text and " 0.44 " in text
+
+
 def test_the_sweeps_best_trial_is_its_lowest_value_whatever_the_order(tmp_path: Path) -> None:
     """Three solved trials in no particular order, one pruned: the best is the fewest env steps to solve
     (the objective is minimised), never the first, the last or the worst; what it reports is that trial's."""

@@ -76,7 +76,9 @@ class SweepCheck(BaseModel):
     sweep_id: str
     config_id: str
     objective: str
-    sweep_seed: int = Field(description="the seed every trial of the sweep trained on")
+    sweep_seed: int = Field(description="the first seed every trial of the sweep trained on")
+    sweep_seeds_per_trial: int = Field(default=1, description="how many seeds each trial trained on: sweep_seed and "
+                                       "the next ones")
     seeds: list[int] = Field(description="the held-out seeds each arm trained on")
     held_out: bool = Field(description="whether none of the seeds is the sweep's own")
     arms: list[ArmResult]
@@ -135,7 +137,8 @@ def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | N
     (a sentence) on a bad --top or --seeds, a sweep with nothing solved, or too many runs."""
     study = st.open_study(record, create=False)
     own = sweep_seed(record)
-    seeds = list(seeds) if seeds else [own + 1 + i for i in range(DEFAULT_SEEDS)]
+    # The default: the seeds after the sweep's own (all of them: a trial trained on own .. own + N - 1).
+    seeds = list(seeds) if seeds else [own + record.seeds_per_trial + i for i in range(DEFAULT_SEEDS)]
     if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
         raise ValueError(f"--seeds must be distinct non-negative integers, got {seeds}")
     arms = plan_arms(record, study, top)
@@ -215,8 +218,10 @@ def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, 
             values = [float(r.env_steps if record.objective == "steps" else r.seconds) for r in arm.runs]
             arm.spread = seeds_mod.spread(values, arm.solved)
     best = min(arms, key=lambda a: _score(a, record.objective))
+    tuned_on = set(range(own, own + record.seeds_per_trial))
     return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
-                      sweep_seed=own, seeds=seeds, held_out=own not in seeds, arms=arms, best=best.name,
+                      sweep_seed=own, sweep_seeds_per_trial=record.seeds_per_trial, seeds=seeds,
+                      held_out=not tuned_on & set(seeds), arms=arms, best=best.name,
                       verdict=_verdict(arms, best, len(seeds), record.objective))
 
 
@@ -226,7 +231,7 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str) -> 
 
     def median(a: ArmResult) -> str:
         v = a.median_env_steps if objective == "steps" else a.median_seconds
-        return "-" if v is None else (f"{v:,.0f} {unit}" if objective == "steps" else f"{v:.1f} {unit}")
+        return "-" if v is None else (f"{v:,.0f} {unit}" if objective == "steps" else f"{v:.2f} {unit}")
 
     if best.solved == 0:
         return f"No arm solved any of the {n} seeds: nothing here to adopt."
@@ -240,18 +245,21 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str) -> 
 def render(check: SweepCheck) -> str:
     seeds = ", ".join(str(s) for s in check.seeds)
     where = "held-out seeds" if check.held_out else "seeds (including the sweep's own, so not held out)"
+    n, own = check.sweep_seeds_per_trial, check.sweep_seed
+    ranked = f"seed {own}" if n == 1 else f"seeds {own}-{own + n - 1}"
+    wall = check.objective != "steps"  # seconds to two decimals: a CartPole seed solves in about one
     lines = [f"Sweep {check.sweep_id} ({check.config_id}, objective {check.objective}) re-trained on {where} "
-             f"{seeds}; the sweep ranked its trials on seed {check.sweep_seed}.",
+             f"{seeds}; the sweep ranked its trials on {ranked}.",
              f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9} "
              f"{'IQM [95% CI]':>28}  env steps by seed"]
     for a in check.arms:
         sweep = "-" if a.sweep_value is None else (f"{a.sweep_value:,.0f}" if check.objective == "steps"
-                                                   else f"{a.sweep_value:.1f}s")
+                                                   else f"{a.sweep_value:.2f}s")
         steps = "-" if a.median_env_steps is None else f"{a.median_env_steps:,.0f}"
-        secs = "-" if a.median_seconds is None else f"{a.median_seconds:.1f}"
+        secs = "-" if a.median_seconds is None else f"{a.median_seconds:.2f}"
         by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
         lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9} "
-                     f"{_interval(a.spread):>28}  {by_seed}")
+                     f"{_interval(a.spread, wall):>28}  {by_seed}")
     if any(not r.solved for a in check.arms for r in a.runs):
         lines.append("(* = not solved: every env step it spent)")
     base = next((a for a in check.arms if a.name == PRESET), None)
@@ -262,12 +270,13 @@ def render(check: SweepCheck) -> str:
     return "\n".join(lines)
 
 
-def _interval(sp: seeds_mod.Spread | None) -> str:
+def _interval(sp: seeds_mod.Spread | None, wall: bool = False) -> str:
     if sp is None or sp.iqm is None:
         return "-"
+    fmt = "{:,.2f}" if wall else "{:,.0f}"
     if sp.ci_low is None or sp.ci_high is None:
-        return f"{sp.iqm:,.0f}"
-    return f"{sp.iqm:,.0f} [{sp.ci_low:,.0f}, {sp.ci_high:,.0f}]"
+        return fmt.format(sp.iqm)
+    return f"{fmt.format(sp.iqm)} [{fmt.format(sp.ci_low)}, {fmt.format(sp.ci_high)}]"
 
 
 def parse_seeds(text: list[str]) -> list[int]:
