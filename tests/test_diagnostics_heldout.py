@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout13) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout14) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -96,6 +96,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # Since a larger rollout than the reference's leads a budget finding's reverts (before the budget): 9/9, in-sample.
     ("heldout13", False, _line(9, 9, 9, healthy=2)),
     ("heldout13", True, _line(9, 9, 9, healthy=2)),
+    # heldout14 (no preset; made blind during stop 25): blind at e52df6a 10/11 both ways, 0/3 healthy runs warned.
+    # z04 (the Zoo's CartPole DQN with SB3's default gradient_steps=1: its target copied before each of its rare
+    # gradient steps) diverged and was told a smaller learning rate. Since a DQN whose target is copied before
+    # every starved gradient step is told to take more gradient steps: 11/11, in-sample.
+    ("heldout14", False, _line(11, 11, 11, healthy=3)),
+    ("heldout14", True, _line(11, 11, 11, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -134,6 +140,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout11", False, _screened(13, 13, 12, 13, "none")),
     ("heldout12", False, _screened(15, 15, 15, 15, "none")),
     ("heldout13", False, _screened(9, 9, 9, 9, "none")),
+    ("heldout14", False, _screened(11, 11, 11, 11, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

@@ -431,3 +431,18 @@ def test_a_budget_is_no_suspect_once_the_run_has_stalled() -> None:
     assert stalled(ctx("unknown", "declining")) and not stalled(ctx("unknown", "unknown"))
     assert not stalled(ctx("flat", "improving")) and not stalled(ctx("improving", "flat"))
     assert not stalled(ctx("flat", "flat", solved=[10_000, 20_000]))  # solved runs say what a budget needs
+
+
+def test_a_dqn_whose_target_is_copied_before_every_starved_gradient_step() -> None:
+    """heldout14 z04 (in-sample): the Zoo's CartPole DQN (a target copy every 10 env steps, train_freq 256) with
+    SB3's default gradient_steps=1. The Q-values run away because each of the rare gradient steps regresses onto a
+    copy of itself: more gradient steps per call end both, where a smaller learning rate ends neither."""
+    s = {**dqn_series(solved=False), M.Q_MEAN: np.linspace(1, 15_000, N)}
+    zoo = {"target_update_interval": 10, "train_freq": 256, "learning_rate": 0.0023}
+    f = fired(s, dqn_config(**zoo, gradient_steps=1), "q_value_divergence")
+    assert f.suggested_changes[0].set_arg == "gradient_steps=128"
+    assert "0.039 gradient steps per copy" in f.evidence[1].observed
+    assert top(run({**s, **EPISODES}, dqn_config(**zoo, gradient_steps=1))).id == "q_value_divergence"
+    # The Zoo's own pairing (128 gradient steps a call: 5 per copy) diverging is a learning-rate matter.
+    f = fired(s, dqn_config(**zoo, gradient_steps=128), "q_value_divergence")
+    assert f.suggested_changes[0].key == "learning_rate"

@@ -19,7 +19,7 @@ from gymnasium_solver.diagnostics.context import (
     ev,
     late_x,
 )
-from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.offpolicy_budget import (
     FINDING_ID,
     budget_need,
@@ -212,6 +212,22 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
             suggested_changes=[change("target_entropy", target, float(-dims), "decrease",
                                       "-(action dims), SAC's automatic target")],
         )
+    starved = _target_is_the_network(ctx)
+    if starved is not None:
+        # No learning rate tames a regression onto itself: more gradient steps per copy bring the target back
+        # and end the starvation with one change (the RL Zoo pairs a copy every 10 env steps with 128 steps a call).
+        evidence, fix = starved
+        return Finding(
+            id="q_value_divergence", severity=Severity.CRITICAL, score=0.9,
+            title="The Q-values diverge: the target network is copied before every gradient step",
+            evidence=[ev(M.Q_MEAN, late_x(x), f"late max |mean Q| {fmt(peak)}",
+                         f"<= {T.Q_DIVERGENCE_FACTOR.value:g}x the largest return seen ({fmt(scale)}) "
+                         f"({T.Q_DIVERGENCE_FACTOR.source})"), evidence],
+            cause="Each gradient step regresses the Q-network onto a target copied from it a moment before, so "
+            "there is in effect no target network and the values bootstrap from their own errors; and with so "
+            "few gradient steps per env step the network never fits the returns either.",
+            suggested_changes=[fix],
+        )
     changes = [lr_change(ctx, 0.1, "smaller steps keep the Q-regression from running away")]
     clip = ctx.setting("max_grad_norm", 10.0)  # SB3's DQN default
     if ctx.algo in EPSILON_GREEDY and clip is not None and float(clip or 1e9) > 100:
@@ -228,6 +244,32 @@ def q_value_divergence(ctx: Ctx) -> Finding | None:
         "network that moves too fast.",
         suggested_changes=changes,
     )
+
+
+def _target_is_the_network(ctx: Ctx) -> tuple[Evidence, SuggestedChange] | None:
+    """DQN whose target is copied at least once per gradient step while its gradient steps per env step are below
+    the replay floor: the evidence, and the gradient_steps that gives the suggested replay ratio (and many updates
+    per copy). None otherwise."""
+    if ctx.algo not in EPSILON_GREEDY:
+        return None
+    settings = [ctx.setting(k, d) for k, d in (("target_update_interval", 10_000), ("train_freq", 4),
+                                                 ("gradient_steps", 1), ("n_envs", 1))]
+    if any(not isinstance(v, int) or v <= 0 for v in settings):
+        return None  # SB3's (n, "episode") form, or gradient_steps -1 (one per env step): not starved
+    interval, train_freq, grad, n_envs = (int(v) for v in settings)  # type: ignore[call-overload]
+    per_copy = interval / train_freq * grad
+    per_call = train_freq * n_envs
+    if per_copy >= T.TARGET_UPDATES_PER_COPY_MIN.value or grad / per_call >= B.REPLAY_RATIO_MIN_DQN.value:
+        return None
+    new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+    evidence = Evidence(metric="config:target_update_interval",
+                        observed=f"target copied every {interval} env steps, {grad} gradient step(s) every "
+                        f"{per_call} env steps: {per_copy:.2g} gradient steps per copy",
+                        healthy=f">= {T.TARGET_UPDATES_PER_COPY_MIN.value:g} per copy, and >= "
+                        f"{fmt(B.REPLAY_RATIO_MIN_DQN.value)} gradient steps per env step ({B.REPLAY_RATIO_MIN_DQN.source})")
+    return evidence, change("gradient_steps", grad, new, "increase",
+                            f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step, "
+                            f"{new * interval / train_freq:.3g} per target copy ({B.REPLAY_RATIO_SUGGESTED.source})")
 
 
 @rule("replay_buffer_too_small")
