@@ -39,8 +39,8 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
     from gymnasium_solver.train import training
 
     runs_dir = tmp_path_factory.mktemp("runs")
-    short = training.train(
-        config.resolve_config("CartPole-v1:ppo", [*SMALL, "max_env_steps=2048", "batch_size=64"]), runs_dir
+    short = training.train(  # 16 rollouts of 4 envs x 32 steps: a metrics row each
+        config.resolve_config("CartPole-v1:ppo", [*SMALL, "max_env_steps=2048", "n_steps=32", "batch_size=64"]), runs_dir
     )
     solved = training.train(
         config.resolve_config(

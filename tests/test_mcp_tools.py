@@ -195,8 +195,9 @@ async def test_run_info_lists_every_difference_from_the_preset(pendulum_runs: Pa
     # A preset run lists only what its --set changed; Discrete actions hide log_std_init.
     short = (await ok(client, "get_run_info", {"run_id": real_runs.short}))["details"]
     assert short["preset"] == "CartPole-v1:ppo"
-    # Its --set keys that differ from the preset (batch_size=64 is also the preset's: not a difference).
-    assert set(short["differences_from_preset"]) == {"n_envs", "eval_freq", "eval_episodes", "max_env_steps"}
+    # Its --set keys, every one a difference from the preset (its rollout is 32 x 64, its batch 512).
+    assert set(short["differences_from_preset"]) == {"n_envs", "n_steps", "batch_size", "eval_freq", "eval_episodes",
+                                                     "max_env_steps"}
     assert "log_std_init" not in short["hyperparameters"] and "reward_scale" in short["hyperparameters"]
 
 

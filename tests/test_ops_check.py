@@ -27,8 +27,8 @@ def check_runs(tmp_path_factory: pytest.TempPathFactory) -> CheckRuns:
 
     runs_dir = tmp_path_factory.mktemp("check-runs")
     common = ["eval_freq=2048", "eval_episodes=10", "reward_threshold=.inf"]
-    # Seed 2 reaches 475 within its 16,384 env steps (seed 0, on this shortened schedule, does not).
-    good = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=16384", "seed=2"]), runs_dir)
+    # Seed 4 reaches 475 within its 16,384 env steps (seeds 1-3, on this shortened schedule, do not).
+    good = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=16384", "seed=4"]), runs_dir)
     # 64 envs and one epoch: many env steps for little wall time (the shipped references need 6k-37k).
     bad = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=65536", "n_envs=64",
                                                                    "n_epochs=1", "learning_rate=1.0"]), runs_dir)

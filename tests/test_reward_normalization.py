@@ -53,7 +53,7 @@ def test_the_same_scaled_rewards_as_sb3s_vecnormalize() -> None:
 
 
 def test_learning_rewards_are_scaled_and_episode_returns_are_not() -> None:
-    cfg = resolve_config("CartPole-v1:ppo", ["n_envs=4", "normalize_rewards=true"])
+    cfg = resolve_config("CartPole-v1:ppo", ["n_envs=4", "batch_size=64", "normalize_rewards=true"])
     env = make_vec_env(cfg, cfg.n_envs)
     spec = space_spec(env)
     policy = ActorCritic(spec, cfg)

@@ -66,8 +66,8 @@ def test_sb3s_own_names_are_ours() -> None:
                                              "exploration_final_eps=0.02", "gradient_steps=2", "n_envs=2"])
     assert (cfg.learning_starts, cfg.target_update_interval, cfg.exploration_final_eps, cfg.gradient_steps,  # type: ignore[union-attr]
             cfg.n_envs) == (500, 1000, 0.02, 2, 2)
-    ppo = resolve_config("CartPole-v1:ppo", ["ent_coef=0.01", "n_steps=64", "vf_coef=0.4", "n_envs=4"])
-    assert (ppo.ent_coef, ppo.n_steps, ppo.vf_coef, ppo.n_envs) == (0.01, 64, 0.4, 4)  # type: ignore[union-attr]
+    ppo = resolve_config("CartPole-v1:ppo", ["ent_coef=0.01", "n_steps=64", "vf_coef=0.4", "n_envs=8"])
+    assert (ppo.ent_coef, ppo.n_steps, ppo.vf_coef, ppo.n_envs) == (0.01, 64, 0.4, 8)  # type: ignore[union-attr]
 
 
 def test_every_key_of_the_installed_zoo_is_ours_or_in_the_table() -> None:
@@ -139,14 +139,14 @@ def test_gsolve_config_shows_our_names_and_what_was_read(capsys: pytest.CaptureF
 def test_gsolve_train_with_zoo_names_records_ours(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
     assert cli.main(["train", "CartPole-v1:ppo", "--set", "n_timesteps=1024", "n_envs=4", "n_steps=64",
-                     "eval_freq=512", "eval_episodes=2", "policy_kwargs=dict(net_arch=[16])", "--quiet", "--json",
+                     "batch_size=64", "eval_freq=512", "eval_episodes=2", "policy_kwargs=dict(net_arch=[16])", "--quiet", "--json",
                      "--no-fail", "--runs-dir", str(runs)]) == 0
     captured = capsys.readouterr()
     details = json.loads(captured.out)  # the note went to stderr: stdout is the JSON document
     assert "note: --set: n_timesteps -> max_env_steps" in captured.err
     run_dir = runs / details["summary"]["run_id"]
     info = rf.read_run_info(run_dir)
-    assert info.overrides == {"max_env_steps": 1024, "n_envs": 4, "n_steps": 64, "eval_freq": 512,
+    assert info.overrides == {"max_env_steps": 1024, "n_envs": 4, "n_steps": 64, "batch_size": 64, "eval_freq": 512,
                               "eval_episodes": 2, "hidden_sizes": [16]}
     assert info.config_origin is not None and "--set: n_timesteps -> max_env_steps" in info.config_origin.notes
     config = yaml.safe_load((run_dir / rf.CONFIG_YAML).read_text())
