@@ -81,8 +81,8 @@ def test_a2c_solves_cartpole_and_writes_the_run_folder(tmp_path: Path) -> None:
     table = rf.parse_metrics_text((result.run_dir / rf.METRICS_CSV).read_text())
     for metric in (rf.M.POLICY_LOSS, rf.M.VALUE_LOSS, rf.M.ENTROPY, rf.M.GRAD_NORM, rf.M.EXPLAINED_VARIANCE):
         assert all(v is not None and np.isfinite(v) for v in table.column(metric)), metric
-    # one update per rollout of the preset's 16 envs x 8 steps
-    assert table.column(rf.M.ENV_STEPS)[:2] == [128, 256]
+    # one update per rollout of the preset's 4 envs x 8 steps
+    assert table.column(rf.M.ENV_STEPS)[:2] == [32, 64]
 
 
 def test_the_sb3_era_iteration_steps_key_is_a_sentence() -> None:
