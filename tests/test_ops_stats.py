@@ -60,3 +60,20 @@ def test_prediction_test_and_lower_bound() -> None:
     assert stats.lower_confidence_bound(100.0, 10.0, 100) == pytest.approx(100 - 1.6604 * 1.0, abs=1e-3)
     assert stats.lower_confidence_bound(5.0, 1.0, 1) == -math.inf
     assert stats.sample_sd(2.0, 4) == pytest.approx(2.0 * math.sqrt(4 / 3))
+
+
+def test_paired_less_is_wilcoxons_signed_rank_test() -> None:
+    """Five pairs all lower, by distinct amounts: W+ = 0, whose exact one-sided p is 1/2^5. All higher: p = 1.
+    No pair differs: no evidence (p 1, 0 pairs). The sweep-check case of CartPole-v1:a2c trial 27 against its
+    preset on seeds 3000-3019 (docs/presets.md): p 0.37, a lead that was luck."""
+    low = stats.paired_less([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+    assert (low.statistic, low.df) == (0.0, 5.0) and low.p_value == pytest.approx(1 / 32)
+    assert stats.paired_less([2, 4, 6, 8, 10], [1, 2, 3, 4, 5]).p_value == pytest.approx(1.0)
+    assert stats.paired_less([3.0, 3.0], [3.0, 3.0]) == (0.0, 0.0, 1.0)
+    trial = [6016, 2048, 6016, 16000, 10112, 10112, 4096, 26112, 6016, 10112, 16000, 6016, 22016, 22016, 14080,
+             8064, 4096, 6016, 14080, 12032]
+    preset = [8000, 44000, 6016, 8000, 4000, 4000, 16000, 2016, 16000, 2016, 14016, 2016, 26016, 2016, 18016, 22016,
+              22016, 22016, 18016, 4000]
+    assert stats.paired_less(trial, preset).p_value == pytest.approx(0.3737, abs=1e-3)
+    with pytest.raises(ValueError, match="one non-zero length"):
+        stats.paired_less([1.0], [1.0, 2.0])

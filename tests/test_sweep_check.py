@@ -134,6 +134,28 @@ def test_the_check_prefers_more_seeds_solved_then_the_lower_median() -> None:
         (-5, 90.0), (-5, 10.0), (-5, float("inf"))]
 
 
+def test_the_verdict_says_whether_the_best_arms_lead_is_more_than_the_seeds_luck() -> None:
+    """The best arm against the preset seed by seed (a one-sided Wilcoxon signed-rank test): lower on all eight
+    seeds is a lead (p = 1/2^8); lower on five of eight by small amounts and higher on three by more may be luck."""
+    def arm(name: str, steps: list[int]) -> check.ArmResult:
+        runs = [check.SeedRun(seed=i, run_id=f"{name}{i}", solved=True, env_steps=v, seconds=v / 1000,
+                              outcome="solved") for i, v in enumerate(steps)]
+        return check.ArmResult(name=name, trial_number=None, sweep_value=None, overrides={}, command="c",
+                               solved=len(runs), runs=runs, median_env_steps=float(sorted(steps)[len(steps) // 2]))
+
+    preset = arm("preset", [9000, 9100, 9200, 9300, 9400, 9500, 9600, 9700])
+    clear = arm("trial #1", [8000, 8100, 8200, 8300, 8400, 8500, 8600, 8700])
+    p = check._vs_preset([clear, preset], clear, "steps")
+    assert p == pytest.approx(1 / 256)
+    assert "beyond these seeds' luck (one-sided Wilcoxon signed-rank p = 0.0039)" in check._verdict(
+        [clear, preset], clear, 8, "steps", p)
+    lucky = arm("trial #2", [8900, 9000, 9100, 9200, 9300, 12000, 12100, 12200])
+    p = check._vs_preset([lucky, preset], lucky, "steps")
+    assert p is not None and p > check.LUCK_ALPHA
+    assert "may be these seeds' luck" in check._verdict([lucky, preset], lucky, 8, "steps", p)
+    assert check._vs_preset([clear, preset], preset, "steps") is None  # the preset is best: nothing to test
+
+
 def test_the_table_explains_a_star_only_when_a_run_did_not_solve() -> None:
     def arm(name: str, solved: list[bool], overrides: dict[str, object]) -> check.ArmResult:
         runs = [check.SeedRun(seed=i + 1, run_id=f"r{name}{i}", solved=s, env_steps=1000, seconds=1.0,

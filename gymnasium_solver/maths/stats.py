@@ -5,6 +5,8 @@
 - :func:`prediction_greater`: is one new observation above a reference sample, on the t-based
   prediction interval? (``gsolve check`` against the preset's reference runs.)
 - :func:`lower_confidence_bound`: one-sided lower bound of a mean (the registry's evaluation).
+- :func:`paired_less`: one-sided Wilcoxon signed-rank test on paired observations: is A below B on the
+  same seeds? (``gsolve sweep-check``: the best arm against the preset.)
 """
 
 from __future__ import annotations
@@ -73,6 +75,21 @@ def prediction_greater(value: float, sample: list[float]) -> TestResult:
         raise ValueError("the reference observations are all equal, so their spread (and a p-value) is undefined")
     t = (value - mean) / (sd * math.sqrt(1.0 + 1.0 / n))
     return TestResult(t, float(n - 1), 1.0 - t_cdf(t, n - 1))
+
+
+def paired_less(a: list[float], b: list[float]) -> TestResult:
+    """One-sided Wilcoxon signed-rank test of H1: A's values are below B's, pair by pair (the same seeds).
+    Pairs with no difference are dropped (Wilcoxon's zero method); with none left there is no evidence
+    either way (p = 1). ``df`` is the number of pairs that differ."""
+    if len(a) != len(b) or not a:
+        raise ValueError(f"a paired test needs two samples of one non-zero length, got {len(a)} and {len(b)}")
+    differing = sum(x != y for x, y in zip(a, b, strict=True))
+    if differing == 0:
+        return TestResult(0.0, 0.0, 1.0)
+    from scipy import stats
+
+    res = stats.wilcoxon(a, b, alternative="less", zero_method="wilcox")
+    return TestResult(float(res.statistic), float(differing), float(res.pvalue))
 
 
 def lower_confidence_bound(mean: float, sd: float, n: int, confidence: float = 0.95) -> float:

@@ -36,6 +36,7 @@ from gymnasium_solver.jobs.backend import (
 )
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import reap, spawn_detached
+from gymnasium_solver.maths import stats
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import SweepRecord, sweeps_dir
@@ -47,6 +48,8 @@ DEFAULT_SEEDS = 5
 MAX_RUNS = 200  # arms x seeds: each is a full training run
 MAX_CHECK_SECONDS = 24 * 3600.0  # no timeout of its own: this only bounds a runaway
 PRESET = "preset"
+# The best arm's lead over the preset counts when a one-sided paired test on the seeds puts it below this.
+LUCK_ALPHA = 0.05
 
 
 class SeedRun(BaseModel):
@@ -83,6 +86,9 @@ class SweepCheck(BaseModel):
     held_out: bool = Field(description="whether none of the seeds is the sweep's own")
     arms: list[ArmResult]
     best: str | None = Field(description="the arm with the most seeds solved, then the lowest median objective")
+    vs_preset_p: float | None = Field(default=None, description="one-sided Wilcoxon signed-rank p-value that the best "
+                                      "arm's objective is below the preset's on the same seeds (None when the preset "
+                                      "is best)")
     verdict: str
 
 
@@ -219,13 +225,31 @@ def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, 
             arm.spread = seeds_mod.spread(values, arm.solved)
     best = min(arms, key=lambda a: _score(a, record.objective))
     tuned_on = set(range(own, own + record.seeds_per_trial))
+    p = _vs_preset(arms, best, record.objective)
     return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
                       sweep_seed=own, sweep_seeds_per_trial=record.seeds_per_trial, seeds=seeds,
-                      held_out=not tuned_on & set(seeds), arms=arms, best=best.name,
-                      verdict=_verdict(arms, best, len(seeds), record.objective))
+                      held_out=not tuned_on & set(seeds), arms=arms, best=best.name, vs_preset_p=p,
+                      verdict=_verdict(arms, best, len(seeds), record.objective, p))
 
 
-def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str) -> str:
+def _objective_values(arm: ArmResult, objective: str) -> dict[int, float]:
+    return {r.seed: float(r.env_steps if objective == "steps" else r.seconds) for r in arm.runs}
+
+
+def _vs_preset(arms: list[ArmResult], best: ArmResult, objective: str) -> float | None:
+    """The paired test of the best arm against the preset on the seeds both trained (an unsolved seed at what
+    it spent): whether the best arm's lead is more than these seeds' luck."""
+    preset = next(a for a in arms if a.name == PRESET)
+    if best is preset:
+        return None
+    ours, theirs = _objective_values(best, objective), _objective_values(preset, objective)
+    seeds = sorted(set(ours) & set(theirs))
+    if len(seeds) < 2:
+        return None
+    return stats.paired_less([ours[s] for s in seeds], [theirs[s] for s in seeds]).p_value
+
+
+def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: float | None = None) -> str:
     preset = next(a for a in arms if a.name == PRESET)
     unit = "env steps" if objective == "steps" else "s"
 
@@ -238,8 +262,16 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str) -> 
     if best is preset:
         return (f"The {PRESET} is at least as good on these seeds ({preset.solved}/{n} solved, median "
                 f"{median(preset)}): no trial beats it; keep the preset.")
+    if p is None:
+        luck = ""
+    elif p < LUCK_ALPHA:
+        luck = (f" Seed by seed it is below the {PRESET} beyond these seeds' luck (one-sided Wilcoxon signed-rank "
+                f"p = {p:.2g}).")
+    else:
+        luck = (f" Seed by seed its lead over the {PRESET} may be these seeds' luck (one-sided Wilcoxon "
+                f"signed-rank p = {p:.2g} >= {LUCK_ALPHA:g}): check it on more seeds before adopting it.")
     return (f"{best.name} is best on these seeds: {best.solved}/{n} solved, median {median(best)}, vs the "
-            f"{PRESET}'s {preset.solved}/{n} and {median(preset)}. Reproduce: {best.command}")
+            f"{PRESET}'s {preset.solved}/{n} and {median(preset)}.{luck} Reproduce: {best.command}")
 
 
 def render(check: SweepCheck) -> str:
