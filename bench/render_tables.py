@@ -68,6 +68,7 @@ def _commit(m: Measured) -> str:
 VS_ZOO = {
     "cartpole-ppo-vs-zoo": ("cartpole_ppo_vs_zoo", "CartPole-v1:ppo", "PPO"),
     "cartpole-a2c-vs-zoo": ("cartpole_a2c_vs_zoo", "CartPole-v1:a2c", "A2C"),
+    "cartpole-dqn-vs-zoo": ("cartpole_dqn_vs_zoo", "CartPole-v1:dqn", "DQN"),
     "acrobot-ppo-vs-zoo": ("acrobot_ppo_vs_zoo", "Acrobot-v1:ppo", "PPO"),
     "pendulum-sac-vs-zoo": ("pendulum_sac_vs_zoo", "Pendulum-v1:sac", "SAC"),
     "pendulum-td3-vs-zoo": ("pendulum_td3_vs_zoo", "Pendulum-v1:td3", "TD3"),
