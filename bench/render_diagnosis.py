@@ -38,6 +38,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_3_after.json": "heldout12's two cases `gsolve fix` did not fix blind (x05, "
                                                         "x14), re-run after the changes they prompted (in-sample)",
                  "fix_verdicts_no_preset_4.json": "heldout13 (environments without a preset; blind: run at 2b6d18c, "
+                                                  "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_5.json": "heldout14 (environments without a preset; blind: run at e52df6a, "
                                                   "the diagnosis that scored it)"}
 
 
