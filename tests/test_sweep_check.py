@@ -6,6 +6,7 @@ tiny CartPole-v1:ppo runs that solve a low threshold in a few thousand env steps
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -253,3 +254,19 @@ def test_a_solved_trial_without_one_env_step_count_renders() -> None:
                                                   importances=None, importances_note=None, trials=[row], check=None)
     text = report.render(summary)
     assert "#0   n_epochs=9  -> solved\n" in text + "\n" and "Best: trial #0 p90 8,602 env steps over 2 seeds [run None]" in text
+
+
+def test_a_check_written_before_it_recorded_the_sweeps_seeds_is_read_with_them(tmp_path: Path) -> None:
+    """A check file of an older gsolve (no sweep_seeds_per_trial) of a sweep over 10 seeds took seeds 1-5 by
+    default and called them held out: read with the sweep's 10 seeds, it says they were the sweep's own."""
+    old = {"sweep_id": "s", "config_id": "CartPole-v1:ppo", "objective": "steps", "sweep_seed": 0,
+           "seeds": [1, 2, 3, 4, 5], "held_out": True, "arms": [], "best": None, "verdict": "v"}
+    path = check.check_path(tmp_path, "s")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(old), encoding="utf-8")
+    one = check.read_check(tmp_path, "s")
+    assert one is not None and one.held_out and one.sweep_seeds_per_trial == 1
+    ten = check.read_check(tmp_path, "s", seeds_per_trial=10)
+    assert ten is not None and not ten.held_out and ten.sweep_seeds_per_trial == 10
+    assert "re-trained on seeds (including the sweep's own, so not held out) 1, 2, 3, 4, 5; the sweep ranked its " \
+           "trials on seeds 0-9." in check.render(ten)

@@ -337,13 +337,22 @@ def write_check(runs_dir: Path, check: SweepCheck) -> None:
     rf.atomic_write_text(check_path(runs_dir, check.sweep_id), check.model_dump_json(indent=1))
 
 
-def read_check(runs_dir: Path, sweep_id: str) -> SweepCheck | None:
-    """The sweep's latest check, or None (never run, or unreadable: a check is advice, not state)."""
+def read_check(runs_dir: Path, sweep_id: str, seeds_per_trial: int = 1) -> SweepCheck | None:
+    """The sweep's latest check, or None (never run, or unreadable: a check is advice, not state).
+
+    A check written before checks recorded how many seeds the sweep ranked on has only its first seed: it is
+    read with the sweep's ``seeds_per_trial``, and ``held_out`` is worked out again over all of them (such a
+    check of an N-seed sweep took the seeds after the first by default, which are the sweep's own)."""
     path = check_path(runs_dir, sweep_id)
     try:
-        return SweepCheck.model_validate_json(path.read_text(encoding="utf-8"))
+        check = SweepCheck.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if "sweep_seeds_per_trial" not in check.model_fields_set and seeds_per_trial > 1:
+        tuned_on = set(range(check.sweep_seed, check.sweep_seed + seeds_per_trial))
+        check = check.model_copy(update={"sweep_seeds_per_trial": seeds_per_trial,
+                                         "held_out": not tuned_on & set(check.seeds)})
+    return check
 
 
 class CheckStart(BaseModel):

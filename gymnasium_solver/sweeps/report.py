@@ -138,7 +138,7 @@ def summarize(store: RunStore, sweep_id: str, *, diagnose: bool = False) -> Swee
         _add_diagnoses(store, shown)
     return SweepSummary(sweep=record, finished=sum(1 for t in trials if st.counts_toward_total(t)), counts=counts,
                         best=best_trial(record, study), importances=imp, importances_note=note, trials=shown,
-                        trials_omitted=len(rows) - len(shown), check=read_check(store.runs_dir, record.sweep_id))
+                        trials_omitted=len(rows) - len(shown), check=read_check(store.runs_dir, record.sweep_id, record.seeds_per_trial))
 
 
 def _refresh_running(store: RunStore, row: TrialRow) -> None:
