@@ -39,7 +39,7 @@ from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.maths import stats
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
-from gymnasium_solver.sweeps.record import SweepRecord, sweeps_dir
+from gymnasium_solver.sweeps.record import SweepRecord, format_value, sweeps_dir
 from gymnasium_solver.sweeps.space import to_overrides
 
 DEFAULT_TOP = 3
@@ -221,15 +221,18 @@ def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, 
         if arm.runs:
             arm.median_env_steps = float(statistics.median(r.env_steps for r in arm.runs))
             arm.median_seconds = round(float(statistics.median(r.seconds for r in arm.runs)), 2)
-            values = [float(r.env_steps if record.objective == "steps" else r.seconds) for r in arm.runs]
-            arm.spread = seeds_mod.spread(values, arm.solved)
+            arm.spread = seeds_mod.spread(list(_objective_values(arm, record.objective).values()), arm.solved)
     best = min(arms, key=lambda a: _score(a, record.objective))
-    tuned_on = set(range(own, own + record.seeds_per_trial))
     p = _vs_preset(arms, best, record.objective)
     return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
                       sweep_seed=own, sweep_seeds_per_trial=record.seeds_per_trial, seeds=seeds,
-                      held_out=not tuned_on & set(seeds), arms=arms, best=best.name, vs_preset_p=p,
+                      held_out=_held_out(own, record.seeds_per_trial, seeds), arms=arms, best=best.name, vs_preset_p=p,
                       verdict=_verdict(arms, best, len(seeds), record.objective, p))
+
+
+def _held_out(own: int, seeds_per_trial: int, seeds: list[int]) -> bool:
+    """Whether none of ``seeds`` is one the sweep ranked its trials on."""
+    return not set(seeds_mod.seed_list(own, seeds_per_trial)) & set(seeds)
 
 
 def _objective_values(arm: ArmResult, objective: str) -> dict[int, float]:
@@ -255,7 +258,7 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: 
 
     def median(a: ArmResult) -> str:
         v = a.median_env_steps if objective == "steps" else a.median_seconds
-        return "-" if v is None else (f"{v:,.0f} {unit}" if objective == "steps" else f"{v:.2f} {unit}")
+        return "-" if v is None else f"{format_value(v, objective)} {unit}"
 
     if best.solved == 0:
         return f"No arm solved any of the {n} seeds: nothing here to adopt."
@@ -279,19 +282,18 @@ def render(check: SweepCheck) -> str:
     where = "held-out seeds" if check.held_out else "seeds (including the sweep's own, so not held out)"
     n, own = check.sweep_seeds_per_trial, check.sweep_seed
     ranked = f"seed {own}" if n == 1 else f"seeds {own}-{own + n - 1}"
-    wall = check.objective != "steps"  # seconds to two decimals: a CartPole seed solves in about one
     lines = [f"Sweep {check.sweep_id} ({check.config_id}, objective {check.objective}) re-trained on {where} "
              f"{seeds}; the sweep ranked its trials on {ranked}.",
              f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9} "
              f"{'IQM [95% CI]':>28}  env steps by seed"]
     for a in check.arms:
-        sweep = "-" if a.sweep_value is None else (f"{a.sweep_value:,.0f}" if check.objective == "steps"
-                                                   else f"{a.sweep_value:.2f}s")
-        steps = "-" if a.median_env_steps is None else f"{a.median_env_steps:,.0f}"
-        secs = "-" if a.median_seconds is None else f"{a.median_seconds:.2f}"
+        sweep = "-" if a.sweep_value is None else (format_value(a.sweep_value, check.objective)
+                                                   + ("" if check.objective == "steps" else "s"))
+        steps = "-" if a.median_env_steps is None else format_value(a.median_env_steps, "steps")
+        secs = "-" if a.median_seconds is None else format_value(a.median_seconds, "wall")
         by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
         lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9} "
-                     f"{_interval(a.spread, wall):>28}  {by_seed}")
+                     f"{_interval(a.spread, check.objective):>28}  {by_seed}")
     if any(not r.solved for a in check.arms for r in a.runs):
         lines.append("(* = not solved: every env step it spent)")
     base = next((a for a in check.arms if a.name == PRESET), None)
@@ -302,13 +304,12 @@ def render(check: SweepCheck) -> str:
     return "\n".join(lines)
 
 
-def _interval(sp: seeds_mod.Spread | None, wall: bool = False) -> str:
+def _interval(sp: seeds_mod.Spread | None, objective: str) -> str:
     if sp is None or sp.iqm is None:
         return "-"
-    fmt = "{:,.2f}" if wall else "{:,.0f}"
     if sp.ci_low is None or sp.ci_high is None:
-        return fmt.format(sp.iqm)
-    return f"{fmt.format(sp.iqm)} [{fmt.format(sp.ci_low)}, {fmt.format(sp.ci_high)}]"
+        return format_value(sp.iqm, objective)
+    return f"{format_value(sp.iqm, objective)} [{format_value(sp.ci_low, objective)}, {format_value(sp.ci_high, objective)}]"
 
 
 def parse_seeds(text: list[str]) -> list[int]:
@@ -349,9 +350,8 @@ def read_check(runs_dir: Path, sweep_id: str, seeds_per_trial: int = 1) -> Sweep
     except (OSError, ValueError):
         return None
     if "sweep_seeds_per_trial" not in check.model_fields_set and seeds_per_trial > 1:
-        tuned_on = set(range(check.sweep_seed, check.sweep_seed + seeds_per_trial))
         check = check.model_copy(update={"sweep_seeds_per_trial": seeds_per_trial,
-                                         "held_out": not tuned_on & set(check.seeds)})
+                                         "held_out": _held_out(check.sweep_seed, seeds_per_trial, check.seeds)})
     return check
 
 

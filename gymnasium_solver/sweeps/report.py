@@ -19,7 +19,7 @@ from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.check import SweepCheck, read_check
 from gymnasium_solver.sweeps.check import render as render_check
-from gymnasium_solver.sweeps.record import SweepRecord, list_sweep_ids, read_record
+from gymnasium_solver.sweeps.record import SweepRecord, format_value, list_sweep_ids, read_record
 from gymnasium_solver.sweeps.space import to_overrides
 
 MAX_TRIALS_SHOWN = 40
@@ -214,8 +214,8 @@ def render(summary: SweepSummary) -> str:
         if not b.solved:
             how = f"not solved (best eval {b.best_eval})"
         elif multi:
-            value = f"{b.value:,.0f} env steps" if rec.objective == "steps" else f"{b.value:,.2f} s"
-            how = f"{rec.seed_statistic} {value} over {rec.seeds_per_trial} seeds"
+            unit = "env steps" if rec.objective == "steps" else "s"
+            how = f"{rec.seed_statistic} {format_value(b.value, rec.objective)} {unit} over {rec.seeds_per_trial} seeds"
         else:
             how = _solved(b.solved_at_env_steps, b.seconds)
         lines.append(f"Best: trial #{b.number} {how} [run {b.run_id}]")

@@ -27,7 +27,7 @@ from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, 
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
-from gymnasium_solver.sweeps.record import SweepRecord, write_record
+from gymnasium_solver.sweeps.record import SweepRecord, format_value, write_record
 from gymnasium_solver.sweeps.space import SearchSpace, to_overrides
 
 if TYPE_CHECKING:
@@ -306,12 +306,12 @@ def combine_seeds(record: SweepRecord, results: list[st.TrialResult],
         out.outcome, out.detail = "not_solved", f"solved 0 of {len(results)} seeds"
         return st.unsolved_value(out.best_eval), out
     value = seeds_mod.aggregate(values, stat)
-    # Seconds to two decimals: a wall sweep's seeds solve in about a second, which a whole number hides.
-    fmt, unit = ("{:,.0f}", "env steps") if record.objective == "steps" else ("{:,.2f}", "s")
+    unit = "env steps" if record.objective == "steps" else "s"
     # A majority of seeds solved makes the trial 'solved' (a sweep check re-trains those).
     out.outcome = "solved" if solved * 2 > len(results) else "not_solved"
-    out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {fmt.format(value)} {unit} (unsolved seeds at "
-                  f"their budget); by seed: {', '.join(fmt.format(v) for v in values)}")
+    out.detail = (f"solved {solved} of {len(results)} seeds; {stat} {format_value(value, record.objective)} {unit} "
+                  f"(unsolved seeds at their budget); by seed: "
+                  f"{', '.join(format_value(v, record.objective) for v in values)}")
     return value, out
 
 

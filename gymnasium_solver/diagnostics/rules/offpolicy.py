@@ -29,6 +29,7 @@ from gymnasium_solver.diagnostics.offpolicy_budget import (
 )
 from gymnasium_solver.diagnostics.offpolicy_budget import budget as _budget
 from gymnasium_solver.diagnostics.references import action_dims
+from gymnasium_solver.diagnostics.rules.offpolicy_settings import REPLAY_RATIO_FLOOR, suggested_gradient_steps
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
@@ -116,7 +117,7 @@ def target_updates(ctx: Ctx) -> Finding | None:
         if any(not isinstance(v, int | float) for v in settings):
             return None  # not recorded (or SB3's (n, "episode") form): nothing to count copies with
         interval, train_freq, gradient_steps = (float(v) for v in settings)
-        per_copy = interval / max(train_freq, 1.0) * (gradient_steps if gradient_steps > 0 else train_freq)
+        per_copy = _updates_per_copy(interval, train_freq, gradient_steps)
         copies = budget / interval if interval > 0 else 0.0
         if budget > 0 and copies < T.TARGET_COPIES_MIN.value:
             return Finding(
@@ -142,6 +143,12 @@ def target_updates(ctx: Ctx) -> Finding | None:
         return _too_frequent(ctx, "tau", tau, f"tau={tau:g}: the target is {tau:.0%} the online network after "
                              "every update", 0.005)
     return None
+
+
+def _updates_per_copy(interval: float, train_freq: float, gradient_steps: float) -> float:
+    """Gradient updates between two hard target copies: SB3 copies every ``interval`` env steps and trains
+    ``gradient_steps`` (-1: one per env step) every ``train_freq`` steps."""
+    return interval / max(train_freq, 1.0) * (gradient_steps if gradient_steps > 0 else train_freq)
 
 
 def _too_frequent(ctx: Ctx, key: str, current: object, observed: str, suggested: object) -> Finding:
@@ -257,16 +264,17 @@ def _target_is_the_network(ctx: Ctx) -> tuple[Evidence, SuggestedChange] | None:
     if any(not isinstance(v, int) or v <= 0 for v in settings):
         return None  # SB3's (n, "episode") form, or gradient_steps -1 (one per env step): not starved
     interval, train_freq, grad, n_envs = (int(v) for v in settings)  # type: ignore[call-overload]
-    per_copy = interval / train_freq * grad
+    per_copy = _updates_per_copy(interval, train_freq, grad)
     per_call = train_freq * n_envs
-    if per_copy >= T.TARGET_UPDATES_PER_COPY_MIN.value or grad / per_call >= B.REPLAY_RATIO_MIN_DQN.value:
+    floor = REPLAY_RATIO_FLOOR[ctx.algo]
+    if per_copy >= T.TARGET_UPDATES_PER_COPY_MIN.value or grad / per_call >= floor.value:
         return None
-    new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+    new = suggested_gradient_steps(per_call)
     evidence = Evidence(metric="config:target_update_interval",
                         observed=f"target copied every {interval} env steps, {grad} gradient step(s) every "
                         f"{per_call} env steps: {per_copy:.2g} gradient steps per copy",
                         healthy=f">= {T.TARGET_UPDATES_PER_COPY_MIN.value:g} per copy, and >= "
-                        f"{fmt(B.REPLAY_RATIO_MIN_DQN.value)} gradient steps per env step ({B.REPLAY_RATIO_MIN_DQN.source})")
+                        f"{fmt(floor.value)} gradient steps per env step ({floor.source})")
     return evidence, change("gradient_steps", grad, new, "increase",
                             f"{fmt(B.REPLAY_RATIO_SUGGESTED.value)} gradient steps per env step, "
                             f"{new * interval / train_freq:.3g} per target copy ({B.REPLAY_RATIO_SUGGESTED.source})")

@@ -31,6 +31,12 @@ from gymnasium_solver.diagnostics.thresholds import Threshold
 REPLAY_RATIO_FLOOR: dict[str, Threshold] = {a: B.REPLAY_RATIO_MIN_DQN if a in EPSILON_GREEDY else B.REPLAY_RATIO_MIN_AC for a in REPLAY}
 
 
+def suggested_gradient_steps(per_call: int) -> int:
+    """The gradient_steps that give REPLAY_RATIO_SUGGESTED gradient steps per env step to a training call every
+    ``per_call`` env steps (train_freq x n_envs)."""
+    return max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+
+
 @rule("replay_ratio_too_low")
 def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     freq, grad, n_envs = ctx.setting("train_freq"), ctx.setting("gradient_steps"), ctx.setting("n_envs", 1)
@@ -42,7 +48,7 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
     floor = REPLAY_RATIO_FLOOR[ctx.algo]
     if not failing(ctx) or not ratio < floor.value:
         return None
-    new = max(1, round(per_call * B.REPLAY_RATIO_SUGGESTED.value))
+    new = suggested_gradient_steps(per_call)
     # Acting between gradient phases uses a policy (actor-critic) or Q-values (DQN) frozen for the whole gap: past
     # the longest gap tuned runs use, shorten the gap, not only the debt.
     longest, ratio_to, source = ((B.ACTOR_CRITIC_TRAIN_FREQ_MAX, B.ACTOR_CRITIC_REPLAY_RATIO, B.ACTOR_CRITIC_REPLAY_RATIO)

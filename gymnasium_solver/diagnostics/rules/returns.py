@@ -180,15 +180,16 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     fewer = _default_rollout(ctx, budget, fewest.value)
     envs = int(ctx.config.get("n_envs") or 1)
     if fewer is not None and fewer.key == "n_envs" and envs > B.N_ENVS_MAX.value:
+        times = fmt(envs / int(fewer.suggested))
         evidence.append(setting_evidence("n_envs", envs, f"<= {B.N_ENVS_MAX.value:g} ({B.N_ENVS_MAX.source}): "
                                          f"{len(updates)} updates of {envs} envs in this budget"))
         return Finding(
             id="budget_exhausted_improving", severity=Severity.WARNING, score=0.75,
             title=f"The budget ran out {what}, {envs} envs to an update",
             evidence=evidence,
-            cause=f"Each update averages over {envs} envs' steps, {fmt(envs / int(fewer.suggested))}x gsolve's default, so "
-            f"the {budget:,}-step budget holds {len(updates)} updates where the default number of envs gives "
-            f"{fmt(envs / int(fewer.suggested))}x as many: the run was still learning when it stopped.",
+            cause=f"Each update averages over {envs} envs' steps, {times}x gsolve's default, so the {budget:,}-step "
+            f"budget holds {len(updates)} updates where the default number of envs gives {times}x as many: the run "
+            "was still learning when it stopped.",
             suggested_changes=[fewer, change_],
         )
     covered = budget_covers_solved(ctx, budget)
