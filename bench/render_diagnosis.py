@@ -40,7 +40,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_4.json": "heldout13 (environments without a preset; blind: run at 2b6d18c, "
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_5.json": "heldout14 (environments without a preset; blind: run at e52df6a, "
-                                                  "the diagnosis that scored it)"}
+                                                  "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_5_after.json": "heldout14's one blind miss (z04), re-run after the change "
+                                                        "it prompted (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
