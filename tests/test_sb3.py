@@ -186,6 +186,41 @@ def test_off_policy_adam_steps_all_tensors_at_once_with_the_default_update() -> 
     assert torch.equal(trained(foreach=True), trained(foreach=False))
 
 
+def test_mode_switches_are_skipped_only_where_no_module_depends_on_the_mode(tmp_path: Path) -> None:
+    """SB3 flips train()/eval() before every gradient step and every action; on an MLP of Linear and
+    activation layers nothing reads the flag, so SB3Agent skips it. A policy holding a Dropout keeps it,
+    and a short TD3 run trains to the same weights either way."""
+    import torch
+    from stable_baselines3.common.env_util import make_vec_env as sb3_vec_env
+
+    from gymnasium_solver.agents.sb3 import SB3Agent, skip_mode_switches
+    from gymnasium_solver.config import SB3Config
+    from gymnasium_solver.envs import make_vec_env, space_spec
+
+    cfg = resolve_config("Pendulum-v1:td3", [*TINY, "seed=3"])
+    assert isinstance(cfg, SB3Config)
+    spec = space_spec(make_vec_env(cfg, 1))
+
+    def weights(skip: bool) -> torch.Tensor:
+        agent = SB3Agent(cfg, spec, sb3_vec_env(cfg.env_id, n_envs=1, seed=3))
+        if not skip:
+            del agent.model.policy.set_training_mode  # the class's own method again
+        agent.model.learn(300)
+        return torch.cat([p.detach().flatten() for p in agent.model.policy.parameters()])
+
+    assert torch.equal(weights(skip=True), weights(skip=False))
+
+    agent = SB3Agent(cfg, spec, sb3_vec_env(cfg.env_id, n_envs=1, seed=3))
+    policy = agent.model.policy
+    policy.set_training_mode(False)
+    assert policy.training  # skipped: the flag nobody reads stays as built
+    del policy.set_training_mode
+    policy.actor.mu.append(torch.nn.Dropout(0.5))
+    assert not skip_mode_switches(agent.model)
+    policy.set_training_mode(False)
+    assert not policy.actor.training
+
+
 def test_a_dqn_runs_updates_are_counted_from_its_td_loss(tmp_path: Path) -> None:
     """DQN logs a TD loss, not a policy loss: its diagnosis must not say 'Only 0 update(s) recorded'."""
     from gymnasium_solver import Runs
