@@ -1,6 +1,7 @@
-"""gymnasium_solver/agents/optim.py against torch's own: our Adam and gradient clipping must give torch.optim.Adam(fused=True)'s and
-clip_grad_norm_'s exact bits (the drift gate's env steps to solve depend on every one), and a state dict saved by
-one loads into the other (checkpoints written before PPO's Adam was ours resume with it)."""
+"""gymnasium_solver/agents/optim.py against torch's own: our Adam, RMSprop and gradient clipping must give
+torch.optim.Adam(fused=True)'s, torch.optim.RMSprop(foreach=True)'s and clip_grad_norm_'s exact bits (the drift gate's
+env steps to solve depend on every one), and a state dict saved by one loads into the other (checkpoints written
+before PPO's Adam and A2C's RMSprop were ours resume with them)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from gymnasium_solver.agents.optim import Adam, clip_grad_norm
+from gymnasium_solver.agents.optim import Adam, RMSprop, clip_grad_norm
 
 
 def _net(seed: int = 0) -> nn.Sequential:
@@ -101,3 +102,47 @@ def test_a_mismatched_state_dict_is_refused_in_a_sentence() -> None:
     other = Adam(nn.Linear(2, 2).parameters(), lr=1e-2)
     with pytest.raises(ValueError, match="different number of parameter groups or parameters"):
         opt.load_state_dict(other.state_dict())
+
+
+def test_rmsprop_gives_torchs_exact_weights_and_square_averages() -> None:
+    """A2C's optimizer (SB3's settings: alpha 0.99, eps 1e-5) against torch's foreach RMSprop under a schedule."""
+    ours_net, torch_net = _net(), _net()
+    ours = RMSprop(ours_net.parameters(), lr=7e-4, alpha=0.99, eps=1e-5)
+    theirs = torch.optim.RMSprop(torch_net.parameters(), lr=7e-4, alpha=0.99, eps=1e-5, foreach=True)
+    lrs = [7e-4, 1e-3, 0.0, 5e-2]
+
+    def stepper(opt):  # noqa: ANN001, ANN202
+        def step(lr: float) -> None:
+            opt.param_groups[0]["lr"] = lr
+            opt.step()
+        return step
+
+    _train(ours_net, stepper(ours), lambda ps: clip_grad_norm(ps, 0.5), 12, lrs)
+    _train(torch_net, stepper(theirs), lambda ps: nn.utils.clip_grad_norm_(ps, 0.5), 12, lrs)
+    for a, b in zip(ours_net.parameters(), torch_net.parameters(), strict=True):
+        assert torch.equal(a, b)
+    mine, torchs = ours.state_dict(), theirs.state_dict()
+    assert mine["param_groups"] == torchs["param_groups"]
+    for i, state in torchs["state"].items():
+        assert state.keys() == mine["state"][i].keys()
+        assert all(torch.equal(v, mine["state"][i][k]) and v.dtype == mine["state"][i][k].dtype for k, v in state.items())
+
+
+def test_an_rmsprop_state_dict_of_torchs_resumes_in_ours_identically() -> None:
+    saved_net, a_net, b_net = _net(), _net(), _net()
+    first = torch.optim.RMSprop(saved_net.parameters(), lr=1e-3, alpha=0.9, eps=1e-5, foreach=True)
+    _train(saved_net, lambda lr: first.step(), lambda ps: clip_grad_norm(ps, 0.5), 3, [1e-3])
+    state = copy.deepcopy(first.state_dict())
+    for net in (a_net, b_net):
+        net.load_state_dict(saved_net.state_dict())
+    a = RMSprop(a_net.parameters(), lr=9.0)
+    b = torch.optim.RMSprop(b_net.parameters(), lr=9.0, foreach=True)
+    a.load_state_dict(state)
+    b.load_state_dict(copy.deepcopy(state))
+    assert a.param_groups[0]["alpha"] == 0.9 and a.param_groups[0]["lr"] == 1e-3  # the settings come with the state
+    _train(a_net, lambda lr: a.step(), lambda ps: clip_grad_norm(ps, 0.5), 3, [1e-3])
+    _train(b_net, lambda lr: b.step(), lambda ps: clip_grad_norm(ps, 0.5), 3, [1e-3])
+    for x, y in zip(a_net.parameters(), b_net.parameters(), strict=True):
+        assert torch.equal(x, y)
+    with pytest.raises(ValueError, match="different number of parameter groups or parameters"):
+        a.load_state_dict(RMSprop(nn.Linear(2, 2).parameters(), lr=1e-2).state_dict())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from gymnasium_solver.agents.common import ActorCritic, Batch, UpdateStats, check_finite, step_schedules
+from gymnasium_solver.agents.optim import RMSprop, clip_grad_norm
 from gymnasium_solver.agents.ppo import RolloutAgent
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
@@ -25,13 +26,15 @@ RMSPROP_EPS = 1e-5
 
 class A2C(RolloutAgent):
     algo = Algo.A2C
+    uses_torch_optim = False  # its RMSprop is gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo
     cfg: A2CConfig
 
     def __init__(self, cfg: A2CConfig, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=True)
-        self.optimizer = torch.optim.RMSprop(self.policy.parameters(), lr=schedule_start(cfg.learning_rate),
-                                             alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS, foreach=True)
+        # torch.optim.RMSprop's foreach kernels without torch.optim (gymnasium_solver/agents/optim.py says why).
+        self.optimizer = RMSprop(self.policy.parameters(), lr=schedule_start(cfg.learning_rate),
+                                 alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS)
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """One gradient step on the whole rollout."""
@@ -47,10 +50,10 @@ class A2C(RolloutAgent):
         value_loss = (batch.returns - ev.values).pow(2).mean()
         entropy = ev.entropy.mean()
         loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad()
         loss.backward()
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), max_norm)
+        grad_norm = clip_grad_norm(self.optimizer.params, max_norm)
         if not torch.isfinite(loss.detach() + grad_norm):
             check_finite("A2C loss", loss.detach())
             check_finite("gradient norm", grad_norm)

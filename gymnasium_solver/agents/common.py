@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from gymnasium_solver.agents.optim import Adam
+from gymnasium_solver.agents.optim import Adam, RMSprop
 from gymnasium_solver.config import Config, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 
@@ -474,7 +474,7 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
     return (x - x.mean()) / (x.std(correction=0) + 1e-8)
 
 
-def step_schedules(optimizer: torch.optim.Optimizer | Adam, cfg: Config, progress: float) -> tuple[float, float]:
+def step_schedules(optimizer: torch.optim.Optimizer | Adam | RMSprop, cfg: Config, progress: float) -> tuple[float, float]:
     """Set the optimizer's learning rate to its schedule's value at ``progress``; return (learning rate,
     entropy coefficient) there (PPO, A2C, REINFORCE: each update starts with this)."""
     lr = schedule_value(cfg.learning_rate, progress)

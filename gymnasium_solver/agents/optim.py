@@ -1,10 +1,11 @@
-"""Adam and gradient-norm clipping for our small networks, without torch.optim's per-call machinery.
+"""Adam, RMSprop and gradient-norm clipping for our small networks, without torch.optim's per-call machinery.
 
 ``Adam`` runs what ``torch.optim.Adam(fused=True)`` runs (each step counter + 1, then one
-``torch._fused_adam_`` kernel over every parameter with a gradient) and keeps its state in torch's
-layout, so its ``state_dict`` loads into torch's Adam and torch's into it; ``clip_grad_norm`` runs
-``torch.nn.utils.clip_grad_norm_``'s kernels. Same kernels, same arguments, same bits
-(tests/test_optim.py holds each against torch's). Why (issue 23 item 4): torch.optim imports
+``torch._fused_adam_`` kernel over every parameter with a gradient); ``RMSprop`` runs what
+``torch.optim.RMSprop(foreach=True)`` runs without momentum, centring or weight decay (SB3's A2C
+optimizer). Each keeps its state in torch's layout, so its ``state_dict`` loads into torch's optimizer
+and torch's into it; ``clip_grad_norm`` runs ``torch.nn.utils.clip_grad_norm_``'s kernels. Same
+kernels, same arguments, same bits (tests/test_optim.py holds each against torch's). Why (issue 23 item 4): torch.optim imports
 torch._dynamo when its first optimizer is built (as long as importing torch itself, 1-2 s on our
 2-core machine: more than a CartPole run trains), and wraps every step in a profiler scope, hooks,
 dynamo guards and a grouping of tensors by device and dtype that cost more than the kernel does for
@@ -18,23 +19,29 @@ from typing import Any
 
 import torch
 
-# torch.optim.Adam's settings that our Adam takes as they are (its state_dict carries every one of them).
-_FIXED: dict[str, Any] = {"weight_decay": 0, "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
-                          "differentiable": False, "fused": True, "decoupled_weight_decay": False}
+# The settings of torch.optim.Adam / RMSprop that ours take as they are (their state_dict carries every one).
+_ADAM_FIXED: dict[str, Any] = {"weight_decay": 0, "amsgrad": False, "maximize": False, "foreach": None,
+                               "capturable": False, "differentiable": False, "fused": True,
+                               "decoupled_weight_decay": False}
+_RMSPROP_FIXED: dict[str, Any] = {"momentum": 0, "centered": False, "weight_decay": 0, "capturable": False,
+                                  "foreach": True, "maximize": False, "differentiable": False}
 
 
-class Adam:
-    """``torch.optim.Adam(params, lr, betas, eps, fused=True)``: ``param_groups`` (one group; a schedule sets
-    its ``lr``), ``state``, ``step``, ``zero_grad``, ``state_dict`` and ``load_state_dict`` as torch's."""
+class _Optimizer:
+    """What our optimizers share with torch.optim's: one ``param_groups`` entry (a schedule sets its ``lr``),
+    ``state`` by parameter, ``zero_grad`` and ``state_dict`` in torch's layout."""
 
-    def __init__(self, params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8):
-        group: dict[str, Any] = {"params": list(params), "lr": lr, "betas": betas, "eps": eps, **_FIXED}
+    name = ""
+    moments: tuple[str, ...] = ()  # each parameter's state tensors, beside its step counter
+
+    def __init__(self, params: Iterable[torch.Tensor], group: dict[str, Any]):
+        group = {"params": list(params), **group}
         if not group["params"]:
-            raise ValueError("Adam got an empty parameter list")
+            raise ValueError(f"{self.name} got an empty parameter list")
         devices = {(p.device, p.dtype) for p in group["params"]}
         if len(devices) != 1 or not group["params"][0].is_floating_point():
-            raise ValueError(f"Adam takes floating-point parameters of one device and dtype, got {sorted(map(str, devices))}")
+            raise ValueError(f"{self.name} takes floating-point parameters of one device and dtype, "
+                             f"got {sorted(map(str, devices))}")
         self.param_groups = [group]
         self.state: dict[torch.Tensor, dict[str, torch.Tensor]] = {}
 
@@ -45,33 +52,20 @@ class Adam:
     def _state(self, p: torch.Tensor) -> dict[str, torch.Tensor]:
         state = self.state.get(p)
         if state is None:  # created at a parameter's first step, as torch does
-            state = self.state[p] = {
-                "step": torch.zeros((), dtype=torch.float32, device=p.device),
-                "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
-                "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
-            }
+            state = self.state[p] = {"step": torch.zeros((), dtype=torch.float32, device=p.device)}
+            for name in self.moments:
+                state[name] = torch.zeros_like(p, memory_format=torch.preserve_format)
         return state
 
-    def step(self) -> None:
-        """One Adam step of every parameter that has a gradient (torch's order: counters, then the kernel)."""
-        group = self.param_groups[0]
-        params = [p for p in group["params"] if p.grad is not None]
-        if not params:
-            return
-        states = [self._state(p) for p in params]
-        steps = [s["step"] for s in states]
-        beta1, beta2 = group["betas"]
-        with torch.no_grad():
-            torch._foreach_add_(steps, 1)
-            torch._fused_adam_(params, [p.grad for p in params], [s["exp_avg"] for s in states],
-                               [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False, lr=group["lr"],
-                               beta1=float(beta1), beta2=float(beta2), weight_decay=group["weight_decay"],
-                               eps=group["eps"], maximize=False, grad_scale=None, found_inf=None)
+    def _stepping(self) -> tuple[list[torch.Tensor], list[torch.Tensor], list[dict[str, torch.Tensor]]]:
+        """The parameters that have a gradient, their gradients, and their states (made at a first step)."""
+        with_grads = [(p, p.grad) for p in self.params if p.grad is not None]
+        return [p for p, _ in with_grads], [g for _, g in with_grads], [self._state(p) for p, _ in with_grads]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop the gradients (``set_to_none=False`` is not offered: nothing of ours needs zeroed tensors)."""
         if not set_to_none:
-            raise ValueError("Adam.zero_grad sets gradients to None only")
+            raise ValueError(f"{self.name}.zero_grad sets gradients to None only")
         for p in self.params:
             p.grad = None
 
@@ -84,14 +78,14 @@ class Adam:
                 "param_groups": [{**group, "params": list(range(len(self.params)))}]}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Take ``state_dict`` (ours or torch.optim.Adam's): the settings, and a copy of each moment cast to its
-        parameter's device and dtype, the step counter to float32 (torch's rule for fused Adam)."""
+        """Take ``state_dict`` (ours or torch.optim's): the settings, and a copy of each state tensor cast to its
+        parameter's device and dtype, the step counter to float32 (torch's rule)."""
         groups = state_dict["param_groups"]
         params = self.params
         if len(groups) != 1 or len(groups[0]["params"]) != len(params):
             raise ValueError("loaded state dict has a different number of parameter groups or parameters")
-        self.param_groups = [{"params": params, "lr": self.param_groups[0]["lr"], "betas": (0.9, 0.999),
-                              "eps": 1e-8, **_FIXED, **{k: v for k, v in groups[0].items() if k != "params"}}]
+        self.param_groups = [{**self.param_groups[0], **{k: v for k, v in groups[0].items() if k != "params"},
+                              "params": params}]
         self.state = {}
         for i, saved in state_dict["state"].items():
             p = params[int(i)]
@@ -100,9 +94,63 @@ class Adam:
             self.state[p] = {
                 "step": (step.to(dtype=torch.float32, device=p.device, copy=True) if isinstance(step, torch.Tensor)
                          else torch.tensor(float(step), dtype=torch.float32, device=p.device)),
-                "exp_avg": saved["exp_avg"].to(dtype=p.dtype, device=p.device, copy=True),
-                "exp_avg_sq": saved["exp_avg_sq"].to(dtype=p.dtype, device=p.device, copy=True),
+                **{name: saved[name].to(dtype=p.dtype, device=p.device, copy=True) for name in self.moments},
             }
+
+
+class Adam(_Optimizer):
+    """``torch.optim.Adam(params, lr, betas, eps, fused=True)``: ``param_groups`` (one group; a schedule sets
+    its ``lr``), ``state``, ``step``, ``zero_grad``, ``state_dict`` and ``load_state_dict`` as torch's."""
+
+    name = "Adam"
+    moments = ("exp_avg", "exp_avg_sq")
+
+    def __init__(self, params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, **_ADAM_FIXED})
+
+    def step(self) -> None:
+        """One Adam step of every parameter that has a gradient (torch's order: counters, then the kernel)."""
+        params, grads, states = self._stepping()
+        if not params:
+            return
+        group = self.param_groups[0]
+        steps = [s["step"] for s in states]
+        beta1, beta2 = group["betas"]
+        with torch.no_grad():
+            torch._foreach_add_(steps, 1)
+            torch._fused_adam_(params, grads, [s["exp_avg"] for s in states],
+                               [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False, lr=group["lr"],
+                               beta1=float(beta1), beta2=float(beta2), weight_decay=group["weight_decay"],
+                               eps=group["eps"], maximize=False, grad_scale=None, found_inf=None)
+
+
+class RMSprop(_Optimizer):
+    """``torch.optim.RMSprop(params, lr, alpha, eps, foreach=True)`` (no momentum, not centred, no weight decay),
+    with the same attributes as ``Adam`` above."""
+
+    name = "RMSprop"
+    moments = ("square_avg",)
+
+    def __init__(self, params: Iterable[torch.Tensor], lr: float, alpha: float = 0.99, eps: float = 1e-8):
+        super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps, **_RMSPROP_FIXED})
+
+    def step(self) -> None:
+        """One RMSprop step of every parameter that has a gradient: torch's foreach kernels in torch's order
+        (counters; square_avg = alpha * square_avg + (1 - alpha) * grad^2; param -= lr * grad / (sqrt + eps))."""
+        params, grads, states = self._stepping()
+        if not params:
+            return
+        group = self.param_groups[0]
+        square_avgs = [s["square_avg"] for s in states]
+        alpha = group["alpha"]
+        with torch.no_grad():
+            torch._foreach_add_([s["step"] for s in states], 1)
+            torch._foreach_mul_(square_avgs, alpha)
+            torch._foreach_addcmul_(square_avgs, grads, grads, value=1 - alpha)
+            avg = torch._foreach_sqrt(square_avgs)
+            torch._foreach_add_(avg, group["eps"])
+            torch._foreach_addcdiv_(params, grads, avg, value=-group["lr"])
 
 
 def clip_grad_norm(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
