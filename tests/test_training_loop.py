@@ -388,3 +388,18 @@ def test_every_evaluation_starts_its_episodes_on_seeds_no_earlier_one_used(tmp_p
     result, info = _train(tmp_path, "seed=5", "eval_freq=256", "eval_episodes=3")
     assert evaluations.seeds == [5 + session.EVAL_SEED_OFFSET + 3 * k for k in range(4)]
     assert info.last_eval is not None and info.last_eval.return_mean == 4.0
+
+
+@pytest.mark.parametrize(("poison", "finite"), [(None, True), (float("nan"), False), (float("inf"), False),
+                                                 (-float("inf"), False), (3e38, True)])
+def test_the_finite_weight_check_finds_one_bad_element_and_no_false_alarm_from_an_overflowing_norm(
+        poison: float | None, finite: bool) -> None:
+    """tensors_finite checks every weight with one fused norm; 3e38 is finite although the norm overflows to inf,
+    so the element-wise confirmation must clear it. An integer buffer is left out (a norm needs floats)."""
+    from gymnasium_solver.agents.common import tensors_finite
+
+    tensors = [torch.zeros(3, 4), torch.ones(7), torch.arange(5)]
+    if poison is not None:
+        tensors[1][4] = poison
+    assert tensors_finite(tensors) is finite
+    assert tensors_finite([]) and tensors_finite([torch.arange(3)])

@@ -329,7 +329,7 @@ class ActorCritic(nn.Module):
         return float(self.log_std.detach().exp().mean())
 
     def all_finite(self) -> bool:
-        return all(bool(torch.isfinite(p).all()) for p in self.parameters())
+        return tensors_finite(list(self.parameters()))
 
 
 class ObsNormalizer:
@@ -415,6 +415,16 @@ class Policy(Protocol):
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any: ...
 
     def all_finite(self) -> bool: ...
+
+
+def tensors_finite(tensors: list[torch.Tensor]) -> bool:
+    """Whether every element of ``tensors`` is finite: one fused norm over them all first (a check tensor by
+    tensor costs a sync each, after every update), confirmed element-wise when the norm is not finite (a norm
+    can overflow where no element is infinite)."""
+    tensors = [t for t in tensors if t.is_floating_point()]
+    if not tensors or bool(torch.isfinite(torch.stack(torch._foreach_norm(tensors))).all()):
+        return True
+    return all(bool(torch.isfinite(t).all()) for t in tensors)
 
 
 class Batch(NamedTuple):

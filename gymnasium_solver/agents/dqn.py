@@ -43,6 +43,7 @@ from gymnasium_solver.agents.common import (
     mlp,
     numpy_mlp,
     numpy_views,
+    tensors_finite,
 )
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
@@ -96,7 +97,7 @@ class QNetwork(nn.Module):
         return ActOutput(actions, actions)
 
     def all_finite(self) -> bool:
-        return all(bool(torch.isfinite(p).all()) for p in self.parameters())
+        return tensors_finite(list(self.parameters()))
 
 
 class Explorer:
