@@ -166,8 +166,12 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     },
     "robust-pendulum": {
         "Pendulum-v1:sac": (("as shipped (the ours arm of the side by side with the Zoo)", "pendulum_sac_vs_zoo"),),
-        "Pendulum-v1:td3": (("as shipped (the ours arm of the side by side with the Zoo)", "pendulum_td3_vs_zoo"),
-                            ("as shipped (its own arm alone)", "pendulum_td3_heldout_1010")),
+        "Pendulum-v1:td3": (("before: the Zoo's entry on a 64x64 network (the ours arm of the side by side with the "
+                             "Zoo)", "pendulum_td3_vs_zoo_before"),
+                            ("before (its own arm alone)", "pendulum_td3_heldout_1010_before"),
+                            ("after: trial 11 of sweep-20261127-221922-d319 (p90 wall seconds over seeds 0-4; the ours "
+                             "arm of the side by side with the Zoo)", "pendulum_td3_vs_zoo"),
+                            ("after (its own arm alone)", "pendulum_td3_heldout_1010")),
     },
     "robust-pendulum-ppo": {
         "Pendulum-v1:ppo": (("as shipped (the ours arm of the side by side with the Zoo)", "pendulum_ppo_vs_zoo"),),
