@@ -42,7 +42,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_5.json": "heldout14 (environments without a preset; blind: run at e52df6a, "
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_5_after.json": "heldout14's one blind miss (z04), re-run after the change "
-                                                        "it prompted (in-sample)"}
+                                                        "it prompted (in-sample)",
+                 "fix_verdicts_no_preset_6.json": "heldout15 (environments without a preset; blind: run at 5478108, "
+                                                  "the diagnosis that scored it)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
