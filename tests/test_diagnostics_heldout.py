@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout14) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout15) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -102,6 +102,13 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # every starved gradient step is told to take more gradient steps: 11/11, in-sample.
     ("heldout14", False, _line(11, 11, 11, healthy=3)),
     ("heldout14", True, _line(11, 11, 11, healthy=3)),
+    # heldout15 (no preset; made blind during stop 26): blind at 098fe17 7/11 both ways, 0/3 healthy runs warned.
+    # u04 and u05 (MountainCarContinuous PPO: the Zoo entry's log_std_init dropped, its learning rate 100x) were held
+    # against the Zoo entry's raw numbers (a batch of 256 the trainer cannot take, no policy_kwargs), u10 (one epoch
+    # of the whole rollout) was read as a low learning rate from a KL that is 0 by construction. Since the Zoo entry
+    # is compared as gsolve trains it and a one-step-per-rollout KL is not read as the rate's: 10/11, in-sample.
+    ("heldout15", False, _line(11, 10, 10, healthy=3)),
+    ("heldout15", True, _line(11, 10, 10, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -141,6 +148,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout12", False, _screened(15, 15, 15, 15, "none")),
     ("heldout13", False, _screened(9, 9, 9, 9, "none")),
     ("heldout14", False, _screened(11, 11, 11, 11, "none")),
+    ("heldout15", False, _screened(11, 11, 10, 10, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

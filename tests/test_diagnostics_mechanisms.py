@@ -83,6 +83,17 @@ def test_ppo_one_gradient_step_per_rollout() -> None:
     quiet(FAILED, {"n_epochs": 1, "batch_size": rollout // 4}, "ppo_one_step_per_rollout")  # 4 steps a rollout
 
 
+def test_a_zero_kl_from_one_gradient_step_per_rollout_is_not_read_as_a_low_learning_rate() -> None:
+    """The KL is measured before each gradient step, so with one step per rollout it is 0 at any learning rate: the
+    one-step rollout explains it (heldout15 u10, in-sample). With two steps a rollout a zero KL is the rate's."""
+    rollout = BASE_CONFIG["n_envs"] * BASE_CONFIG["n_steps"]
+    s = {**FAILED, M.APPROX_KL: np.zeros(N), M.CLIP_FRACTION: np.zeros(N)}
+    one = {"n_epochs": 1, "batch_size": rollout}
+    quiet(s, one, "approx_kl_near_zero")
+    assert top(run({**s, **EPISODES}, one)).id == "ppo_one_step_per_rollout"
+    fired(s, {"n_epochs": 2, "batch_size": rollout}, "approx_kl_near_zero")
+
+
 def test_a2c_rollouts_too_long_for_the_budget() -> None:
     # 30,720-step budget / (8 x 1024) = 3.75 updates.
     f = fired(FAILED, a2c(n_steps=1024), "rollout_too_long")
@@ -187,6 +198,17 @@ def test_a_fixed_sac_entropy_bonus_larger_than_the_rewards() -> None:
 def test_sac_initial_log_std_is_not_a_finding_without_gsde() -> None:
     s = {**dqn_series(solved=False), M.ACTION_STD: np.full(N, 0.05)}
     quiet(s, sac(log_std_init=-3.0), "action_noise_too_low", **BOX)
+
+
+def test_too_much_action_noise_from_the_usual_start_is_told_a_real_decrease() -> None:
+    """With gSDE the std is exp(log_std_init) x the features' scale, so it can run far past the action range from the
+    usual log_std_init 0: the change then scales the noise down by the factor it is too large, never "0 -> 0"
+    (heldout15 u04's miss, in-sample); from above 0 it is the usual start."""
+    s = {**FAILED, M.ACTION_STD: np.linspace(0.6, 12.0, N)}  # 6x the half-range 2 late
+    ppo = {"use_sde": True, "log_std_init": 0.0}
+    change = fired(s, ppo, "action_noise_too_high", **BOX).suggested_changes[0]
+    assert change.key == "log_std_init" and change.direction == "decrease" and change.suggested < -1.5
+    assert fired(s, {**ppo, "log_std_init": 1.0}, "action_noise_too_high", **BOX).suggested_changes[0].suggested == 0.0
 
 
 def test_dqn_exploration_that_starts_at_its_floor() -> None:

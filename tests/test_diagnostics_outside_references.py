@@ -152,3 +152,22 @@ def test_a_run_of_an_environment_we_have_no_preset_for_is_held_against_the_zoos_
     d = _diagnose(runs, rid)
     assert d.references.compared_with[0].startswith("the RL Zoo's MountainCar-v0 entry")
     assert {"gamma": 0.99} in [c.changes for c in build_candidates(d, parent_overrides={"gamma": 0.5})]
+
+
+def test_the_zoo_entry_is_compared_as_gsolve_trains_it() -> None:
+    """A run of a Zoo entry is held against the entry as the settings chain resolves it (heldout15 u04, in-sample):
+    its policy_kwargs log_std_init is compared, a PPO batch larger than the rollout is the rollout (what SB3 and we
+    train with, so never a "revert" the trainer refuses), and an env the Zoo tunes at another version gets that
+    version's entry, as the chain found it."""
+    from gymnasium_solver.diagnostics.deviations import _zoo_values
+
+    mcc = zoo_entry("MountainCarContinuous-v0", "ppo")
+    if mcc is None:
+        pytest.skip("rl_zoo3 is not installed")
+    values = _zoo_values(mcc, "ppo")
+    trained = resolve_config("MountainCarContinuous-v0:ppo")
+    assert values["log_std_init"] == trained.log_std_init == -3.29  # type: ignore[attr-defined]
+    assert values["batch_size"] == trained.batch_size == 8 < mcc.values["batch_size"]  # type: ignore[attr-defined]
+    assert "policy_kwargs" in mcc.skipped
+    cartpole_v0 = zoo_entry("CartPole-v0", "ppo", by_name=True)
+    assert cartpole_v0 is not None and cartpole_v0.env_id == "CartPole-v1"

@@ -137,13 +137,19 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
     notes = list(zoo.notes)
     if "action_noise_std" in data:  # the Zoo's noise_std: in action units
         data["action_noise_std"] = _noise_in_half_ranges(data["action_noise_std"], env_id, notes)
-    rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
-    if algo == Algo.PPO and int(data.get("batch_size", 64)) > rollout:
-        # SB3 then trains on the whole rollout as one minibatch; our config refuses a batch larger than it.
+    rollout = whole_rollout_batch(data, algo)
+    if rollout is not None:
         notes.append(f"the Zoo's batch_size {data.get('batch_size', 64)} is larger than its rollout of {rollout} "
                      f"samples, so SB3 trains on the whole rollout at once: batch_size={rollout} here does the same")
         data["batch_size"] = rollout
     return _Base(data, SettingSource.ZOO, zoo.label, notes)
+
+
+def whole_rollout_batch(data: Mapping[str, Any], algo: str) -> int | None:
+    """The rollout size when a Zoo PPO entry's batch_size is larger than its rollout (SB3 then trains on the whole
+    rollout as one minibatch; our config refuses a batch larger than it, so the chain takes the rollout), else None."""
+    rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
+    return rollout if algo == Algo.PPO and int(data.get("batch_size", 64)) > rollout else None
 
 
 def _noise_in_half_ranges(std: float, env_id: str, notes: list[str]) -> float:

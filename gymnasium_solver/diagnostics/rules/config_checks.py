@@ -207,8 +207,13 @@ def action_noise(ctx: Ctx) -> Finding | None:
     first, late, source = std
     log_std = ctx.config.get("log_std_init", 0.0)
     if late / half > T.ACTION_STD_HIGH.value:
-        fix = _revert_or(ctx, "log_std_init", 1, change("log_std_init", log_std, 0.0, "decrease",
-                                                        f"the usual start: {std_at(0.0, ctx.config, ctx.data)}"))
+        # Down to the usual start; from it or below, down by the factor the late std is too large (a "change" to the
+        # value the run already has would change nothing).
+        target, why = 0.0, f"the usual start: {std_at(0.0, ctx.config, ctx.data)}"
+        if float(log_std) <= 0.0:
+            target = round(float(log_std) - math.log(late / half), 2)
+            why = f"{fmt(late / half)}x less noise: the late std was {fmt(late / half)}x the action half-range"
+        fix = _revert_or(ctx, "log_std_init", 1, change("log_std_init", log_std, target, "decrease", why))
         return Finding(
             id="action_noise_too_high", severity=Severity.WARNING, score=0.88,
             title="Action noise is far too high for the action range",

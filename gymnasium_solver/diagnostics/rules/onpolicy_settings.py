@@ -20,6 +20,7 @@ from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import (
     budget_steps,
     failing,
+    ppo_steps_per_rollout,
     reward_per_step,
     rollout_size,
     setting_evidence,
@@ -149,10 +150,10 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
 @rule("ppo_one_step_per_rollout")
 def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
     rollout, epochs, batch = rollout_size(ctx), ctx.setting("n_epochs"), ctx.setting("batch_size")
-    if ctx.algo != "ppo" or not rollout or not epochs or not batch or not failing(ctx):
+    per_rollout = ppo_steps_per_rollout(ctx)
+    if per_rollout is None or not rollout or not failing(ctx):
         return None
-    minibatches = max(1, round(rollout / int(batch)))
-    steps = int(epochs) * minibatches
+    steps, minibatches = per_rollout
     if steps > B.PPO_STEPS_PER_ROLLOUT_MIN.value:
         return None
     changes = [change("n_epochs", epochs, 10, "increase", "SB3's default 10 passes over each rollout")]

@@ -21,7 +21,12 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, Sug
 from gymnasium_solver.diagnostics.references import band_evidence
 from gymnasium_solver.diagnostics.rules.config_checks import noise_swamps_the_mean
 from gymnasium_solver.diagnostics.rules.registry import rule
-from gymnasium_solver.diagnostics.rules.sizing import failing, gradient_steps, setting_evidence
+from gymnasium_solver.diagnostics.rules.sizing import (
+    failing,
+    gradient_steps,
+    ppo_steps_per_rollout,
+    setting_evidence,
+)
 from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
 from gymnasium_solver.diagnostics.thresholds import Threshold
@@ -144,6 +149,9 @@ def approx_kl_low(ctx: Ctx) -> Finding | None:
         return None  # the entropy bonus pins the policy: entropy_bonus_dominates explains it
     if noise_swamps_the_mean(ctx):
         return None  # a std of many half-ranges hides any move of the mean: action_noise_too_high explains it
+    per_rollout = ppo_steps_per_rollout(ctx)
+    if per_rollout is not None and per_rollout[0] == 1:
+        return None  # the KL is measured before each gradient step: with one per rollout it is 0 whatever the rate
     evidence = [ev(M.APPROX_KL, x, f"median {fmt(med)} over {len(y)} updates", f"> {limit:g} ({T.APPROX_KL_LOW.source})")]
     if len(cy):
         evidence.append(ev(M.CLIP_FRACTION, cx, f"median {fmt(median(cy))}", f"> {T.CLIP_FRACTION_LOW.value:g}"))

@@ -31,6 +31,16 @@ def rollout_size(ctx: Ctx) -> int | None:
     return int(n_steps) * int(n_envs) if n_steps and n_envs else None
 
 
+def ppo_steps_per_rollout(ctx: Ctx) -> tuple[int, int] | None:
+    """(gradient steps per rollout, minibatches per epoch) of a PPO run: n_epochs x equal minibatches of
+    batch_size (agents/ppo.py's rounding); None for another algorithm or a config that does not say."""
+    rollout, epochs, batch = rollout_size(ctx), ctx.setting("n_epochs"), ctx.setting("batch_size")
+    if ctx.algo != "ppo" or not rollout or not epochs or not batch:
+        return None
+    minibatches = max(1, round(rollout / int(batch)))
+    return int(epochs) * minibatches, minibatches
+
+
 def reward_per_step(ctx: Ctx) -> float | None:
     """Typical |reward| per env step (before reward_scale): |episode return| / episode length over the
     last half of the run (metrics log the environment's own returns)."""
