@@ -44,7 +44,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_5_after.json": "heldout14's one blind miss (z04), re-run after the change "
                                                         "it prompted (in-sample)",
                  "fix_verdicts_no_preset_6.json": "heldout15 (environments without a preset; blind: run at 5478108, "
-                                                  "the diagnosis that scored it)"}
+                                                  "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_6_after.json": "heldout15's four blind not_fixed cases, re-run after the "
+                                                        "diagnosis change they prompted (in-sample; u04 and u05 now "
+                                                        "blamed right, and still not fixed)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
