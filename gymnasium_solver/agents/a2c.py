@@ -26,7 +26,6 @@ RMSPROP_EPS = 1e-5
 
 class A2C(RolloutAgent):
     algo = Algo.A2C
-    uses_torch_optim = False  # its RMSprop is gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo
     cfg: A2CConfig
 
     def __init__(self, cfg: A2CConfig, spec: SpaceSpec):

@@ -44,6 +44,8 @@ class RolloutAgent:
 
     cfg: PPOConfig | A2CConfig
     policy: ActorCritic
+    # PPO's Adam and A2C's RMSprop are gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo.
+    uses_torch_optim = False
 
     def collect(self, collector: RolloutSource) -> Rollout:
         self.policy.reset_noise()  # gSDE draws its noise matrices afresh for every rollout, as SB3's PPO
@@ -55,7 +57,6 @@ class RolloutAgent:
 
 class PPO(RolloutAgent):
     algo = Algo.PPO
-    uses_torch_optim = False  # its Adam is gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo for it
     cfg: PPOConfig
 
     def __init__(self, cfg: PPOConfig, spec: SpaceSpec):

@@ -155,7 +155,7 @@ def skip_mode_switches(model: BaseAlgorithm) -> bool:
     action; walking the modules to set a flag nothing reads was an eighth of a Pendulum TD3 run's time.
     The outputs, and so every seed's run, are bitwise the same."""
     policy = model.policy
-    if not all(isinstance(m, _MODE_FREE) for m in policy.modules() if not any(True for _ in m.children())):
+    if not all(isinstance(m, _MODE_FREE) for m in policy.modules() if next(m.children(), None) is None):
         return False
     policy.set_training_mode = lambda mode: None  # type: ignore[method-assign]
     return True

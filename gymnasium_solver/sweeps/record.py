@@ -25,14 +25,14 @@ KIND = JobKind(noun="sweep", folder=SWEEPS_DIR, pattern=r"^sweep-[0-9]{8}-[0-9]{
                example="sweep-20261126-051500-3fa9", start_hint="gsolve sweep or start_sweep")
 
 Objective = Literal["steps", "wall"]
+Backend = Literal["local", "ray"]
+SweepStatus = JobStatus
 
 
 def format_value(value: float, objective: str) -> str:
     """An objective's value as the sweep commands print it: env steps whole, seconds to two decimals (a CartPole
     seed solves in about one second, which a whole number hides)."""
     return f"{value:,.0f}" if objective == "steps" else f"{value:,.2f}"
-Backend = Literal["local", "ray"]
-SweepStatus = JobStatus
 
 
 class SweepRecord(BaseModel):

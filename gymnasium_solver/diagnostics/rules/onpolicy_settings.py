@@ -149,11 +149,11 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
 
 @rule("ppo_one_step_per_rollout")
 def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
-    rollout, epochs, batch = rollout_size(ctx), ctx.setting("n_epochs"), ctx.setting("batch_size")
     per_rollout = ppo_steps_per_rollout(ctx)
-    if per_rollout is None or not rollout or not failing(ctx):
+    if per_rollout is None or not failing(ctx):
         return None
     steps, minibatches = per_rollout
+    rollout, epochs, batch = rollout_size(ctx) or 0, ctx.setting("n_epochs"), ctx.setting("batch_size")
     if steps > B.PPO_STEPS_PER_ROLLOUT_MIN.value:
         return None
     changes = [change("n_epochs", epochs, 10, "increase", "SB3's default 10 passes over each rollout")]
