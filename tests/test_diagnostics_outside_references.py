@@ -171,3 +171,13 @@ def test_the_zoo_entry_is_compared_as_gsolve_trains_it() -> None:
     assert "policy_kwargs" in mcc.skipped
     cartpole_v0 = zoo_entry("CartPole-v0", "ppo", by_name=True)
     assert cartpole_v0 is not None and cartpole_v0.env_id == "CartPole-v1"
+
+
+def test_a_zoo_log_std_init_under_gsde_is_sized_as_the_std_it_gives() -> None:
+    """heldout15 u04 (in-sample): the Zoo's MountainCarContinuous entry uses gSDE, whose std is exp(log_std_init) times
+    the features' scale, so the Zoo's -3.29 is sized from the run's logged scale, not as exp(-3.29) = 0.037."""
+    if zoo_entry("MountainCarContinuous-v0", "ppo") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout15", "u04")
+    dev = next(x for x in d.references.deviations if x.key == "log_std_init")
+    assert dev.preset == -3.29 and "with gSDE" in dev.size and "0.0373" not in dev.size, dev.size

@@ -52,6 +52,7 @@ class Comparison(NamedTuple):
     described: str  # what References.compared_with says of it
     values: dict[str, Any]  # key -> the reference's value
     only: set[str] | None  # count only these keys (the run's own overrides); None: every difference
+    context: Mapping[str, Any] | None = None  # the reference's whole config, where ``values`` is only what is compared
 
     @property
     def owner(self) -> str:
@@ -164,7 +165,7 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
         skipped = [k for k in zoo.skipped if k != "policy_kwargs" or "log_std_init" not in values]
         not_compared = f"; not comparable: {', '.join(skipped)}" if skipped else ""
         out.append(Comparison("rl_zoo", f"rl_zoo3 hyperparams/{zoo.path.name}, {zoo.env_id}", "the RL Zoo",
-                              f"{zoo.label}: {', '.join(sorted(values))}{not_compared}", values, None))
+                              f"{zoo.label}: {', '.join(sorted(values))}{not_compared}", values, None, zoo.settings))
     return out
 
 
@@ -234,7 +235,7 @@ def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: R
             if comp.only is not None and key not in comp.only:
                 drift.append(key)
                 continue
-            text = size(key, value, pre, config, comp.values, data, info, refs, comp.owner)
+            text = size(key, value, pre, config, comp.context or comp.values, data, info, refs, comp.owner)
             if zoo is not None and comp is not zoo and key in zoo.values and zoo.values[key] != pre:
                 text += f"; {zoo.owner} {fmt(start_value(zoo.values[key]))}"
             named = "" if comp.ref_id in comp.reference else f" ({comp.ref_id})"
