@@ -53,13 +53,16 @@ def sb3_era_checkpoint(tmp_path: Path, config_yaml: str) -> Path:
 
 def play_script(run_dir: Path, script: list[Any], i: int) -> None:
     """One poll of a scripted trial (the scripted trial backends of the job tests): step ``i`` of
-    ``script`` is a progress in env steps, ``("solved", N)`` to solve at N, and past its end the
-    budget is spent. Writes the run.json the coordinator reads."""
+    ``script`` is a progress in env steps, ``("solved", N)`` to solve at N, ``("fail", N)`` to fail with
+    an error at N, and past its end the budget is spent. Writes the run.json the coordinator reads."""
     from gymnasium_solver.contract import run_folder as rf
 
     info = rf.read_run_info(run_dir)
     if i >= len(script):
         info.status, info.stop_reason = rf.RunStatus.COMPLETED, rf.StopReason.BUDGET_EXHAUSTED
+    elif isinstance(script[i], tuple) and script[i][0] == "fail":
+        info.progress = rf.Progress(env_steps=script[i][1], wall_seconds=script[i][1] / 1000)
+        info.status, info.stop_reason = rf.RunStatus.FAILED, rf.StopReason.ERROR
     elif isinstance(script[i], tuple):
         steps = script[i][1]
         info.progress = rf.Progress(env_steps=steps, wall_seconds=steps / 1000)

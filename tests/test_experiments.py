@@ -36,7 +36,7 @@ from gymnasium_solver.experiments.record import (
     new_experiment_id,
     write_record,
 )
-from gymnasium_solver.experiments.runner import FixJob
+from gymnasium_solver.experiments.runner import FixJob, longer_budget
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
@@ -330,7 +330,8 @@ def test_a_running_trial_of_a_candidate_that_failed_a_seed_is_stopped(tmp_path: 
     """With room for every trial, c0's seed-2 trial is already running when its seed 1 fails: it is stopped."""
     long = list(range(500, 50_000, 500))
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [500], key(LR, 2): long,
-               key(NSTEPS, 0): long, key({}, 1): long, key({}, 2): long}
+               key(NSTEPS, 0): long, key({}, 1): long, key({}, 2): long,
+               **{key(LR_LONGER, s): UNSOLVED for s in (0, 1, 2)}}
     rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=8, seeds=3, timeout=30)
     c0 = trials_of(rec, "c0")
     assert (c0[1].outcome, c0[2].outcome) == ("not_solved", "stopped_early")
@@ -547,7 +548,7 @@ def test_one_seed_screen_boundary_exactly_at_the_fastest_is_not_stopped(tmp_path
 @pytest.mark.parametrize(("required", "verdict"), [(2, "fixed"), (3, "not_fixed")])
 def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path, required: int, verdict: str) -> None:
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(LR, 2): [("solved", 3000)],
-               key(NSTEPS, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED, key(LR_LONGER, 0): UNSOLVED}
     rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=1, seeds=3, required=required)
     assert rec.verdict == verdict
     c0 = trials_of(rec, "c0")
@@ -560,6 +561,63 @@ def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path
     else:
         assert [c0[s].outcome for s in (0, 1, 2)] == ["solved", "not_solved", "skipped"]
         assert rec.winner is None and "No candidate fixed run 20260101-000000-abcd on 3 of 3 seeds" in rec.message
+        # The extend rung gave c0 twice CartPole-v1:ppo's budget: it failed the parent's seed and was out.
+        assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"] == [
+            ("c0 with 2x the budget", 0, "not_solved"), ("c0 with 2x the budget", 1, "skipped"),
+            ("c0 with 2x the budget", 2, "skipped")]
+
+
+LR_LONGER = {**LR, "max_env_steps": 2 * 200_000}  # LR with twice CartPole-v1:ppo's budget: the extend rung
+
+
+@pytest.mark.parametrize("budget_alone_solves", [False, True])
+def test_a_fix_that_solves_some_seeds_is_tried_with_a_longer_budget(tmp_path: Path, budget_alone_solves: bool) -> None:
+    """Nothing qualifies: gamma (blamed) solves seed 0 and runs out of budget on seed 1; n_steps solves nothing.
+    The extend rung trains gamma with twice the budget on every seed, and it solves all three. The trim then
+    tries the longer budget without gamma: when that alone does as well, gamma is dropped and the message says
+    the finding's change was not needed; when it does not, the fix is gamma with the budget it needs."""
+    budget = {"max_env_steps": 400_000}
+    longer = {**GAMMA, **budget}
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): UNSOLVED, key(NSTEPS, 0): UNSOLVED,
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               **{key(longer, s): [("solved", 3000 + s)] for s in (0, 1, 2)},
+               **{key(budget, s): [("solved", 3000)] if budget_alone_solves else UNSOLVED for s in (0, 1, 2)}}
+    rec, backend = run(tmp_path, scripts, [GAMMA, NSTEPS], capacity=1, seeds=3, blamed=["gamma"])
+    assert key(GAMMA, 2) not in backend.started  # c0 was out after seed 1
+    assert rec.extended == "c0"
+    assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"] == [
+        ("c0 with 2x the budget", s, "solved") for s in (0, 1, 2)]
+    w = rec.winner
+    assert rec.verdict == "fixed" and w is not None
+    if budget_alone_solves:
+        assert w.changes == budget and w.dropped == ["gamma"]
+        assert "So the top finding's change to gamma was not needed." in rec.message
+    else:
+        assert [t.outcome for t in rec.trials if t.role == "trim"] == ["not_solved", "skipped", "skipped"]
+        assert w.changes == longer and (w.seeds_solved, w.median_env_steps) == (3, 3001.0)
+        assert ("It needs the longer budget: gamma=0.99 alone solved 1 of 2 seeds within the run's budget "
+                "(seed 0: 1,000, seed 1: 2,000 (not solved)).") in rec.message
+
+
+def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Path) -> None:
+    """A seed that failed for another reason than its budget (the trial crashed) gets no extend rung."""
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [("fail", 500)], key(NSTEPS, 0): UNSOLVED,
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [GAMMA, NSTEPS], capacity=1, seeds=3, blamed=["gamma"])
+    assert trials_of(rec, "c0")[1].outcome == "failed"
+    assert rec.extended is None and not [t for t in rec.trials if t.role == "extend"] and rec.verdict == "not_fixed"
+
+
+def test_a_longer_budget_keeps_the_exploration_schedule_in_env_steps() -> None:
+    from gymnasium_solver.config import resolve_config
+
+    rec = seeded_record(3).model_copy(update={"config_id": "CartPole-v1:dqn", "parent_overrides": {}})
+    cfg = resolve_config("CartPole-v1:dqn")
+    out = longer_budget(rec, {"gamma": 0.9}, 2)
+    assert out == {"gamma": 0.9, "max_env_steps": 2 * cfg.max_env_steps,
+                   "exploration_fraction": round(cfg.exploration_fraction / 2, 6)}
+    assert longer_budget(rec, {"exploration_fraction": 0.3}, 3) == {"exploration_fraction": 0.3,
+                                                                   "max_env_steps": 3 * cfg.max_env_steps}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "combine", "trim"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "trim"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -37,7 +37,8 @@ class Trial(BaseModel):
     role: TrialRole = Field(default="screen", description="screen: the candidate on the parent's own seed; "
                             "confirm: a candidate that solved there, on the fresh seeds; baseline: the parent's "
                             "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
-                            "the change that solved around it; trim: the winner without one of its changes")
+                            "the change that solved around it; extend: when nothing qualifies, the arm that solved some "
+                            "seeds with a longer budget; trim: the winner without one of its changes")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -127,6 +128,8 @@ class ExperimentRecord(BaseModel):
     refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "
                                "their config, each with why (e.g. a batch larger than the run's rollout)")
     trials: list[Trial]
+    extended: str | None = Field(default=None, description="the arm the extend rung retried with a longer budget "
+                                 "(it solved some seeds within the run's budget, not the required ones)")
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "
                                   "the parent's unchanged config first")
     verdict: Verdict = Field(default="running", description="fixed: a change solves on the required seeds and "

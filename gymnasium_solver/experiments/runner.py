@@ -13,10 +13,15 @@ hopeless candidates stop early (successive halving in three rungs):
 3. **combine**: when every arm that qualifies works around the key the top finding blames (a longer
    budget for a narrow network) and a fix of that key solved some seeds, the two are tried together
    on every seed: the finding's fix, made robust, is the answer a person wants.
-4. **trim**: the best arm with more than one change is re-run without each change in turn; a
+4. **extend**: when no arm qualifies, the best arm that changes a blamed key (any arm when none is
+   blamed) and solved some seeds but ran out of budget on another is tried with :data:`EXTEND_FACTOR`
+   times its budget, on every seed (an exploration schedule keeps its length in env steps): a fix that
+   is right but slower than the run's budget allows is still the answer, with the budget it needs.
+5. **trim**: the best arm with more than one change is re-run without each change in turn; a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
    until nothing more can be dropped. A blamed key is dropped only when the variant without it is
-   no slower (median env steps to solve): a fix that makes solving faster is not padding.
+   no slower (median env steps to solve): a fix that makes solving faster is not padding. After the
+   extend rung this is what tells a fix that needed more budget from a budget that alone suffices.
 
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
 config there, a change of a key the top finding blames first when one qualifies (a budget raise
@@ -50,6 +55,7 @@ DEFAULT_SEEDS = 3
 MAX_SEEDS = 10
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
+EXTEND_FACTOR = 2  # the extend rung's budget, as a multiple of the arm's own
 
 Progress = Callable[[str], None]
 
@@ -148,6 +154,7 @@ class FixJob:
         self.origin: ArmResult | None = None  # the arm the first trim round started from
         self.trim_done = False
         self.combined = any(t.role == "combine" for t in record.trials)
+        self.extended = record.extended is not None
         self.ends = 0  # trials ended so far: the racing bar below is recomputed only when one has
         self._bars_at, self._bars = -1, list[ArmResult]()
 
@@ -309,7 +316,10 @@ class FixJob:
         arms = {vd._key(a.changes): a for a in vd.candidate_arms(self.record)}
         if self.trim_base is None:
             good = [a for a in arms.values() if vd.qualifies(self.record, a, baseline)]
-            if not good or self._plan_combine(good, arms):
+            if not good:
+                self._plan_extend(arms)
+                return
+            if self._plan_combine(good, arms):
                 return
             self.trim_base = self.origin = min(vd.preferred(self.record, good), key=vd.rank)
         else:  # a round has ended: the best variant that still qualifies replaces the base
@@ -350,6 +360,24 @@ class FixJob:
         self.queue.extend(self._add(name, changes, s, "combine") for s in self.seeds)
         return True
 
+    def _plan_extend(self, arms: dict[str, ArmResult]) -> None:
+        """Queue the extend rung (once): the best arm that solved some seeds and ran out of budget on another,
+        a fix of a blamed key first, with EXTEND_FACTOR times its budget, on every seed."""
+        if self.extended:
+            return
+        self.extended = True
+        spent = {t.candidate for t in self.record.trials if t.outcome == "not_solved" and t.role != "baseline"}
+        some = [a for a in arms.values() if 0 < a.solved and a.name in spent]
+        if not some:
+            return
+        arm = min(vd.preferred(self.record, some), key=vd.rank)
+        changes = longer_budget(self.record, arm.changes, EXTEND_FACTOR)
+        if changes is None or vd._key(changes) in arms or not self._trainable(changes):
+            return
+        name = f"{arm.name} with {EXTEND_FACTOR}x the budget"
+        self.record.extended = arm.name
+        self.queue.extend(self._add(name, changes, s, "extend") for s in self.seeds)
+
     def _trainable(self, changes: dict[str, Any]) -> bool:
         """Does the trainer accept the parent's config with ``changes``? (The same check the plan made.)"""
         return refusal(self.record.config_id, record_parent(self.record), changes) is None
@@ -365,8 +393,8 @@ class FixJob:
         baseline = vd.baseline_arm(r, self.parent_env_steps)
         every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)
         arms = vd.candidate_arms(r)
-        good = sorted(vd.preferred(r, [a for a in arms if vd.qualifies(r, a, baseline)]), key=vd.rank)
-        best = self._smallest(good)
+        qualifying = [a for a in arms if vd.qualifies(r, a, baseline)]
+        best = self._smallest(sorted(vd.preferred(r, qualifying), key=vd.rank), qualifying)
         winner = None
         if best is not None:
             own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))
@@ -377,13 +405,31 @@ class FixJob:
         r.verdict = vd.decide(r, winner, every_seed)
         r.message = vd.message(r, ending)
 
-    def _smallest(self, good: list[ArmResult]) -> ArmResult | None:
-        """The best qualifying arm, replaced by the smallest verified trim of it when there is one."""
+    def _smallest(self, good: list[ArmResult], qualifying: list[ArmResult]) -> ArmResult | None:
+        """The best of the ``good`` arms, replaced by the smallest verified trim of it when there is one (of the
+        ``qualifying`` arms: a trim that dropped a blamed key showed, on every seed, that it was not needed)."""
         if not good:
             return None
         if self.trim_base is None:
             return good[0]
-        return next((a for a in good if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
+        return next((a for a in qualifying if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
+
+
+def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int) -> dict[str, Any] | None:
+    """``changes`` with ``factor`` times the max_env_steps the parent's config trains with under them, and an
+    exploration_fraction (DQN) divided by ``factor`` so that exploration ends at the same env step: the same
+    run, longer. None when the config does not resolve (the trainer refuses it)."""
+    parent = record_parent(record)
+    try:
+        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
+                                                                          **changes}), use_zoo=record.use_zoo)
+    except config_mod.ConfigError:
+        return None
+    out = {**changes, "max_env_steps": int(cfg.max_env_steps) * factor}
+    fraction = getattr(cfg, "exploration_fraction", None)
+    if isinstance(fraction, float) and "exploration_fraction" not in changes:
+        out["exploration_fraction"] = round(fraction / factor, 6)
+    return out
 
 
 MAX_TRIALS_IN_ALL = 64  # screen + confirm + baseline + trim trials: a bound on what one experiment trains

@@ -180,6 +180,10 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
         parts.append(f"{lead}: {' '.join(w.set_args)} solves {w.seeds_solved} of {w.seeds} seeds ({spread} env "
                      f"steps to solve).")
+        base = next((a for a in record.arms if a.name == record.extended), None)
+        if base is not None and w.changes.get("max_env_steps") not in (None, base.changes.get("max_env_steps")):
+            parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
+                         f"{base.solved} of {base.ran} seeds within the run's budget ({_seeds_text(base)}).")
         if w.dropped:
             parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
             unneeded = [k for k in w.dropped if k in record.blamed_keys]
