@@ -83,9 +83,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # curves are flat (w05 -> learning_rate_too_high), a horizon of <= 2 steps is myopic even in short episodes
     # (w07 -> gamma), a budget of too few updates names n_envs when it is the rollout key above the default (w14),
     # env_kwargs that do not name the reward cannot stop it paying and a DQN that trains every 1,000 steps is
-    # told to train more often (w11 -> train_freq): 12/13 strict, 13/13 lenient, in-sample.
-    ("heldout11", False, _line(13, 12, 13, healthy=4)),
-    ("heldout11", True, _line(13, 12, 13, healthy=4)),
+    # told to train more often (w11 -> train_freq): 12/13 strict, 13/13 lenient, in-sample. Stop 27: a run built on
+    # gsolve's defaults is held against them for the keys its overrides changed (w03, FrozenLake DQN with epsilon
+    # 0, is told the defaults' exploration_final_eps=0.05 where it was told exploration_initial_eps=1.0): 13/13,
+    # in-sample.
+    ("heldout11", False, _line(13, 13, 13, healthy=4)),
+    ("heldout11", True, _line(13, 13, 13, healthy=4)),
     # heldout12 (no preset; made blind while heldout11 was being read, stop 24): blind at 8db575a 14/15 both ways,
     # 0/4 healthy runs warned. x14 (A2C with far too many envs for its budget) got a larger budget. Since a run with
     # more envs than anyone tunes (> 32) is told to use the default 8 before a larger budget: 15/15, in-sample.
@@ -107,8 +110,9 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # against the Zoo entry's raw numbers (a batch of 256 the trainer cannot take, no policy_kwargs), u10 (one epoch
     # of the whole rollout) was read as a low learning rate from a KL that is 0 by construction. Since the Zoo entry
     # is compared as gsolve trains it and a one-step-per-rollout KL is not read as the rate's: 10/11, in-sample.
-    ("heldout15", False, _line(11, 10, 10, healthy=3)),
-    ("heldout15", True, _line(11, 10, 10, healthy=3)),
+    # Stop 27: u22 (reward_scale 0.01 over gsolve's defaults) is held against the defaults' 1.0: 11/11, in-sample.
+    ("heldout15", False, _line(11, 11, 11, healthy=3)),
+    ("heldout15", True, _line(11, 11, 11, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -144,11 +148,11 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout9", True, _screened(5, 6, 5, 5, "u03_s308")),
     ("heldout10", False, _screened(14, 14, 14, 14, "none")),
     ("heldout10", True, _screened(14, 14, 14, 14, "none")),
-    ("heldout11", False, _screened(13, 13, 12, 13, "none")),
+    ("heldout11", False, _screened(13, 13, 13, 13, "none")),
     ("heldout12", False, _screened(15, 15, 15, 15, "none")),
     ("heldout13", False, _screened(9, 9, 9, 9, "none")),
     ("heldout14", False, _screened(11, 11, 11, 11, "none")),
-    ("heldout15", False, _screened(11, 11, 10, 10, "none")),
+    ("heldout15", False, _screened(11, 11, 11, 11, "none")),
 ])
 def test_held_out_sets_scored_on_confirmed_faults(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                                   folder: str, no_preset: bool, expected: str) -> None:

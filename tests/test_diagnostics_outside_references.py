@@ -181,3 +181,43 @@ def test_a_zoo_log_std_init_under_gsde_is_sized_as_the_std_it_gives() -> None:
     d = _diagnose(Path(__file__).parent / "fixtures" / "heldout15", "u04")
     dev = next(x for x in d.references.deviations if x.key == "log_std_init")
     assert dev.preset == -3.29 and "with gSDE" in dev.size and "0.0373" not in dev.size, dev.size
+
+
+def test_a_run_built_on_gsolves_defaults_is_held_against_them_for_the_keys_it_changed() -> None:
+    """heldout15 u22 (in-sample): A2C on MiniGrid-Empty-6x6 with gsolve's defaults (no preset, no Zoo entry) and
+    --set reward_scale=0.01. Its own overrides are compared with the defaults it would have trained with, except
+    those that say where and how long it runs (budget, threshold): reward_scale is the one deviation, sourced
+    'default', and reverting it is a fix candidate. The finding says the defaults are not tuned here."""
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout15", "u22")
+    assert [(x.key, x.value, x.preset, x.source) for x in d.references.deviations] == [
+        ("reward_scale", 0.01, 1.0, "default")]
+    assert d.references.compared_with[-1].startswith("gsolve's defaults for a2c with discrete actions")
+    top = d.findings[0]
+    assert top.id == "preset_deviation" and top.title.startswith("Differs from gsolve's defaults")
+    assert "not tuned for this environment" in top.cause
+    first = build_candidates(d, parent_overrides={"reward_scale": 0.01})[0]
+    assert first.changes == {"reward_scale": 1.0} and first.name == "finding preset_deviation"
+    d.findings = []  # the revert alone (the finding's change set would take its place in the list)
+    revert = build_candidates(d, parent_overrides={"reward_scale": 0.01})[0]
+    assert revert.name == "revert reward_scale" and revert.why == "reward_scale is 0.01 here, 1.0 in gsolve's defaults"
+
+
+def test_keys_the_zoo_sets_are_not_compared_with_the_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of the Zoo's MountainCar-v0 PPO entry with --set gamma=0.5 and reward_scale=0.1: gamma is the Zoo's
+    to judge (0.99), reward_scale (which the entry does not set) the defaults' (1.0); the budget it also set is
+    neither's here (the Zoo's n_timesteps judges it)."""
+    if zoo_entry("MountainCar-v0", "ppo") is None:
+        pytest.skip("rl_zoo3 is not installed (or has no MountainCar-v0 PPO entry)")
+    monkeypatch.delenv("GSOLVE_CONFIG_DIR", raising=False)
+    runs = tmp_path / "runs"
+    rid = _run_of("MountainCar-v0:ppo", runs, "MountainCar-v0")
+    sets = ["gamma=0.5", "reward_scale=0.1", "reward_threshold=-150"]
+    info = json.loads((runs / rid / "run.json").read_text(encoding="utf-8"))
+    info["overrides"] = {"gamma": 0.5, "reward_scale": 0.1, "reward_threshold": -150}
+    info["config_origin"] = {"settings": "zoo", "where": "x", "sources": {}, "notes": []}
+    (runs / rid / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    (runs / rid / "config.yaml").write_text(yaml.safe_dump(resolve_config("MountainCar-v0:ppo", sets)
+                                                           .model_dump(mode="json")), encoding="utf-8")
+    d = _diagnose(runs, rid)
+    assert sorted((x.key, x.source, x.preset) for x in d.references.deviations) == [
+        ("gamma", "rl_zoo", 0.99), ("reward_scale", "default", 1.0)]

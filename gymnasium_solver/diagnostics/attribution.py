@@ -15,7 +15,7 @@ from __future__ import annotations
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
-from gymnasium_solver.diagnostics.suggest import fmt
+from gymnasium_solver.diagnostics.suggest import fmt, possessive
 
 # finding id -> (key, sign): sign +1 = the run's value above the preset's is consistent, -1 below,
 # 0 either way.
@@ -143,7 +143,7 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         changes = [_larger_budget(d.revert, f) for d in devs] + [c for c in f.suggested_changes if c.key not in levers]
         cited = {e.metric for e in f.evidence}
         evidence = [Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
-                             healthy=f"{d.reference}'s {d.key}={d.preset}")
+                             healthy=f"{possessive(d.reference)} {d.key}={d.preset}")
                     for d in devs if f"config:{d.key}" not in cited] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": min(1.0, f.score + EXPLAINED_BONUS)}))
@@ -214,17 +214,23 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     top_explained = top is not None and any(top.id in d.explains for d in ctx.deviations.values())
     devs = [d for d in suspects(ctx) if not d.explains]
     if devs and not top_explained:
+        untuned = all(d.source == "default" for d in devs)  # only gsolve's defaults: not known to solve here
         findings = [*findings, Finding(
             id="preset_deviation",
             severity=Severity.WARNING,
             score=0.7,
-            title="Differs from the preset that solves, and no other mechanism explains the failure",
+            title="Differs from gsolve's defaults where its overrides changed them, and no other mechanism explains "
+            "the failure" if untuned else "Differs from the preset that solves, and no other mechanism explains the "
+            "failure",
             evidence=[Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
-                               healthy=f"{d.reference}'s {d.key}={d.preset}"
+                               healthy=f"{possessive(d.reference)} {d.key}={d.preset}"
                                + (f" (solved references: {ctx.steps_to_solve[0]:,}-{ctx.steps_to_solve[1]:,} "
                                   "env steps)" if ctx.steps_to_solve else "")) for d in devs],
-            cause="The preset solves this environment; this run changed it and did not. The largest change "
-            "(listed first) is the most likely cause; `gsolve fix` tests each revert alone and together.",
+            cause=("gsolve's defaults are not tuned for this environment, but they are what this run would have "
+                   "trained with; it changed them and did not solve. The largest change (listed first) is the most "
+                   "likely cause; `gsolve fix` tests each revert alone and together, by running them." if untuned else
+                   "The preset solves this environment; this run changed it and did not. The largest change "
+                   "(listed first) is the most likely cause; `gsolve fix` tests each revert alone and together."),
             suggested_changes=[d.revert for d in devs],
         )]
         for d in devs:

@@ -10,7 +10,15 @@ A run is held against, in this order (the first that names a key wins; one devia
    for the keys no shipped preset settles (ours sets every key, so in practice: where we ship none).
 
 A run whose settings came from the RL Zoo or gsolve's defaults (an environment with no preset: its
-run.json's ``config_origin``) is held against the Zoo's entry, as in 3. A run of our presets from a
+run.json's ``config_origin``) is held against the Zoo's entry, as in 3, and then
+
+4. against gsolve's defaults for its algorithm and action space (``config.chain.DEFAULTS`` over the
+   model's defaults), for the keys its own ``--set`` overrides changed that no Zoo entry sets, except
+   those that say where and how long it runs (budget, threshold, evaluation, ...). The defaults are
+   not tuned for the environment; they are what the run would have trained with, and ``gsolve fix``
+   tests a revert by running it.
+
+A run of our presets from a
 machine that lacks its variant, and an imported run, are held against nothing here (their configs were
 not made from ours; docs/diagnostics.md, Limitations).
 
@@ -25,9 +33,9 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config.chain import preset_config, shipped_preset, whole_rollout_batch
+from gymnasium_solver.config.chain import DEFAULTS, preset_config, shipped_preset, whole_rollout_batch
 from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
-from gymnasium_solver.config.registry import applies_to
+from gymnasium_solver.config.registry import CONFIG_MODELS, applies_to
 from gymnasium_solver.config.zoo import ZooEntry, zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource
@@ -40,7 +48,7 @@ from gymnasium_solver.diagnostics.references import (
     std_at,
 )
 from gymnasium_solver.diagnostics.series import RunData, median
-from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
+from gymnasium_solver.diagnostics.suggest import change, fmt, possessive, start_value
 
 
 class Comparison(NamedTuple):
@@ -56,7 +64,7 @@ class Comparison(NamedTuple):
 
     @property
     def owner(self) -> str:
-        return f"{self.reference}'s"
+        return possessive(self.reference)
 
 
 class DeviationReport(NamedTuple):
@@ -137,6 +145,32 @@ def size(key: str, value: Any, preset: Any, config: Mapping[str, Any], ref: Mapp
     return f"{value} instead of {owner} {preset}"
 
 
+# Keys of a run's own overrides that say where and how long it runs, not how it learns: gsolve's defaults say
+# nothing about them (a budget and a threshold are the environment's; the rest does not change what is learned).
+_NOT_SET_BY_DEFAULTS = frozenset({"env_kwargs", "max_env_steps", "reward_threshold", "vectorization", "device",
+                                  "eval_freq", "eval_episodes", "checkpoint_freq", "last_checkpoint_seconds",
+                                  "torch_threads", "atari_wrappers"})
+
+
+def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Comparison | None:
+    """gsolve's defaults for the run's algorithm and action space, for the keys its overrides changed that the
+    Zoo's entry does not set (module docstring, 4); None when there are none or the algorithm is unknown."""
+    model = next((m for a, m in CONFIG_MODELS.items() if a.value == algo), None)
+    kind = info.action_space.kind if info.action_space is not None else None
+    own = changed_by_run(info) or set()
+    if model is None or kind is None:
+        return None
+    whole = {k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items() if not f.is_required()}
+    whole |= DEFAULTS.get((algo, kind), {})
+    keys = sorted(k for k in own - zoo_keys - _NOT_SET_BY_DEFAULTS if k in whole)
+    if not keys:
+        return None
+    return Comparison("default", f"gsolve's defaults for {algo} with {kind} actions", "gsolve's defaults",
+                      f"gsolve's defaults for {algo} with {kind} actions (docs/configs.md; not tuned for "
+                      f"{info.env_id}), for the keys this run's --set changed: {', '.join(keys)}",
+                      {k: whole[k] for k in keys}, None, whole)
+
+
 def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
     """The configs to hold the run against, in order (module docstring)."""
     out: list[Comparison] = []
@@ -166,7 +200,8 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
         not_compared = f"; not comparable: {', '.join(skipped)}" if skipped else ""
         out.append(Comparison("rl_zoo", f"rl_zoo3 hyperparams/{zoo.path.name}, {zoo.env_id}", "the RL Zoo",
                               f"{zoo.label}: {', '.join(sorted(values))}{not_compared}", values, None, zoo.settings))
-    return out
+    defaults = _defaults_comparison(info, algo, set(zoo.settings) if zoo is not None else set()) if outside else None
+    return out + ([defaults] if defaults is not None else [])
 
 
 def _zoo_values(zoo: ZooEntry, algo: str) -> dict[str, Any]:
@@ -214,7 +249,7 @@ def _magnitude(d: Deviation, config: Mapping[str, Any]) -> float:
     return abs(math.log(r)) if r and r > 0 and math.isfinite(r) else 0.0
 
 
-_SOURCE_RANK = {"preset": 0, "user_preset": 0, "shipped_preset": 1, "rl_zoo": 2}
+_SOURCE_RANK = {"preset": 0, "user_preset": 0, "shipped_preset": 1, "rl_zoo": 2, "default": 3}
 
 
 def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: RunData,

@@ -81,8 +81,9 @@ class Finding(BaseModel):
 
 
 # What a deviation is measured against: the preset the run came from (ours, or the user's own from
-# $GSOLVE_CONFIG_DIR), our shipped preset for the same env and algorithm, or the RL Zoo's entry.
-DeviationSource = Literal["preset", "user_preset", "shipped_preset", "rl_zoo"]
+# $GSOLVE_CONFIG_DIR), our shipped preset for the same env and algorithm, the RL Zoo's entry, or gsolve's
+# defaults (a run built on the defaults or the Zoo: the keys its own overrides changed that the Zoo does not set).
+DeviationSource = Literal["preset", "user_preset", "shipped_preset", "rl_zoo", "default"]
 
 
 class Deviation(BaseModel):
@@ -94,8 +95,10 @@ class Deviation(BaseModel):
     preset: Any = Field(description="the reference's value (see source)")
     source: DeviationSource = Field(
         default="preset", description="what the value is compared with: the run's own preset ('preset', or "
-        "'user_preset' from the user's preset folder), our shipped preset ('shipped_preset') or the RL Zoo's "
-        "tuned entry ('rl_zoo') for the same environment and algorithm")
+        "'user_preset' from the user's preset folder), our shipped preset ('shipped_preset'), the RL Zoo's "
+        "tuned entry ('rl_zoo') for the same environment and algorithm, or gsolve's defaults for the algorithm "
+        "and action space ('default': untuned for the environment, compared only for the keys the run's own "
+        "overrides changed)")
     reference: str = Field(default="the preset", description="that config, named for a reader")
     size: str = Field(description="the difference in the terms that matter, e.g. '67x the preset's 0.0003' "
                       "or 'horizon 2 steps vs the preset's 50 (episodes last ~500)'")

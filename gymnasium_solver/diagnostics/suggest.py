@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from gymnasium_solver.diagnostics.context import Ctx
 
 
+def possessive(name: str) -> str:
+    """"the preset" -> "the preset's", "gsolve's defaults" -> "gsolve's defaults'"."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
 def fmt(v: float | None) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"

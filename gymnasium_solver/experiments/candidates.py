@@ -86,7 +86,7 @@ def _revert_candidates(diagnosis: Diagnosis) -> list[Candidate]:
         together.update(changes)
         reverts.append(Candidate(name=f"revert {d.key}", changes=changes, set_args=override_pairs(changes),
                                  source="revert", why=f"{d.key} is {yaml_value(d.value)} here, "
-                                 f"{yaml_value(d.preset)} in the preset"))
+                                 f"{yaml_value(d.preset)} in {d.reference}"))
     if len(reverts) > 1:
         reverts.append(Candidate(name="revert all", changes=together, set_args=override_pairs(together),
                                  source="revert_all", why=f"every preset deviation reverted ({', '.join(together)})"))

@@ -24,7 +24,7 @@ from gymnasium_solver.diagnostics.references import (
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import failing
 from gymnasium_solver.diagnostics.series import RunData, median
-from gymnasium_solver.diagnostics.suggest import change, fmt, start_value
+from gymnasium_solver.diagnostics.suggest import change, fmt, possessive, start_value
 
 # Adam's epsilon in our trainers (gymnasium_solver/agents/ppo.py uses ppo2's 1e-5; gymnasium_solver/agents/reinforce.py torch's 1e-8).
 ADAM_EPS = {"ppo": 1e-5, "reinforce": 1e-8}
@@ -128,7 +128,7 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     lam = ctx.config.get("gae_lambda")
     credit = f"; GAE credit horizon 1/(1-gamma*lambda) = {fmt(horizon(float(gamma) * float(lam)))} steps" \
         if lam is not None and ctx.algo == "ppo" else ""
-    ref = f" vs {dev.reference}'s {fmt(horizon(float(dev.preset)))}" if dev else ""
+    ref = f" vs {possessive(dev.reference)} {fmt(horizon(float(dev.preset)))}" if dev else ""
     changes = [_revert_or(ctx, "gamma", -1, change("gamma", gamma, 0.99, "increase",
                                                    "a 100-step horizon values what happens later in the episode"))]
     lam_dev = ctx.deviation("gae_lambda", -1)
@@ -160,7 +160,7 @@ def network_too_small(ctx: Ctx) -> Finding | None:
     if not (width <= T.NETWORK_MIN_WIDTH.value or small_rel):
         return None
     evidence = [Evidence(metric="config:hidden_sizes", observed=f"hidden_sizes={hidden}: narrowest layer {width} "
-                         "unit(s)" + (f" vs {dev.reference}'s {min(dev.preset)}" if dev else ""),
+                         "unit(s)" + (f" vs {possessive(dev.reference)} {min(dev.preset)}" if dev else ""),
                          healthy=f"> {T.NETWORK_MIN_WIDTH.value:g} units ({T.NETWORK_MIN_WIDTH.source})")]
     band = ctx.bands.get(M.EXPLAINED_VARIANCE)
     if band is not None:
@@ -255,7 +255,7 @@ def clip_range_too_small(ctx: Ctx) -> Finding | None:
         return None
     x, kl = ctx.data.finite(M.APPROX_KL)
     evidence = [Evidence(metric="config:clip_range", observed=f"clip_range={clip}"
-                         + (f" vs {dev.reference}'s {dev.preset}" if dev else ""),
+                         + (f" vs {possessive(dev.reference)} {dev.preset}" if dev else ""),
                          healthy=f">= {T.CLIP_RANGE_MIN.value:g} ({T.CLIP_RANGE_MIN.source})")]
     if len(kl):
         evidence.append(ev(M.APPROX_KL, x, f"median {fmt(median(kl))}", f"> {T.APPROX_KL_LOW.value:g}"))
