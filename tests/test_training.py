@@ -307,3 +307,42 @@ def test_an_evaluation_exactly_at_the_threshold_solves(tmp_path: Path, monkeypat
         assert info.solved_at is not None and info.solved_at.env_steps == 512 and info.solved_at.eval_return_mean == 100.0
     else:
         assert result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED and info.solved_at is None
+
+
+def test_weight_snapshot_puts_back_the_weights_of_the_latest_take():
+    """The guard's snapshot reuses its buffers: a restore gives the weights at the last take, not the first, and
+    never aliases the live weights; a state with non-tensors is deep-copied instead."""
+    from gymnasium_solver.train.session import WeightSnapshot
+
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    snap = WeightSnapshot()
+    snap.take(net)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(1.0)
+    second = {k: v.clone() for k, v in net.state_dict().items()}
+    snap.take(net)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.fill_(float("nan"))
+        net[1].running_mean.fill_(7.0)
+    snap.restore(net)
+    assert all(torch.equal(v, second[k]) for k, v in net.state_dict().items())
+
+    class Plain:
+        def __init__(self) -> None:
+            self.state = {"w": torch.ones(2), "steps": 3}
+
+        def state_dict(self):
+            return self.state
+
+        def load_state_dict(self, state, strict=True, assign=False):
+            self.state = state
+
+    plain = Plain()
+    snap = WeightSnapshot()
+    snap.take(plain)
+    plain.state["w"].fill_(0.0)
+    plain.state["steps"] = 4
+    snap.restore(plain)
+    assert torch.equal(plain.state["w"], torch.ones(2)) and plain.state["steps"] == 3

@@ -13,11 +13,21 @@ from __future__ import annotations
 
 import torch
 
-from gymnasium_solver.agents.common import ActorCritic, Batch, UpdateStats, check_finite, step_schedules
+from gymnasium_solver.agents.common import (
+    ActorCritic,
+    Batch,
+    PolicyEval,
+    Rollout,
+    UpdateStats,
+    check_finite,
+    make_batch,
+    step_schedules,
+)
 from gymnasium_solver.agents.optim import RMSprop, clip_grad_norm
-from gymnasium_solver.agents.ppo import RolloutAgent
+from gymnasium_solver.agents.ppo import RolloutAgent, gae_targets
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
+from gymnasium_solver.maths.advantages import compute_gae, shift_values
 
 # SB3's A2C optimizer: torch's RMSprop with alpha 0.99 and eps 1e-5 (rms_prop_eps), no weight decay.
 RMSPROP_ALPHA = 0.99
@@ -34,12 +44,29 @@ class A2C(RolloutAgent):
         # torch.optim.RMSprop's foreach kernels without torch.optim (gymnasium_solver/agents/optim.py says why).
         self.optimizer = RMSprop(self.policy.parameters(), lr=schedule_start(cfg.learning_rate),
                                  alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS)
+        self._scored: tuple[Batch, PolicyEval] | None = None  # targets()' forward pass, kept for update()
+
+    def targets(self, rollout: Rollout) -> Batch:
+        """GAE targets from one forward pass with gradients, which update() then differentiates (its one
+        gradient step is on these very weights): one pass of the network per rollout instead of two. A pixel
+        policy (scored in chunks) and a rollout with invalid steps take the two passes."""
+        if self.policy.pixels or not rollout.valid.all():
+            self._scored = None
+            return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
+        scores, ev = self.policy.score_and_evaluate(rollout.obs, rollout.actions, rollout.last_obs)
+        adv, ret = compute_gae(rollout.rewards, scores.values, shift_values(scores.values, scores.last_values),
+                               rollout.terminated, rollout.truncated, self.cfg.gamma, self.cfg.gae_lambda)
+        batch = make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret, rollout.valid,
+                           with_critic=True)
+        self._scored = (batch, ev)
+        return batch
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """One gradient step on the whole rollout."""
         cfg = self.cfg
         lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
-        ev = self.policy.evaluate(batch.obs, batch.actions)
+        scored, self._scored = self._scored, None  # its graph serves one backward pass
+        ev = scored[1] if scored is not None and scored[0] is batch else self.policy.evaluate(batch.obs, batch.actions)
         adv = batch.advantages
         if cfg.normalize_advantages:
             # SB3's A2C divides by the sample std (Bessel-corrected), unlike PPO's per-minibatch normalize().

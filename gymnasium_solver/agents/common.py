@@ -313,6 +313,21 @@ class ActorCritic(nn.Module):
         values = np.zeros(t * n + n, np.float32) if not vals else torch.cat(vals).cpu().numpy()
         return RolloutScores(log_probs.cpu().numpy().reshape(t, n), values[: t * n].reshape(t, n), values[t * n :])
 
+    def score_and_evaluate(self, obs: np.ndarray, actions: np.ndarray,
+                           last_obs: np.ndarray) -> tuple[RolloutScores, PolicyEval]:
+        """:meth:`score_rollout` and :meth:`evaluate` of the flattened rollout in one forward pass with
+        gradients (an MLP policy; A2C's one gradient step per rollout needs nothing else): the scores are
+        its detached values."""
+        t, n = obs.shape[:2]
+        hidden, out, value = self._heads(torch.from_numpy(np.concatenate([obs.reshape(t * n, -1), last_obs])))
+        flat_actions = torch.from_numpy(actions.reshape(t * n, *actions.shape[2:]))
+        log_probs, entropy = self._log_prob_entropy(out[: t * n], flat_actions, hidden[: t * n])
+        if self.sde:
+            self._sde_mean_std = float(self._sde_std(hidden[: t * n]).mean())
+        values = np.zeros(t * n + n, np.float32) if value is None else value.detach().numpy()
+        scores = RolloutScores(log_probs.detach().numpy().reshape(t, n), values[: t * n].reshape(t, n), values[t * n :])
+        return scores, PolicyEval(log_probs, entropy, None if value is None else value[: t * n])
+
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor) -> PolicyEval:
         """Log-probs, entropies and values of stored actions, with gradients."""
         hidden, out, value = self._heads(obs)
