@@ -49,7 +49,9 @@ class A2C(RolloutAgent):
     def targets(self, rollout: Rollout) -> Batch:
         """GAE targets from one forward pass with gradients, which update() then differentiates (its one
         gradient step is on these very weights): one pass of the network per rollout instead of two. A pixel
-        policy (scored in chunks) and a rollout with invalid steps take the two passes."""
+        policy (scored in chunks) and a rollout with invalid steps (an autoreset step) take the two passes: the
+        gradient of the valid rows picked from the whole pass sums in another order, so its last bits differ
+        from the two-pass update's, and A2C's results stay bit-identical to the recorded ones."""
         if self.policy.pixels or not rollout.valid.all():
             self._scored = None
             return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
