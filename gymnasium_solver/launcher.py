@@ -57,6 +57,12 @@ class StartResult(BaseModel):
 _override_pairs = override_pairs
 
 
+def zoo_flag(use_zoo: bool) -> list[str]:
+    """The `gsolve train` argument that resolves a config id as a run did: ``--no-zoo`` for a run that took
+    gsolve's defaults where the RL Zoo has an entry, nothing otherwise."""
+    return [] if use_zoo else ["--no-zoo"]
+
+
 def reap(proc: subprocess.Popen[bytes]) -> None:
     """Wait for ``proc`` in a daemon thread so it never lingers as a zombie of this process."""
     # Without a wait() the exited child stays a zombie of this server until it exits.
@@ -148,7 +154,7 @@ def start_trainer(
                        applied_changes=applied_changes, sweep_id=sweep_id, trial_number=trial_number, use_zoo=use_zoo)
     cfg, pairs, run_id, run_dir, placeholder = prep
     runs_dir = run_dir.parent
-    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", cfg.config_id, *([] if use_zoo else ["--no-zoo"])]
+    cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", cfg.config_id, *zoo_flag(use_zoo)]
     for pair in pairs:
         cmd += ["--set", pair]
     # --no-fail: an unsolved run is a finished trial (exit 0), not a failed one (jobs/backend.trial_failed).

@@ -159,12 +159,10 @@ def test_the_zoo_entry_is_compared_as_gsolve_trains_it() -> None:
     its policy_kwargs log_std_init is compared, a PPO batch larger than the rollout is the rollout (what SB3 and we
     train with, so never a "revert" the trainer refuses), and an env the Zoo tunes at another version gets that
     version's entry, as the chain found it."""
-    from gymnasium_solver.diagnostics.deviations import _zoo_values
-
     mcc = zoo_entry("MountainCarContinuous-v0", "ppo")
     if mcc is None:
         pytest.skip("rl_zoo3 is not installed")
-    values = _zoo_values(mcc, "ppo")
+    values = mcc.trained_values
     trained = resolve_config("MountainCarContinuous-v0:ppo")
     assert values["log_std_init"] == trained.log_std_init == -3.29  # type: ignore[attr-defined]
     assert values["batch_size"] == trained.batch_size == 8 < mcc.values["batch_size"]  # type: ignore[attr-defined]

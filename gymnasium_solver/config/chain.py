@@ -42,7 +42,7 @@ from gymnasium_solver.config.spaces import (
     env_spaces,
 )
 from gymnasium_solver.config.user import user_defaults
-from gymnasium_solver.config.zoo import zoo_entry, zoo_missing_note
+from gymnasium_solver.config.zoo import whole_rollout_batch, zoo_entry, zoo_missing_note
 from gymnasium_solver.config.zoo_names import NOISE_UNITS, in_our_names
 from gymnasium_solver.contract.algorithms import ALGORITHMS, BOX, ON_POLICY
 
@@ -143,13 +143,6 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
                      f"samples, so SB3 trains on the whole rollout at once: batch_size={rollout} here does the same")
         data["batch_size"] = rollout
     return _Base(data, SettingSource.ZOO, zoo.label, notes)
-
-
-def whole_rollout_batch(data: Mapping[str, Any], algo: str) -> int | None:
-    """The rollout size when a Zoo PPO entry's batch_size is larger than its rollout (SB3 then trains on the whole
-    rollout as one minibatch; our config refuses a batch larger than it, so the chain takes the rollout), else None."""
-    rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
-    return rollout if algo == Algo.PPO and int(data.get("batch_size", 64)) > rollout else None
 
 
 def _noise_in_half_ranges(std: float, env_id: str, notes: list[str]) -> float:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -62,6 +63,27 @@ class ZooEntry(NamedTuple):
     @property
     def label(self) -> str:
         return f"the RL Zoo's {self.env_id} entry (rl_zoo3 hyperparams/{self.path.name})"
+
+    @property
+    def trained_values(self) -> dict[str, Any]:
+        """``values`` as gsolve trains the entry (what `gsolve config` resolves): a ``policy_kwargs`` log_std_init
+        too, and a PPO batch larger than the rollout as the rollout (SB3 trains on the whole rollout then), so a
+        run of the entry is never held against a batch it could not take."""
+        values = dict(self.values)
+        log_std = self.settings.get("log_std_init")
+        if isinstance(log_std, int | float) and not isinstance(log_std, bool):
+            values["log_std_init"] = log_std
+        rollout = whole_rollout_batch(self.settings, self.algo)
+        if rollout is not None and "batch_size" in values:
+            values["batch_size"] = rollout
+        return values
+
+
+def whole_rollout_batch(data: Mapping[str, Any], algo: str) -> int | None:
+    """The rollout size when a Zoo PPO entry's batch_size is larger than its rollout (SB3 then trains on the whole
+    rollout as one minibatch; our config refuses a batch larger than it, so the chain takes the rollout), else None."""
+    rollout = int(data.get("n_envs", 1)) * int(data.get("n_steps", 1))
+    return rollout if algo == "ppo" and int(data.get("batch_size", 64)) > rollout else None
 
 
 def zoo_hyperparams_dir() -> Path | None:

@@ -33,10 +33,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config.chain import DEFAULTS, preset_config, shipped_preset, whole_rollout_batch
+from gymnasium_solver.config.chain import DEFAULTS, preset_config, shipped_preset
 from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
 from gymnasium_solver.config.registry import CONFIG_MODELS, applies_to
-from gymnasium_solver.config.zoo import ZooEntry, zoo_entry
+from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource
 from gymnasium_solver.diagnostics.references import (
@@ -195,27 +195,13 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
                               None))
     zoo = zoo_entry(info.env_id, algo, by_name=True)  # as the settings chain found it (another version's, by name)
     if zoo is not None:
-        values = _zoo_values(zoo, algo)
+        values = zoo.trained_values
         skipped = [k for k in zoo.skipped if k != "policy_kwargs" or "log_std_init" not in values]
         not_compared = f"; not comparable: {', '.join(skipped)}" if skipped else ""
         out.append(Comparison("rl_zoo", f"rl_zoo3 hyperparams/{zoo.path.name}, {zoo.env_id}", "the RL Zoo",
                               f"{zoo.label}: {', '.join(sorted(values))}{not_compared}", values, None, zoo.settings))
     defaults = _defaults_comparison(info, algo, set(zoo.settings) if zoo is not None else set()) if outside else None
     return out + ([defaults] if defaults is not None else [])
-
-
-def _zoo_values(zoo: ZooEntry, algo: str) -> dict[str, Any]:
-    """The Zoo entry's compared numbers as gsolve trains the entry (what `gsolve config` resolves): a
-    ``policy_kwargs`` log_std_init too, and a PPO batch larger than the rollout as the rollout (SB3 trains on
-    the whole rollout then), so a run of the entry is not told to "revert" to a batch it could not take."""
-    values = dict(zoo.values)
-    log_std = zoo.settings.get("log_std_init")
-    if isinstance(log_std, int | float) and not isinstance(log_std, bool):
-        values["log_std_init"] = log_std
-    rollout = whole_rollout_batch(zoo.settings, algo)
-    if rollout is not None and "batch_size" in values:
-        values["batch_size"] = rollout
-    return values
 
 
 def _differences(config: Mapping[str, Any], comp: Comparison, algo: str, action_kind: str | None,

@@ -46,7 +46,7 @@ from gymnasium_solver.experiments.parent import ParentConfig, refusal
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
-from gymnasium_solver.launcher import override_pairs
+from gymnasium_solver.launcher import override_pairs, zoo_flag
 from gymnasium_solver.run_store import RunStore
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
@@ -80,7 +80,7 @@ def command_line(config_id: str, set_args: list[str], flags: list[str] | None = 
     """The `gsolve train` command line of ``config_id`` with ``set_args`` (KEY=VALUE). ``flags``: the
     --env-package/--env-class the run needs (default: those this process was granted); ``use_zoo=False``: a run
     that took gsolve's defaults where the RL Zoo has an entry (``--no-zoo``)."""
-    return " ".join(["gsolve", "train", config_id, *([] if use_zoo else ["--no-zoo"]),
+    return " ".join(["gsolve", "train", config_id, *zoo_flag(use_zoo),
                      *(f"--set {shlex.quote(a)}" for a in set_args),
                      *map(shlex.quote, env_flags(config_id) if flags is None else flags)])
 
