@@ -346,3 +346,19 @@ def test_weight_snapshot_puts_back_the_weights_of_the_latest_take():
     plain.state["steps"] = 4
     snap.restore(plain)
     assert torch.equal(plain.state["w"], torch.ones(2)) and plain.state["steps"] == 3
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_the_finite_check_follows_weights_a_load_replaces(assign):
+    """all_finite keeps the parameter list between updates; a load (in place, or assigning new tensors) is
+    still seen: non-finite weights loaded either way are reported."""
+    from gymnasium_solver.agents.common import ActorCritic
+    from gymnasium_solver.config import resolve_config
+    from gymnasium_solver.envs import make_vec_env, space_spec
+
+    cfg = resolve_config("CartPole-v1:a2c")
+    policy = ActorCritic(space_spec(make_vec_env(cfg, 1)), cfg, with_critic=True)
+    assert policy.all_finite()
+    bad = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in policy.state_dict().items()}
+    policy.load_state_dict(bad, assign=assign)
+    assert not policy.all_finite()

@@ -187,6 +187,7 @@ class ActorCritic(nn.Module):
             self._low, self._high = spec.action_low, spec.action_high
         self.activation = cfg.activation
         self._np_cache: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self._weights: list[torch.Tensor] | None = None  # the parameters, for all_finite after every update
 
     @property
     def has_critic(self) -> bool:
@@ -198,7 +199,7 @@ class ActorCritic(nn.Module):
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         # The numpy views used by act() must follow the parameters if assign=True replaces them.
-        self._np_cache = None
+        self._np_cache = self._weights = None
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
@@ -344,7 +345,9 @@ class ActorCritic(nn.Module):
         return float(self.log_std.detach().exp().mean())
 
     def all_finite(self) -> bool:
-        return tensors_finite(list(self.parameters()))
+        if self._weights is None:  # the same Parameter objects until a load may assign new ones
+            self._weights = [p for p in self.parameters() if p.is_floating_point()]
+        return tensors_finite(self._weights)
 
 
 class ObsNormalizer:
