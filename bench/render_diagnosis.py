@@ -47,7 +47,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_6_after.json": "heldout15's four blind not_fixed cases, re-run after the "
                                                         "diagnosis change they prompted (in-sample; u04 and u05 now "
-                                                        "blamed right, and still not fixed)"}
+                                                        "blamed right, and still not fixed)",
+                 "fix_verdicts_no_preset_defaults_after.json": "the blind not_fixed cases of heldout10, heldout12 and "
+                                                               "heldout15 whose runs were built on gsolve's defaults "
+                                                               "(v13, x05, x14, u22), re-run after a run's own overrides "
+                                                               "of the defaults became revert candidates (6cbbdf3; "
+                                                               "in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
@@ -81,6 +86,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         sets = " ".join(f"tests/fixtures/{s}" for s in dict.fromkeys(r["set"] for r in d["rows"]))
         flag = " --user-preset" if "user" in name else (f" --out bench/verdicts/{name}" if "no_preset" in name else "")
+        if name.endswith("_after.json"):  # a re-run of some cases of its sets
+            flag = f" --only {' '.join(r['case'] for r in d['rows'])}{flag}"
         date = f", {d['date']}" if d.get("date") else ""
         parts.append(fill(f"**{what[0].upper()}{what[1:]}**: " + "; ".join(bench_fix_verdicts.summary(d["rows"])) + ". Measured by "
                           f"`bench/bench_fix_verdicts.py {sets}{flag}` (`--seeds {d['seeds']}`) at {_at(d)}{date} on "
