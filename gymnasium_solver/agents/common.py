@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from gymnasium_solver.agents.networks import init_linear, mlp, nature_cnn, numpy_mlp, numpy_views
 from gymnasium_solver.agents.optim import Adam, RMSprop
 from gymnasium_solver.config import Config, schedule_value
 from gymnasium_solver.envs import SpaceSpec
@@ -71,54 +72,6 @@ class PolicyEval(NamedTuple):
     values: torch.Tensor | None
 
 
-def numpy_views(linears: list[nn.Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(weight, bias) of each layer as numpy views of the parameters: optimizers update them in place,
-    so the views stay current (a load_state_dict with assign=True needs new ones)."""
-    return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
-
-
-def numpy_mlp(layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
-              x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An MLP (hidden layers with ``activation``, then a linear head) in numpy: (last hidden, output).
-    For the few observations of one env step this is several times faster than torch's dispatch."""
-    h = x
-    for weight, bias in layers[:-1]:
-        h = h @ weight.T + bias
-        h = np.tanh(h) if activation == "tanh" else np.maximum(h, 0.0)
-    weight, bias = layers[-1]
-    return h, h @ weight.T + bias
-
-
-def mlp(sizes: list[int], activation: str) -> nn.Sequential:
-    act: type[nn.Module] = nn.Tanh if activation == "tanh" else nn.ReLU
-    layers: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
-        layers += [nn.Linear(a, b), act()]
-    return nn.Sequential(*layers)
-
-
-class _ScalePixels(nn.Module):
-    """uint8 pixels to floats in [0, 1], inside the network: the rollout stores uint8 (4x less memory)."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.float() / 255.0
-
-
-def nature_cnn(in_channels: int, height: int, width: int) -> nn.Sequential:
-    """The Nature DQN trunk (Mnih et al. 2015, https://doi.org/10.1038/nature14236) as SB3's
-    NatureCNN and CleanRL's ppo_atari use it: 3 convolutions, then a 512-unit ReLU layer."""
-    convs = nn.Sequential(
-        _ScalePixels(),
-        nn.Conv2d(in_channels, 32, 8, stride=4), nn.ReLU(),
-        nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
-        nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
-        nn.Flatten(),
-    )
-    with torch.no_grad():
-        n_flat = int(convs(torch.zeros(1, in_channels, height, width, dtype=torch.uint8)).shape[1])
-    return nn.Sequential(*convs, nn.Linear(n_flat, 512), nn.ReLU())
-
-
 def resolve_device(cfg: Config) -> torch.device:
     """The device PPO's network runs on: ``device: auto`` is CUDA when torch sees a GPU and the network
     is the CNN (the MLP acts in numpy, so it always runs on the CPU; REINFORCE always runs on the CPU)."""
@@ -130,14 +83,6 @@ def resolve_device(cfg: Config) -> torch.device:
                              f"(torch {torch.__version__}); use device: auto or cpu")
         return torch.device("cuda")
     return torch.device("cuda" if cfg.device == "auto" and torch.cuda.is_available() else "cpu")
-
-
-def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
-    # Orthogonal init with small policy-head gain, as in the PPO implementation details study
-    # (https://iclr-blog-track.github.io/2022/03/25/ppo-implementation-details/, detail 2).
-    nn.init.orthogonal_(layer.weight, gain)
-    if layer.bias is not None:
-        nn.init.zeros_(layer.bias)
 
 
 class ActorCritic(nn.Module):
@@ -169,10 +114,10 @@ class ActorCritic(nn.Module):
         self.value_head = nn.Linear(width, 1) if with_critic else None
         for module in self.modules():
             if isinstance(module, nn.Linear | nn.Conv2d):
-                _init_linear(module, math.sqrt(2.0))
-        _init_linear(self.actor_head, 0.01)
+                init_linear(module, math.sqrt(2.0))
+        init_linear(self.actor_head, 0.01)
         if self.value_head is not None:
-            _init_linear(self.value_head, 1.0)
+            init_linear(self.value_head, 1.0)
         self.sde = bool(getattr(cfg, "use_sde", False))
         if self.sde and spec.discrete:
             raise ValueError("use_sde: true needs a Box action space; this environment's actions are Discrete "

@@ -35,17 +35,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
-from gymnasium_solver.agents.common import (
-    ActOutput,
-    NonFiniteLossError,
-    Rollout,
-    UpdateStats,
-    mlp,
-    numpy_mlp,
-    numpy_views,
-    tensors_finite,
-)
+from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
+from gymnasium_solver.agents.networks import mlp, numpy_mlp, numpy_views
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.contract.algorithms import BOX, takes
 from gymnasium_solver.contract.run_folder import M
