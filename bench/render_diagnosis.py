@@ -52,7 +52,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                "heldout15 whose runs were built on gsolve's defaults "
                                                                "(v13, x05, x14, u22), re-run after a run's own overrides "
                                                                "of the defaults became revert candidates (6cbbdf3; "
-                                                               "in-sample)"}
+                                                               "in-sample)",
+                 "fix_verdicts_no_preset_7.json": "heldout16 (environments without a preset; blind: run at b9daed3, "
+                                                  "the diagnosis that scored it)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
