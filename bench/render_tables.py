@@ -181,6 +181,7 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     "robust-lunarlander-ppo": {
         "LunarLander-v3:ppo": (("as shipped (its own arm alone)", "lunarlander_ppo_heldout"),),
         "LunarLander-v3:ppo_continuous": (("as shipped (its own arm alone)", "lunarlander_ppo_continuous_heldout"),),
+        "LunarLander-v3:dqn": (("as shipped (its own arm alone)", "lunarlander_dqn_heldout"),),
     },
 }
 
