@@ -34,6 +34,7 @@ from gymnasium_solver.diagnostics.diagnose import diagnose
 from gymnasium_solver.diagnostics.models import Diagnosis, Severity
 from gymnasium_solver.diagnostics.references import EMPTY, ReferenceRun, ReferenceSet, _series
 from gymnasium_solver.diagnostics.series import RunData
+from gymnasium_solver.diagnostics.suggest import same_direction
 
 
 def fault_type(labels: dict[str, Any]) -> str:
@@ -148,8 +149,8 @@ def score_corpus(root: Path, loto: bool = False) -> CorpusScore:
             if labels["expected_key"] is None:  # crashed / errored: never blamed on a config key
                 r.change_ok = top is not None and not top.suggested_changes
             else:
-                r.change_ok = change is not None and (change.key, change.direction) == (
-                    labels["expected_key"], labels["expected_direction"])
+                r.change_ok = change is not None and change.key == labels["expected_key"] and same_direction(
+                    change.key, change.direction, labels["expected_direction"])
         results.append(r)
     faults = [r for r in results if r.kind == "fault"]
     healthy = [r for r in results if r.kind == "healthy"]

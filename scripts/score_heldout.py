@@ -29,6 +29,7 @@ import yaml
 from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics import diagnose
 from gymnasium_solver.diagnostics.models import Severity
+from gymnasium_solver.diagnostics.suggest import same_direction
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,8 +66,8 @@ def score(root: Path, no_preset: bool = False) -> dict[str, Any]:
             rows.append(f"| {labels['case']} | healthy | {top.id if top else '-'} | - | {'NO' if loud else 'yes'} | |")
             continue
         faults += 1
-        ok = change is not None and (change.key, change.direction) == (labels["expected_key"],
-                                                                      labels["expected_direction"])
+        ok = change is not None and change.key == labels["expected_key"] and same_direction(
+            change.key, change.direction, labels["expected_direction"])
         ok2 = ok or (change is not None and change.key in labels.get("acceptable_keys", []))
         strict += ok
         lenient += ok2

@@ -17,6 +17,7 @@ from score_corpus import load_case, score_corpus
 from gymnasium_solver.config import CONFIG_KEYS, resolve_config
 from gymnasium_solver.contract.run_folder import RunInfo, columns_for
 from gymnasium_solver.diagnostics.models import Severity
+from gymnasium_solver.diagnostics.suggest import same_direction
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "labels.json").is_file())
@@ -56,7 +57,8 @@ def test_each_case(folder: Path) -> None:
         assert not top.suggested_changes, top.suggested_changes
         return
     change = top.suggested_changes[0]
-    assert (change.key, change.direction) == (labels["expected_key"], labels["expected_direction"])
+    assert change.key == labels["expected_key"], (change.key, labels["expected_key"])
+    assert same_direction(change.key, change.direction, labels["expected_direction"]), (change.direction, labels)
 
 
 @pytest.mark.parametrize("folder", CASES, ids=[p.name for p in CASES])
@@ -141,3 +143,14 @@ def test_every_number_in_a_findings_prose_is_in_its_evidence(folder: Path) -> No
         cited += " " + " ".join(c.set_arg for c in f.suggested_changes)
         for n in _NUMBER.findall(f"{f.title} {f.cause}"):
             assert n.rstrip("%") in cited, (f.id, n, f.cause)
+
+
+def test_a_limit_disabled_is_a_limit_raised() -> None:
+    """reward_clip, max_grad_norm, clip_range_vf and target_kl are off at null (no limit): turning one off
+    raises it, turning one on lowers it; a boolean's disable is still a decrease."""
+    from gymnasium_solver.diagnostics.suggest import lowers
+
+    assert same_direction("reward_clip", "disable", "increase") and same_direction("target_kl", "enable", "decrease")
+    assert not same_direction("reward_clip", "disable", "decrease")
+    assert not same_direction("shared_network", "disable", "increase")
+    assert lowers("shared_network", "disable") and not lowers("max_grad_norm", "disable")

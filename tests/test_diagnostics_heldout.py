@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout15) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout18) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -113,6 +113,18 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # Stop 27: u22 (reward_scale 0.01 over gsolve's defaults) is held against the defaults' 1.0: 11/11, in-sample.
     ("heldout15", False, _line(11, 11, 11, healthy=3)),
     ("heldout15", True, _line(11, 11, 11, healthy=3)),
+    # heldout16 and heldout17 (stop 27): blind at f1375d4 13/13 and at ff9b8e8 11/11 both ways, 0/3 and 0/4 healthy
+    # runs warned; unchanged since.
+    ("heldout16", False, _line(13, 13, 13, healthy=3)),
+    ("heldout16", True, _line(13, 13, 13, healthy=3)),
+    ("heldout17", False, _line(11, 11, 11, healthy=4)),
+    ("heldout17", True, _line(11, 11, 11, healthy=4)),
+    # heldout18 (stop 27): blind at 4828ba7 6/10 both ways, 0/4 healthy runs warned. Its four misses (reward_clip
+    # far too tight) got the right key and the exact fix, reward_clip=null, the defaults' value; the scorer held
+    # that "disable" against the label's "increase". Since a limit's null counts as no limit (turning it off
+    # raises it), for the scorer and for which deviations a mechanism explains: 10/10, in-sample.
+    ("heldout18", False, _line(10, 10, 10, healthy=4)),
+    ("heldout18", True, _line(10, 10, 10, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

@@ -12,6 +12,7 @@ from gymnasium_solver.contract.run_folder import M, RunInfo, RunStatus
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend
 from gymnasium_solver.diagnostics.series import RunData, median, split
+from gymnasium_solver.diagnostics.suggest import lowers
 
 LOSS_COLUMNS = (M.POLICY_LOSS, M.VALUE_LOSS, M.ENTROPY, M.GRAD_NORM, M.APPROX_KL)
 
@@ -47,7 +48,7 @@ class Ctx:
         d = self.deviations.get(key)
         if d is None or sign == 0:
             return d
-        up = d.revert.direction in ("decrease", "disable")  # reverting lowers it: the run's value is higher
+        up = lowers(d.key, d.revert.direction)  # reverting lowers it: the run's value is higher
         return d if (sign > 0) == up else None
 
     @property
