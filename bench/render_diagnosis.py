@@ -56,6 +56,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_7.json": "heldout16 (environments without a preset; blind: run at b9daed3, "
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_8.json": "heldout17 (environments without a preset; blind: run at 53c9f96, "
+                                                  "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_9.json": "heldout18 (environments without a preset; blind: run at 5aafd4e, "
                                                   "the diagnosis that scored it)"}
 
 
