@@ -31,10 +31,9 @@ from pydantic import BaseModel
 
 from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics.diagnose import diagnose
-from gymnasium_solver.diagnostics.models import Diagnosis, Severity
+from gymnasium_solver.diagnostics.models import Diagnosis, Severity, same_direction
 from gymnasium_solver.diagnostics.references import EMPTY, ReferenceRun, ReferenceSet, _series
 from gymnasium_solver.diagnostics.series import RunData
-from gymnasium_solver.diagnostics.suggest import same_direction
 
 
 def fault_type(labels: dict[str, Any]) -> str:

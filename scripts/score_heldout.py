@@ -28,8 +28,7 @@ import yaml
 
 from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
 from gymnasium_solver.diagnostics import diagnose
-from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.diagnostics.suggest import same_direction
+from gymnasium_solver.diagnostics.models import Severity, same_direction
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,8 +16,7 @@ from score_corpus import load_case, score_corpus
 
 from gymnasium_solver.config import CONFIG_KEYS, resolve_config
 from gymnasium_solver.contract.run_folder import RunInfo, columns_for
-from gymnasium_solver.diagnostics.models import Severity
-from gymnasium_solver.diagnostics.suggest import same_direction
+from gymnasium_solver.diagnostics.models import Severity, same_direction
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 CASES = sorted(p for p in CORPUS.iterdir() if (p / "labels.json").is_file())
@@ -148,7 +147,7 @@ def test_every_number_in_a_findings_prose_is_in_its_evidence(folder: Path) -> No
 def test_a_limit_disabled_is_a_limit_raised() -> None:
     """reward_clip, max_grad_norm, clip_range_vf and target_kl are off at null (no limit): turning one off
     raises it, turning one on lowers it; a boolean's disable is still a decrease."""
-    from gymnasium_solver.diagnostics.suggest import lowers
+    from gymnasium_solver.diagnostics.models import lowers
 
     assert same_direction("reward_clip", "disable", "increase") and same_direction("target_kl", "enable", "decrease")
     assert not same_direction("reward_clip", "disable", "decrease")

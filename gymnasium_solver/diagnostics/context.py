@@ -10,9 +10,8 @@ import numpy as np
 
 from gymnasium_solver.contract.run_folder import M, RunInfo, RunStatus
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend
+from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend, lowers
 from gymnasium_solver.diagnostics.series import RunData, median, split
-from gymnasium_solver.diagnostics.suggest import lowers
 
 LOSS_COLUMNS = (M.POLICY_LOSS, M.VALUE_LOSS, M.ENTROPY, M.GRAD_NORM, M.APPROX_KL)
 

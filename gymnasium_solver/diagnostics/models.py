@@ -80,6 +80,25 @@ class Finding(BaseModel):
     suggested_changes: list[SuggestedChange] = Field(default_factory=list)
 
 
+# Limits whose null is no limit at all (+inf): disabling one loosens it, enabling one tightens it.
+UNLIMITED_WHEN_NULL = frozenset({"reward_clip", "max_grad_norm", "clip_range_vf", "target_kl"})
+
+
+def lowers(key: str, direction: str) -> bool:
+    """Does a change of ``key`` in ``direction`` lower its value (a limit's null counting as +inf)?"""
+    if key in UNLIMITED_WHEN_NULL:
+        return direction in ("decrease", "enable")
+    return direction in ("decrease", "disable")
+
+
+def same_direction(key: str, a: str | None, b: str | None) -> bool:
+    """Do two directions of a change of ``key`` move it the same way? For a limit whose null is no limit,
+    "disable" is "increase" and "enable" is "decrease" (how a planted fault's label may name them)."""
+    if a == b:
+        return True
+    return key in UNLIMITED_WHEN_NULL and a is not None and b is not None and lowers(key, a) == lowers(key, b)
+
+
 # What a deviation is measured against: the preset the run came from (ours, or the user's own from
 # $GSOLVE_CONFIG_DIR), our shipped preset for the same env and algorithm, the RL Zoo's entry, or gsolve's
 # defaults (a run built on the defaults or the Zoo: the keys its own overrides changed that the Zoo does not set).
