@@ -20,14 +20,12 @@ from gymnasium_solver.agents.common import (
     Rollout,
     UpdateStats,
     check_finite,
-    make_batch,
     step_schedules,
 )
 from gymnasium_solver.agents.optim import RMSprop, clip_grad_norm
 from gymnasium_solver.agents.ppo import RolloutAgent, gae_targets
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
-from gymnasium_solver.maths.advantages import compute_gae, shift_values
 
 # SB3's A2C optimizer: torch's RMSprop with alpha 0.99 and eps 1e-5 (rms_prop_eps), no weight decay.
 RMSPROP_ALPHA = 0.99
@@ -56,10 +54,7 @@ class A2C(RolloutAgent):
             self._scored = None
             return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
         scores, ev = self.policy.score_and_evaluate(rollout.obs, rollout.actions, rollout.last_obs)
-        adv, ret = compute_gae(rollout.rewards, scores.values, shift_values(scores.values, scores.last_values),
-                               rollout.terminated, rollout.truncated, self.cfg.gamma, self.cfg.gae_lambda)
-        batch = make_batch(rollout.obs, rollout.actions, scores.log_probs, scores.values, adv, ret, rollout.valid,
-                           with_critic=True)
+        batch = gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda, scores)
         self._scored = (batch, ev)
         return batch
 

@@ -15,6 +15,7 @@ from gymnasium_solver.agents.common import (
     ActorCritic,
     Batch,
     Rollout,
+    RolloutScores,
     RolloutSource,
     UpdateStats,
     check_finite,
@@ -29,9 +30,12 @@ from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.maths.advantages import compute_gae, shift_values
 
 
-def gae_targets(policy: ActorCritic, rollout: Rollout, gamma: float, gae_lambda: float) -> Batch:
-    """GAE advantages and value targets for the rollout's valid steps (PPO and A2C)."""
-    scores = policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
+def gae_targets(policy: ActorCritic, rollout: Rollout, gamma: float, gae_lambda: float,
+                scores: RolloutScores | None = None) -> Batch:
+    """GAE advantages and value targets for the rollout's valid steps (PPO and A2C), from ``scores`` when the
+    caller has scored the rollout already (A2C's one pass), else from :meth:`ActorCritic.score_rollout`."""
+    if scores is None:
+        scores = policy.score_rollout(rollout.obs, rollout.actions, rollout.last_obs)
     next_values = shift_values(scores.values, scores.last_values)
     adv, ret = compute_gae(rollout.rewards, scores.values, next_values, rollout.terminated, rollout.truncated,
                            gamma, gae_lambda)
