@@ -165,7 +165,7 @@ def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Compar
     keys = sorted(k for k in own - zoo_keys - _NOT_SET_BY_DEFAULTS if k in whole)
     if not keys:
         return None
-    return Comparison("default", f"gsolve's defaults for {algo} with {kind} actions", "gsolve's defaults",
+    return Comparison("default", "gsolve's defaults", "gsolve's defaults",
                       f"gsolve's defaults for {algo} with {kind} actions (docs/configs.md; not tuned for "
                       f"{info.env_id}), for the keys this run's --set changed: {', '.join(keys)}",
                       {k: whole[k] for k in keys}, None, whole)
