@@ -190,6 +190,7 @@ def test_a_run_built_on_gsolves_defaults_is_held_against_them_for_the_keys_it_ch
     assert [(x.key, x.value, x.preset, x.source) for x in d.references.deviations] == [
         ("reward_scale", 0.01, 1.0, "default")]
     assert d.references.compared_with[-1].startswith("gsolve's defaults for a2c with discrete actions")
+    assert d.references.compared_with[-1].endswith("the keys this run's --set changed: reward_scale")  # not its seed
     top = d.findings[0]
     assert top.id == "preset_deviation" and top.title.startswith("Differs from gsolve's defaults")
     assert "not tuned for this environment" in top.cause

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 from gymnasium_solver.config.chain import DEFAULTS, preset_config, shipped_preset
 from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
-from gymnasium_solver.config.registry import CONFIG_MODELS, applies_to
+from gymnasium_solver.config.registry import CONFIG_MODELS, OUTPUT_KEYS, applies_to
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource
@@ -147,9 +147,9 @@ def size(key: str, value: Any, preset: Any, config: Mapping[str, Any], ref: Mapp
 
 # Keys of a run's own overrides that say where and how long it runs, not how it learns: gsolve's defaults say
 # nothing about them (a budget and a threshold are the environment's; the rest does not change what is learned).
-_NOT_SET_BY_DEFAULTS = frozenset({"env_kwargs", "max_env_steps", "reward_threshold", "vectorization", "device",
-                                  "eval_freq", "eval_episodes", "checkpoint_freq", "last_checkpoint_seconds",
-                                  "torch_threads", "atari_wrappers"})
+_NOT_SET_BY_DEFAULTS = frozenset({"seed", "env_kwargs", "max_env_steps", "reward_threshold", "vectorization",
+                                  "device", "eval_freq", "eval_episodes", "checkpoint_freq", "last_checkpoint_seconds",
+                                  "torch_threads", "atari_wrappers", *OUTPUT_KEYS})
 
 
 def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Comparison | None:
