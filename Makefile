@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-all-$(HASH)
 # `make demo` needs the core install only (no Ray, ALE, MLflow, TensorBoard, test tools): its own stamp.
 CORE_STAMP := $(VENV)/.installed-core-$(HASH)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-record docs-tables mutation clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-record bench-record-machine docs-tables mutation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -58,6 +58,12 @@ bench-check: $(STAMP)
 
 bench-record: $(STAMP)
 	$(BIN)/python bench/bench_check.py --record
+	$(BIN)/python bench/render_tables.py
+
+# Env steps are exact per machine, not across CPUs: this machine's record beside the others (gate-<cpu>.json),
+# on code whose gate passes on a recorded machine.
+bench-record-machine: $(STAMP)
+	$(BIN)/python bench/bench_check.py --add-machine
 	$(BIN)/python bench/render_tables.py
 
 # README.md and docs/ figures, rendered from bench/results/*.json between <!-- generated: NAME --> markers.

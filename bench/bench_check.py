@@ -6,9 +6,18 @@ before every change that touches training code (``make bench-check``, a few minu
 deliberate change re-records with ``make bench-record``. The record is bench/results/gate.json (the
 commit, machine, library versions and load are in it); docs/presets.md renders its table from it.
 
+Env steps are exact on one machine, not across CPUs: the same commit solves some of the gate's figures at
+other env steps on an AMD EPYC than on an Intel Xeon (their vector kernels round differently). So the gate keeps a record per machine: gate.json, and beside it gate-<cpu>.json for each further
+machine (``make bench-record-machine`` adds this machine's, on code whose gate passed on the first). A
+check compares with the record of its own machine and library versions; with none, it compares with
+gate.json and says the figures cannot be judged here until this machine has a record. ``--record`` (a
+deliberate change) writes gate.json on this machine and removes the other machines' records, measured
+on the code before the change.
+
     .venv/bin/python bench/bench_check.py             # check: exit 1 naming each figure that moved
     .venv/bin/python bench/bench_check.py --record    # re-record every figure (a deliberate change)
     .venv/bin/python bench/bench_check.py --presets CartPole-v1:ppo   # check a part
+    .venv/bin/python bench/bench_check.py --add-machine   # record this machine beside the others
 
 Each preset trains in its own process (its seeds one after another, as ``gsolve train --seed S`` would
 give them), ``--jobs`` presets at a time. A failure says whether the preset's resolved config changed
@@ -33,6 +42,7 @@ import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, PresetRows, Results, Row  # noqa: E402
 
 NAME = "gate"
+MACHINE_PREFIX = f"{NAME}-"  # gate-<cpu>.json: the record of a further machine
 # Every preset cheap enough to train on a few seeds in the gate's few minutes, and its seeds. Each figure
 # is env steps to solve on one seed; the gate's wall time is in docs/benchmarks.md ("The drift gate").
 GATE: dict[str, tuple[int, ...]] = {
@@ -90,13 +100,39 @@ def environment_notes(recorded: Measured, machine: bench_results.Machine, versio
                      ", ".join(f"{lib} {old} -> {new}" for lib, (old, new) in changed.items()))
     if notes:
         notes.append("env steps to solve are exact on one machine with one set of libraries, not promised "
-                     "across them: if nothing else changed, re-record here (make bench-record)")
+                     "across them")
     return notes
+
+
+def machine_record_name(machine: bench_results.Machine) -> str:
+    """The results name of a further machine's record: gate-<its cpu, lower-case, words joined by '-'>."""
+    words = "".join(c if c.isalnum() else " " for c in machine.cpu.lower()).split()
+    return MACHINE_PREFIX + ("-".join(words) or "unknown")
+
+
+def records(directory: Path) -> list[Results]:
+    """The gate's records: gate.json first (the one the docs render), then each further machine's."""
+    primary = bench_results.results_path(NAME, directory)
+    found = [bench_results.read_results(NAME, directory)] if primary.exists() else []
+    return found + [bench_results.read_results(p.stem, directory)
+                    for p in sorted(directory.glob(f"{MACHINE_PREFIX}*.json"))]
+
+
+def own_record(found: list[Results], machine: bench_results.Machine, versions: dict[str, str | None]) -> Results | None:
+    """The record measured on this machine with these library versions, if the gate holds one."""
+    return next((r for r in found if r.measured.machine == machine and r.measured.versions == versions), None)
+
+
+def no_record_note(found: list[Results]) -> str:
+    held = "; ".join(f"{r.measured.machine.cpu} at commit {r.measured.commit}" for r in found)
+    return (f"the gate holds no record of this machine and its libraries (it holds: {held}), so a figure that differs "
+            "here need not be a regression: where the gate passes on a recorded machine at this commit, record this "
+            "one beside it with `make bench-record-machine`")
 
 
 def report(recorded: Results, drifts: list[Drift], config_shas: dict[str, str], notes: list[str]) -> str:
     """The failure message: each figure that moved, whether its preset changed, and the environment notes."""
-    lines = [f"bench-check: {len(drifts)} figure(s) differ from bench/results/{NAME}.json "
+    lines = [f"bench-check: {len(drifts)} figure(s) differ from bench/results/{recorded.name}.json "
              f"(recorded at commit {recorded.measured.commit}, {recorded.measured.date}):"]
     for d in drifts:
         config_id = d.figure.rsplit(" seed ", 1)[0]
@@ -151,21 +187,24 @@ def measure(plan: dict[str, tuple[int, ...]], jobs: int) -> dict[str, list[Row]]
     return {config_id: out[config_id] for config_id in plan}
 
 
-def record(rows: dict[str, list[Row]], measured: Measured, directory: Path) -> Path:
-    """Write the gate's record (all of it: one commit, machine and load for every figure)."""
+def record(rows: dict[str, list[Row]], measured: Measured, directory: Path, name: str = NAME) -> Path:
+    """Write a record of the gate, ``name``.json (all of it: one commit, machine and load for every figure)."""
     from gymnasium_solver.config import resolve_config
 
     presets = {}
     for config_id, preset_rows in rows.items():
         presets[config_id] = PresetRows(arms={"ours": preset_rows}, budget=resolve_config(config_id, []).max_env_steps,
                                         config_sha=bench_results.config_sha(config_id))
-    return bench_results.write_results(Results(name=NAME, description=DESCRIPTION, measured=measured, presets=presets),
+    return bench_results.write_results(Results(name=name, description=DESCRIPTION, measured=measured, presets=presets),
                                        directory)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--record", action="store_true", help="re-record the figures instead of checking them")
+    parser.add_argument("--record", action="store_true", help="re-record the figures instead of checking them "
+                        "(a deliberate change: gate.json on this machine; other machines' records are removed)")
+    parser.add_argument("--add-machine", action="store_true", help="record this machine's figures beside the "
+                        "other machines' (code whose gate passes on a recorded machine)")
     parser.add_argument("--presets", nargs="+", metavar="ENV:VARIANT", help="a part of the gate (default: all of it)")
     parser.add_argument("--jobs", type=int, default=2, help="presets training at once (default 2)")
     parser.add_argument("--results-dir", type=Path, default=bench_results.RESULTS_DIR, help=argparse.SUPPRESS)
@@ -175,33 +214,51 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         run_worker(args.worker, args.seeds)
         return 0
-    if args.record and args.presets:
-        raise SystemExit("bench-check: --record re-records the whole gate (one commit, machine and load for all)")
+    if (args.record or args.add_machine) and args.presets:
+        raise SystemExit("bench-check: a record covers the whole gate (one commit, machine and load for all)")
+    if args.record and args.add_machine:
+        raise SystemExit("bench-check: --record or --add-machine, not both")
     unknown = sorted(set(args.presets or ()) - set(GATE))
     if unknown:
         raise SystemExit(f"not in the gate: {', '.join(unknown)} (the gate covers {', '.join(GATE)})")
     plan = {p: s for p, s in GATE.items() if not args.presets or p in args.presets}
-    path = bench_results.results_path(NAME, args.results_dir)
-    old = bench_results.read_results(NAME, args.results_dir) if path.exists() else None
-    if not args.record and old is None:
-        raise SystemExit(f"bench-check: no record at {path}; record one with `make bench-record`")
+    found = records(args.results_dir)
+    if not args.record and not found:
+        raise SystemExit(f"bench-check: no record at {bench_results.results_path(NAME, args.results_dir)}; "
+                         "record one with `make bench-record`")
     measured = bench_results.start_measuring(["bench/bench_check.py", *(argv if argv is not None else sys.argv[1:])])
+    mine = own_record(found, measured.machine, measured.versions)
+    if args.add_machine and mine is not None and mine.name == NAME:
+        raise SystemExit("bench-check: gate.json is this machine's record already; a deliberate change re-records it "
+                         "with `make bench-record`")
     t0 = time.perf_counter()
-    print(f"bench-check: {'recording' if args.record else 'checking'} {sum(map(len, plan.values()))} figures "
-          f"({len(plan)} presets, {args.jobs} at a time)", flush=True)
+    print(f"bench-check: {'recording' if args.record or args.add_machine else 'checking'} "
+          f"{sum(map(len, plan.values()))} figures ({len(plan)} presets, {args.jobs} at a time)", flush=True)
     rows = measure(plan, args.jobs)
     wall = time.perf_counter() - t0
-    if args.record:
-        print(f"recorded {record(rows, bench_results.finish(measured, wall), args.results_dir)} in {wall:.0f} s")
+    if args.record or args.add_machine:
+        name = NAME if args.record else machine_record_name(measured.machine)
+        path = record(rows, bench_results.finish(measured, wall), args.results_dir, name)
+        print(f"recorded {path} in {wall:.0f} s")
+        if args.record:
+            for other in found[1:] if found and found[0].name == NAME else found:
+                bench_results.results_path(other.name, args.results_dir).unlink()
+                print(f"removed {other.name}.json ({other.measured.machine.cpu}): measured on the code before this "
+                      "change; re-record it on that machine with `make bench-record-machine`")
         return 0
-    assert old is not None
-    drifts = compare(old, rows)
+    recorded = mine or found[0]
+    drifts = compare(recorded, rows)
+    which = f"bench/results/{recorded.name}.json"
+    notes = [] if mine else [no_record_note(found)]
     if drifts:
         shas = {config_id: bench_results.config_sha(config_id) for config_id in rows}
-        print(report(old, drifts, shas, environment_notes(old.measured, measured.machine, measured.versions)))
+        print(report(recorded, drifts, shas,
+                     environment_notes(recorded.measured, measured.machine, measured.versions) + notes))
         return 1
-    print(f"bench-check: all {sum(map(len, rows.values()))} figures match bench/results/{NAME}.json "
-          f"(commit {old.measured.commit}) in {wall:.0f} s")
+    print(f"bench-check: all {sum(map(len, rows.values()))} figures match {which} (commit {recorded.measured.commit}, "
+          f"{recorded.measured.machine.cpu}) in {wall:.0f} s")
+    for note in notes:
+        print(f"  note: {note}")
     return 0
 
 

@@ -222,7 +222,26 @@ def render_gate_table(results: dict[str, Results]) -> str:
                   for r in p.arms["ours"]]
     note = ("Wall seconds are `solved_at.wall_seconds` (environment creation to the solving evaluation), with "
             "two presets training at once beside other work; compare env steps, not seconds.")
-    return f"{chr(10).join(lines)}\n\n{fill(note + ' ' + provenance(gate.measured))}"
+    parts = [chr(10).join(lines), fill(note + " " + provenance(gate.measured))]
+    others = [r for name, r in sorted(results.items()) if name.startswith("gate-")]
+    if others:
+        parts.append(fill("Env steps are exact on one machine, not across CPUs, so the gate holds a record per machine "
+                          "and checks against its own machine's: " + "; ".join(_other_machine(gate, r) for r in others) + "."))
+    return "\n\n".join(parts)
+
+
+def _other_machine(gate: Results, other: Results) -> str:
+    """How another machine's record of the gate differs from the table's, figure by figure."""
+    m = other.measured
+    table = {(c, r.seed): r for c, p in gate.presets.items() for r in p.arms["ours"]}
+    moved = [f"`{c}` seed {r.seed} {steps(r.env_steps) if r.solved else 'unsolved'}" for c, p in other.presets.items()
+             for r in p.arms["ours"]
+             if (c, r.seed) not in table or (table[c, r.seed].solved, table[c, r.seed].env_steps) != (r.solved, r.env_steps)]
+    n = sum(len(p.arms["ours"]) for p in other.presets.values())
+    differ = f"{len(moved)} of its {n} figures differ from the table's ({', '.join(moved)})" if moved else \
+        f"its {n} figures are the table's"
+    return (f"`bench/results/{other.name}.json`, {m.machine.cpu} ({m.machine.cores} cores, Python {m.machine.python}), "
+            f"recorded at commit `{m.commit}` ({m.date}): {differ}")
 
 
 def render_gate_time(results: dict[str, Results]) -> str:

@@ -136,6 +136,67 @@ def test_the_gate_says_when_the_machine_or_the_libraries_differ_from_the_records
     assert f"torch {results.versions()['torch']} -> 9.9" in notes[1] and "not promised" in notes[2]
 
 
+def _fake_training(gate: ModuleType, results: ModuleType, monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
+    """The gate's training replaced by one figure: CartPole-v1:ppo seed 0 solved at ``steps`` env steps."""
+    monkeypatch.setattr(gate, "GATE", {"CartPole-v1:ppo": (0,)})
+    monkeypatch.setattr(gate, "measure", lambda plan, jobs: {
+        "CartPole-v1:ppo": [results.Row(seed=0, solved=True, env_steps=steps, wall_s=1.0)]})
+
+
+def _elsewhere(results: ModuleType, rows: list[tuple[int, bool, int]], cpu: str, name: str = "gate"):  # noqa: ANN202
+    """A record measured on another CPU."""
+    r = _results(results, rows, name)
+    return r.model_copy(update={"measured": r.measured.model_copy(
+        update={"machine": r.measured.machine.model_copy(update={"cpu": cpu})})})
+
+
+def test_the_gate_checks_against_its_own_machines_record_and_names_it(results: ModuleType, gate: ModuleType,
+                                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Env steps differ across CPUs: gate.json of another CPU and this machine's gate-<cpu>.json; the check
+    takes this machine's, and without one it says the figures cannot be judged here."""
+    assert gate.machine_record_name(results.machine().model_copy(update={"cpu": "AMD EPYC 7B13"})) == "gate-amd-epyc-7b13"
+    assert gate.machine_record_name(results.machine().model_copy(update={"cpu": "Intel(R) Xeon(R) Processor"})) == \
+        "gate-intel-r-xeon-r-processor"
+    results.write_results(_elsewhere(results, [(0, True, 14_336)], "Some Other CPU"), tmp_path)
+    _fake_training(gate, results, monkeypatch, 22_528)
+    args = ["--results-dir", str(tmp_path)]
+    assert gate.main(args) == 1
+    out = capsys.readouterr().out
+    assert "recorded solved at 14,336 env steps, now solved at 22,528 env steps" in out
+    assert "holds no record of this machine" in out and "Some Other CPU" in out and "make bench-record-machine" in out
+
+    assert gate.main(["--add-machine", *args]) == 0  # this machine's record beside gate.json
+    mine = gate.machine_record_name(results.machine())
+    assert (tmp_path / "gate.json").exists() and (tmp_path / f"{mine}.json").exists()
+    assert [r.name for r in gate.records(tmp_path)] == ["gate", mine]
+    capsys.readouterr()
+    assert gate.main(args) == 0
+    assert f"match bench/results/{mine}.json" in capsys.readouterr().out
+    _fake_training(gate, results, monkeypatch, 2_048)  # a regression on this machine
+    assert gate.main(args) == 1
+    assert f"differ from bench/results/{mine}.json" in capsys.readouterr().out
+
+    assert gate.main(["--record", *args]) == 0  # a deliberate change: gate.json here, the other records go
+    assert "removed" in capsys.readouterr().out
+    assert [r.name for r in gate.records(tmp_path)] == ["gate"]
+    assert gate.records(tmp_path)[0].measured.machine == results.machine()
+    with pytest.raises(SystemExit, match="gate.json is this machine's record already"):
+        gate.main(["--add-machine", *args])
+
+
+def test_the_gate_table_says_which_figures_another_machine_records_differently(results: ModuleType,
+                                                                              render: ModuleType) -> None:
+    here = _elsewhere(results, [(0, True, 12_288), (1, True, 14_336)], "Intel(R) Xeon(R) Processor")
+    there = _elsewhere(results, [(0, True, 12_288), (1, True, 22_528)], "AMD EPYC", name="gate-amd-epyc")
+    text = render.render_gate_table({"gate": here, "gate-amd-epyc": there})
+    assert "| `CartPole-v1:ppo` | 1 | yes | 14,336 |" in text
+    flat = " ".join(text.split())
+    assert "`bench/results/gate-amd-epyc.json`, AMD EPYC" in flat
+    assert "1 of its 2 figures differ from the table's (`CartPole-v1:ppo` seed 1 22,528)" in flat
+    assert "record per machine" not in render.render_gate_table({"gate": here})
+
+
 def test_the_records_in_the_repo_name_their_command_commit_machine_and_libraries(results: ModuleType,
                                                                                  gate: ModuleType) -> None:
     files = results.all_results()
