@@ -20,17 +20,20 @@ What is recorded:
 - ``mcp_tools.json``: ``tools/list`` of the MCP server through ``mcp.Client(create_server(...))``
   in-process: each tool's name, title, description, annotations, input and output schema;
   ``mcp_server.json``: the rest a client loads, the server's instructions, prompts and resources.
-- ``run_folders/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides): for every
+- ``run_folders/<kernels>/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides), one
+  recording per set of CPU kernels torch dispatches to (``avx512``, ``avx2``: see recorded_with.json): for every
   algorithm in gymnasium_solver/contract/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
   (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1: its config.yaml
   as written; its metrics.csv, run.json and run.log with what is per-machine or per-time taken out
   (below); ``checkpoints.json``: the run folder's file names, each checkpoint's metadata, and per
   checkpoint file its keys, a sha256 of the network's weights and the observation normaliser.
 - ``recorded_with.json``: per part, the Python and library versions (and for the runs the CPU kernels
-  torch uses) it was recorded with. Where they differ from the recording's, a part is not compared (the
-  test skips it, saying why): floats trained with another torch or on an AVX2 instead of an AVX512 CPU
-  differ in their last bits and then in whole episodes. The recordings hold a move on one machine; to
-  use them elsewhere, re-record from the commit before the change and compare after it.
+  torch uses: one entry ``runs/<kernels>`` per recording) it was recorded with. Where they differ from the
+  recording's, a part is not compared (the test skips it, saying why): floats trained with another torch
+  or on an AVX2 instead of an AVX512 CPU differ in their last bits and then in whole episodes, so the runs
+  are recorded once per kernel set a machine of ours has (``--only runs`` records this machine's, leaving
+  the others'). The recordings hold a move on one machine; to use them elsewhere, re-record from the
+  commit before the change and compare after it.
 
 What is taken out, and why (nothing else: every other column and field came out byte-identical in two
 recordings in a row, in separate processes, in either order of the algorithms, and through the real
@@ -73,6 +76,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+
+# One thread everywhere, so float sums happen in one order: set before anything here imports torch or numpy
+# (kernels() does, to name the recording), effective in the recorder's own process; the config's
+# torch_threads: 1 sets torch's own pool in any case.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = ROOT / "tests" / "fixtures" / "golden"  # this checkout's, also when recording --from a commit
@@ -156,17 +165,32 @@ def recording_environment(part: str) -> dict[str, str]:
     return env
 
 
+def kernels() -> str:
+    """The CPU kernels torch dispatches to here, lower-case (``avx512``, ``avx2``, ``default``): the runs'
+    recordings are kept per kernel set, each in run_folders/<kernels>/."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability().lower()
+
+
+def _key(part: str) -> str:
+    """``part``'s entry in recorded_with.json: the runs' is per kernel set (``runs/avx2``)."""
+    return f"runs/{kernels()}" if part == "runs" else part
+
+
 def recorded_environment(part: str) -> dict[str, str] | None:
-    """The environment ``part`` was recorded in (None: not recorded)."""
+    """The environment ``part`` was recorded in (None: not recorded; for the runs, not on this CPU's kernels)."""
     path = GOLDEN_DIR / RECORDED_WITH
-    return json.loads(path.read_text(encoding="utf-8")).get(part) if path.is_file() else None
+    return json.loads(path.read_text(encoding="utf-8")).get(_key(part)) if path.is_file() else None
 
 
 def comparable(part: str) -> str:
     """Why ``part`` cannot be compared here ('' when it can): a different Python, library or CPU."""
     then, now = recorded_environment(part), recording_environment(part)
     if then is None:
-        return f"{part} was never recorded; record it with `{RECORD_COMMAND} --only {part}`"
+        where = f" on {kernels().upper()} kernels" if part == "runs" else ""
+        return (f"{part} was never recorded{where}; record it with `{RECORD_COMMAND} --from <commit before the "
+                f"change> --only {part}`")
     changed = [f"{k} {then.get(k)} -> {now.get(k)}" for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
     if not changed:
         return ""
@@ -331,7 +355,7 @@ def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
     run_dir = runs_dir / run_id
     read = {name: (run_dir / name).read_text(encoding="utf-8")
             for name in ("config.yaml", "metrics.csv", "run.json", "run.log")}
-    prefix = f"run_folders/{algo}/"
+    prefix = f"run_folders/{kernels()}/{algo}/"
     return {
         prefix + "config.yaml": read["config.yaml"],
         prefix + "metrics.csv": _metrics_without_clock(read["metrics.csv"]),
@@ -343,10 +367,6 @@ def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
 
 def training_runs(algos: list[str] | None = None) -> dict[str, str]:
     """Every golden run's recorded files (or only ``algos``'), each trained in a fresh runs folder."""
-    # One thread everywhere, so float sums happen in one order; effective when torch is not loaded yet (the
-    # recorder's own process), and the config's torch_threads: 1 sets torch's own pool in any case.
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
     files: dict[str, str] = {}
     for algo in algos or list(GOLDEN_RUNS):
         with tempfile.TemporaryDirectory() as runs:
@@ -370,7 +390,7 @@ def render(parts: tuple[str, ...] = PARTS) -> dict[str, str]:
 
 def recorded(part: str) -> dict[str, str]:
     """The committed recordings of one part (help, mcp or runs)."""
-    pattern = {"help": "help/*.txt", "mcp": "mcp_*.json", "runs": "run_folders/*/*"}[part]
+    pattern = {"help": "help/*.txt", "mcp": "mcp_*.json", "runs": f"run_folders/{kernels()}/*/*"}[part]
     return {p.relative_to(GOLDEN_DIR).as_posix(): p.read_text(encoding="utf-8")
             for p in sorted(GOLDEN_DIR.glob(pattern)) if p.is_file()}
 
@@ -399,12 +419,12 @@ def write(part: str, files: dict[str, str]) -> None:
         path = GOLDEN_DIR / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for folder in sorted(GOLDEN_DIR.glob("run_folders/*"), reverse=True):
+    for folder in sorted([*GOLDEN_DIR.glob("run_folders/*/*"), *GOLDEN_DIR.glob("run_folders/*")], reverse=True):
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
     path = GOLDEN_DIR / RECORDED_WITH
     environments = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    environments[part] = recording_environment(part)
+    environments[_key(part)] = recording_environment(part)
     path.write_text(json.dumps(dict(sorted(environments.items())), indent=2) + "\n", encoding="utf-8")
 
 

@@ -150,3 +150,17 @@ def test_every_time_field_of_run_json_is_masked() -> None:
     fields = set(_time_fields(RunInfo))
     assert {"created_at", "progress.wall_seconds", "resumes[].time", "warnings[].time", "pid"} <= fields
     assert fields <= set(golden.RUN_JSON_MASKED), sorted(fields - set(golden.RUN_JSON_MASKED))
+
+
+def test_the_runs_are_recorded_per_cpu_kernel_set_and_an_unrecorded_one_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AVX2 and AVX512 kernels train the same seed to other floats: each kernel set has its own recording of the
+    same runs, and a machine whose kernels have none is told how to record them, not compared."""
+    by_kernels = {}
+    for k in ("avx2", "avx512"):
+        monkeypatch.setattr(golden, "kernels", lambda k=k: k)
+        by_kernels[k] = {name.split("/", 2)[2] for name in golden.recorded("runs")}
+    assert by_kernels["avx2"] == by_kernels["avx512"]
+    assert {name.split("/")[0] for name in by_kernels["avx2"]} == set(golden.GOLDEN_RUNS)
+    monkeypatch.setattr(golden, "kernels", lambda: "avx9")
+    assert golden.recorded("runs") == {} and golden.recorded_environment("runs") is None
+    assert "runs was never recorded on AVX9 kernels" in golden.comparable("runs")
