@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,8 +28,14 @@ def check_runs(tmp_path_factory: pytest.TempPathFactory) -> CheckRuns:
 
     runs_dir = tmp_path_factory.mktemp("check-runs")
     common = ["eval_freq=2048", "eval_episodes=10", "reward_threshold=.inf"]
-    # Seed 4 reaches 475 within its 16,384 env steps (seeds 1-3, on this shortened schedule, do not).
-    good = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=16384", "seed=4"]), runs_dir)
+    # A seed that reaches 475 within its 16,384 env steps on this shortened schedule: env steps are exact per machine,
+    # not across CPUs. Seed 4 does on an Intel Xeon (seeds 1-3 do not); on an AMD EPYC 8, 10 and 15 do (0-7 do not).
+    for seed in (4, 8, 10, 15):
+        good = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=16384", f"seed={seed}"]),
+                              runs_dir)
+        if good.best_eval is not None and good.best_eval.return_mean >= 475:
+            break
+        shutil.rmtree(good.run_dir)  # not a run the tests compare
     # 64 envs and one epoch: many env steps for little wall time (the shipped references need 6k-37k).
     bad = training.train(config.resolve_config("CartPole-v1:ppo", [*common, "max_env_steps=65536", "n_envs=64",
                                                                    "n_epochs=1", "learning_rate=1.0"]), runs_dir)
