@@ -220,3 +220,15 @@ def test_keys_the_zoo_sets_are_not_compared_with_the_defaults(tmp_path: Path, mo
     d = _diagnose(runs, rid)
     assert sorted((x.key, x.source, x.preset) for x in d.references.deviations) == [
         ("gamma", "rl_zoo", 0.99), ("reward_scale", "default", 1.0)]
+
+
+def test_a_run_of_a_zoo_entry_is_told_it_differs_from_the_zoos_entry_not_from_a_preset() -> None:
+    """heldout14 z05 (in-sample): CartPole-v0 DQN with the RL Zoo's CartPole-v1 entry, no preset of ours. Its fallback finding names
+    what the run is held against, the Zoo's tuned entry, not "the preset that solves" (there is none)."""
+    if zoo_entry("CartPole-v0", "dqn", by_name=True) is None:
+        pytest.skip("rl_zoo3 is not installed")
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout14", "z05")
+    finding = next(f for f in d.findings if f.id == "preset_deviation")
+    assert {x.source for x in d.references.deviations} == {"rl_zoo"}
+    assert finding.title.startswith("Differs from the RL Zoo's tuned entry for this environment"), finding.title
+    assert "The RL Zoo's entry for this environment" in finding.cause and "preset" not in finding.title + finding.cause

@@ -204,6 +204,31 @@ def _unsolved_and_over(ctx: Ctx) -> bool:
             and str(ctx.status) not in ("crashed",) and ctx.info.stop_reason not in ("error", "user_stopped"))
 
 
+_LARGEST_FIRST = ("The largest change (listed first) is the most likely cause; `gsolve fix` tests each revert alone "
+                  "and together, by running them.")
+
+
+def _deviation_words(sources: set[str]) -> tuple[str, str]:
+    """The title and cause of preset_deviation for what the run's values are held against: a preset that
+    solves, the user's own preset, the RL Zoo's tuned entry, or gsolve's untuned defaults."""
+    unexplained = ", and no other mechanism explains the failure"
+    if sources == {"default"}:
+        return ("Differs from gsolve's defaults where its overrides changed them" + unexplained,
+                "gsolve's defaults are not tuned for this environment, but they are what this run would have "
+                "trained with; it changed them and did not solve. " + _LARGEST_FIRST)
+    if sources <= {"rl_zoo", "default"}:
+        also = " (and gsolve's defaults for keys the Zoo does not set, which are untuned)" if "default" in sources else ""
+        return ("Differs from the RL Zoo's tuned entry for this environment" + unexplained,
+                f"The RL Zoo's entry for this environment, which this run's settings came from, is tuned to solve it; "
+                f"this run changed it{also} and did not solve. " + _LARGEST_FIRST)
+    if sources == {"user_preset"}:
+        return ("Differs from its own preset" + unexplained,
+                "This run changed its preset and did not solve; if the preset solves here, the changes are the "
+                "likely cause. " + _LARGEST_FIRST)
+    return ("Differs from the preset that solves" + unexplained,
+            "The preset solves this environment; this run changed it and did not. " + _LARGEST_FIRST)
+
+
 def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     """A finished, unsolved run always gets a finding: the preset deviations when no mechanism a
     deviation explains fired, else an explicit 'unexplained' finding with the experiment to run."""
@@ -214,23 +239,17 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     top_explained = top is not None and any(top.id in d.explains for d in ctx.deviations.values())
     devs = [d for d in suspects(ctx) if not d.explains]
     if devs and not top_explained:
-        untuned = all(d.source == "default" for d in devs)  # only gsolve's defaults: not known to solve here
+        title, cause = _deviation_words({d.source for d in devs})
         findings = [*findings, Finding(
             id="preset_deviation",
             severity=Severity.WARNING,
             score=0.7,
-            title="Differs from gsolve's defaults where its overrides changed them, and no other mechanism explains "
-            "the failure" if untuned else "Differs from the preset that solves, and no other mechanism explains the "
-            "failure",
+            title=title,
             evidence=[Evidence(metric=f"config:{d.key}", observed=f"{d.key}={d.value}: {d.size}",
                                healthy=f"{possessive(d.reference)} {d.key}={d.preset}"
                                + (f" (solved references: {ctx.steps_to_solve[0]:,}-{ctx.steps_to_solve[1]:,} "
                                   "env steps)" if ctx.steps_to_solve else "")) for d in devs],
-            cause=("gsolve's defaults are not tuned for this environment, but they are what this run would have "
-                   "trained with; it changed them and did not solve. The largest change (listed first) is the most "
-                   "likely cause; `gsolve fix` tests each revert alone and together, by running them." if untuned else
-                   "The preset solves this environment; this run changed it and did not. The largest change "
-                   "(listed first) is the most likely cause; `gsolve fix` tests each revert alone and together."),
+            cause=cause,
             suggested_changes=[d.revert for d in devs],
         )]
         for d in devs:
