@@ -222,13 +222,32 @@ def test_keys_the_zoo_sets_are_not_compared_with_the_defaults(tmp_path: Path, mo
         ("gamma", "rl_zoo", 0.99), ("reward_scale", "default", 1.0)]
 
 
-def test_a_run_of_a_zoo_entry_is_told_it_differs_from_the_zoos_entry_not_from_a_preset() -> None:
-    """heldout14 z05 (in-sample): CartPole-v0 DQN with the RL Zoo's CartPole-v1 entry, no preset of ours. Its fallback finding names
-    what the run is held against, the Zoo's tuned entry, not "the preset that solves" (there is none)."""
+def test_a_zoo_entrys_learning_rate_far_above_tuned_goes_back_to_the_zoos_value() -> None:
+    """heldout14 z05 (in-sample): CartPole-v0 DQN with the RL Zoo's CartPole-v1 entry and its learning rate 10x. The
+    deviation explains learning_rate_above_tuned, whose first change is the Zoo's own value (not the middle of the
+    tuned range), and no fallback finding repeats it."""
     if zoo_entry("CartPole-v0", "dqn", by_name=True) is None:
         pytest.skip("rl_zoo3 is not installed")
     d = _diagnose(Path(__file__).parent / "fixtures" / "heldout14", "z05")
-    finding = next(f for f in d.findings if f.id == "preset_deviation")
-    assert {x.source for x in d.references.deviations} == {"rl_zoo"}
-    assert finding.title.startswith("Differs from the RL Zoo's tuned entry for this environment"), finding.title
-    assert "The RL Zoo's entry for this environment" in finding.cause and "preset" not in finding.title + finding.cause
+    top = d.findings[0]
+    dev = next(x for x in d.references.deviations if x.key == "learning_rate")
+    assert top.id == "learning_rate_above_tuned" and dev.source == "rl_zoo" and dev.explains == [top.id]
+    first = top.suggested_changes[0]
+    assert (first.key, first.suggested, first.direction) == ("learning_rate", dev.preset, "decrease")
+    assert "preset_deviation" not in [f.id for f in d.findings]
+
+
+def test_the_fallback_finding_names_what_the_run_is_held_against() -> None:
+    """A preset that solves, the user's own preset, the RL Zoo's tuned entry, or gsolve's untuned defaults: the
+    fallback finding never tells a run without a preset that "the preset solves"."""
+    from gymnasium_solver.diagnostics.attribution import _deviation_words
+
+    zoo = _deviation_words({"rl_zoo"})
+    assert zoo[0].startswith("Differs from the RL Zoo's tuned entry") and "preset" not in " ".join(zoo)
+    assert "gsolve's defaults" in _deviation_words({"rl_zoo", "default"})[1]
+    assert _deviation_words({"default"})[0].startswith("Differs from gsolve's defaults")
+    assert "not tuned" in _deviation_words({"default"})[1]
+    own = _deviation_words({"user_preset"})
+    assert own[0].startswith("Differs from its own preset") and "solves this environment" not in own[1]
+    assert _deviation_words({"preset"})[1].startswith("The preset solves this environment")
+    assert _deviation_words({"shipped_preset", "user_preset"})[0].startswith("Differs from the preset that solves")
