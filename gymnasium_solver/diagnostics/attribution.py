@@ -150,7 +150,7 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
                              healthy=f"{possessive(d.reference)} {d.key}={d.preset}")
                     for d in devs if f"config:{d.key}" not in cited] + f.evidence
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
-                                        "score": min(1.0, f.score + EXPLAINED_BONUS)}))
+                                        "score": round(min(1.0, f.score + EXPLAINED_BONUS), 3)}))
     return _with_budget(ctx, _yield_to_deviations(ctx, out))
 
 
