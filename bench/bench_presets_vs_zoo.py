@@ -276,7 +276,7 @@ def cell(r: dict[str, Any] | None) -> str:
 def report(config_id: str, algo: str, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Print one preset's table, medians, ratios and verdict; return the summary."""
     ours, zoo = rows.get("ours", []), rows.get("zoo", [])
-    against = zoo_algo(config_id)
+    against = zoo_algo(config_id) if zoo else "-"  # ours alone: any preset, sac and td3 included
     print(f"\n{config_id}: seed | ours solved env steps wall s | Zoo {against.upper()} solved env "
           "steps wall s")
     for i in range(max(len(ours), len(zoo))):
@@ -329,6 +329,12 @@ def main() -> None:
 
     from gymnasium_solver.config import resolve_config
 
+    # Every preset's settings, and its Zoo entry when the Zoo arm runs, before the first run: a preset this bench
+    # cannot compare must not end a long run after its rows were measured, unrecorded.
+    for config_id in args.presets:
+        resolve_config(config_id, [])
+        if "zoo" in args.arms:
+            zoo_entry(config_id, resolve_config(config_id, []).env_id)
     measured = bench_results.start_measuring()
     summaries, all_rows = [], {}
     for config_id in args.presets:
