@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout18) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout19) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -125,6 +125,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # raises it), for the scorer and for which deviations a mechanism explains: 10/10, in-sample.
     ("heldout18", False, _line(10, 10, 10, healthy=4)),
     ("heldout18", True, _line(10, 10, 10, healthy=4)),
+    # heldout19 (stop 28): blind at 94f344c 7/8 both ways, 0/4 healthy runs warned. Its miss, r38 (PPO on
+    # InvertedPendulum-v4 with 16 envs x SB3's 2,048-step rollout: two updates in the budget), had the Zoo's own
+    # gamma blamed level with the rollout. Since a finding that blames only the reference's values yields to the run's
+    # differences whether another finding explains them or not: 8/8, in-sample.
+    ("heldout19", False, _line(8, 8, 8, healthy=4)),
+    ("heldout19", True, _line(8, 8, 8, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

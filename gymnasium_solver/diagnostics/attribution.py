@@ -188,10 +188,11 @@ PRESET_VALUE_DISCOUNT = 0.5
 
 
 def _yield_to_deviations(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
-    """Counterfactual: the preset solves with its own values, so a finding whose changes touch only
-    keys the run shares with the preset is less likely than the run's own unexplained differences."""
-    unexplained = [d for d in suspects(ctx) if not d.explains]
-    if not unexplained:
+    """Counterfactual: the preset (or the Zoo's entry) solves with its own values, so a finding whose changes
+    touch only keys the run shares with it is less likely than the run's own differences, whether another
+    finding explains them or not (heldout19 r38: the Zoo's own gamma blamed level with the 16 x 2,048-step
+    rollout that left its budget two updates)."""
+    if not suspects(ctx):
         return findings
     out = []
     for f in findings:
