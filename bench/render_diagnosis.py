@@ -58,7 +58,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_8.json": "heldout17 (environments without a preset; blind: run at 53c9f96, "
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_9.json": "heldout18 (environments without a preset; blind: run at 5aafd4e, "
-                                                  "the diagnosis that scored it)"}
+                                                  "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_10.json": "heldout19 (environments without a preset; blind: run at 4df49b9, "
+                                                   "the diagnosis that scored it)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
