@@ -187,6 +187,52 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 }
 
 
+# The same held-out seeds of the shipped presets trained on a second CPU (`bench_presets_vs_zoo.py --arms ours
+# --write presets_heldout_amd_epyc`), each held against the results file of its shipped version on the first one.
+SECOND_MACHINE = "presets_heldout_amd_epyc"
+FIRST_MACHINE_FILES = {
+    "CartPole-v1:ppo": "cartpole_ppo_vs_zoo", "CartPole-v1:a2c": "cartpole_a2c_vs_zoo",
+    "CartPole-v1:dqn": "cartpole_dqn_heldout", "CartPole-v1:reinforce": "cartpole_reinforce_heldout",
+    "Acrobot-v1:ppo": "acrobot_ppo_heldout_before", "Acrobot-v1:reinforce": "acrobot_reinforce_vs_zoo",
+    "Pendulum-v1:ppo": "pendulum_ppo_vs_zoo", "Pendulum-v1:sac": "pendulum_sac_vs_zoo",
+    "Pendulum-v1:td3": "pendulum_td3_vs_zoo",
+}
+
+
+def render_second_machine(results: dict[str, Results]) -> str:
+    """Each shipped preset on its held-out seeds on a second CPU against the first: solved, median, slowest and its
+    ratio to the median on each, and on how many seeds the two machines gave the same env steps."""
+    second = results[SECOND_MACHINE]
+    lines = ["| preset | seeds | solved (here / there) | median env steps (here / there) | slowest, seed (here) | "
+             "slowest / median (here / there) | seeds with the same env steps |", "|---|---|---|---|---|---|---|"]
+    differ = []
+    for config_id, p in second.presets.items():
+        rows = p.arms["ours"]
+        first = results[FIRST_MACHINE_FILES[config_id]]
+        before = first.presets[config_id]
+        there = {r.seed: r for r in before.arms["ours"]}
+        here, then = spread(rows), spread([there[r.seed] for r in rows if r.seed in there])
+        same = sum(1 for r in rows if r.seed in there and (there[r.seed].solved, there[r.seed].env_steps) ==
+                   (r.solved, r.env_steps))
+        if before.config_sha != p.config_sha:
+            differ.append(f"`{config_id}`")
+        lines.append(f"| `{config_id}` | {seeds_text(here.seeds)} | {here.solved}/{len(here.seeds)} / "
+                     f"{then.solved}/{len(then.seeds)} | {steps(here.median_env_steps)} / {steps(then.median_env_steps)} | "
+                     f"{steps(here.slowest_env_steps)} ({here.slowest_seed}) | "
+                     f"{here.slowest_env_steps / here.median_env_steps:.2f} / "
+                     f"{then.slowest_env_steps / then.median_env_steps:.2f} | {same}/{len(rows)} |")
+    m = second.measured
+    machines = sorted({results[name].measured.machine.cpu for name in FIRST_MACHINE_FILES.values() if name in results})
+    changed = (f" The resolved config of {', '.join(differ)} differs from the one the first machine's file measured: "
+               "those rows compare two versions of the preset." if differ else
+               " Every preset's resolved config is the one the first machine's file measured.")
+    note = fill(f"**Here**: {m.machine.cpu}; **there**: {', '.join(machines)}, the machine the presets were tuned and "
+                f"first measured on (the files named in FIRST_MACHINE_FILES of bench/render_tables.py, whose blocks above "
+                f"give their commands). An unsolved seed counts last, at its budget.{changed} "
+                + provenance(m))
+    return "\n".join(lines) + "\n\n" + note
+
+
 def heldout_renderer(block: str) -> Callable[[dict[str, Results]], str]:
     """Per preset and version on its held-out seeds: solved, median, p90 (the sweep's statistic, an unsolved seed
     at its budget), the slowest seed and its ratio to the median, then each results file's provenance."""
@@ -387,6 +433,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-time": render_gate_time,
     "loop-limit": render_loop_limit,
     **{block: heldout_renderer(block) for block in HELDOUT},
+    "second-machine": render_second_machine,
 }
 
 
