@@ -223,8 +223,9 @@ def render_second_machine(results: dict[str, Results]) -> str:
                      f"{then.slowest_env_steps / then.median_env_steps:.2f} | {same}/{len(rows)} |")
     m = second.measured
     machines = sorted({results[name].measured.machine.cpu for name in FIRST_MACHINE_FILES.values() if name in results})
-    changed = (f" The resolved config of {', '.join(differ)} differs from the one the first machine's file measured: "
-               "those rows compare two versions of the preset." if differ else
+    changed = (f" The resolved config of {', '.join(differ)} hashes differently from the one the first machine's file "
+               "recorded: a value of the preset changed, or a setting was added to the config model since (at its "
+               "default it changes the hash too)." if differ else
                " Every preset's resolved config is the one the first machine's file measured.")
     note = fill(f"**Here**: {m.machine.cpu}; **there**: {', '.join(machines)}, the machine the presets were tuned and "
                 f"first measured on (the files named in FIRST_MACHINE_FILES of bench/render_tables.py, whose blocks above "
