@@ -7,8 +7,8 @@ deliberate change re-records with ``make bench-record``. The record is bench/res
 commit, machine, library versions and load are in it); docs/presets.md renders its table from it.
 
 Env steps are exact on one machine, not across CPUs: the same commit solves some of the gate's figures at
-other env steps on an AMD EPYC than on an Intel Xeon (their vector kernels round differently). So the gate keeps a record per machine: gate.json, and beside it gate-<cpu>.json for each further
-machine (``make bench-record-machine`` adds this machine's, on code whose gate passed on the first). A
+other env steps on an AMD EPYC than on an Intel Xeon (their vector kernels round differently). So the gate
+keeps a record per machine: gate.json, and beside it gate-<cpu>.json for each further machine (``make bench-record-machine`` adds this machine's, on code whose gate passed on the first). A
 check compares with the record of its own machine and library versions; with none, it compares with
 gate.json and says the figures cannot be judged here until this machine has a record. ``--record`` (a
 deliberate change) writes gate.json on this machine and removes the other machines' records, measured
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         path = record(rows, bench_results.finish(measured, wall), args.results_dir, name)
         print(f"recorded {path} in {wall:.0f} s")
         if args.record:
-            for other in found[1:] if found and found[0].name == NAME else found:
+            for other in (r for r in found if r.name != NAME):
                 bench_results.results_path(other.name, args.results_dir).unlink()
                 print(f"removed {other.name}.json ({other.measured.machine.cpu}): measured on the code before this "
                       "change; re-record it on that machine with `make bench-record-machine`")

@@ -332,9 +332,9 @@ def main() -> None:
     # Every preset's settings, and its Zoo entry when the Zoo arm runs, before the first run: a preset this bench
     # cannot compare must not end a long run after its rows were measured, unrecorded.
     for config_id in args.presets:
-        resolve_config(config_id, [])
+        env_id = resolve_config(config_id, []).env_id
         if "zoo" in args.arms:
-            zoo_entry(config_id, resolve_config(config_id, []).env_id)
+            zoo_entry(config_id, env_id)
     measured = bench_results.start_measuring()
     summaries, all_rows = [], {}
     for config_id in args.presets:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_check  # noqa: E402 - a sibling script, not a package
 import bench_results  # noqa: E402 - a sibling script, not a package
 import render_diagnosis  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
@@ -270,7 +271,7 @@ def render_gate_table(results: dict[str, Results]) -> str:
     note = ("Wall seconds are `solved_at.wall_seconds` (environment creation to the solving evaluation), with "
             "two presets training at once beside other work; compare env steps, not seconds.")
     parts = [chr(10).join(lines), fill(note + " " + provenance(gate.measured))]
-    others = [r for name, r in sorted(results.items()) if name.startswith("gate-")]
+    others = [r for name, r in sorted(results.items()) if name.startswith(bench_check.MACHINE_PREFIX)]
     if others:
         parts.append(fill("Env steps are exact on one machine, not across CPUs, so the gate holds a record per machine "
                           "and checks against its own machine's: " + "; ".join(_other_machine(gate, r) for r in others) + "."))
