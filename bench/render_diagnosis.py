@@ -17,6 +17,8 @@ import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_results import Results  # noqa: E402
 from render_text import fill  # noqa: E402
 
+from gymnasium_solver.experiments import verdict as vd  # noqa: E402
+
 ROOT = bench_results.ROOT
 
 
@@ -83,10 +85,49 @@ def _at(d: dict[str, Any]) -> str:
         " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
 
 
+def reapplied(row: dict[str, Any]) -> str | None:
+    """The verdict today's rule gives a recorded row (the unchanged config's per-seed outcomes, the parent's
+    own seed first, and whether a winner beat it are all recorded, and the verdict is a function of them);
+    None for a row with no verdict."""
+    verdict = row.get("verdict")
+    if verdict not in ("fixed", "unlucky_seed", "not_fixed"):
+        return None
+    fresh = [bool(solved) for _, solved in (row.get("unchanged") or [])[1:]]
+    has_winner = bool(row.get("winner"))
+    if vd.unlucky_rule(fresh, len(fresh), has_winner):
+        return "unlucky_seed"
+    return "fixed" if has_winner else "not_fixed"
+
+
+def render_reapplied(files: dict[str, list[dict[str, Any]]]) -> str:
+    """Which recorded verdicts today's rule (experiments.verdict.unlucky_rule) would give otherwise, per file."""
+    moved = {name: [(r, reapplied(r)) for r in rows if reapplied(r) not in (None, r.get("verdict"))]
+             for name, rows in files.items()}
+    moved = {name: m for name, m in moved.items() if m}
+    n_rows = sum(map(len, files.values()))
+    if not moved:
+        return fill(f"**Re-applied to the recorded verdicts**, today's rule gives each of the {n_rows} rows above "
+                    f"the verdict it was recorded with.")
+    pairs = [pair for m in moved.values() for pair in m]
+    kinds = sorted({f"{old} -> {new}" for old, new in ((r["verdict"], n) for r, n in pairs)})
+    holds = sum(bool(r.get("held_out")) and all(h["solved"] for h in r["held_out"]) for r, _ in pairs)
+    faults = sum(bool(r["fault"]) for r, _ in pairs)
+    per_file = "; ".join(f"`{name}`: " + ", ".join(f"{r['set']} {r['case'].split('_')[0]}"
+                                                   f"{'' if r['fault'] else ' (not a fault)'}" for r, _ in m)
+                         for name, m in moved.items())
+    return fill(f"**Re-applied to the recorded verdicts** (since 2026-12-02 `unlucky_seed` needs every fresh seed "
+                f"solved, or most with no change beating the config; each row records both, so re-applying is "
+                f"exact, and in-sample: the rule was changed after reading heldout19), {len(pairs)} of the "
+                f"{n_rows} rows above change ({', '.join(kinds)}): {faults} confirmed faults and "
+                f"{len(pairs) - faults} not-faults, every one with the unchanged config failing a fresh seed as "
+                f"well as its own; {holds} of the {len(pairs)} winners solve 3 of 3 held-out seeds. {per_file}.")
+
+
 def render_fix_verdicts(results: dict[str, Results]) -> str:
     """bench/bench_fix_verdicts.py's files (bench/verdicts/, not the results format): its summary lines and a
     row per fixture set, for our presets and for users' own presets."""
     parts = []
+    files: dict[str, list[dict[str, Any]]] = {}
     for name, what in VERDICT_FILES.items():
         path = VERDICTS_DIR / name
         if not path.is_file():
@@ -102,6 +143,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
                           f"{d['machine']}, load average {d['load_at_end']:.1f} at the end "
                           f"(`bench/verdicts/{name}` holds every row)."))
         parts.append(_verdict_sets(d["rows"]))
+        files[name] = d["rows"]
+    parts.append(render_reapplied(files))
     return "\n\n".join(parts)
 
 

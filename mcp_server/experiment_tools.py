@@ -68,6 +68,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         experiment_id: Annotated[str, Field(description="the id fix_run returned, e.g. 'fix-20261125-221900-3fa9'")],
     ) -> ExperimentRecord:
         """Use to follow a fix_run (or `gsolve fix`) experiment; cheap, poll until status is 'done'. Then
-        verdict is fixed / unlucky_seed (the config solves most seeds: no change needed) / not_fixed, message
+        verdict is fixed / unlucky_seed (the config solves every fresh seed, or most and no change beats it) /
+        not_fixed, message
         says it with numbers, and winner holds the smallest change set that solved and its `gsolve train`."""
         return read_record(store.runs_dir, experiment_id)

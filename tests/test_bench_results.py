@@ -233,3 +233,24 @@ def test_changing_a_presets_value_fails_the_gate_naming_the_figure(gate: ModuleT
     out = capsys.readouterr().out
     assert "CartPole-v1:ppo seed 0: recorded solved at 14,336 env steps, now not solved in 24,576 env steps" in out
     assert "its preset's resolved config changed since the record" in out
+
+
+@pytest.mark.parametrize(("unchanged", "winner", "verdict", "expected"), [
+    ([(0, False), (1, True), (2, True), (3, False)], True, "unlucky_seed", "fixed"),  # fails a fresh seed too
+    ([(0, False), (1, True), (2, True), (3, False)], False, "unlucky_seed", "unlucky_seed"),  # nothing beat it
+    ([(0, False), (1, True), (2, True), (3, True)], True, "unlucky_seed", "unlucky_seed"),  # every fresh seed
+    ([(0, False), (1, False), (2, True), (3, False)], False, "not_fixed", "not_fixed"),
+])
+def test_recorded_fix_verdicts_are_reapplied_under_todays_rule(unchanged: list[tuple[int, bool]], winner: bool,
+                                                               verdict: str, expected: str) -> None:
+    rd = load_bench("render_diagnosis")
+    row = {"set": "s", "case": "c01_s1", "fault": True, "verdict": verdict, "unchanged": unchanged,
+           "winner": {"set_args": ["n_steps=128"]} if winner else None,
+           "held_out": [{"seed": 9, "solved": True}] * 3}
+    assert rd.reapplied(row) == expected
+    text = " ".join(rd.render_reapplied({"f.json": [row]}).split())
+    if expected == verdict:
+        assert "gives each of the 1 rows above the verdict it was recorded with" in text
+    else:
+        assert "1 of the 1 rows above change (unlucky_seed -> fixed): 1 confirmed faults" in text
+        assert "`f.json`: s c01" in text

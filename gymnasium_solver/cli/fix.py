@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "candidate that solves there trains on the fresh seeds too, beside the run's unchanged config. "
         "Candidates that fail a seed or cannot be promoted stop early; the winner is then trimmed to the "
         "smallest change set that still solves every seed. The verdict is 'fixed', 'unlucky_seed' (your "
-        "config solves most seeds) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 3 for not_fixed.",
+        "config solves every fresh seed, or most and no change beats it) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 3 for not_fixed.",
     )
     p.add_argument("run", help="run id, unique prefix of one, or @last")
     p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")

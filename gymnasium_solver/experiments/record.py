@@ -133,8 +133,9 @@ class ExperimentRecord(BaseModel):
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "
                                   "the parent's unchanged config first")
     verdict: Verdict = Field(default="running", description="fixed: a change solves on the required seeds and "
-                             "beats your config there; unlucky_seed: your unchanged config solves on most seeds, "
-                             "the parent's seed was bad luck; not_fixed: neither")
+                             "beats your config there; unlucky_seed: your unchanged config solves every fresh "
+                             "seed (or most, and no change beats it), the parent's seed was bad luck; not_fixed: "
+                             "neither")
     winner: Winner | None = None
     message: str = Field(default="", description="how the experiment ended (with the numbers), or what it is doing")
 

@@ -9,7 +9,7 @@ hopeless candidates stop early (successive halving in three rungs):
 2. **confirm**: a candidate that solved its screen trains on the fresh seeds at once; one that
    fails more seeds than ``required`` allows is out, its other trials stopped or skipped. Beside
    them, **baseline** trials train the parent's unchanged config on the fresh seeds (at least three):
-   when it solves most of them, the verdict is "unlucky seed", not a fault.
+   when it solves all of them (or most, and no change beats it), the verdict is "unlucky seed", not a fault.
 3. **combine**: when every arm that qualifies works around the key the top finding blames (a longer
    budget for a narrow network) and a fix of that key solved some seeds, the two are tried together
    on every seed: the finding's fix, made robust, is the answer a person wants.

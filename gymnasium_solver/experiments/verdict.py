@@ -5,8 +5,10 @@ outcome is per seed. The verdict needs all three of:
 
 - **fixed**: an arm solves on ``record.required`` of the seeds and beats the parent's unchanged
   config on the same seeds (more seeds solved; or as many, in fewer env steps);
-- **unlucky_seed**: the unchanged config solves on most of its fresh seeds (``record.baseline_seeds``,
-  at least three): the config is fine, the parent's seed was bad luck;
+- **unlucky_seed**: the unchanged config solves on every one of its fresh seeds (``record.baseline_seeds``,
+  at least three), or on most of them when no change beats it: the parent's seed was bad luck. A config
+  that fails some fresh seeds too, where a change solves every seed, is ``fixed``: telling its user "no
+  change is needed" would leave them a config that fails one seed in several;
 - **not_fixed**: neither.
 
 Every number the message states is read from the arms it reports.
@@ -126,12 +128,21 @@ def qualifies(record: ExperimentRecord, arm: ArmResult, baseline: ArmResult) -> 
     return arm.solved >= record.required and arm.ran == len(seeds_of(record)) and beats(arm, baseline)
 
 
-def unlucky(record: ExperimentRecord, baseline: ArmResult) -> bool:
-    """The unchanged config (``baseline_arm(every_seed=True)``) solves on most of its fresh seeds, every one
-    of them finished: "your config solves 2 of 3 other seeds; seed 0 was unlucky"."""
-    fresh = [o for o in baseline.per_seed if o.seed != record.seed]
-    n = len(baseline_seeds_of(record))
-    return n > 0 and len(fresh) == n and sum(o.solved for o in fresh) * 2 > n
+def unlucky_rule(fresh_solved: list[bool], n_fresh: int, has_winner: bool) -> bool:
+    """The rule on the unchanged config's outcomes on its ``n_fresh`` fresh seeds (every one finished): it
+    solves all of them; or most of them, and no change beats it (``has_winner`` false). bench/ re-applies it
+    to recorded rows, so it takes plain values."""
+    if n_fresh == 0 or len(fresh_solved) != n_fresh:
+        return False
+    solved = sum(fresh_solved)
+    return solved == n_fresh or (solved * 2 > n_fresh and not has_winner)
+
+
+def unlucky(record: ExperimentRecord, baseline: ArmResult, winner: Winner | None = None) -> bool:
+    """The unchanged config (``baseline_arm(every_seed=True)``) solves on every one of its fresh seeds ("your
+    config solves 3 of 3 other seeds; seed 0 was unlucky"), or on most of them when there is no ``winner``."""
+    fresh = [o.solved for o in baseline.per_seed if o.seed != record.seed]
+    return unlucky_rule(fresh, len(baseline_seeds_of(record)), winner is not None)
 
 
 def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | None, command: str) -> Winner:
@@ -147,7 +158,7 @@ def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | No
 
 
 def decide(record: ExperimentRecord, winner: Winner | None, baseline: ArmResult) -> Verdict:
-    if unlucky(record, baseline):
+    if unlucky(record, baseline, winner):
         return "unlucky_seed"
     return "fixed" if winner is not None else "not_fixed"
 
@@ -169,9 +180,13 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         parts.append(f"Not tried, the trainer refuses its config: {'; '.join(record.refused)}.")
     if record.verdict == "unlucky_seed" and baseline is not None:
         others = baseline.per_seed[1:]
-        parts.append(f"Bad luck, not a bad config: your unchanged config solves {sum(o.solved for o in others)} of "
-                     f"{len(others)} other seeds ({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no "
-                     f"change is needed.")
+        k = sum(o.solved for o in others)
+        if k == len(others):
+            parts.append(f"Bad luck, not a bad config: your unchanged config solves {k} of {len(others)} other seeds "
+                         f"({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no change is needed.")
+        else:
+            parts.append(f"Mostly bad luck: your unchanged config solves {k} of {len(others)} other seeds "
+                         f"({_seeds_text(baseline)}), and no change tried beats it; seed {record.seed} was unlucky.")
     elif baseline is not None and n > 1:
         parts.append(f"Your unchanged config solves {baseline.solved} of {baseline.ran} seeds ({_seeds_text(baseline)}).")
     if w is not None:
