@@ -7,6 +7,7 @@ learning targets and ``rollout.py`` for how the reset step is masked out.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -17,6 +18,7 @@ from gymnasium_solver.config import Config
 from gymnasium_solver.config.env_modules import require_config
 from gymnasium_solver.config.spaces import install_hint, observation_plan
 from gymnasium_solver.contract.run_folder import ActionSpaceInfo
+from gymnasium_solver.vector_envs import FASTER
 
 
 class SpaceSpec(NamedTuple):
@@ -88,6 +90,14 @@ def flat_observations(env: gym.Env) -> gym.Env:
     return gym.wrappers.FlattenObservation(env) if plan.flatten else env
 
 
+def _vector_spec(env_id: str) -> gym.envs.registration.EnvSpec | str:
+    """The spec make_vec builds a numpy-vectorised ``env_id`` from: with our faster drop-in
+    (gymnasium_solver.vector_envs, the same episodes) as its vector entry point where we have one."""
+    spec = gym.spec(env_id)
+    faster = FASTER.get(str(spec.vector_entry_point))
+    return dataclasses.replace(spec, vector_entry_point=faster) if faster is not None else env_id
+
+
 def _has_vector_entry_point(env_id: str) -> bool:
     try:
         return gym.spec(env_id).vector_entry_point is not None
@@ -118,7 +128,8 @@ def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> 
     if mode != "vector_entry_point":  # Gymnasium's numpy-vectorised envs (classic control) have Box observations
         kwargs["wrappers"] = wrappers
     try:
-        env = gym.make_vec(cfg.env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
+        env_id = _vector_spec(cfg.env_id) if mode == "vector_entry_point" else cfg.env_id
+        env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
     except gym.error.DependencyNotInstalled as exc:  # Box2D, MuJoCo: the extra's pip command, in one line
         raise ValueError(install_hint(exc, cfg.env_id)) from exc
     except gym.error.Error as exc:
