@@ -69,6 +69,9 @@ def _commit(m: Measured) -> str:
 VS_ZOO = {
     "cartpole-ppo-vs-zoo": ("cartpole_ppo_vs_zoo", "CartPole-v1:ppo", "PPO"),
     "cartpole-a2c-vs-zoo": ("cartpole_a2c_vs_zoo", "CartPole-v1:a2c", "A2C"),
+    # The same comparisons on a second machine (AMD EPYC; the presets were tuned on an Intel Xeon).
+    "cartpole-ppo-vs-zoo-amd-epyc": ("cartpole_ppo_vs_zoo_amd_epyc", "CartPole-v1:ppo", "PPO"),
+    "cartpole-a2c-vs-zoo-amd-epyc": ("cartpole_a2c_vs_zoo_amd_epyc", "CartPole-v1:a2c", "A2C"),
     "cartpole-dqn-vs-zoo": ("cartpole_dqn_vs_zoo", "CartPole-v1:dqn", "DQN"),
     "acrobot-ppo-vs-zoo": ("acrobot_ppo_vs_zoo", "Acrobot-v1:ppo", "PPO"),
     "pendulum-sac-vs-zoo": ("pendulum_sac_vs_zoo", "Pendulum-v1:sac", "SAC"),
@@ -91,7 +94,7 @@ def _vs_zoo_sentence(results: dict[str, Results], block: str) -> str:
     return (f"{config_id} against SB3's {algo} on seeds {seeds_text(ours.seeds)}: ours {_spread_text(ours)}, vs "
             f"the Zoo's {_spread_text(zoo)}; {ge}{ratio:.1f}x less median wall time ({ours.median_wall_s:.1f} s vs "
             f"{ge}{zoo.median_wall_s:.1f} s at load {r.measured.load_start:g}-{r.measured.load_end:g} on "
-            f"{r.measured.machine.cores} cores; commit {_commit(r.measured)})")
+            f"{r.measured.machine.cores} cores of an {r.measured.machine.cpu}; commit {_commit(r.measured)})")
 
 
 def render_readme_speed(results: dict[str, Results]) -> str:
