@@ -19,7 +19,7 @@ LAYERS: dict[str, str] = {
     # maths: pure functions of arrays
     "gymnasium_solver.maths": "maths",
     # algorithms: one module per algorithm, and the environments' description they act in
-    "gymnasium_solver.agents": "algorithms", "gymnasium_solver.envs": "envs",
+    "gymnasium_solver.agents": "algorithms", "gymnasium_solver.envs": "envs", "gymnasium_solver.vector_envs": "envs",
     # train: the loop, its session, rollouts, evaluation, checkpoints, the run writer, tracking sinks
     "gymnasium_solver.train": "train",
     # readers: the run store, the diagnosis, plots (never the trainer, never torch)
