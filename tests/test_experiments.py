@@ -399,7 +399,8 @@ def test_a_config_that_solves_most_fresh_seeds_is_unlucky_when_no_change_beats_i
     assert rec.verdict == "unlucky_seed" and rec.winner is None
     assert ("Mostly bad luck: your unchanged config solves 2 of 3 other seeds (seed 0: 50,000 (not solved), "
             "seed 1: 9,000, seed 2: 2,000 (not solved), seed 3: 8,000), and no change tried beats it; seed 0 was "
-            "unlucky.") in rec.message
+            "unlucky. For a config that solves every seed, search with several seeds per trial (gsolve sweep "
+            "--seeds-per-trial, docs/sweeps.md).") in rec.message
     assert "no change is needed" not in rec.message and "No candidate fixed" not in rec.message
 
 

@@ -186,7 +186,9 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          f"({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no change is needed.")
         else:
             parts.append(f"Mostly bad luck: your unchanged config solves {k} of {len(others)} other seeds "
-                         f"({_seeds_text(baseline)}), and no change tried beats it; seed {record.seed} was unlucky.")
+                         f"({_seeds_text(baseline)}), and no change tried beats it; seed {record.seed} was unlucky. "
+                         "For a config that solves every seed, search with several seeds per trial (gsolve sweep "
+                         "--seeds-per-trial, docs/sweeps.md).")
     elif baseline is not None and n > 1:
         parts.append(f"Your unchanged config solves {baseline.solved} of {baseline.ran} seeds ({_seeds_text(baseline)}).")
     if w is not None:
