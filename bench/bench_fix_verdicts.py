@@ -230,8 +230,13 @@ def main() -> int:
 
 
 def head_commit() -> str:
+    """The commit of the code that runs the cases: the checkout the gymnasium_solver package is imported from
+    (a clone on PYTHONPATH, for a blind run at a fixed commit), not necessarily this script's."""
+    import gymnasium_solver
+
+    where = Path(gymnasium_solver.__file__).resolve().parent
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,  # noqa: S607
-                          cwd=ROOT, check=False).stdout.strip()
+                          cwd=where, check=False).stdout.strip()
 
 
 def commits(rows: list[dict[str, Any]]) -> dict[str, int]:

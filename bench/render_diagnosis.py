@@ -62,7 +62,13 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_9.json": "heldout18 (environments without a preset; blind: run at 5aafd4e, "
                                                   "the diagnosis that scored it)",
                  "fix_verdicts_no_preset_10.json": "heldout19 (environments without a preset; blind: run at 4df49b9, "
-                                                   "the diagnosis that scored it)"}
+                                                   "the diagnosis that scored it)",
+                 "fix_verdicts_no_preset_10_after.json": "heldout19's r16 and r31, called unlucky_seed blind with "
+                                                         "their configs failing 2 of 4 seeds, re-run after that rule "
+                                                         "changed (f010a39; in-sample)",
+                 "fix_verdicts_no_preset_11.json": "heldout20 (environments without a preset; blind: run at 58f64e6, "
+                                                   "whose diagnosis is the one that scored it at b6a74ff, with "
+                                                   "today's unlucky_seed rule)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
