@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout20) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout21) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -39,7 +39,9 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
 @pytest.mark.parametrize(("folder", "no_preset", "expected"), [
     ("heldout", False, _line(8, 8, 8)),
     ("heldout2", False, _line(7, 7, 7)),
-    ("heldout3", False, _line(6, 5, 5)),  # m01: the preset's target_entropy is null ("disable")
+    # m01: the preset's target_entropy is null ("disable": SAC's auto target, -1, below the planted +5): a decrease
+    # since the scorer takes a switch turned off as lowered (heldout21's shared_network, 2026-12-02)
+    ("heldout3", False, _line(6, 6, 6)),
     # With nothing to revert (as an imported run or a user's own config): the mechanism alone.
     ("heldout", True, _line(8, 5, 5)),
     ("heldout2", True, _line(7, 6, 6)),
@@ -135,6 +137,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # this pin is still the blind figure.
     ("heldout20", False, _line(8, 8, 8, healthy=4)),
     ("heldout20", True, _line(8, 8, 8, healthy=4)),
+    # heldout21 (2026-12-02): blind at fc7649d 5/7 strict, 6/7 lenient, 0/4 healthy runs warned. v81's top change
+    # was its exact fix, shared_network=false ("disable"), which the scorer held against the label's "decrease";
+    # since a switch turned off counts as lowered: 6/7 strict, 7/7 lenient, in-sample. Its other miss, v31
+    # (reward_scale=0.01 with ent_coef=0.01), is given ent_coef=0.0, the acceptable key.
+    ("heldout21", False, _line(7, 6, 7, healthy=4)),
+    ("heldout21", True, _line(7, 6, 7, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
@@ -157,7 +165,7 @@ def _screened(confirmed: int, planted: int, strict: int, lenient: int, lucky: st
     ("heldout", True, _screened(5, 8, 3, 3, "h04_s0, h05_s1, h09_s1")),
     ("heldout2", False, _screened(7, 7, 7, 7, "none")),
     ("heldout2", True, _screened(7, 7, 6, 6, "none")),
-    ("heldout3", False, _screened(6, 6, 5, 5, "none")),
+    ("heldout3", False, _screened(6, 6, 6, 6, "none")),
     ("heldout3", True, _screened(6, 6, 6, 6, "none")),
     ("heldout4", False, _screened(8, 8, 8, 8, "none")),
     ("heldout4", True, _screened(8, 8, 8, 8, "none")),

@@ -92,11 +92,12 @@ def lowers(key: str, direction: str) -> bool:
 
 
 def same_direction(key: str, a: str | None, b: str | None) -> bool:
-    """Do two directions of a change of ``key`` move it the same way? For a limit whose null is no limit,
-    "disable" is "increase" and "enable" is "decrease" (how a planted fault's label may name them)."""
+    """Do two directions of a change of ``key`` move it the same way (how a planted fault's label may name
+    them)? A switch turned off is lowered ("disable" is "decrease": shared_network=true -> false); for a
+    limit whose null is no limit, "disable" is "increase" and "enable" is "decrease"."""
     if a == b:
         return True
-    return key in UNLIMITED_WHEN_NULL and a is not None and b is not None and lowers(key, a) == lowers(key, b)
+    return a is not None and b is not None and lowers(key, a) == lowers(key, b)
 
 
 # What a deviation is measured against: the preset the run came from (ours, or the user's own from
