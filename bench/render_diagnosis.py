@@ -68,7 +68,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                          "changed (f010a39; in-sample)",
                  "fix_verdicts_no_preset_11.json": "heldout20 (environments without a preset; blind: run at 58f64e6, "
                                                    "whose diagnosis is the one that scored it at b6a74ff, with "
-                                                   "today's unlucky_seed rule)"}
+                                                   "today's unlucky_seed rule)",
+                 "fix_verdicts_no_preset_12.json": "heldout21 (environments without a preset; blind: run at fc810b2, "
+                                                   "the diagnosis that scored it at fc7649d)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
