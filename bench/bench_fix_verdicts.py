@@ -158,14 +158,16 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
         return row
 
 
+def holds(row: dict[str, Any]) -> bool:
+    """Does the row's winner solve every one of its held-out seeds?"""
+    return bool(row.get("held_out")) and all(h["solved"] for h in row["held_out"])
+
+
 def tally(rows: list[dict[str, Any]]) -> dict[str, int]:
     """The counts every summary of these rows states (this file's lines, and render_tables' per-set rows)."""
     faults = [r for r in rows if r["fault"]]
     lucky = [r for r in rows if not r["fault"]]
     fixed = [r for r in faults if r.get("verdict") == "fixed"]
-
-    def holds(r: dict[str, Any]) -> bool:
-        return bool(r.get("held_out")) and all(h["solved"] for h in r["held_out"])
 
     return {
         "faults": len(faults), "fixed": len(fixed), "holds": sum(holds(r) for r in fixed),

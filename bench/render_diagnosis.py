@@ -109,7 +109,7 @@ def reapplied(row: dict[str, Any]) -> str | None:
 
 def render_reapplied(files: dict[str, list[dict[str, Any]]]) -> str:
     """Which recorded verdicts today's rule (experiments.verdict.unlucky_rule) would give otherwise, per file."""
-    moved = {name: [(r, reapplied(r)) for r in rows if reapplied(r) not in (None, r.get("verdict"))]
+    moved = {name: [(r, new) for r, new in ((r, reapplied(r)) for r in rows) if new not in (None, r.get("verdict"))]
              for name, rows in files.items()}
     moved = {name: m for name, m in moved.items() if m}
     n_rows = sum(map(len, files.values()))
@@ -118,7 +118,7 @@ def render_reapplied(files: dict[str, list[dict[str, Any]]]) -> str:
                     f"the verdict it was recorded with.")
     pairs = [pair for m in moved.values() for pair in m]
     kinds = sorted({f"{old} -> {new}" for old, new in ((r["verdict"], n) for r, n in pairs)})
-    holds = sum(bool(r.get("held_out")) and all(h["solved"] for h in r["held_out"]) for r, _ in pairs)
+    holds = sum(bench_fix_verdicts.holds(r) for r, _ in pairs)
     faults = sum(bool(r["fault"]) for r, _ in pairs)
     per_file = "; ".join(f"`{name}`: " + ", ".join(f"{r['set']} {r['case'].split('_')[0]}"
                                                    f"{'' if r['fault'] else ' (not a fault)'}" for r, _ in m)
