@@ -52,6 +52,35 @@ def test_every_observation_kind_is_declared_once_and_says_how() -> None:
     assert any("one-hot encoded into 48 numbers" in n for n in r.origin.notes)
 
 
+def test_discrete_observations_default_to_dqn_learning_a_table(tmp_path: Path) -> None:
+    """`gsolve train Taxi-v4` (a state index as observation): DQN with a linear Q-network over the one-hot states,
+    one weight per state and action, which the checkpoint keeps and reloads to the same greedy actions."""
+    r = resolve_with_origin("Taxi-v4", use_zoo=False)
+    assert r.config.config_id == "Taxi-v4:dqn" and r.config.hidden_sizes == [], r.origin.notes
+    assert "training with dqn, which learns a table over the states" in r.origin.notes[0]
+    assert r.origin.sources["hidden_sizes"] == "default" and "Discrete observations" in r.origin.where
+    assert (r.config.learning_rate, r.config.train_freq, r.config.target_update_interval) == (0.01, 1, 500)
+    # The table is DQN's default on these observations only: PPO keeps its MLP, Box observations keep PPO.
+    assert resolve_config("Taxi-v4:ppo", use_zoo=False).hidden_sizes == [64, 64]
+    assert resolve_config("MountainCar-v0", use_zoo=False).config_id == "MountainCar-v0:ppo"
+    assert resolve_config("MountainCar-v0:dqn", use_zoo=False).hidden_sizes == [64, 64]
+    cfg = resolve_config("Taxi-v4", ["max_env_steps=600", "learning_starts=100", "eval_freq=300", "eval_episodes=2"],
+                         use_zoo=False)
+    run_dir = training.train(cfg, tmp_path).run_dir
+    path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
+    weights = {k: v.shape for k, v in torch.load(path, weights_only=True)["model"].items()}
+    assert weights == {"q_net.0.weight": (6, 500), "q_net.0.bias": (6,)}, weights  # one linear layer: the table
+    env = make_vec_env(checkpoint_config(path), 3)
+    try:
+        spec = space_spec(env)
+        obs = batch_obs(env.reset(seed=5)[0], spec, 3)
+    finally:
+        env.close()
+    first, second = load_checkpoint(path, spec), load_checkpoint(path, spec)
+    np.testing.assert_array_equal(first.policy.act(obs, None, deterministic=True).env_actions,
+                                  second.policy.act(obs, None, deterministic=True).env_actions)
+
+
 def test_taxi_trains_and_its_checkpoint_reloads_to_identical_actions(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GSOLVE_CONFIG", "")

@@ -66,6 +66,24 @@ def _defaults(algo: Algo, action_kind: str) -> dict[str, Any]:
 DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     (a.value, kind): d for a, spec in ALGORITHMS.items() for kind in spec.action_kinds if (d := _defaults(a, kind))
 }
+# Discrete observations (a state index, one-hot encoded: Taxi, FrozenLake, CliffWalking): DQN with a linear
+# Q-network, which over a one-hot input is tabular Q-learning with replay (one weight per state and action).
+# Its near-zero initial values sit above the true values of a task that costs reward per step, so, as with a
+# zero-initialised table, unvisited actions look best and get tried; an MLP generalises across the one-hot
+# states and loses that (Taxi-v4 with PPO's defaults, or DQN's with its MLP: never delivers a passenger in
+# 200,000 env steps). Adam at 0.01 per state row, a target copy every 500 steps, a gradient step per env step.
+TABULAR: dict[str, dict[str, Any]] = {
+    Algo.DQN.value: {"hidden_sizes": [], "learning_rate": 0.01, "target_update_interval": 500, "train_freq": 1,
+                     "buffer_size": 50_000, "learning_starts": 1_000, "batch_size": 64},
+}
+
+
+def defaults_for(algo: str, action_kind: str, observation_kind: str | None) -> dict[str, Any]:
+    """gsolve's defaults on top of the model's for ``algo``, its action space and (when known) its observations."""
+    tabular = TABULAR.get(algo, {}) if observation_kind == "discrete" else {}
+    return {**DEFAULTS.get((algo, action_kind), {}), **tabular}
+
+
 NO_THRESHOLD = ("no reward threshold: {env_id}'s Gymnasium spec has none and the config sets none, so the run "
                 "trains for its whole budget (set one with --set reward_threshold=...)")
 
@@ -159,8 +177,10 @@ def _noise_in_half_ranges(std: float, env_id: str, notes: list[str]) -> float:
 
 def _from_defaults(env_id: str, algo: str, spaces: EnvSpaces) -> _Base:
     check_algo_takes(algo, spaces)
-    extra = DEFAULTS.get((algo, spaces.action_kind), {})
-    where = f"gsolve's defaults for {algo} with {spaces.action_kind} actions (docs/configs.md)"
+    extra = defaults_for(algo, spaces.action_kind, spaces.observation_kind)
+    tabular = " and Discrete observations (a linear Q-network: a table)" if algo in TABULAR and \
+        spaces.observation_kind == "discrete" else ""
+    where = f"gsolve's defaults for {algo} with {spaces.action_kind} actions{tabular} (docs/configs.md)"
     return _Base({"algo": algo, **extra, "env_id": env_id, "variant": algo}, SettingSource.DEFAULT, where, [])
 
 

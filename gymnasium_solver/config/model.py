@@ -240,9 +240,10 @@ class ConfigBase(BaseModel):
 
     # network
     hidden_sizes: list[int] = Field(
-        default_factory=lambda: [64, 64], min_length=1, max_length=MAX_HIDDEN_LAYERS,
-        description="MLP hidden layer sizes",
-        json_schema_extra=_why(f"1..{MAX_HIDDEN_LAYERS} layers of 1..{MAX_LAYER_WIDTH} units, and at most "
+        default_factory=lambda: [64, 64], min_length=0, max_length=MAX_HIDDEN_LAYERS,
+        description="MLP hidden layer sizes; [] = no hidden layer, a linear network (over a one-hot Discrete "
+                    "observation: a table, one row per state)",
+        json_schema_extra=_why(f"0..{MAX_HIDDEN_LAYERS} layers of 1..{MAX_LAYER_WIDTH} units, and at most "
                                f"{MAX_HIDDEN_WEIGHTS:,} hidden-to-hidden weights: wider MLPs do not fit "
                                "a CPU trainer's memory and time"),
     )

@@ -28,8 +28,11 @@ OBSERVATION_KINDS: dict[str, str] = {
     "tuple": "each entry flattened (Discrete one-hot) and concatenated (FlattenObservation)",
 }
 # The algorithm `gsolve train ENV_ID` trains with: PPO acts in both kinds of action space and is the most
-# forgiving of untuned settings (SB3's and the RL Zoo's default choice too).
+# forgiving of untuned settings (SB3's and the RL Zoo's default choice too). Discrete observations (a state
+# index: Taxi, FrozenLake, CliffWalking) with Discrete actions get DQN, whose defaults there are a table
+# (config/chain.py, TABULAR): PPO's network generalises across the one-hot states and never finds Taxi's goal.
 DEFAULT_ALGO = Algo.PPO
+TABULAR_ALGO = Algo.DQN
 
 BOX2D_INSTALL = 'pip install "gymnasium-solver[box2d]"'
 MUJOCO_INSTALL = 'pip install "gymnasium-solver[mujoco]"'
@@ -259,12 +262,16 @@ def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
 
 
 def choose_algo(spaces: EnvSpaces) -> tuple[str, str]:
-    """(algorithm, why) for ``gsolve train ENV_ID``: DEFAULT_ALGO when it takes the spaces, else the
-    first algorithm that does; ConfigError when none does."""
+    """(algorithm, why) for ``gsolve train ENV_ID``: TABULAR_ALGO for Discrete observations with actions it
+    takes, else DEFAULT_ALGO when it takes the spaces, else the first algorithm that does; ConfigError when
+    none does."""
     takers = takes(spaces.action_kind)
-    algo = DEFAULT_ALGO.value if DEFAULT_ALGO.value in takers or not takers else takers[0]
+    tabular = spaces.observation_kind == "discrete" and TABULAR_ALGO.value in takers
+    algo = TABULAR_ALGO.value if tabular else DEFAULT_ALGO.value if DEFAULT_ALGO.value in takers or not takers \
+        else takers[0]
     check_algo_takes(algo, spaces)  # the observations, or actions nothing takes: one line saying which
+    how = "learns a table over the states (a linear Q-network)" if tabular else "takes them"
     return algo, (f"{spaces.env_id} has {spaces.action} actions and {spaces.observation} observations: training with "
-                  f"{algo}, which takes them (others that would: "
+                  f"{algo}, which {how} (others that would: "
                   f"{', '.join(a for a in takes(spaces.action_kind) if a != algo) or 'none'}; "
                   f"choose one with {spaces.env_id}:ALGO)")

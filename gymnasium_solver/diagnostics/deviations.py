@@ -12,7 +12,7 @@ A run is held against, in this order (the first that names a key wins; one devia
 A run whose settings came from the RL Zoo or gsolve's defaults (an environment with no preset: its
 run.json's ``config_origin``) is held against the Zoo's entry, as in 3, and then
 
-4. against gsolve's defaults for its algorithm and action space (``config.chain.DEFAULTS`` over the
+4. against gsolve's defaults for its algorithm, action space and observations (``config.chain.defaults_for`` over the
    model's defaults), for the keys its own ``--set`` overrides changed that no Zoo entry sets, except
    those that say where and how long it runs (budget, threshold, evaluation, ...). The defaults are
    not tuned for the environment; they are what the run would have trained with, and ``gsolve fix``
@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config.chain import DEFAULTS, preset_config, shipped_preset
+from gymnasium_solver.config.chain import TABULAR, defaults_for, preset_config, shipped_preset
 from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
 from gymnasium_solver.config.registry import CONFIG_MODELS, OUTPUT_KEYS, applies_to
 from gymnasium_solver.config.zoo import zoo_entry
@@ -152,6 +152,22 @@ _NOT_SET_BY_DEFAULTS = frozenset({"seed", "env_kwargs", "max_env_steps", "reward
                                   "torch_threads", "atari_wrappers", *OUTPUT_KEYS})
 
 
+def _observation_kind(env_id: str) -> str | None:
+    """The kind of ``env_id``'s observation space ('discrete', 'box', ...), which some defaults depend on; None
+    when this machine cannot make the environment (a package it lacks): the defaults for any observation."""
+    import warnings
+
+    from gymnasium_solver.config.model import ConfigError
+    from gymnasium_solver.config.spaces import env_spaces
+
+    try:
+        with warnings.catch_warnings():  # an old version's deprecation notice is not the diagnosis' to print
+            warnings.simplefilter("ignore")
+            return env_spaces(env_id).observation_kind
+    except ConfigError:
+        return None
+
+
 def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Comparison | None:
     """gsolve's defaults for the run's algorithm and action space, for the keys its overrides changed that the
     Zoo's entry does not set (module docstring, 4); None when there are none or the algorithm is unknown."""
@@ -161,7 +177,7 @@ def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Compar
     if model is None or kind is None:
         return None
     whole = {k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items() if not f.is_required()}
-    whole |= DEFAULTS.get((algo, kind), {})
+    whole |= defaults_for(algo, kind, _observation_kind(info.env_id) if algo in TABULAR else None)
     keys = sorted(k for k in own - zoo_keys - _NOT_SET_BY_DEFAULTS if k in whole)
     if not keys:
         return None
