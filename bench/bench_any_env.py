@@ -74,6 +74,8 @@ TO_ZOO = {"n_envs": "n_envs", "n_steps": "n_steps", "batch_size": "batch_size", 
           "clip_range_vf": "clip_range_vf", "ent_coef": "ent_coef", "vf_coef": "vf_coef",
           "max_grad_norm": "max_grad_norm", "normalize_advantages": "normalize_advantage", "target_kl": "target_kl",
           "use_sde": "use_sde", "sde_sample_freq": "sde_sample_freq"}
+# DQN's keys are SB3's own names (its DQN takes every one; our n_steps is its n-step return, as SB3's).
+TO_ZOO_BY_ALGO = {"ppo": TO_ZOO, "a2c": TO_ZOO, "dqn": {"n_envs": "n_envs"} | {k: k for k in shared.DQN_KWARGS}}
 ACTIVATIONS = {"tanh": "nn.Tanh", "relu": "nn.ReLU"}
 
 
@@ -153,22 +155,22 @@ def resolve_target(config_id: str, packages: Sequence[str], given: dict[str, flo
     if first.origin.settings == "preset":
         raise SystemExit(f"{config_id} trains our preset ({first.origin.where}): this bench measures environments "
                          "without one; bench/bench_presets_vs_zoo.py compares presets with the Zoo")
-    if first.origin.settings == "default" and cfg.algo.value not in ("ppo", "a2c"):
+    if first.origin.settings == "default" and cfg.algo.value not in TO_ZOO_BY_ALGO:
         raise SystemExit(f"{config_id}: with gsolve's defaults for {cfg.algo.value} there is no Zoo entry to compare "
-                         "with, and this bench writes ours as one for ppo and a2c only")
+                         f"with, and this bench writes ours as one for {', '.join(TO_ZOO_BY_ALGO)} only")
     assert cfg.reward_threshold is not None
     return Target(config_id, cfg.env_id, cfg.algo.value, first.origin.settings, first.origin.where,
                   float(cfg.reward_threshold), note, cfg.max_env_steps, cfg.eval_freq, cfg.eval_episodes)
 
 
 def zoo_entry_from_config(cfg: Any) -> dict[str, Any]:
-    """Our resolved PPO / A2C config as an entry in the Zoo's format (what rl_zoo3's ``-params`` would pass):
+    """Our resolved PPO / A2C / DQN config as an entry in the Zoo's format (what rl_zoo3's ``-params`` would pass):
     every key that SB3 takes under another name, the network as ``policy_kwargs``, a schedule to 0 as
     ``lin_X``. SystemExit for a setting SB3 cannot be given (a schedule that does not end at 0)."""
     data = cfg.model_dump(mode="json")
     entry: dict[str, Any] = {"policy": "MlpPolicy", "n_timesteps": cfg.max_env_steps,
                              "normalize": bool(cfg.normalize_observations) and "{'norm_obs': True, 'norm_reward': False}"}
-    for ours, theirs in TO_ZOO.items():
+    for ours, theirs in TO_ZOO_BY_ALGO[cfg.algo.value].items():
         if ours not in data or data[ours] is None:
             continue
         value = data[ours]
@@ -178,8 +180,9 @@ def zoo_entry_from_config(cfg: Any) -> dict[str, Any]:
                                  "schedules (lin_X) end at 0")
             value = f"lin_{value['start']}"
         entry[theirs] = value
-    policy = {"net_arch": list(cfg.hidden_sizes), "activation_fn": ACTIVATIONS[cfg.activation],
-              "log_std_init": cfg.log_std_init}
+    policy: dict[str, Any] = {"net_arch": list(cfg.hidden_sizes), "activation_fn": ACTIVATIONS[cfg.activation]}
+    if cfg.algo.value != "dqn":  # SB3's QNetwork has no action noise
+        policy["log_std_init"] = cfg.log_std_init
     entry["policy_kwargs"] = "dict(" + ", ".join(f"{k}={v}" for k, v in policy.items()) + ")"
     unknown = sorted(set(entry) - shared.HANDLED - set(shared.SB3_KWARGS[cfg.algo.value]))
     if unknown:

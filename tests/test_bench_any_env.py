@@ -38,15 +38,15 @@ def test_bad_envs_get_one_sentence_before_any_run(bench: ModuleType) -> None:
     assert "\n" not in str(unknown.value)
     with pytest.raises(SystemExit, match="bench_presets_vs_zoo.py compares presets"):
         bench.resolve_target("CartPole-v1", [], {})
-    with pytest.raises(SystemExit, match="for ppo and a2c only"):
-        bench.resolve_target("Taxi-v4:dqn", [], {})
+    with pytest.raises(SystemExit, match="for ppo, a2c, dqn only"):
+        bench.resolve_target("Taxi-v4:qrdqn", [], {})
     with pytest.raises(SystemExit, match="ModuleThatIsNot"):
         bench.resolve_target("Taxi-v4", ["ModuleThatIsNot"], {})
 
 
 def test_an_env_without_a_zoo_entry_trains_gsolves_defaults_in_both_arms(bench: ModuleType) -> None:
     target = bench.resolve_target("CliffWalking-v1", [], {})
-    assert (target.algo, target.source, target.threshold) == ("ppo", "default", -13.0)
+    assert (target.algo, target.source, target.threshold) == ("dqn", "default", -13.0)  # a table: Discrete states
     assert target.threshold_note  # not the spec's: the reason goes into the results
     cmd = bench.ours_command(target, 2, Path("/tmp/r"), ["minigrid"])
     assert cmd[1:4] == ["train", "CliffWalking-v1", "--seed"] and cmd[4] == "2"
@@ -59,7 +59,7 @@ def test_ours_written_as_a_zoo_entry_builds_sb3s_ppo_with_our_settings(bench: Mo
     sb3 = pytest.importorskip("stable_baselines3")
     from gymnasium_solver.config import resolve_config
 
-    cfg = resolve_config("Taxi-v4", ["learning_rate.start=0.001", "learning_rate.end=0", "n_steps=256"])
+    cfg = resolve_config("Taxi-v4:ppo", ["learning_rate.start=0.001", "learning_rate.end=0", "n_steps=256"])
     entry = bench.zoo_entry_from_config(cfg)
     assert entry["n_timesteps"] == cfg.max_env_steps and entry["learning_rate"] == "lin_0.001"
     model = sb3.PPO(entry["policy"], "Taxi-v4", device="cpu", **bench.shared.sb3_kwargs("ppo", entry))
@@ -70,8 +70,27 @@ def test_ours_written_as_a_zoo_entry_builds_sb3s_ppo_with_our_settings(bench: Mo
     assert model.lr_schedule(1.0) == pytest.approx(0.001) and model.lr_schedule(0.0) == 0.0
     assert model.policy.net_arch == list(cfg.hidden_sizes) and model.policy.activation_fn.__name__ == "Tanh"
     with pytest.raises(SystemExit, match="the Zoo's schedules"):
-        bench.zoo_entry_from_config(resolve_config("Taxi-v4", ["learning_rate.start=0.001",
-                                                               "learning_rate.end=0.0001"]))
+        bench.zoo_entry_from_config(resolve_config("Taxi-v4:ppo", ["learning_rate.start=0.001",
+                                                                   "learning_rate.end=0.0001"]))
+
+
+def test_ours_written_as_a_zoo_entry_builds_sb3s_dqn_with_our_table(bench: ModuleType) -> None:
+    """Taxi-v4's defaults (DQN learning a table) reach SB3's DQN with the same values and one linear layer."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    from gymnasium_solver.config import resolve_config
+
+    target = bench.resolve_target("Taxi-v4", [], {})
+    assert (target.algo, target.source) == ("dqn", "default")
+    cfg = resolve_config("Taxi-v4", [], use_zoo=False)
+    entry = bench.zoo_entry_from_config(cfg)
+    assert "log_std_init" not in entry["policy_kwargs"] and entry["n_envs"] == 1
+    model = sb3.DQN(entry["policy"], "Taxi-v4", device="cpu", **bench.shared.sb3_kwargs("dqn", entry))
+    for key in ("batch_size", "buffer_size", "learning_starts", "gamma", "target_update_interval", "gradient_steps",
+                "exploration_fraction", "exploration_final_eps", "tau", "max_grad_norm", "n_steps"):
+        assert getattr(model, key) == getattr(cfg, key), key
+    assert model.train_freq.frequency == cfg.train_freq and model.learning_rate == cfg.learning_rate
+    linears = [m for m in model.q_net.q_net.modules() if isinstance(m, __import__("torch").nn.Linear)]
+    assert [tuple(m.weight.shape) for m in linears] == [(6, 500)]  # the table, as ours
 
 
 def test_minigrids_dict_reaches_sb3_as_ours_sees_it(bench: ModuleType) -> None:
