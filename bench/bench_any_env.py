@@ -181,8 +181,8 @@ def zoo_entry_from_config(cfg: Any) -> dict[str, Any]:
             value = f"lin_{value['start']}"
         entry[theirs] = value
     policy: dict[str, Any] = {"net_arch": list(cfg.hidden_sizes), "activation_fn": ACTIVATIONS[cfg.activation]}
-    if cfg.algo.value != "dqn":  # SB3's QNetwork has no action noise
-        policy["log_std_init"] = cfg.log_std_init
+    if cfg.algo.value != "dqn":  # SB3's QNetwork has no action noise and no orthogonal initialisation
+        policy |= {"log_std_init": cfg.log_std_init, "ortho_init": cfg.ortho_init}
     entry["policy_kwargs"] = "dict(" + ", ".join(f"{k}={v}" for k, v in policy.items()) + ")"
     unknown = sorted(set(entry) - shared.HANDLED - set(shared.SB3_KWARGS[cfg.algo.value]))
     if unknown:

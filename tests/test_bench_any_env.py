@@ -69,6 +69,9 @@ def test_ours_written_as_a_zoo_entry_builds_sb3s_ppo_with_our_settings(bench: Mo
         assert getattr(model, theirs) == getattr(cfg, ours), ours
     assert model.lr_schedule(1.0) == pytest.approx(0.001) and model.lr_schedule(0.0) == 0.0
     assert model.policy.net_arch == list(cfg.hidden_sizes) and model.policy.activation_fn.__name__ == "Tanh"
+    assert model.policy.ortho_init is True
+    plain = bench.zoo_entry_from_config(resolve_config("Taxi-v4:ppo", ["ortho_init=false"]))
+    assert sb3.PPO(plain["policy"], "Taxi-v4", device="cpu", **bench.shared.sb3_kwargs("ppo", plain)).policy.ortho_init is False
     with pytest.raises(SystemExit, match="the Zoo's schedules"):
         bench.zoo_entry_from_config(resolve_config("Taxi-v4:ppo", ["learning_rate.start=0.001",
                                                                    "learning_rate.end=0.0001"]))

@@ -183,7 +183,7 @@ def test_every_bounded_field_says_why_and_the_docs_list_every_limit() -> None:
 
     unbounded_by_nature = {"vectorization", "activation", "normalize_observations", "normalize_rewards",
                            "normalize_advantages",
-                           "shared_network", "use_baseline", "algo", "tensorboard", "mlflow",
+                           "shared_network", "ortho_init", "use_baseline", "algo", "tensorboard", "mlflow",
                            "ent_coef_auto"}  # booleans and closed choices
     assert [k for k in CONFIG_FIELDS if k not in unbounded_by_nature and not limit_reason(k)] == []
     docs = (Path(__file__).resolve().parent.parent / "docs" / "configs.md").read_text(encoding="utf-8")

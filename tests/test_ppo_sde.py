@@ -81,3 +81,16 @@ def test_sde_rollout_scores_and_reports_the_mean_action_std() -> None:
     assert np.isfinite(scores.log_probs).all() and scores.log_probs.shape == (16, 2)
     std = policy.action_std()
     assert std is not None and 0 < std < math.sqrt(8) * math.exp(-0.5) + 1e-3  # |h| <= 1 per tanh unit
+
+
+def test_ortho_init_false_keeps_torchs_default_initialisation() -> None:
+    """The Zoo's policy_kwargs.ortho_init=False (its MountainCarContinuous-v0 entry): no orthogonal init, so the
+    policy head starts at torch's default scale, not 0.01 of it (bigger initial actions: more exploration)."""
+    ortho, plain = _policy(), _policy(ortho_init=False)
+    hidden = ortho.actor_body[0].weight.detach()  # 16 x 3: orthonormal columns scaled by sqrt(2)
+    torch.testing.assert_close(hidden.T @ hidden, 2.0 * torch.eye(3), atol=1e-5, rtol=0)
+    plain_hidden = plain.actor_body[0].weight.detach()
+    assert not torch.allclose(plain_hidden.T @ plain_hidden, 2.0 * torch.eye(3), atol=1e-2)
+    bound = 1 / math.sqrt(3)  # torch's nn.Linear default: uniform within 1/sqrt(fan_in)
+    assert plain_hidden.abs().max() <= bound
+    assert plain.actor_head.weight.abs().max() > 10 * ortho.actor_head.weight.abs().max()

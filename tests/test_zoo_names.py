@@ -187,7 +187,8 @@ def test_a_users_preset_in_zoo_names(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert (cfg.max_env_steps, cfg.hidden_sizes, cfg.activation) == (40_000, [64, 64], "relu")
     assert cfg.learning_rate.start == 0.003 and cfg.learning_rate.end == 0.0  # type: ignore[union-attr]
     base_note = f"{tmp_path / 'CartPole-v1.yaml'} (base): n_timesteps -> max_env_steps"
-    assert base_note in r.origin.notes and any("ortho_init=False not reproduced" in n for n in r.origin.notes)
+    assert base_note in r.origin.notes and any("policy_kwargs.ortho_init -> ortho_init" in n for n in r.origin.notes)
+    assert cfg.ortho_init is False
     assert r.origin.sources["max_env_steps"] == "preset"
     longer = resolve_with_origin("CartPole-v1:longer")
     assert longer.config.max_env_steps == 80_000 and longer.config.hidden_sizes == [64, 64]

@@ -112,12 +112,13 @@ class ActorCritic(nn.Module):
             width = sizes[-1]
         self.actor_head = nn.Linear(width, spec.n_actions)
         self.value_head = nn.Linear(width, 1) if with_critic else None
-        for module in self.modules():
-            if isinstance(module, nn.Linear | nn.Conv2d):
-                init_linear(module, math.sqrt(2.0))
-        init_linear(self.actor_head, 0.01)
-        if self.value_head is not None:
-            init_linear(self.value_head, 1.0)
+        if cfg.ortho_init:  # else torch's default initialisation, as SB3's ortho_init=False
+            for module in self.modules():
+                if isinstance(module, nn.Linear | nn.Conv2d):
+                    init_linear(module, math.sqrt(2.0))
+            init_linear(self.actor_head, 0.01)
+            if self.value_head is not None:
+                init_linear(self.value_head, 1.0)
         self.sde = bool(getattr(cfg, "use_sde", False))
         if self.sde and spec.discrete:
             raise ValueError("use_sde: true needs a Box action space; this environment's actions are Discrete "

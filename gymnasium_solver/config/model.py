@@ -261,6 +261,11 @@ class ConfigBase(BaseModel):
                     "The MLP (it acts in numpy, faster than a GPU for small nets) and REINFORCE always run on the CPU",
         json_schema_extra=_why("a closed choice; cuda needs network: nature_cnn and algo: ppo"))
     shared_network: bool = Field(default=False, description="actor and critic share the hidden layers")
+    ortho_init: bool = Field(default=True,
+                             description="orthogonal initialisation of the actor and critic (gain sqrt(2) for hidden "
+                                         "layers, 0.01 for the policy head, 1 for the value head), as SB3's "
+                                         "on-policy algorithms do; false = torch's default initialisation (the RL "
+                                         "Zoo's policy_kwargs.ortho_init=False)")
     log_std_init: float = Field(default=0.0, ge=-20.0, le=5.0,
                                 description="initial log std of the Gaussian policy (Box actions)",
                                 json_schema_extra=_why("std from 2e-9 (deterministic) to 148 (wider than any "

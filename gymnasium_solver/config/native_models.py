@@ -128,7 +128,7 @@ MAX_N_STEP_RETURNS = 1000
 
 # Shared keys only the on-policy agents use: a replay algorithm learns from the raw observations and rewards.
 _ON_POLICY_ONLY = ("normalize_observations", "normalize_rewards", "reward_scale", "shared_network", "reward_clip", "atari_wrappers",
-                   "network")
+                   "network", "ortho_init")
 
 
 class OffPolicyConfigBase(ConfigBase):

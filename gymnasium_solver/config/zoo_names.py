@@ -306,7 +306,9 @@ ZOO_NAMES: dict[str, ZooName] = {
     "policy_kwargs.n_critics": ZooName((), _only("policy_kwargs.n_critics", 2, _BEHAVIOUR,
                                                  "gsolve's SAC, TD3 and TQC have 2 critics (SB3's default)"),
                                        "2 (SB3's default and ours); any other refused"),
-    "policy_kwargs.ortho_init": _noted_entry("policy_kwargs.ortho_init", "gsolve always initialises orthogonally (SB3's default)"),
+    "policy_kwargs.ortho_init": ZooName(("ortho_init",), _bool("policy_kwargs.ortho_init", "ortho_init"),
+                                        "`true` (SB3's default, ours) or `false` (torch's default initialisation)",
+                                        rename=True),
     "policy_kwargs.use_expln": _noted_entry("policy_kwargs.use_expln", "a gSDE variance parametrisation SB3 "
                                                   "offers; gsolve uses exp()"),
     "policy_kwargs.full_std": _noted_entry("policy_kwargs.full_std", "a gSDE variance detail; gsolve uses one "

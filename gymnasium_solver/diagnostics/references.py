@@ -171,9 +171,11 @@ def shipped_path(config_id: str) -> Path:
     return SHIPPED_DIR / (config_id.replace(":", ".") + ".json")
 
 
-# Keys added to the config after references were recorded, whose unset value (None, []) trains exactly what
-# a config without them trained: unset, they are left out of the fingerprint, so the references still apply.
-UNSET_IS_ABSENT = ("env_package", "env_class", "normalize_rewards")
+# Keys added to the config after references were recorded, and the values that train exactly what a config
+# without them trained (unset; ortho_init's true, the initialisation there was before the key): at those values
+# they are left out of the fingerprint, so the references still apply.
+AS_BEFORE_THE_KEY: dict[str, tuple[Any, ...]] = {"env_package": (None, []), "env_class": (None,),
+                                                 "normalize_rewards": (False,), "ortho_init": (True,)}
 
 
 def preset_fingerprint(config_id: str) -> str | None:
@@ -187,9 +189,9 @@ def preset_fingerprint(config_id: str) -> str | None:
     data.pop("seed", None)
     for key in OUTPUT_KEYS:  # where a run is logged or how many checkpoints it keeps does not change how it learns
         data.pop(key, None)
-    for key in UNSET_IS_ABSENT:
-        if data.get(key) in (None, [], False):
-            data.pop(key, None)
+    for key, before in AS_BEFORE_THE_KEY.items():
+        if key in data and any(data[key] == v and type(data[key]) is type(v) for v in before):
+            data.pop(key)
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
