@@ -60,6 +60,9 @@ def test_discrete_observations_default_to_dqn_learning_a_table(tmp_path: Path) -
     assert "training with dqn, which learns a table over the states" in r.origin.notes[0]
     assert r.origin.sources["hidden_sizes"] == "default" and "Discrete observations" in r.origin.where
     assert (r.config.learning_rate, r.config.train_freq, r.config.target_update_interval) == (0.01, 1, 500)
+    # The spaces that choose are those of the env the run makes: its env_kwargs too (8x8: 64 states, not 16).
+    big = resolve_with_origin("FrozenLake-v1", ["env_kwargs={map_name: 8x8}"], use_zoo=False)
+    assert "Discrete(64) observations" in big.origin.notes[0] and "into 64 numbers" in big.origin.notes[1], big.origin
     # The table is DQN's default on these observations only: PPO keeps its MLP, Box observations keep PPO.
     assert resolve_config("Taxi-v4:ppo", use_zoo=False).hidden_sizes == [64, 64]
     assert resolve_config("MountainCar-v0", use_zoo=False).config_id == "MountainCar-v0:ppo"

@@ -199,13 +199,16 @@ def _with_env_modules(base: _Base) -> _Base:
     return base._replace(data={**data, **{k: v for k, v in found.items() if v}})
 
 
-def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool) -> _Base:
+def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool,
+          env_kwargs: dict[str, Any] | None = None) -> _Base:
+    """The chain's first match; ``env_kwargs`` (the run's --set) make the environment whose spaces choose the
+    algorithm and its defaults (FrozenLake-v1 with map_name=8x8 has 64 states, not 16)."""
     preset = _from_preset(env_id, variant, folder)
     if preset is not None:
         return _with_env_modules(preset)
     check_registered(env_id)
     notes: list[str] = []
-    spaces = env_spaces(env_id)
+    spaces = env_spaces(env_id, env_kwargs)
     if variant is None:
         variant, why = choose_algo(spaces)
         notes.append(why)
@@ -237,15 +240,16 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     """The validated config of ``ENV:VARIANT`` (or ``ENV:ALGO``, or a bare ``ENV``) through the chain (module
     docstring), with where each value came from. ConfigError names what is wrong and what would be right."""
     env_id, variant = split_config_id(config_id)
-    base = _base(env_id, variant, folder, use_zoo)
+    if isinstance(overrides, list):
+        overrides = parse_overrides(overrides)
+    kwargs = (overrides or {}).get("env_kwargs")
+    base = _base(env_id, variant, folder, use_zoo, kwargs if isinstance(kwargs, dict) else None)
     data = dict(base.data)
     sources = {k: base.source.value for k in data}
     defaults = user_defaults()  # output keys only (TensorBoard, MLflow, kept checkpoints); --set wins
     for key, value in defaults.items():
         if key not in data:
             data[key], sources[key] = value, SettingSource.USER_CONFIG.value
-    if isinstance(overrides, list):
-        overrides = parse_overrides(overrides)
     zoo_names = in_our_names(overrides or {}, "--set")  # the RL Zoo's / SB3's names, read into ours
     if "noise_std" in (overrides or {}):
         zoo_names.values["action_noise_std"] = _noise_in_half_ranges(zoo_names.values["action_noise_std"], env_id,
