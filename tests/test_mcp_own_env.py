@@ -48,7 +48,8 @@ async def test_an_assistant_lists_trains_diagnoses_and_fixes_a_users_class(tmp_p
         failed, found = await _call(client, "list_environments", {"filter": "corridor"})  # MiniGrid has corridors too
         assert not failed and envs["own"][0] in found["registered"], found
         failed, cfg = await _call(client, "get_config", {"config_id": "Corridor-v0"})
-        assert not failed and cfg["config_id"] == "Corridor-v0:ppo" and cfg["config"]["env_class"] == CORRIDOR
+        assert not failed and cfg["config_id"] == "Corridor-v0:dqn" and cfg["config"]["env_class"] == CORRIDOR
+        assert cfg["config"]["hidden_sizes"] == []  # Discrete observations: DQN learning a table
         assert cfg["value_sources"]["learning_rate"] == "default"
         failed, text = await _call(client, "start_training", {"config_id": "Corridor-v0:sac"})
         assert failed and "sac cannot take" in text  # validated as any id
