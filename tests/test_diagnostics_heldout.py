@@ -143,12 +143,14 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # (reward_scale=0.01 with ent_coef=0.01), is given ent_coef=0.0, the acceptable key.
     ("heldout21", False, _line(7, 6, 7, healthy=4)),
     ("heldout21", True, _line(7, 6, 7, healthy=4)),
-    # heldout22 (2026-12-02): blind at 8d49b84 5/8 strict, 6/8 lenient both ways, 0/4 healthy runs warned; its misses
-    # read, nothing changed for them, so this pin is still the blind figure: v24 (PPO n_steps=2048 with
-    # batch_size=2048: one minibatch per epoch) gets a budget finding with no change; v29 (DQN tau=0.005, SAC's soft
-    # update) a budget increase; v35 (hidden_sizes=[256, 256] with relu) activation=tanh, the acceptable key.
-    ("heldout22", False, _line(8, 5, 6, healthy=4)),
-    ("heldout22", True, _line(8, 5, 6, healthy=4)),
+    # heldout22 (2026-12-02): blind at 8d49b84 5/8 strict, 6/8 lenient both ways, 0/4 healthy runs warned. v24 (PPO
+    # n_steps=2048 with batch_size=2048: one minibatch per epoch) got a budget finding whose revert, n_steps=32, was
+    # refused with the run's batch_size=2048, so it suggested nothing; a refused change set is now completed with
+    # the revert of another deviation that makes it trainable (batch_size=32): 7/8 lenient, in-sample. v29 (DQN
+    # tau=0.005, SAC's soft update) gets a budget increase; v35 (hidden_sizes=[256, 256] with relu) activation=tanh,
+    # the acceptable key.
+    ("heldout22", False, _line(8, 5, 7, healthy=4)),
+    ("heldout22", True, _line(8, 5, 7, healthy=4)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

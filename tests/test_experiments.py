@@ -869,15 +869,34 @@ def _p02_store(tmp_path: Path) -> tuple[RunStore, str]:
     return RunStore(tmp_path), run_id
 
 
-def test_a_change_the_trainer_refuses_is_evidence_not_a_suggestion(tmp_path: Path) -> None:
-    """The run shrank its rollout to 1 env x 64 steps; the preset's batch_size 128 no longer fits in it, so
-    the finding that blames batch_size says why it suggests nothing instead of a `try:` that cannot start."""
+def test_a_change_the_trainer_refuses_alone_is_completed_with_the_revert_it_needs(tmp_path: Path) -> None:
+    """The run shrank its rollout to 1 env x 64 steps; the preset's batch_size 128 no longer fits in it alone, but
+    with the run's other change reverted too (n_envs back to the preset's 16) it does: the finding suggests both,
+    and says why, instead of a `try:` that cannot start or nothing at all."""
     from gymnasium_solver.diagnostics import diagnose_run_dir
 
     store, run_id = _p02_store(tmp_path)
     d = diagnose_run_dir(store, store.resolve(run_id))
-    every = [c.set_arg for f in d.findings for c in f.suggested_changes]
-    assert "batch_size=128" not in every
+    blaming = [f for f in d.findings if any(c.key == "batch_size" for c in f.suggested_changes)]
+    assert [[c.set_arg for c in f.suggested_changes] for f in blaming] == [["batch_size=128", "n_envs=16"]]
+    notes = [e.observed for f in d.findings for e in f.evidence if "config this run can train" in e.observed]
+    assert notes == ["--set batch_size=128 alone is not a config this run can train (batch_size (128) is larger than "
+                     "the rollout n_envs*n_steps = 1*64 = 64; use batch_size <= 64 or a longer rollout); with "
+                     "n_envs=16 too it is: the preset's value (Pendulum-v1:ppo)"]
+
+
+def test_a_change_no_revert_makes_trainable_is_evidence_not_a_suggestion(tmp_path: Path) -> None:
+    """As above, but n_envs=1 is not the run's own change (its preset's drift): no revert of the run's makes
+    batch_size=128 trainable, so the finding says why it suggests nothing."""
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+
+    store, run_id = _p02_store(tmp_path)
+    path = tmp_path / run_id / "run.json"
+    info = json.loads(path.read_text())
+    del info["overrides"]["n_envs"]
+    path.write_text(json.dumps(info))
+    d = diagnose_run_dir(store, store.resolve(run_id))
+    assert "batch_size=128" not in [c.set_arg for f in d.findings for c in f.suggested_changes]
     notes = [e.observed for f in d.findings for e in f.evidence if e.observed.startswith("not suggested")]
     assert notes == ["not suggested: --set batch_size=128 is not a config this run can train (batch_size (128) is "
                      "larger than the rollout n_envs*n_steps = 1*64 = 64; use batch_size <= 64 or a longer rollout)"]
@@ -890,8 +909,8 @@ def test_a_fix_plans_without_the_candidates_the_trainer_refuses(tmp_path: Path) 
 
     store, run_id = _p02_store(tmp_path)
     rec = plan_experiment(store, run_id)
-    assert [c.name for c in rec.candidates] == ["finding budget_exhausted_improving", "revert n_envs",
-                                                 "revert max_env_steps", "revert all"]
+    assert [c.name for c in rec.candidates] == ["finding return_collapse", "finding budget_exhausted_improving",
+                                                 "revert n_envs", "revert max_env_steps", "revert all"]
     assert len(rec.refused) == 1 and rec.refused[0].startswith("revert batch_size (batch_size=128): ")
     assert "not tried" in rec.message
     job = FixJob(store, rec, None, None, 0)  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ from gymnasium_solver.diagnostics.models import (
     References,
     ReturnSummary,
     Severity,
+    SuggestedChange,
     Trend,
     Verdict,
 )
@@ -157,11 +158,35 @@ def _cap_if_solved(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def _trainable(config: Mapping[str, Any], changes: list[SuggestedChange]) -> str | None:
+    """None when the run's config with ``changes`` is one the trainer accepts, else the reason it is not."""
+    try:
+        build_config({**config, **{c.key: c.suggested for c in changes}}, "with this change")
+    except ConfigError as exc:
+        return error_reason(exc, "with this change")
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _completed(ctx: Ctx, changes: list[SuggestedChange]) -> SuggestedChange | None:
+    """The revert of one of the run's other deviations that makes ``changes`` trainable (largest deviation
+    first): the run moved two keys that must move together (n_steps=2048 with batch_size=2048), and the finding
+    reverts only one of them. None when no single revert does."""
+    keys = {c.key for c in changes}
+    for d in ctx.deviations.values():
+        if d.key not in keys and _trainable(ctx.config, [*changes, d.revert]) is None:
+            return d.revert
+    return None
+
+
 def _applicable(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
-    """A change is offered only when the run's config with it is a config the trainer accepts: one it
-    refuses (a batch larger than this run's rollout, after the run shrank the rollout) stays in the
-    finding's evidence with the reason, and the finding suggests nothing (`gsolve fix` does not try it).
-    A config that does not validate as it is (an imported run's, an older trainer's) is not checked."""
+    """A change is offered only when the run's config with it is a config the trainer accepts. One it
+    refuses (a batch larger than this run's rollout, after the run shrank the rollout) is completed with the
+    revert of another of the run's deviations when that makes it trainable (both keys the run changed go back
+    together), and says so; else it stays in the finding's evidence with the reason, and the finding suggests
+    nothing (`gsolve fix` does not try it). A config that does not validate as it is (an imported run's, an
+    older trainer's) is not checked."""
     if ctx.info.source is not None:
         return findings
     try:
@@ -170,16 +195,20 @@ def _applicable(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         return findings
     out = []
     for f in findings:
-        if f.suggested_changes:
-            changed = {**ctx.config, **{c.key: c.suggested for c in f.suggested_changes}}
-            try:
-                build_config(changed, "with this change")
-            except (ConfigError, TypeError, ValueError) as exc:
-                args = " ".join(f"--set {c.set_arg}" for c in f.suggested_changes)
-                why = error_reason(exc, "with this change") if isinstance(exc, ConfigError) else str(exc)
-                note = Evidence(metric="config:" + ",".join(c.key for c in f.suggested_changes),
-                                observed=f"not suggested: {args} is not a config this run can train ({why})",
+        why = _trainable(ctx.config, f.suggested_changes) if f.suggested_changes else None
+        if why is not None:
+            args = " ".join(f"--set {c.set_arg}" for c in f.suggested_changes)
+            metric = "config:" + ",".join(c.key for c in f.suggested_changes)
+            extra = _completed(ctx, f.suggested_changes)
+            if extra is not None:
+                note = Evidence(metric=metric, observed=f"{args} alone is not a config this run can train ({why}); "
+                                f"with {extra.set_arg} too it is: {extra.why}",
                                 healthy="a change the trainer accepts with the run's other settings")
+                f = f.model_copy(update={"suggested_changes": [*f.suggested_changes, extra],
+                                         "evidence": [*f.evidence, note]})
+            else:
+                note = Evidence(metric=metric, observed=f"not suggested: {args} is not a config this run can train "
+                                f"({why})", healthy="a change the trainer accepts with the run's other settings")
                 f = f.model_copy(update={"suggested_changes": [], "evidence": [*f.evidence, note]})
         out.append(f)
     return out
