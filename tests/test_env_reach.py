@@ -20,7 +20,7 @@ from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, env_modules, resolve_config, resolve_with_origin
 from gymnasium_solver.config.spaces import OBSERVATION_KINDS, env_spaces
 from gymnasium_solver.contract import run_folder as rf
-from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
+from gymnasium_solver.envs import SpaceSpec, batch_obs, make_vec_env, space_spec
 from gymnasium_solver.train import training
 from gymnasium_solver.train.checkpoints import checkpoint_config, checkpoint_path, load_checkpoint
 from gymnasium_solver.train.policy_eval import evaluate_checkpoint
@@ -43,6 +43,16 @@ def _gsolve(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(GSOLVE), *argv], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
 
 
+def _first_obs(path: Path, n: int, seed: int) -> tuple[SpaceSpec, np.ndarray]:
+    """The spaces and first observations (batched for the network) of n envs made from a checkpoint's config."""
+    env = make_vec_env(checkpoint_config(path), n)
+    try:
+        spec = space_spec(env)
+        return spec, batch_obs(env.reset(seed=seed)[0], spec, n)
+    finally:
+        env.close()
+
+
 def test_every_observation_kind_is_declared_once_and_says_how() -> None:
     assert set(OBSERVATION_KINDS) == {"box", "discrete", "multi_discrete", "multi_binary", "dict", "tuple"}
     taxi, blackjack = env_spaces("Taxi-v4"), env_spaces("Blackjack-v1")
@@ -59,7 +69,7 @@ def test_discrete_observations_default_to_dqn_learning_a_table(tmp_path: Path) -
     assert r.config.config_id == "Taxi-v4:dqn" and r.config.hidden_sizes == [], r.origin.notes
     assert "training with dqn, which learns a table over the states" in r.origin.notes[0]
     assert r.origin.sources["hidden_sizes"] == "default" and "Discrete observations" in r.origin.where
-    assert (r.config.learning_rate, r.config.train_freq, r.config.target_update_interval) == (0.01, 1, 500)
+    assert (r.config.learning_rate, r.config.train_freq, r.config.target_update_interval) == (0.01, 1, 500)  # type: ignore[union-attr]
     # The spaces that choose are those of the env the run makes: its env_kwargs too (8x8: 64 states, not 16).
     big = resolve_with_origin("FrozenLake-v1", ["env_kwargs={map_name: 8x8}"], use_zoo=False)
     assert "Discrete(64) observations" in big.origin.notes[0] and "into 64 numbers" in big.origin.notes[1], big.origin
@@ -73,12 +83,7 @@ def test_discrete_observations_default_to_dqn_learning_a_table(tmp_path: Path) -
     path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
     weights = {k: v.shape for k, v in torch.load(path, weights_only=True)["model"].items()}
     assert weights == {"q_net.0.weight": (6, 500), "q_net.0.bias": (6,)}, weights  # one linear layer: the table
-    env = make_vec_env(checkpoint_config(path), 3)
-    try:
-        spec = space_spec(env)
-        obs = batch_obs(env.reset(seed=5)[0], spec, 3)
-    finally:
-        env.close()
+    spec, obs = _first_obs(path, 3, seed=5)
     first, second = load_checkpoint(path, spec), load_checkpoint(path, spec)
     np.testing.assert_array_equal(first.policy.act(obs, None, deterministic=True).env_actions,
                                   second.policy.act(obs, None, deterministic=True).env_actions)
@@ -92,14 +97,7 @@ def test_taxi_trains_and_its_checkpoint_reloads_to_identical_actions(
     info = rf.read_run_info(run_dir)
     assert info.status == rf.RunStatus.COMPLETED and info.config_id == "Taxi-v4:ppo"
     path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
-    cfg = checkpoint_config(path)
-    env = make_vec_env(cfg, 3)
-    try:
-        spec = space_spec(env)
-        raw, _ = env.reset(seed=7)
-    finally:
-        env.close()
-    obs = batch_obs(raw, spec, 3)
+    spec, obs = _first_obs(path, 3, seed=7)
     assert spec.obs_dim == 500 and np.array_equal(obs.sum(axis=1), np.ones(3))  # one-hot, as in training
     first, second = load_checkpoint(path, spec), load_checkpoint(path, spec)
     acts = first.policy.act(obs, None, deterministic=True).env_actions
@@ -119,12 +117,7 @@ def test_sb3_flattens_the_same_way_and_reloads_to_sb3s_own_actions(tmp_path: Pat
                                            "batch_size=32", "reward_threshold=1000"], use_zoo=False)
     run_dir = training.train(cfg, tmp_path).run_dir
     path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
-    env = make_vec_env(checkpoint_config(path), 4)
-    try:
-        spec = space_spec(env)
-        obs = batch_obs(env.reset(seed=3)[0], spec, 4)
-    finally:
-        env.close()
+    spec, obs = _first_obs(path, 4, seed=3)
     saved = torch.load(path, weights_only=True)["sb3_model"]
     reference = sb3_class(cfg.algo).load(io.BytesIO(saved.numpy().tobytes()), device="cpu")  # trusted: ours
     assert reference.observation_space.shape == (500,)  # SB3 trained on the same one-hot vector
