@@ -70,7 +70,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "whose diagnosis is the one that scored it at b6a74ff, with "
                                                    "today's unlucky_seed rule)",
                  "fix_verdicts_no_preset_12.json": "heldout21 (environments without a preset; blind: run at fc810b2, "
-                                                   "the diagnosis that scored it at fc7649d)"}
+                                                   "the diagnosis that scored it at fc7649d)",
+                 "fix_verdicts_no_preset_13.json": "heldout22 (environments without a preset; blind: run at 9978e76, "
+                                                   "the diagnosis that scored it at 8d49b84; 7 of its 8 faults: the "
+                                                   "run was stopped at the session's end during v42)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
