@@ -80,8 +80,13 @@ TABULAR: dict[str, dict[str, Any]] = {
 
 def defaults_for(algo: str, action_kind: str, observation_kind: str | None) -> dict[str, Any]:
     """gsolve's defaults on top of the model's for ``algo``, its action space and (when known) its observations."""
-    tabular = TABULAR.get(algo, {}) if observation_kind == "discrete" else {}
+    tabular = TABULAR[algo] if is_tabular(algo, observation_kind) else {}
     return {**DEFAULTS.get((algo, action_kind), {}), **tabular}
+
+
+def is_tabular(algo: str, observation_kind: str | None) -> bool:
+    """Does ``algo`` learn a table on these observations (TABULAR's defaults apply)?"""
+    return algo in TABULAR and observation_kind == "discrete"
 
 
 NO_THRESHOLD = ("no reward threshold: {env_id}'s Gymnasium spec has none and the config sets none, so the run "
@@ -178,8 +183,8 @@ def _noise_in_half_ranges(std: float, env_id: str, notes: list[str]) -> float:
 def _from_defaults(env_id: str, algo: str, spaces: EnvSpaces) -> _Base:
     check_algo_takes(algo, spaces)
     extra = defaults_for(algo, spaces.action_kind, spaces.observation_kind)
-    tabular = " and Discrete observations (a linear Q-network: a table)" if algo in TABULAR and \
-        spaces.observation_kind == "discrete" else ""
+    tabular = " and Discrete observations (a linear Q-network: a table)" if is_tabular(algo, spaces.observation_kind) \
+        else ""
     where = f"gsolve's defaults for {algo} with {spaces.action_kind} actions{tabular} (docs/configs.md)"
     return _Base({"algo": algo, **extra, "env_id": env_id, "variant": algo}, SettingSource.DEFAULT, where, [])
 
