@@ -15,7 +15,9 @@ step against SB3's ``DQN.train()``.
 
 Where ours differs from SB3's, on purpose: each sub-environment draws its own epsilon coin (SB3
 draws one for all of them); n-step returns are summed when a transition is stored, not when it is
-sampled (the same targets); Adam is torch's fused kernel (the same update, rounded differently).
+sampled (the same targets); Adam is torch's fused kernel (the same update, rounded differently), called
+without torch.optim (gymnasium_solver/agents/optim.py: the same kernels and bits, a third of the cost per
+gradient step of a small network).
 
 Why ours and not SB3's: acting in numpy on our vectorised envs and a leaner gradient step cost
 less per env step (docs/presets.md has the measured figures), and a run can be resumed: the replay
@@ -38,6 +40,7 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.agents.networks import mlp, numpy_mlp, numpy_views
+from gymnasium_solver.agents.optim import Adam, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.contract.algorithms import BOX, takes
 from gymnasium_solver.contract.run_folder import M
@@ -249,6 +252,7 @@ class TrainingParts:
 
 class DQN:
     algo = Algo.DQN
+    uses_torch_optim = False  # Adam is gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo
 
     def __init__(self, cfg: DQNConfig, spec: SpaceSpec):
         self.cfg = cfg
@@ -256,8 +260,8 @@ class DQN:
         self.target = QNetwork(spec, cfg)
         self.target.load_state_dict(self.policy.state_dict())
         self.target.requires_grad_(False)
-        # torch's fused Adam: one kernel for every parameter, SB3's update (Adam, eps 1e-8) rounded differently.
-        self.adam = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), fused=True)
+        # torch's fused Adam kernel for every parameter, SB3's update (Adam, eps 1e-8) rounded differently.
+        self.adam = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate))
         self.optimizer = TrainingParts(self)
         self.explorer = Explorer(self.policy, cfg)
         self.buffer = ReplayBuffer(cfg.buffer_size, spec.obs_dim, cfg.n_envs, cfg.n_steps, cfg.gamma)
@@ -323,7 +327,7 @@ class DQN:
         self.adam.zero_grad(set_to_none=True)
         loss.backward()
         max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), max_norm, foreach=True)
+        grad_norm = clip_grad_norm(self.adam.params, max_norm)
         loss_value, norm_value = float(loss.detach()), float(grad_norm)
         if not math.isfinite(loss_value + norm_value):
             raise NonFiniteLossError(f"non-finite TD loss ({loss_value}) or gradient norm ({norm_value}) "

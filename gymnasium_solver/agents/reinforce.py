@@ -8,7 +8,6 @@ value when ``use_baseline``), one gradient step per update.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from gymnasium_solver.agents.common import (
     ActorCritic,
@@ -21,6 +20,7 @@ from gymnasium_solver.agents.common import (
     normalize,
     step_schedules,
 )
+from gymnasium_solver.agents.optim import Adam, clip_grad_norm
 from gymnasium_solver.config import Algo, ReinforceConfig, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.maths.advantages import compute_returns_to_go, shift_values
@@ -32,11 +32,13 @@ MAX_ROLLOUT_STEPS = 100_000
 
 class Reinforce:
     algo = Algo.REINFORCE
+    uses_torch_optim = False  # Adam is gymnasium_solver/agents/optim.py's: training.py skips importing torch._dynamo
 
     def __init__(self, cfg: ReinforceConfig, spec: SpaceSpec):
         self.cfg = cfg
         self.policy = ActorCritic(spec, cfg, with_critic=cfg.use_baseline)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), fused=True)
+        # torch.optim.Adam(fused=True)'s kernel without torch.optim (gymnasium_solver/agents/optim.py says why).
+        self.optimizer = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate))
 
     def collect(self, collector: RolloutSource) -> Rollout:
         return collector.collect_episodes(self.policy, self.cfg.episodes_per_update, MAX_ROLLOUT_STEPS)
@@ -72,9 +74,8 @@ class Reinforce:
         check_finite("REINFORCE loss", loss)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(
-            self.policy.parameters(), cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
-        )
+        grad_norm = clip_grad_norm(self.optimizer.params,
+                                   cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf"))
         check_finite("gradient norm", grad_norm)
         self.optimizer.step()
         return UpdateStats(
