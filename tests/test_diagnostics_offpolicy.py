@@ -127,6 +127,9 @@ def test_budget_need_counts_distinct_target_networks() -> None:
     assert budget_need(dqn_config(train_freq=[64, "step"], n_envs=4), 1).period == 256  # type: ignore[union-attr]
     assert budget_need(dqn_config(train_freq=[1, "episode"]), 1).period == 10  # type: ignore[union-attr]
     assert budget_need(dqn_config(target_update_interval="often"), 1) is None
+    # A soft update moves the target tau of the way each copy: a distinct network every interval / tau env steps.
+    assert budget_need(dqn_config(tau=0.005), 1).period == 2000  # type: ignore[union-attr]
+    assert budget_need(dqn_config(tau=0.5), 1).period == 256  # type: ignore[union-attr]
 
 
 def test_budget_ends_while_learning_cites_rising_q_values_and_sizes_the_budget() -> None:
@@ -142,6 +145,23 @@ def test_budget_ends_while_learning_cites_rising_q_values_and_sizes_the_budget()
     stopped = run(dqn_series(solved=False), dqn_config(max_env_steps=100_000), stop_reason="user_stopped",
                   max_env_steps=100_000)
     assert "budget_ends_while_learning" not in ids(stopped)
+
+
+def test_a_deviation_that_slows_learning_explains_the_budget_finding() -> None:
+    # heldout22 v29: SAC's tau=0.005 in a DQN config (a target 2,000 env steps behind instead of 256); the
+    # run was still learning when its budget ended. The budget is the symptom: reverting tau leads.
+    d = run(dqn_series(solved=False), dqn_config(tau=0.005), config_id="CartPole-v1:dqn", variant="dqn",
+            overrides={"tau": 0.005, "seed": 0})
+    top = d.findings[0]
+    assert top.id == "budget_ends_while_learning", ids(d)
+    assert top.suggested_changes[0].set_arg == "tau=1.0"
+    assert top.evidence[0].metric == "config:tau"
+    assert any("max_env_steps >= 401,000" in e.healthy for e in top.evidence)  # 1000 + 200 periods of 2,000
+    # The same run with the preset's tau: the budget itself is what the finding changes.
+    d = run(dqn_series(solved=False), dqn_config(tau=1.0), config_id="CartPole-v1:dqn", variant="dqn",
+            overrides={"seed": 0})
+    f = next(f for f in d.findings if f.id == "budget_ends_while_learning")
+    assert f.suggested_changes[0].key == "max_env_steps"
 
 
 def test_budget_ends_while_learning_projects_the_evaluation_curve() -> None:

@@ -58,7 +58,11 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "q_value_divergence": (("learning_rate", 1), ("gamma", 1), ("reward_scale", 1)),
     "replay_buffer_too_small": (("buffer_size", -1),),
     "learning_starts_too_late": (("learning_starts", 1),),
-    "budget_ends_while_learning": (("max_env_steps", -1),),
+    # An off-policy run that learns more slowly per env step than its reference: a target that moves less
+    # (tau) or less often, a later start, fewer or smaller gradient steps per env step, a lower learning rate.
+    "budget_ends_while_learning": (("tau", -1), ("target_update_interval", 1), ("learning_starts", 1),
+                                   ("train_freq", 1), ("gradient_steps", -1), ("learning_rate", -1),
+                                   ("max_env_steps", -1)),
     # Named from the run's own settings (rules/onpolicy_settings.py, rules/offpolicy_settings.py).
     "critic_not_trained": (("vf_coef", -1),),
     "value_clip_too_tight": (("clip_range_vf", -1),),

@@ -42,7 +42,7 @@ class BudgetNeed(NamedTuple):
 
     def observed(self, budget: float) -> str:
         return (f"{self.periods:.0f} target periods in {budget:,.0f} env steps (one distinct target network per "
-                f"{self.period:,} env steps = max(target_update_interval, train_freq x n_envs), after "
+                f"{self.period:,} env steps = max(target_update_interval / tau, train_freq x n_envs), after "
                 f"learning_starts={self.learning_starts:,})")
 
     def healthy(self) -> str:
@@ -82,7 +82,14 @@ def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = Non
     gamma = float(config.get("gamma", 0.99))
     horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
     n_envs = _count(config.get("n_envs"), 1) or 1
-    period = max(interval, (_count(config.get("train_freq"), 4) or 1) * n_envs, 1)
+    # A soft update (tau < 1) moves the target a fraction tau of the way at each copy: it takes about
+    # interval / tau env steps to become a distinct network (its time constant).
+    try:
+        tau = float(config.get("tau", 1.0))
+    except (TypeError, ValueError):
+        tau = 1.0
+    copy_every = math.ceil(interval / tau) if 0 < tau < 1 else interval
+    period = max(copy_every, (_count(config.get("train_freq"), 4) or 1) * n_envs, 1)
     starts = _count(config.get("learning_starts"), 100) or 0
     steps = starts + math.ceil(T.TARGET_HORIZONS.value * horizon) * period
     return BudgetNeed(steps, horizon, period, max(budget - starts, 0.0) / period, starts)

@@ -339,7 +339,7 @@ LEARNING_STARTS_LATE = _t(
 TARGET_HORIZONS = _t(
     "target_horizons", 2.0,
     "a DQN budget gives at least this many discount horizons 1/(1-gamma) of distinct target networks after "
-    "learning_starts (one target period = max(target_update_interval, train_freq x n_envs) env steps, since SB3 "
+    "learning_starts (one target period = max(target_update_interval / tau, train_freq x n_envs) env steps, since SB3 "
     "trains once per train_freq and every copy in between copies the same weights): each target network backs "
     "the values up by one step, so fewer periods leave the Q-values short of the horizon",
     "Fitted Q-iteration (Ernst et al. 2005: k iterations = a k-step horizon); RL Zoo dqn.yml budgets give 2-4 "
