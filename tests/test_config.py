@@ -382,3 +382,20 @@ def test_dotted_overrides_still_write_as_yaml_and_json() -> None:
     parsed = parse_overrides(["learning_rate.start=0.003", "env_kwargs.gravity=-5.0"])
     assert yaml.safe_load(yaml.safe_dump(parsed)) == {"learning_rate": {"start": 0.003}, "env_kwargs": {"gravity": -5.0}}
     assert json.loads(json.dumps(parsed)) == parsed
+
+
+def test_a_short_budget_gets_ten_evaluations_when_nothing_sets_eval_freq() -> None:
+    """A solve is only seen at an evaluation: gsolve's default eval_freq (10,000) never leaves a budget fewer than
+    ten (the Zoo's MountainCarContinuous entry, 20,000 env steps, solved between its two and was missed)."""
+    from gymnasium_solver.config.chain import resolve_with_origin
+
+    r = resolve_with_origin("MountainCar-v0:ppo", ["max_env_steps=20000"], use_zoo=False)
+    assert r.config.eval_freq == 2000
+    assert any("eval_freq: 2,000 env steps" in n for n in r.origin.notes)
+    assert r.origin.sources["eval_freq"] == "default"
+    assert resolve_config("MountainCar-v0:ppo", ["max_env_steps=200000"], use_zoo=False).eval_freq == 10_000
+    assert resolve_config("MountainCar-v0:ppo", ["max_env_steps=5"], use_zoo=False).eval_freq == 1
+    # A value someone chose stays: the user's --set, a preset's.
+    assert resolve_config("MountainCar-v0:ppo", ["max_env_steps=20000", "eval_freq=10000"],
+                          use_zoo=False).eval_freq == 10_000
+    assert resolve_config("CartPole-v1:ppo", ["max_env_steps=4096"]).eval_freq == 2048
