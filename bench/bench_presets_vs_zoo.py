@@ -186,6 +186,7 @@ def run_sb3(ours: Any, algo: str, zoo: dict[str, Any], seed: int, max_steps: int
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import VecNormalize
 
     torch.set_num_threads(1)
@@ -230,6 +231,9 @@ def run_sb3(ours: Any, algo: str, zoo: dict[str, Any], seed: int, max_steps: int
     sb3_class: Any = {"ppo": PPO, "a2c": A2C, "dqn": DQN}[algo]
     model = sb3_class(zoo.get("policy", "MlpPolicy"), env, seed=seed, device="cpu", verbose=0,
                       **sb3_kwargs(algo, zoo))
+    # SB3's own logger at verbose=0 writes nothing, but makes a folder in /tmp (SB3-<date>) for every run: this
+    # one is the same without the folder.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     callback = SolveCallback(eval_env, t0)
     budget = int(float(zoo["n_timesteps"]))
     callbacks: list[BaseCallback] = [callback]

@@ -38,3 +38,18 @@ def test_the_dqn_zoo_arm_is_sb3s_dqn_with_every_key_of_the_zoos_entry(bench: Mod
 def test_sac_presets_are_refused_with_the_bench_that_takes_them(bench: ModuleType) -> None:
     with pytest.raises(SystemExit, match="bench_sb3_presets.py compares sac and td3"):
         bench.zoo_algo("Pendulum-v1:sac")
+
+
+def test_the_sb3_arm_leaves_no_logger_folder_behind(bench: ModuleType, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """SB3's learn() at verbose=0 makes an empty SB3-<date> folder in the temp dir for its logger, one per run:
+    a bench of 20 seeds left 20. The arm gives its model a logger without a folder."""
+    import tempfile
+
+    pytest.importorskip("stable_baselines3")
+    from gymnasium_solver.config import resolve_config
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ours = resolve_config("CartPole-v1:ppo", ["eval_freq=128", "eval_episodes=2"])
+    row = bench.run_sb3(ours, "ppo", {"n_timesteps": 256, "policy": "MlpPolicy", "n_steps": 64}, 0)
+    assert row["env_steps"] >= 128
+    assert not list(tmp_path.glob("SB3-*"))
