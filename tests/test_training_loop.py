@@ -403,3 +403,18 @@ def test_the_finite_weight_check_finds_one_bad_element_and_no_false_alarm_from_a
         tensors[1][4] = poison
     assert tensors_finite(tensors) is finite
     assert tensors_finite([]) and tensors_finite([torch.arange(3)])
+
+
+def test_how_often_a_run_evaluates_never_changes_what_it_trains(tmp_path: Path) -> None:
+    """Evaluation draws nothing from the training RNGs and writes nothing the update reads: evaluating every
+    iteration or only at the end trains the same weights (why gsolve may pick eval_freq for a short budget, and
+    why a run re-done with more evaluations is the same run observed more often)."""
+    often, _ = _train(tmp_path / "often", "eval_freq=256")
+    rarely, _ = _train(tmp_path / "rarely", "eval_freq=1024")
+    table = {r.run_dir.name: rf.parse_metrics_text((r.run_dir / rf.METRICS_CSV).read_text()) for r in (often, rarely)}
+    a, b = (table[r.run_dir.name] for r in (often, rarely))
+    assert sum(v is not None for v in a.column(rf.M.EVAL_RETURN_MEAN)) == 4
+    assert sum(v is not None for v in b.column(rf.M.EVAL_RETURN_MEAN)) == 1
+    assert a.column(rf.M.POLICY_LOSS) == b.column(rf.M.POLICY_LOSS)
+    weights_often, weights_rarely = _model(often.run_dir, "last"), _model(rarely.run_dir, "last")
+    assert all(torch.equal(weights_often[k], weights_rarely[k]) for k in weights_often)
