@@ -73,6 +73,7 @@ VS_ZOO = {
     "cartpole-ppo-vs-zoo-amd-epyc": ("cartpole_ppo_vs_zoo_amd_epyc", "CartPole-v1:ppo", "PPO"),
     "cartpole-a2c-vs-zoo-amd-epyc": ("cartpole_a2c_vs_zoo_amd_epyc", "CartPole-v1:a2c", "A2C"),
     "cartpole-dqn-vs-zoo": ("cartpole_dqn_vs_zoo", "CartPole-v1:dqn", "DQN"),
+    "cartpole-dqn-vs-zoo-amd-epyc": ("cartpole_dqn_vs_zoo_amd_epyc", "CartPole-v1:dqn", "DQN"),
     "acrobot-ppo-vs-zoo": ("acrobot_ppo_vs_zoo", "Acrobot-v1:ppo", "PPO"),
     "pendulum-sac-vs-zoo": ("pendulum_sac_vs_zoo", "Pendulum-v1:sac", "SAC"),
     "pendulum-td3-vs-zoo": ("pendulum_td3_vs_zoo", "Pendulum-v1:td3", "TD3"),
