@@ -15,8 +15,17 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
-from gymnasium_solver.agents.networks import init_linear, mlp, nature_cnn, numpy_mlp, numpy_views
+from gymnasium_solver.agents.networks import (
+    init_linear,
+    linear_params,
+    mlp,
+    nature_cnn,
+    numpy_mlp,
+    numpy_views,
+    torch_mlp,
+)
 from gymnasium_solver.agents.optim import Adam, RMSprop
 from gymnasium_solver.config import Config, schedule_value
 from gymnasium_solver.envs import SpaceSpec
@@ -134,6 +143,9 @@ class ActorCritic(nn.Module):
         self.activation = cfg.activation
         self._np_cache: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._weights: list[torch.Tensor] | None = None  # the parameters, for all_finite after every update
+        # The MLP bodies' (weight, bias) per layer: the actor's, the critic's (None when shared).
+        self._layers: tuple[list[tuple[torch.Tensor, torch.Tensor]],
+                            list[tuple[torch.Tensor, torch.Tensor]] | None] | None = None
 
     @property
     def has_critic(self) -> bool:
@@ -145,17 +157,25 @@ class ActorCritic(nn.Module):
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         # The numpy views used by act() must follow the parameters if assign=True replaces them.
-        self._np_cache = self._weights = None
+        self._np_cache = self._weights = self._layers = None
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """The actor's last hidden layer, its head's output and the value (None without a critic)."""
-        hidden = self.actor_body(obs)
+        if self.pixels:
+            hidden = self.actor_body(obs)
+            value = None if self.value_head is None else self.value_head(hidden).squeeze(-1)
+            return hidden, self.actor_head(hidden), value
+        if self._layers is None:  # the MLP's kernels called directly (networks.torch_mlp says why)
+            self._layers = (linear_params(self.actor_body),
+                            None if self.critic_body is None else linear_params(self.critic_body))
+        actor_layers, critic_layers = self._layers
+        hidden = torch_mlp(actor_layers, self.activation, obs)
         value = None
         if self.value_head is not None:
-            critic_hidden = hidden if self.critic_body is None else self.critic_body(obs)
-            value = self.value_head(critic_hidden).squeeze(-1)
-        return hidden, self.actor_head(hidden), value
+            critic_hidden = hidden if critic_layers is None else torch_mlp(critic_layers, self.activation, obs)
+            value = F.linear(critic_hidden, self.value_head.weight, self.value_head.bias).squeeze(-1)
+        return hidden, F.linear(hidden, self.actor_head.weight, self.actor_head.bias), value
 
     def _sde_std(self, hidden: torch.Tensor) -> torch.Tensor:
         """gSDE: the action std for each sample, sqrt(h^2 @ exp(log_std)^2) (+1e-6 inside, as SB3)."""

@@ -39,7 +39,7 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
-from gymnasium_solver.agents.networks import mlp, numpy_mlp, numpy_views
+from gymnasium_solver.agents.networks import linear_params, mlp, numpy_mlp, numpy_views, torch_mlp
 from gymnasium_solver.agents.optim import Adam, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.contract.algorithms import BOX, takes
@@ -76,13 +76,9 @@ class QNetwork(nn.Module):
         """``self.q_net(obs)``: the same kernels called directly (nn.Module's call machinery, twice per
         layer, costs as much as a 64-unit layer's kernel, several times per gradient step)."""
         if self._layers is None:
-            self._layers = [(m.weight, m.bias) for m in self.q_net if isinstance(m, nn.Linear)]
-        h = obs
-        for weight, bias in self._layers[:-1]:
-            h = F.linear(h, weight, bias)
-            h = torch.tanh(h) if self.activation == "tanh" else torch.relu(h)
+            self._layers = linear_params(self.q_net)
         weight, bias = self._layers[-1]
-        return F.linear(h, weight, bias)
+        return F.linear(torch_mlp(self._layers[:-1], self.activation, obs), weight, bias)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         self._np_cache = self._layers = None  # they must follow the parameters if assign=True replaces them

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F  # noqa: N812 - torch's own convention
 
 
 def numpy_views(linears: list[nn.Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -24,6 +25,22 @@ def numpy_mlp(layers: list[tuple[np.ndarray, np.ndarray]], activation: str,
         h = np.tanh(h) if activation == "tanh" else np.maximum(h, 0.0)
     weight, bias = layers[-1]
     return h, h @ weight.T + bias
+
+
+def linear_params(modules: nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(weight, bias) of each nn.Linear in ``modules``, in order: the parameters themselves (optimizers update
+    them in place; a load_state_dict with assign=True needs new ones)."""
+    return [(m.weight, m.bias) for m in modules.modules() if isinstance(m, nn.Linear)]
+
+
+def torch_mlp(layers: list[tuple[torch.Tensor, torch.Tensor]], activation: str, x: torch.Tensor) -> torch.Tensor:
+    """``mlp(...)(x)`` on its layers' parameters: the same kernels (F.linear, torch.tanh / torch.relu, what
+    nn.Linear, nn.Tanh and nn.ReLU call) without nn.Module's call machinery, which costs about as much as a
+    64-unit layer's kernel, several times per gradient step."""
+    act = torch.tanh if activation == "tanh" else torch.relu
+    for weight, bias in layers:
+        x = act(F.linear(x, weight, bias))
+    return x
 
 
 def mlp(sizes: list[int], activation: str) -> nn.Sequential:
