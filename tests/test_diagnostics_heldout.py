@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout22) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout23) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -153,6 +153,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # lenient, in-sample. v35 (hidden_sizes=[256, 256] with relu) gets activation=tanh, the acceptable key.
     ("heldout22", False, _line(8, 6, 8, healthy=4)),
     ("heldout22", True, _line(8, 6, 8, healthy=4)),
+    # heldout23 (2026-12-02): blind at c659719 5/6 strict, 6/6 lenient both ways, 0/3 healthy runs warned. Its miss,
+    # v21 (A2C with SAC's hidden_sizes=[256, 256] and relu), gets activation=tanh first, the acceptable key, as
+    # heldout22 v35 did: preset_deviation lists both reverts, and gsolve fix's winner there reverted both.
+    ("heldout23", False, _line(6, 5, 6, healthy=3)),
+    ("heldout23", True, _line(6, 5, 6, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
