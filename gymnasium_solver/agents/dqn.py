@@ -16,8 +16,8 @@ step against SB3's ``DQN.train()``.
 Where ours differs from SB3's, on purpose: each sub-environment draws its own epsilon coin (SB3
 draws one for all of them); n-step returns are summed when a transition is stored, not when it is
 sampled (the same targets); Adam is torch's fused kernel (the same update, rounded differently), called
-without torch.optim (gymnasium_solver/agents/optim.py: the same kernels and bits, a third of the cost per
-gradient step of a small network).
+without torch.optim (gymnasium_solver/agents/optim.py: the same kernels and bits, without torch.optim's per-step
+wrapping; docs/ecosystem.md has the measured difference).
 
 Why ours and not SB3's: acting in numpy on our vectorised envs and a leaner gradient step cost
 less per env step (docs/presets.md has the measured figures), and a run can be resumed: the replay

@@ -294,7 +294,7 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
             notes.append(NO_THRESHOLD.format(env_id=cfg.env_id))
     if "eval_freq" not in sources and cfg.eval_freq > max(cfg.max_env_steps // MIN_EVALUATIONS, 1):
         every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
-        notes.append(f"eval_freq: {every:,} env steps, a {MIN_EVALUATIONS}th of the {cfg.max_env_steps:,}-step budget "
+        notes.append(f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
                      f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
                      "is only seen at an evaluation)")
         cfg = build_config({**cfg.model_dump(mode="json"), "eval_freq": every}, where)
