@@ -362,3 +362,26 @@ def test_the_finite_check_follows_weights_a_load_replaces(assign):
     bad = {k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in policy.state_dict().items()}
     policy.load_state_dict(bad, assign=assign)
     assert not policy.all_finite()
+
+
+@pytest.mark.parametrize(("activation", "shared"), [("tanh", False), ("relu", True)])
+def test_the_policy_forward_is_its_modules_forward_bit_for_bit(activation: str, shared: bool) -> None:
+    """ActorCritic._heads calls its layers' kernels directly (networks.torch_mlp), not through nn.Module calls:
+    the same kernels, so the same bits as the modules' own forward, with gradients to the same parameters."""
+    cfg = build_config({"env_id": "CartPole-v1", "variant": "t", "algo": "ppo", "n_envs": 1, "n_steps": 64,
+                        "batch_size": 64, "hidden_sizes": [16, 8], "activation": activation,
+                        "shared_network": shared})
+    env = make_vec_env(cfg, 1)
+    spec = space_spec(env)
+    env.close()
+    torch.manual_seed(0)
+    policy = ActorCritic(spec, cfg)
+    obs = torch.randn(64, spec.obs_dim)
+    hidden, out, value = policy._heads(obs)
+    body = policy.actor_body(obs)
+    critic = body if policy.critic_body is None else policy.critic_body(obs)
+    assert policy.value_head is not None and value is not None
+    assert torch.equal(hidden, body) and torch.equal(out, policy.actor_head(body))
+    assert torch.equal(value, policy.value_head(critic).squeeze(-1))
+    (out.sum() + value.sum()).backward()
+    assert all(p.grad is not None for p in policy.parameters() if p.requires_grad and p is not policy.log_std)
