@@ -73,7 +73,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "the diagnosis that scored it at fc7649d)",
                  "fix_verdicts_no_preset_13.json": "heldout22 (environments without a preset; blind: run at 9978e76, "
                                                    "the diagnosis that scored it at 8d49b84; 7 of its 8 faults: the "
-                                                   "run was stopped at the session's end during v42)"}
+                                                   "run was stopped at the session's end during v42)",
+                 "fix_verdicts_no_preset_14.json": "heldout23 (environments without a preset; blind: run at 6f73bf4, "
+                                                   "the diagnosis that scored it at c659719)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
