@@ -72,8 +72,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_12.json": "heldout21 (environments without a preset; blind: run at fc810b2, "
                                                    "the diagnosis that scored it at fc7649d)",
                  "fix_verdicts_no_preset_13.json": "heldout22 (environments without a preset; blind: run at 9978e76, "
-                                                   "the diagnosis that scored it at 8d49b84; 7 of its 8 faults: the "
-                                                   "run was stopped at the session's end during v42)",
+                                                   "the diagnosis that scored it at 8d49b84, for 7 of its 8 faults; "
+                                                   "the run was stopped at that session's end during v42, which was "
+                                                   "run in the next at 7a8a606, after its blind scoring)",
                  "fix_verdicts_no_preset_14.json": "heldout23 (environments without a preset; blind: run at 6f73bf4, "
                                                    "the diagnosis that scored it at c659719)"}
 
