@@ -292,8 +292,8 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
             sources["reward_threshold"] = SettingSource.SPEC.value
         else:
             notes.append(NO_THRESHOLD.format(env_id=cfg.env_id))
-    if "eval_freq" not in sources and cfg.eval_freq > max(cfg.max_env_steps // MIN_EVALUATIONS, 1):
-        every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
+    every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
+    if "eval_freq" not in sources and cfg.eval_freq > every:
         notes.append(f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
                      f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
                      "is only seen at an evaluation)")
