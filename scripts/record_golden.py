@@ -23,7 +23,8 @@ What is recorded:
 - ``run_folders/<kernels>/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides), one
   recording per set of CPU kernels torch dispatches to (``avx512``, ``avx2``: see recorded_with.json): for every
   algorithm in gymnasium_solver/contract/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
-  (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1: its config.yaml
+  (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1, from the pinned copies of
+  their presets in ``presets/`` (not the shipped ones, so that a preset's retune re-records nothing): its config.yaml
   as written; its metrics.csv, run.json and run.log with what is per-machine or per-time taken out
   (below); ``checkpoints.json``: the run folder's file names, each checkpoint's metadata, and per
   checkpoint file its keys, a sha256 of the network's weights and the observation normaliser.
@@ -85,6 +86,11 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = ROOT / "tests" / "fixtures" / "golden"  # this checkout's, also when recording --from a commit
+# The presets the runs train from: pinned copies, not the shipped ones, so that retuning a preset changes no
+# recording (the runs hold the code, not the presets' values; the avx512 recordings need an Intel machine to
+# re-make). Read through $GSOLVE_CONFIG_DIR (config/presets.py), the folder a user's own presets live in.
+GOLDEN_PRESETS = GOLDEN_DIR / "presets"
+CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"  # config/presets.py's CONFIG_DIR_ENV: not imported, so torch loads later
 HELP_COLUMNS = 100  # terminal width argparse wraps help to
 RECORD_COMMAND = ".venv/bin/python scripts/record_golden.py"
 PARTS = ("help", "mcp", "runs")
@@ -215,12 +221,18 @@ def help_texts() -> dict[str, str]:
     from gymnasium_solver.cli.app import build_parser
 
     # argparse reads the width from $COLUMNS; NO_COLOR: Python 3.14's argparse colours help on a terminal.
-    fixed = {"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1"}
+    with _environment({"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1"}):
+        return {"help/" + "_".join(("gsolve", *words)) + ".txt": p.format_help()
+                for words, p in _subcommands(build_parser(), ())}
+
+
+@contextlib.contextmanager
+def _environment(fixed: dict[str, str]) -> Iterator[None]:
+    """``fixed`` set in os.environ for the block, the previous values (or their absence) restored after."""
     saved = {k: os.environ.get(k) for k in fixed}
     os.environ.update(fixed)
     try:
-        return {"help/" + "_".join(("gsolve", *words)) + ".txt": p.format_help()
-                for words, p in _subcommands(build_parser(), ())}
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
@@ -348,7 +360,8 @@ def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
     argv = ["train", run.config_id, "--seed", str(SEED), "--set", *run.overrides, "--runs-dir", str(runs_dir),
             "--run-id", run_id, "--quiet", "--no-fail"]
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    with _environment({CONFIG_DIR_ENV: str(GOLDEN_PRESETS)}), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(out):
         code = main(argv)
     if code != 0:
         raise RuntimeError(f"gsolve {' '.join(argv)} exited {code}:\n{out.getvalue()}")

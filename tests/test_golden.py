@@ -9,6 +9,7 @@ change's review. The training runs are marked slow (a few seconds of CPU each; `
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -86,6 +87,22 @@ def test_a_run_of_every_algorithm_is_as_recorded() -> None:
     if done.returncode != 0:
         pytest.fail(differs("runs", done.stdout + done.stderr), pytrace=False)
     assert "runs: unchanged" in done.stdout, done.stdout
+
+
+def test_the_runs_train_from_the_pinned_presets_not_the_shipped_ones() -> None:
+    """A preset's retune must not re-record the runs (the avx512 ones need an Intel machine): every recorded run
+    that takes a preset took it from tests/fixtures/golden/presets/, through the folder a user's presets live in."""
+    from gymnasium_solver.config.presets import CONFIG_DIR_ENV
+
+    assert golden.CONFIG_DIR_ENV == CONFIG_DIR_ENV
+    origins = {}
+    for kernels in ("avx2", "avx512"):
+        for path in sorted((golden.GOLDEN_DIR / "run_folders" / kernels).glob("*/run.json")):
+            origin = json.loads(path.read_text(encoding="utf-8"))["config_origin"]
+            origins[f"{kernels}/{path.parent.name}"] = (origin["settings"], origin["where"].split(" (")[0])
+    pinned = {f"tests/fixtures/golden/presets/{p.name}" for p in golden.GOLDEN_PRESETS.glob("*.yaml")}
+    from_presets = {k: where for k, (settings, where) in origins.items() if settings == "preset"}
+    assert len(from_presets) == 12 and set(from_presets.values()) == pinned, origins
 
 
 # The comparison itself, so that a silent pass means equal recordings.
