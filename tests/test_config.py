@@ -399,3 +399,20 @@ def test_a_short_budget_gets_ten_evaluations_when_nothing_sets_eval_freq() -> No
     assert resolve_config("MountainCar-v0:ppo", ["max_env_steps=20000", "eval_freq=10000"],
                           use_zoo=False).eval_freq == 10_000
     assert resolve_config("CartPole-v1:ppo", ["max_env_steps=4096"]).eval_freq == 2048
+
+
+def test_a_budget_below_one_rollout_is_said_before_the_run_trains_the_whole_rollout() -> None:
+    """PPO and A2C collect and train a rollout whole (as SB3 does): a budget under one trains more env steps than
+    asked (the Zoo's BipedalWalker-v3 rollout is 65,536 env steps), and the run's notes say so with the numbers."""
+    from gymnasium_solver.config.chain import resolve_with_origin
+
+    notes = resolve_with_origin("CartPole-v1:ppo", ["max_env_steps=1000"]).origin.notes
+    said = [n for n in notes if n.startswith("max_env_steps:")]
+    assert said == ["max_env_steps: the 1,000-step budget is less than one rollout (32 envs x 64 steps = 2,048 env "
+                    "steps), which is collected and trained whole: the run trains 2,048 env steps; raise "
+                    "max_env_steps, or shorten the rollout (n_steps, n_envs)"]
+    assert "8 envs x 5 steps = 40" in " ".join(resolve_with_origin(
+        "MountainCar-v0:a2c", ["max_env_steps=39", "n_envs=8"], use_zoo=False).origin.notes)
+    for config_id, sets in (("CartPole-v1:ppo", ["max_env_steps=2048"]), ("CartPole-v1:dqn", ["max_env_steps=10"]),
+                            ("CartPole-v1:reinforce", ["max_env_steps=10"])):
+        assert not any(n.startswith("max_env_steps:") for n in resolve_with_origin(config_id, sets).origin.notes)

@@ -220,3 +220,37 @@ def test_a_users_own_preset_may_name_the_package_and_the_cli_trusts_it(tmp_path:
     env_modules.restore(trusting)  # a CLI process: the user's own preset folder is theirs
     r = resolve_with_origin("MiniGrid-Empty-5x5-v0:ppo")
     assert r.config.env_package == ["minigrid"] and r.origin.sources["env_package"] == "preset"
+
+
+def test_evaluation_episodes_that_never_end_are_counted_as_unfinished_and_the_run_says_how_to_end_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CliffWalking-v1 has no time limit and an untrained greedy policy walks in a loop: each evaluation stops at
+    its bound (100,000 steps, here 50), counts what the episodes had earned, and the run warns once, in run.json
+    and run.log, that the figure is no episode's return and which setting gives episodes an end."""
+    from gymnasium_solver.train import evaluation
+
+    monkeypatch.setattr(evaluation, "MAX_EVAL_STEPS", 50)
+    cfg = resolve_config("CliffWalking-v1:dqn", ["max_env_steps=300", "eval_freq=100", "eval_episodes=2",
+                                                 "iteration_steps=100"])
+    info = rf.read_run_info(training.train(cfg, tmp_path).run_dir)
+    assert info.last_eval is not None and info.last_eval.return_mean <= -50  # -1 a step for 50 steps, or the cliff
+    [warning] = info.warnings
+    assert warning.kind == "eval_episodes_unfinished" and warning.source == "env_kwargs.max_episode_steps"
+    assert warning.message.startswith("2 of 2 evaluation episodes had not ended after 50 steps")
+    assert "CliffWalking-v1's Gymnasium spec sets no time limit" in warning.message
+    assert "--set env_kwargs.max_episode_steps=N" in warning.message
+    log = (tmp_path / info.run_id / rf.RUN_LOG).read_text(encoding="utf-8")
+    assert log.count("warning: 2 of 2 evaluation episodes") == 1
+
+    # With a time limit (Gymnasium's TimeLimit through env_kwargs) every episode ends: no warning.
+    limited = resolve_config("CliffWalking-v1:dqn", ["max_env_steps=300", "eval_freq=100", "eval_episodes=2",
+                                                     "iteration_steps=100", "env_kwargs.max_episode_steps=20"])
+    info = rf.read_run_info(training.train(limited, tmp_path).run_dir)
+    assert info.warnings == [] and info.last_eval is not None and info.last_eval.return_mean >= -20 * 100
+    # An environment with a time limit above the bound (a user's env_kwargs, or a spec's) is named as such.
+    from gymnasium_solver.train.session import unfinished_message
+
+    said = unfinished_message(resolve_config("CartPole-v1:ppo", ["env_kwargs.max_episode_steps=200000",
+                                                                 "reward_threshold=475"]),
+                              evaluation.EvalResult(0.0, 0.0, 50.0, 10, [], unfinished=3))
+    assert said.startswith("3 of 10 evaluation episodes") and "its time limit of 200,000 steps is above" in said

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
 from gymnasium_solver.config.model import Algo, ConfigError
+from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
 from gymnasium_solver.config.presets import (
     PACKAGE_CONFIG_DIR,
@@ -292,14 +293,27 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
             sources["reward_threshold"] = SettingSource.SPEC.value
         else:
             notes.append(NO_THRESHOLD.format(env_id=cfg.env_id))
+    cfg = _budget_notes(cfg, "eval_freq" in sources, notes, where)
+    sources = {k: sources.get(k, SettingSource.DEFAULT.value) for k in type(cfg).model_fields}
+    return Resolved(cfg, ConfigOrigin(settings=base.source.value, where=base.where, sources=sources, notes=notes))
+
+
+def _budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str) -> Config:
+    """The config with what its budget implies, each said in ``notes``: at least MIN_EVALUATIONS evaluations when
+    nothing set eval_freq; and a PPO or A2C budget smaller than one rollout, which is collected and trained whole
+    (as SB3 does), so the run trains more env steps than asked (BipedalWalker-v3's Zoo rollout is 65,536)."""
     every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
-    if "eval_freq" not in sources and cfg.eval_freq > every:
+    if not eval_freq_set and cfg.eval_freq > every:
         notes.append(f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
                      f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
                      "is only seen at an evaluation)")
         cfg = build_config({**cfg.model_dump(mode="json"), "eval_freq": every}, where)
-    sources = {k: sources.get(k, SettingSource.DEFAULT.value) for k in type(cfg).model_fields}
-    return Resolved(cfg, ConfigOrigin(settings=base.source.value, where=base.where, sources=sources, notes=notes))
+    if isinstance(cfg, PPOConfig | A2CConfig) and cfg.max_env_steps < (rollout := cfg.n_envs * cfg.n_steps):
+        notes.append(f"max_env_steps: the {cfg.max_env_steps:,}-step budget is less than one rollout ({cfg.n_envs} "
+                     f"envs x {cfg.n_steps:,} steps = {rollout:,} env steps), which is collected and trained whole: "
+                     f"the run trains {rollout:,} env steps; raise max_env_steps, or shorten the rollout (n_steps, "
+                     "n_envs)")
+    return cfg
 
 
 def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,

@@ -259,6 +259,12 @@ def spec_reward_threshold(env_id: str) -> float | None:
     return None if spec is None or spec.reward_threshold is None else float(spec.reward_threshold)
 
 
+def spec_time_limit(env_id: str) -> int | None:
+    """The time limit (max_episode_steps) Gymnasium's registry gives ``env_id``; None when it has none."""
+    spec = _spec(env_id)
+    return None if spec is None or spec.max_episode_steps is None else int(spec.max_episode_steps)
+
+
 def _check_time_limit(cfg: Config, threshold: float, where: str) -> None:
     """ConfigError when ``env_kwargs: {max_episode_steps}`` lifts the spec's time limit while the spec's
     threshold, set for episodes of that limit, would still decide "solved" (issue 26): CartPole-v1's 475

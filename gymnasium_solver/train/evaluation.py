@@ -10,7 +10,9 @@ import numpy as np
 from gymnasium_solver.agents.common import ObsNormalizer, Policy
 from gymnasium_solver.envs import batch_obs
 
-# Safety bound on vector steps per evaluation, for environments without a time limit.
+# Safety bound on vector steps per evaluation, for environments without a time limit (an ALE game ends its own
+# episodes within 27,000 steps; CliffWalking-v1's never end while the greedy policy walks in a loop). Episodes still
+# running at the bound are counted as they stand and reported as unfinished (EvalResult.unfinished).
 MAX_EVAL_STEPS = 100_000
 
 
@@ -22,20 +24,23 @@ class EvalResult(NamedTuple):
     ep_len_mean: float
     episodes: int
     returns: list[float]
+    unfinished: int = 0  # episodes that had not ended after MAX_EVAL_STEPS: their return is what they had earned
 
 
 def evaluate(
-    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None
+    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None,
+    max_steps: int | None = None,
 ) -> EvalResult:
     """Run exactly one episode in each of ``env``'s sub-envs with the deterministic policy
     (argmax / Gaussian mean). Finished sub-envs keep stepping (a vector env steps all of them)
-    but their steps are not counted, so a bad policy's short episodes end the evaluation early."""
+    but their steps are not counted, so a bad policy's short episodes end the evaluation early.
+    At most ``max_steps`` (default MAX_EVAL_STEPS) vector steps: episodes still running then are unfinished."""
     n = env.num_envs
     raw, _ = env.reset(seed=seed)
     returns = np.zeros(n, np.float64)
     lengths = np.zeros(n, np.int64)
     running = np.ones(n, bool)
-    for _ in range(MAX_EVAL_STEPS):
+    for _ in range(MAX_EVAL_STEPS if max_steps is None else max_steps):
         obs = normalizer(batch_obs(raw, policy.spec, n))
         out = policy.act(obs, None, deterministic=True)
         raw, reward, term, trunc, _ = env.step(out.env_actions)
@@ -44,4 +49,5 @@ def evaluate(
         running &= ~(np.asarray(term, bool) | np.asarray(trunc, bool))
         if not running.any():
             break
-    return EvalResult(float(returns.mean()), float(returns.std()), float(lengths.mean()), n, returns.tolist())
+    return EvalResult(float(returns.mean()), float(returns.std()), float(lengths.mean()), n, returns.tolist(),
+                      int(running.sum()))

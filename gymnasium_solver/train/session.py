@@ -18,10 +18,12 @@ from gymnasium_solver.agents import agent_class
 from gymnasium_solver.agents.common import Batch, NonFiniteLossError, ObsNormalizer, Policy, UpdateStats
 from gymnasium_solver.agents.interface import Agent, LearnChunk, OffPolicyAgent, OnPolicyAgent
 from gymnasium_solver.config import Config, PPOConfig
+from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, space_spec
 from gymnasium_solver.train import checkpoint_retention as retention
+from gymnasium_solver.train import evaluation
 from gymnasium_solver.train.checkpoints import (
     CheckpointState,
     ResumeState,
@@ -107,6 +109,19 @@ class Iteration(NamedTuple):
     stats: UpdateStats
 
 
+def unfinished_message(cfg: Config, result: EvalResult) -> str:
+    """The run warning for an evaluation whose episodes had not ended at its bound: what its figures mean, why
+    (no time limit), and the setting that gives one."""
+    limit = cfg.env_kwargs.get("max_episode_steps") or spec_time_limit(cfg.env_id)
+    why = (f"its time limit of {limit:,} steps is above the evaluation's bound" if limit else
+           f"{cfg.env_id}'s Gymnasium spec sets no time limit (max_episode_steps) and the config none, so an episode "
+           "ends only when the environment ends it, and this policy never got there")
+    return (f"{result.unfinished} of {result.episodes} evaluation episodes had not ended after "
+            f"{evaluation.MAX_EVAL_STEPS:,} steps; the evaluation counts what they had earned by then, so its return "
+            f"is not an episode's ({why}). Give episodes an end: --set env_kwargs.max_episode_steps=N (Gymnasium's "
+            "TimeLimit), N a few times the steps a good episode takes")
+
+
 class _Parts(NamedTuple):
     agent: Agent
     collector: Any  # RolloutCollector, or gymnasium_solver.agents.sb3.SB3Collector
@@ -122,6 +137,7 @@ class Session:
         self.iteration = 0
         self.solved = False
         self.eval_count = 0
+        self.warned_unfinished = False  # an evaluation's episodes did not end (warned once per run)
         self.is_best = False
         self.pending_best: CheckpointState | None = None
         self.best_written_at = 0.0
@@ -235,6 +251,10 @@ class Session:
         seed = self.cfg.seed + EVAL_SEED_OFFSET + self.eval_count * self.cfg.eval_episodes
         self.eval_count += 1
         result = evaluate(self.agent.policy, self.normalizer, self.eval_env, seed)
+        if result.unfinished and not self.warned_unfinished:
+            self.warned_unfinished = True
+            self.writer.warn("eval_episodes_unfinished", "env_kwargs.max_episode_steps", unfinished_message(
+                self.cfg, result))
         info, steps, wall = self.writer.info, self.collector.env_steps, self.wall
         record = rf.EvalRecord(
             return_mean=result.return_mean, return_std=result.return_std, episodes=result.episodes,
