@@ -241,6 +241,13 @@ def test_evaluation_episodes_that_never_end_are_counted_as_unfinished_and_the_ru
     assert "--set env_kwargs.max_episode_steps=N" in warning.message
     log = (tmp_path / info.run_id / rf.RUN_LOG).read_text(encoding="utf-8")
     assert log.count("warning: 2 of 2 evaluation episodes") == 1
+    # The diagnosis leads with it: no figure judged on those evaluations holds.
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+    from gymnasium_solver.run_store import RunStore
+
+    top = diagnose_run_dir(RunStore(tmp_path), tmp_path / info.run_id).findings[0]
+    assert top.id == "eval_episodes_unfinished" and top.severity == "critical"
+    assert "env_kwargs.max_episode_steps=N" in top.cause and top.evidence[0].observed == warning.message
 
     # With a time limit (Gymnasium's TimeLimit through env_kwargs) every episode ends: no warning.
     limited = resolve_config("CliffWalking-v1:dqn", ["max_env_steps=300", "eval_freq=100", "eval_episodes=2",

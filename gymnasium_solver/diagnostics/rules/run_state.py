@@ -49,6 +49,29 @@ def run_failed(ctx: Ctx) -> Finding | None:
     )
 
 
+@rule("eval_episodes_unfinished")
+def eval_unfinished(ctx: Ctx) -> Finding | None:
+    """The trainer's warning that an evaluation stopped at its bound with episodes still running (an environment
+    with no time limit): the eval figures are not episode returns, so nothing judged on them holds."""
+    w = next((w for w in ctx.info.warnings if w.kind == "eval_episodes_unfinished"), None)
+    if w is None:
+        return None
+    return Finding(
+        id="eval_episodes_unfinished",
+        severity=Severity.CRITICAL,
+        score=0.97,
+        title="Evaluation episodes never ended: the eval returns are not episode returns",
+        evidence=[Evidence(metric="run.json:warnings", env_steps_from=w.env_steps, env_steps_to=w.env_steps,
+                           observed=w.message, healthy="every evaluation episode ends (a time limit, or the "
+                           "environment ends it)")],
+        cause="The environment has no time limit (its Gymnasium spec sets no max_episode_steps) and the evaluated "
+        "policy never reaches an end, so each evaluation ran to its 100,000-step bound and counted what its episodes "
+        "had earned by then. Judge nothing by those figures (a solve is never seen); give episodes an end with "
+        "--set env_kwargs.max_episode_steps=N (Gymnasium's TimeLimit), N a few times the steps a good episode "
+        "takes, and train again.",
+    )
+
+
 @rule("non_finite_loss")
 def non_finite(ctx: Ctx) -> Finding | None:
     evidence: list[Evidence] = []
