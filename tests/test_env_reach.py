@@ -236,6 +236,7 @@ def test_evaluation_episodes_that_never_end_are_counted_as_unfinished_and_the_ru
     assert info.last_eval is not None and info.last_eval.return_mean <= -50  # -1 a step for 50 steps, or the cliff
     [warning] = info.warnings
     assert warning.kind == "eval_episodes_unfinished" and warning.source == "env_kwargs.max_episode_steps"
+    assert warning.env_steps == 100  # the first evaluation's
     assert warning.message.startswith("2 of 2 evaluation episodes had not ended after 50 steps")
     assert "CliffWalking-v1's Gymnasium spec sets no time limit" in warning.message
     assert "--set env_kwargs.max_episode_steps=N" in warning.message

@@ -251,10 +251,6 @@ class Session:
         seed = self.cfg.seed + EVAL_SEED_OFFSET + self.eval_count * self.cfg.eval_episodes
         self.eval_count += 1
         result = evaluate(self.agent.policy, self.normalizer, self.eval_env, seed)
-        if result.unfinished and not self.warned_unfinished:
-            self.warned_unfinished = True
-            self.writer.warn("eval_episodes_unfinished", "env_kwargs.max_episode_steps", unfinished_message(
-                self.cfg, result))
         info, steps, wall = self.writer.info, self.collector.env_steps, self.wall
         record = rf.EvalRecord(
             return_mean=result.return_mean, return_std=result.return_std, episodes=result.episodes,
@@ -273,6 +269,10 @@ class Session:
             )
         self._set_progress()
         self.writer.write()
+        if result.unfinished and not self.warned_unfinished:  # after _set_progress: at this evaluation's env steps
+            self.warned_unfinished = True
+            self.writer.warn("eval_episodes_unfinished", "env_kwargs.max_episode_steps", unfinished_message(
+                self.cfg, result))
         self.writer.log(
             f"eval at {steps} env steps: {result.return_mean:.2f} +- {result.return_std:.2f} "
             f"over {result.episodes} episodes" + (" (solved)" if self.solved else "")
