@@ -589,6 +589,10 @@ def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path
     else:
         assert [c0[s].outcome for s in (0, 1, 2)] == ["solved", "not_solved", "skipped"]
         assert rec.winner is None and "No candidate fixed run 20260101-000000-abcd on 3 of 3 seeds" in rec.message
+        # What came closest is said with its seeds beside the unchanged config's on the same seeds.
+        assert ("Closest: learning_rate=0.004 solved 1 of 2 seeds (seed 0: 1,000, seed 1: 2,000 (not solved)), "
+                "where your unchanged config solved 0 of those 2: it helps, but not on every seed. To judge it on "
+                "more seeds: gsolve fix 20260101-000000-abcd --seeds 5 --require 4.") in rec.message, rec.message
         # The extend rung gave c0 twice CartPole-v1:ppo's budget: it failed the parent's seed and was out.
         assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"] == [
             ("c0 with 2x the budget", 0, "not_solved"), ("c0 with 2x the budget", 1, "skipped"),

@@ -211,7 +211,29 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          f"be wrong, or this works around it.")
     elif record.verdict != "unlucky_seed":
         need = f"{record.required} of {n} seeds" if n > 1 else "its seed"
-        parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget. Diagnose the "
-                     f"trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
+        parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget.")
+        if (close := closest(record, baseline)) is not None:
+            arm, theirs = close
+            parts.append(f"Closest: {' '.join(arm.set_args)} solved {arm.solved} of {arm.ran} seeds "
+                         f"({_seeds_text(arm)}), where your unchanged config solved {theirs} of those {arm.ran}: it "
+                         f"helps, but not on every seed. To judge it on more seeds: gsolve fix "
+                         f"{record.parent_run_id} --seeds 5 --require 4.")
+        parts.append(f"Diagnose the trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
                      f"gsolve retry {record.parent_run_id} --set key=value")
     return " ".join(parts)
+
+
+def closest(record: ExperimentRecord, baseline: ArmResult | None) -> tuple[ArmResult, int] | None:
+    """With no winner: the best-ranked arm that solved more of the seeds it ran than the unchanged config solved
+    of the same seeds, and that count of the unchanged config's; None when no arm did."""
+    if baseline is None:
+        return None
+    solved_by_baseline = {o.seed: o.solved for o in baseline.per_seed}
+    better = []
+    for arm in record.arms:
+        if arm.name == BASELINE or not arm.solved or any(o.seed not in solved_by_baseline for o in arm.per_seed):
+            continue
+        theirs = sum(solved_by_baseline[o.seed] for o in arm.per_seed)
+        if arm.solved > theirs:
+            better.append((arm, theirs))
+    return min(better, key=lambda pair: rank(pair[0])) if better else None
