@@ -262,3 +262,13 @@ def test_evaluation_episodes_that_never_end_are_counted_as_unfinished_and_the_ru
                                                                  "reward_threshold=475"]),
                               evaluation.EvalResult(0.0, 0.0, 50.0, 10, [], unfinished=3))
     assert said.startswith("3 of 10 evaluation episodes") and "its time limit of 200,000 steps is above" in said
+
+
+def test_an_old_version_of_a_registered_id_is_refused_with_the_version_that_replaced_it() -> None:
+    """Gymnasium 1.x dropped Taxi-v3 for Taxi-v4: say that, not 'unknown environment' with guesses."""
+    from gymnasium_solver.config.spaces import check_registered
+
+    with pytest.raises(ConfigError, match=r"'Taxi-v3' is not registered: .*Please use `Taxi-v4` instead"):
+        check_registered("Taxi-v3")
+    with pytest.raises(ConfigError, match=r"unknown environment 'CartPole-v9'; did you mean 'CartPole-v1'"):
+        check_registered("CartPole-v9")

@@ -188,6 +188,12 @@ def check_registered(env_id: str) -> None:
         raise ConfigError(f"{env_id!r} names a Python module ('module:EnvId'); use a registered id")
     if env_id in gym.registry:
         return
+    try:  # an old version of a registered id: Gymnasium's own sentence says which version replaced it
+        gym.spec(env_id)
+    except gym.error.DeprecatedEnv as exc:
+        raise ConfigError(f"{env_id!r} is not registered: {exc} (Gymnasium {gym.__version__})") from None
+    except gym.error.Error:
+        pass
     from gymnasium_solver.config.build import did_you_mean
 
     ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
