@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout23) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout24) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -158,6 +158,14 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout22 v35 did: preset_deviation lists both reverts, and gsolve fix's winner there reverted both.
     ("heldout23", False, _line(6, 5, 6, healthy=3)),
     ("heldout23", True, _line(6, 5, 6, healthy=3)),
+    # heldout24 (2026-12-02): blind at 4d7d00c 6/8 strict, 7/8 lenient both ways, 0/3 healthy runs warned. w06 (A2C
+    # with SAC's network) gets activation=tanh first, the acceptable key, as heldout22 v35 and heldout23 v21 did.
+    # w04 (PPO with the Zoo entry's normalize dropped) gets explained_variance_low with no change: the Zoo's on/off
+    # keys are not compared. Comparing them (tried after the scoring) gave w04 normalize_observations but moved
+    # heldout18 r18 and r49 (shared trunk and unnormalised returns) from shared_network to normalize_rewards, the
+    # acceptable key: not adopted.
+    ("heldout24", False, _line(8, 6, 7, healthy=3)),
+    ("heldout24", True, _line(8, 6, 7, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
