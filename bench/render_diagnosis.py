@@ -78,10 +78,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_14.json": "heldout23 (environments without a preset; blind: run at 6f73bf4, "
                                                    "the diagnosis that scored it at c659719)",
                  "fix_verdicts_no_preset_15.json": "heldout24 (environments without a preset; blind: run at bb20736, "
-                                                   "after its scoring at 4d7d00c, for 1 of its 8 faults: its first "
-                                                   "case, CartPole-v1:qrdqn with a 217,000-step budget, took 30 "
-                                                   "minutes, and the run was stopped at that session's end during "
-                                                   "the second)"}
+                                                   "after its scoring at 4d7d00c, for 6 of its 8 faults: two of its "
+                                                   "three CartPole-v1:qrdqn cases were not run for time)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
