@@ -77,6 +77,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+from unittest import mock
 
 # One thread everywhere, so float sums happen in one order: set before anything here imports torch or numpy
 # (kernels() does, to name the recording), effective in the recorder's own process; the config's
@@ -221,24 +222,9 @@ def help_texts() -> dict[str, str]:
     from gymnasium_solver.cli.app import build_parser
 
     # argparse reads the width from $COLUMNS; NO_COLOR: Python 3.14's argparse colours help on a terminal.
-    with _environment({"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1"}):
+    with mock.patch.dict(os.environ, {"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1"}):
         return {"help/" + "_".join(("gsolve", *words)) + ".txt": p.format_help()
                 for words, p in _subcommands(build_parser(), ())}
-
-
-@contextlib.contextmanager
-def _environment(fixed: dict[str, str]) -> Iterator[None]:
-    """``fixed`` set in os.environ for the block, the previous values (or their absence) restored after."""
-    saved = {k: os.environ.get(k) for k in fixed}
-    os.environ.update(fixed)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
 
 
 # --- MCP tool schemas ---------------------------------------------------------------------------------
@@ -360,7 +346,7 @@ def train_golden(algo: str, runs_dir: Path) -> dict[str, str]:
     argv = ["train", run.config_id, "--seed", str(SEED), "--set", *run.overrides, "--runs-dir", str(runs_dir),
             "--run-id", run_id, "--quiet", "--no-fail"]
     out = io.StringIO()
-    with _environment({CONFIG_DIR_ENV: str(GOLDEN_PRESETS)}), contextlib.redirect_stdout(out), \
+    with mock.patch.dict(os.environ, {CONFIG_DIR_ENV: str(GOLDEN_PRESETS)}), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(out):
         code = main(argv)
     if code != 0:

@@ -270,8 +270,7 @@ def _check_time_limit(cfg: Config, threshold: float, where: str) -> None:
     threshold, set for episodes of that limit, would still decide "solved" (issue 26): CartPole-v1's 475
     is near-perfect over 500 steps and a fraction of what 5,000-step episodes allow."""
     steps = cfg.env_kwargs.get("max_episode_steps")
-    spec = _spec(cfg.env_id)
-    limit = None if spec is None else spec.max_episode_steps
+    limit = spec_time_limit(cfg.env_id)
     if isinstance(steps, int | float) and not isinstance(steps, bool) and limit is not None and steps > limit:
         raise ConfigError(
             f"{where}: env_kwargs max_episode_steps={steps:g} lifts {cfg.env_id}'s time limit of {limit} steps while "

@@ -28,19 +28,18 @@ class EvalResult(NamedTuple):
 
 
 def evaluate(
-    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None,
-    max_steps: int | None = None,
+    policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int | None
 ) -> EvalResult:
     """Run exactly one episode in each of ``env``'s sub-envs with the deterministic policy
     (argmax / Gaussian mean). Finished sub-envs keep stepping (a vector env steps all of them)
     but their steps are not counted, so a bad policy's short episodes end the evaluation early.
-    At most ``max_steps`` (default MAX_EVAL_STEPS) vector steps: episodes still running then are unfinished."""
+    At most MAX_EVAL_STEPS vector steps: episodes still running then are unfinished."""
     n = env.num_envs
     raw, _ = env.reset(seed=seed)
     returns = np.zeros(n, np.float64)
     lengths = np.zeros(n, np.int64)
     running = np.ones(n, bool)
-    for _ in range(MAX_EVAL_STEPS if max_steps is None else max_steps):
+    for _ in range(MAX_EVAL_STEPS):
         obs = normalizer(batch_obs(raw, policy.spec, n))
         out = policy.act(obs, None, deterministic=True)
         raw, reward, term, trunc, _ = env.step(out.env_actions)

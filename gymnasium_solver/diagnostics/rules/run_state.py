@@ -65,7 +65,7 @@ def eval_unfinished(ctx: Ctx) -> Finding | None:
                            observed=w.message, healthy="every evaluation episode ends (a time limit, or the "
                            "environment ends it)")],
         cause="The environment has no time limit (its Gymnasium spec sets no max_episode_steps) and the evaluated "
-        "policy never reaches an end, so each evaluation ran to its 100,000-step bound and counted what its episodes "
+        "policy never reaches an end, so each evaluation ran to its step bound and counted what its episodes "
         "had earned by then. Judge nothing by those figures (a solve is never seen); give episodes an end with "
         "--set env_kwargs.max_episode_steps=N (Gymnasium's TimeLimit), N a few times the steps a good episode "
         "takes, and train again.",
