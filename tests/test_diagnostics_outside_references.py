@@ -251,3 +251,32 @@ def test_the_fallback_finding_names_what_the_run_is_held_against() -> None:
     assert own[0].startswith("Differs from its own preset") and "solves this environment" not in own[1]
     assert _deviation_words({"preset"})[1].startswith("The preset solves this environment")
     assert _deviation_words({"shipped_preset", "user_preset"})[0].startswith("Differs from the preset that solves")
+
+
+def test_the_zoos_switches_the_diagnosis_does_not_weigh_are_still_reverted_by_fix() -> None:
+    """heldout24 w04 (in-sample to this test; its fix verdict errored before): MountainCarContinuous-v0 PPO from the
+    Zoo's entry with its normalize dropped (normalize_observations and normalize_rewards false). The diagnosis
+    compares only the entry's numbers, so nothing explained the failure and `gsolve fix` had nothing to try. The
+    switches are listed as unranked differences (not evidence: the findings do not change), and fix reverts them."""
+    if zoo_entry("MountainCarContinuous-v0", "ppo") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout24", "w04")
+    assert [(x.key, x.value, x.preset, x.source) for x in d.references.unranked] == [
+        ("normalize_observations", False, True, "rl_zoo"), ("normalize_rewards", False, True, "rl_zoo")]
+    assert not {"normalize_observations", "normalize_rewards"} & {x.key for x in d.references.deviations}
+    assert all(not f.suggested_changes for f in d.findings)  # nothing the findings would try
+    cands = build_candidates(d, parent_overrides={"normalize_observations": False, "normalize_rewards": False})
+    assert [(c.name, c.changes) for c in cands] == [
+        ("revert normalize_observations", {"normalize_observations": True}),
+        ("revert normalize_rewards", {"normalize_rewards": True}),
+        ("revert all unranked", {"normalize_observations": True, "normalize_rewards": True})]
+    assert cands[0].why == "normalize_observations is false here, true in the RL Zoo"
+
+
+def test_a_key_the_diagnosis_sizes_is_never_also_unranked() -> None:
+    """heldout14 z05 (CartPole-v0 DQN, learning rate 10x the Zoo's): learning_rate is a deviation, the Zoo's other
+    settings are the run's own, so nothing is unranked."""
+    if zoo_entry("CartPole-v0", "dqn", by_name=True) is None:
+        pytest.skip("rl_zoo3 is not installed")
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout14", "z05")
+    assert "learning_rate" in {x.key for x in d.references.deviations} and d.references.unranked == []

@@ -184,6 +184,10 @@ def _references_lines(d: Diagnosis) -> list[str]:
     for dev in r.deviations:
         why = f"  (explains {', '.join(dev.explains)})" if dev.explains else ""
         lines.append(f"   {dev.key}: {yaml_value(dev.value)} vs {yaml_value(dev.preset)}: {dev.size}{why}")
+    if r.unranked:
+        lines.append(f"   also differs from {r.unranked[0].reference}'s entry (not weighed by the findings; "
+                     f"`gsolve fix` tries reverting them): "
+                     + "; ".join(f"{dev.key}: {dev.size}" for dev in r.unranked))
     lines.append(f"Compared with solved runs: {r.solved_source}")
     for b in r.bands:
         lines.append(f"   {b.metric}: median {b.observed:.4g} over steps {b.env_steps_from:,}-{b.env_steps_to:,} is "

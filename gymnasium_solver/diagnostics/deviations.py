@@ -18,6 +18,11 @@ run.json's ``config_origin``) is held against the Zoo's entry, as in 3, and then
    not tuned for the environment; they are what the run would have trained with, and ``gsolve fix``
    tests a revert by running it.
 
+The Zoo's entry sets more than the numbers the diagnosis sizes (``zoo._COMPARED``): its on/off switches
+(``normalize``, gSDE), network and off-policy schedule. A run that differs from the entry there gets those keys
+as ``unranked`` deviations: listed, never evidence for a finding (the rules do not see them), and tried last by
+``gsolve fix``, which decides by running whether reverting one solves.
+
 A run of our presets from a
 machine that lacks its variant, and an imported run, are held against nothing here (their configs were
 not made from ours; docs/diagnostics.md, Limitations).
@@ -48,7 +53,7 @@ from gymnasium_solver.diagnostics.references import (
     std_at,
 )
 from gymnasium_solver.diagnostics.series import RunData, median
-from gymnasium_solver.diagnostics.suggest import change, fmt, possessive, start_value
+from gymnasium_solver.diagnostics.suggest import change, fmt, possessive, start_value, yaml_value
 
 
 class Comparison(NamedTuple):
@@ -72,6 +77,7 @@ class DeviationReport(NamedTuple):
     deviations: list[Deviation]  # largest first, the run's own changes before the outside references'
     drift: list[str]  # keys the run's preset changed since the run, sorted
     compared_with: list[str]  # every config the run was held against, for the reader
+    unranked: list[Deviation] = []  # the Zoo entry's other settings this run differs in (module docstring)
 
 
 def _ratio(value: Any, preset: Any) -> float | None:
@@ -251,6 +257,26 @@ def _magnitude(d: Deviation, config: Mapping[str, Any]) -> float:
     return abs(math.log(r)) if r and r > 0 and math.isfinite(r) else 0.0
 
 
+def _unranked(config: Mapping[str, Any], comps: list[Comparison], algo: str, action_kind: str | None,
+              taken: set[str]) -> list[Deviation]:
+    """The keys the Zoo's entry sets but the diagnosis does not compare (``values`` holds only the sized numbers)
+    that this run has changed, each with its revert; ``taken``: keys a deviation or a shipped preset already
+    covers."""
+    zoo = next((c for c in comps if c.source == "rl_zoo"), None)
+    if zoo is None or zoo.context is None:
+        return []
+    out = []
+    for key, (value, theirs) in preset_differences(config, zoo.context).items():
+        if key in taken or key in zoo.values or key in _NOT_SET_BY_DEFAULTS or key == "algo" \
+                or not applies_to(key, algo, action_kind):
+            continue
+        out.append(Deviation(key=key, value=value, preset=theirs, size=f"{yaml_value(value)} instead of "
+                             f"{zoo.owner} {yaml_value(theirs)}", source="rl_zoo", reference=zoo.reference,
+                             revert=change(key, value, theirs, _direction(key, value, theirs),
+                                           f"{zoo.owner} value ({zoo.ref_id})")))
+    return out
+
+
 _SOURCE_RANK = {"preset": 0, "user_preset": 0, "shipped_preset": 1, "rl_zoo": 2, "default": 3}
 
 
@@ -283,4 +309,5 @@ def deviations(config: Mapping[str, Any], config_id: str, info: RunInfo, data: R
             settled |= {k for k in comp.values if k in config}
     out.sort(key=lambda d: (_SOURCE_RANK[d.source], -_magnitude(d, config)))
     own = comps[0].ref_id if comps and comps[0].source in ("preset", "user_preset") else None
-    return DeviationReport(own, out, sorted(drift), [c.described for c in comps])
+    unranked = _unranked(config, comps, algo, kind, settled | {d.key for d in out} | set(drift))
+    return DeviationReport(own, out, sorted(drift), [c.described for c in comps], unranked)

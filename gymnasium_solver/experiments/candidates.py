@@ -2,7 +2,7 @@
 
 Pure: :func:`build_candidates` takes a :class:`Diagnosis` and the parent's overrides and returns
 the candidates in the order they are worth trying. It reads only ``Diagnosis.findings``
-(severity, ``suggested_changes``) and ``Diagnosis.references.deviations`` (``key``, ``value``,
+(severity, ``suggested_changes``), ``Diagnosis.references.deviations`` and ``.unranked`` (``key``, ``value``,
 ``preset``, ``revert``), so new rules and new kinds of deviation become candidates unchanged.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gymnasium_solver.diagnostics.models import Diagnosis, Severity, SuggestedChange
+from gymnasium_solver.diagnostics.models import Deviation, Diagnosis, Severity, SuggestedChange
 from gymnasium_solver.launcher import override_pairs, yaml_value
 
 DEFAULT_MAX_TRIALS = 8
@@ -74,10 +74,17 @@ def _lowers_budget(key: str, value: Any, preset: Any) -> bool:
 
 
 def _revert_candidates(diagnosis: Diagnosis) -> list[Candidate]:
-    """Each preset deviation reverted alone, then all of them together (when more than one)."""
+    """Each preset deviation reverted alone, then all of them together (when more than one); then the same for
+    the unranked ones (the Zoo entry's settings the diagnosis does not weigh, e.g. its normalize switch)."""
+    return [*_reverts(diagnosis.references.deviations, "revert all", "every preset deviation reverted"),
+            *_reverts(diagnosis.references.unranked, "revert all unranked",
+                      "every setting that differs from the RL Zoo's entry and the diagnosis does not weigh, reverted")]
+
+
+def _reverts(deviations: list[Deviation], together_name: str, together_why: str) -> list[Candidate]:
     reverts: list[Candidate] = []
     together: dict[str, Any] = {}
-    for d in diagnosis.references.deviations:
+    for d in deviations:
         # Reverting the seed would test another seed; reverting a raised budget would only make
         # the trial shorter than its parent. Neither is a fix.
         if d.key in _NEVER_CHANGED or _lowers_budget(d.key, d.value, d.preset):
@@ -88,8 +95,8 @@ def _revert_candidates(diagnosis: Diagnosis) -> list[Candidate]:
                                  source="revert", why=f"{d.key} is {yaml_value(d.value)} here, "
                                  f"{yaml_value(d.preset)} in {d.reference}"))
     if len(reverts) > 1:
-        reverts.append(Candidate(name="revert all", changes=together, set_args=override_pairs(together),
-                                 source="revert_all", why=f"every preset deviation reverted ({', '.join(together)})"))
+        reverts.append(Candidate(name=together_name, changes=together, set_args=override_pairs(together),
+                                 source="revert_all", why=f"{together_why} ({', '.join(together)})"))
     return reverts
 
 
@@ -99,7 +106,8 @@ def build_candidates(
     """The config changes worth a trial run, most promising first, at most ``max_trials``.
 
     Order: the diagnosis' findings (top finding first, warnings and criticals only), then each
-    preset deviation reverted alone, then all deviations reverted together. Change sets that repeat
+    preset deviation reverted alone, then all deviations reverted together, then the same for the
+    unranked differences from the RL Zoo's entry. Change sets that repeat
     an earlier one, or that the parent already runs with, are dropped. Raises
     :class:`NoCandidatesError` (a ValueError saying what to do instead) when nothing is left.
     """
@@ -116,7 +124,8 @@ def build_candidates(
     if not out:
         raise NoCandidatesError(
             f"nothing to try for run {diagnosis.run_id}: its diagnosis (verdict {diagnosis.verdict}) suggests no "
-            f"config change and its config does not differ from the preset {diagnosis.config_id}; "
+            f"config change and its config does not differ from the preset {diagnosis.config_id} (nor from the RL "
+            f"Zoo's entry, where it has one); "
             f"see why with `gsolve diagnose {diagnosis.run_id}`, or test your own change with "
             f"`gsolve retry {diagnosis.run_id} --set key=value`"
         )
