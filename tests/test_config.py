@@ -413,6 +413,17 @@ def test_a_budget_below_one_rollout_is_said_before_the_run_trains_the_whole_roll
                     "max_env_steps, or shorten the rollout (n_steps, n_envs)"]
     assert "8 envs x 5 steps = 40" in " ".join(resolve_with_origin(
         "MountainCar-v0:a2c", ["max_env_steps=39", "n_envs=8"], use_zoo=False).origin.notes)
+    # The eval_freq note does not promise ten evaluations a rollout-sized run cannot make: they come between rollouts.
+    eval_note = next(n for n in resolve_with_origin("MountainCar-v0:a2c", ["max_env_steps=39", "n_envs=8"],
+                                                    use_zoo=False).origin.notes if n.startswith("eval_freq:"))
+    assert eval_note.endswith("evaluations happen between rollouts, so with rollouts of 40 env steps this run "
+                              "evaluates once"), eval_note
+    eval_note = next(n for n in resolve_with_origin("MountainCar-v0:ppo", ["max_env_steps=20000", "n_steps=1024",
+                                                                            "n_envs=4"], use_zoo=False).origin.notes
+                     if n.startswith("eval_freq:"))
+    assert eval_note.endswith("with rollouts of 4,096 env steps this run evaluates 5 times"), eval_note
+    assert "between rollouts" not in " ".join(resolve_with_origin("MountainCar-v0:ppo", ["max_env_steps=20000"],
+                                                                  use_zoo=False).origin.notes)
     for config_id, sets in (("CartPole-v1:ppo", ["max_env_steps=2048"]), ("CartPole-v1:dqn", ["max_env_steps=10"]),
                             ("CartPole-v1:reinforce", ["max_env_steps=10"])):
         assert not any(n.startswith("max_env_steps:") for n in resolve_with_origin(config_id, sets).origin.notes)

@@ -272,3 +272,21 @@ def test_an_old_version_of_a_registered_id_is_refused_with_the_version_that_repl
         check_registered("Taxi-v3")
     with pytest.raises(ConfigError, match=r"unknown environment 'CartPole-v9'; did you mean 'CartPole-v1'"):
         check_registered("CartPole-v9")
+
+
+def test_a_space_is_described_in_one_short_line() -> None:
+    """Notes and refusals quote the observation space: a Box's own bounds on one line (str() wraps LunarLander's over
+    three), many bounds as their range (BipedalWalker's 24 pairs), and nested spaces the same way."""
+    import gymnasium as gym
+
+    from gymnasium_solver.config.spaces import describe_space
+
+    lunar = describe_space(gym.make("LunarLander-v3").observation_space)
+    assert lunar == "Box([-2.5 -2.5 -10 -10 -6.283 -10 0 0], [2.5 2.5 10 10 6.283 10 1 1], (8,), float32)"
+    wide = gym.spaces.Box(low=-np.arange(1, 25, dtype=np.float32), high=np.arange(1, 25, dtype=np.float32))
+    assert describe_space(wide) == "Box(bounds within -24..24, each dimension its own, (24,), float32)"
+    nested = gym.spaces.Dict({"pos": wide, "image": gym.spaces.Box(0, 255, (7, 7, 3), np.uint8)})
+    assert describe_space(nested) == ("Dict('image': Box(0, 255, (7, 7, 3), uint8), 'pos': Box(bounds within -24..24, "
+                                      "each dimension its own, (24,), float32))")
+    assert describe_space(gym.spaces.Tuple((gym.spaces.Discrete(3), wide))).startswith("Tuple(Discrete(3), Box(bounds")
+    assert "\n" not in lunar and "\n" not in describe_space(wide)

@@ -303,12 +303,18 @@ def _budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str
     nothing set eval_freq; and a PPO or A2C budget smaller than one rollout, which is collected and trained whole
     (as SB3 does), so the run trains more env steps than asked (BipedalWalker-v3's Zoo rollout is 65,536)."""
     every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
+    rollout = cfg.n_envs * cfg.n_steps if isinstance(cfg, PPOConfig | A2CConfig) else None
     if not eval_freq_set and cfg.eval_freq > every:
-        notes.append(f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
-                     f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
-                     "is only seen at an evaluation)")
+        note = (f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
+                f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
+                "is only seen at an evaluation)")
+        if rollout is not None and rollout > every:  # an evaluation waits for the rollout it falls in to be trained
+            rounds = -(-cfg.max_env_steps // rollout)
+            note += (f"; evaluations happen between rollouts, so with rollouts of {rollout:,} env steps this run "
+                     f"evaluates {f'{rounds:,} times' if rounds > 1 else 'once'}")
+        notes.append(note)
         cfg = build_config({**cfg.model_dump(mode="json"), "eval_freq": every}, where)
-    if isinstance(cfg, PPOConfig | A2CConfig) and cfg.max_env_steps < (rollout := cfg.n_envs * cfg.n_steps):
+    if isinstance(cfg, PPOConfig | A2CConfig) and rollout is not None and cfg.max_env_steps < rollout:
         notes.append(f"max_env_steps: the {cfg.max_env_steps:,}-step budget is less than one rollout ({cfg.n_envs} "
                      f"envs x {cfg.n_steps:,} steps = {rollout:,} env steps), which is collected and trained whole: "
                      f"the run trains {rollout:,} env steps; raise max_env_steps, or shorten the rollout (n_steps, "

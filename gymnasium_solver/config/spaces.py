@@ -128,9 +128,32 @@ def space_kind(space: Any) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
+_SHOWN_BOUNDS = 8  # a Box with more per-dimension bounds than this is shown by their range
+
+
 def describe_space(space: Any) -> str:
-    """``str(space)`` without the memory addresses a third-party space prints (MiniGrid's mission function)."""
+    """``str(space)`` in one short line: a Box's per-dimension bounds on one line, or, past _SHOWN_BOUNDS of them,
+    as their range (BipedalWalker's 24 pairs would fill the screen); Dict and Tuple entries likewise; without the
+    memory addresses a third-party space prints (MiniGrid's mission function)."""
+    import gymnasium as gym
+    import numpy as np
+
+    if isinstance(space, gym.spaces.Box) and space.low.size > 1 and not (
+            np.all(space.low == space.low.flat[0]) and np.all(space.high == space.high.flat[0])):
+        if space.low.size > _SHOWN_BOUNDS:
+            return (f"Box(bounds within {_bound(space.low.min())}..{_bound(space.high.max())}, each dimension its "
+                    f"own, {space.shape}, {space.dtype})")
+        low, high = (" ".join(_bound(x) for x in a.flat) for a in (space.low, space.high))
+        return f"Box([{low}], [{high}], {space.shape}, {space.dtype})"
+    if isinstance(space, gym.spaces.Dict):
+        return "Dict(" + ", ".join(f"{k!r}: {describe_space(v)}" for k, v in space.spaces.items()) + ")"
+    if isinstance(space, gym.spaces.Tuple):
+        return "Tuple(" + ", ".join(describe_space(v) for v in space.spaces) + ")"
     return re.sub(r" at 0x[0-9a-f]+", "", str(space))
+
+
+def _bound(x: Any) -> str:
+    return f"{float(x) + 0.0:.4g}"  # + 0.0: LunarLander's -0. lower bounds read as 0
 
 
 def install_hint(exc: BaseException, env_id: str) -> str:
