@@ -21,19 +21,20 @@ What is recorded:
   in-process: each tool's name, title, description, annotations, input and output schema;
   ``mcp_server.json``: the rest a client loads, the server's instructions, prompts and resources.
 - ``run_folders/<kernels>/<algo>/`` (the part ``runs``; not a ``runs/`` folder, which .gitignore hides), one
-  recording per set of CPU kernels torch dispatches to (``avx512``, ``avx2``: see recorded_with.json): for every
+  recording per CPU maker and set of kernels torch dispatches to (``intel-avx512``, ``amd-avx2``, ``amd-avx512``: see
+  recorded_with.json): for every
   algorithm in gymnasium_solver/contract/algorithms.py's table, one short ``gsolve train CONFIG --seed 0 --set ...``
   (GOLDEN_RUNS, run through ``cli.main`` in this process) on CartPole-v1 or Pendulum-v1, from the pinned copies of
   their presets in ``presets/`` (not the shipped ones, so that a preset's retune re-records nothing): its config.yaml
   as written; its metrics.csv, run.json and run.log with what is per-machine or per-time taken out
   (below); ``checkpoints.json``: the run folder's file names, each checkpoint's metadata, and per
   checkpoint file its keys, a sha256 of the network's weights and the observation normaliser.
-- ``recorded_with.json``: per part, the Python and library versions (and for the runs the CPU kernels
-  torch uses: one entry ``runs/<kernels>`` per recording) it was recorded with. Where they differ from the
-  recording's, a part is not compared (the test skips it, saying why): floats trained with another torch
-  or on an AVX2 instead of an AVX512 CPU differ in their last bits and then in whole episodes, so the runs
-  are recorded once per kernel set a machine of ours has (``--only runs`` records this machine's, leaving
-  the others'). The recordings hold a move on one machine; to use them elsewhere, re-record from the
+- ``recorded_with.json``: per part, the Python and library versions (and for the runs the CPU's maker and the
+  kernels torch uses: one entry ``runs/<maker>-<kernels>`` per recording) it was recorded with. Where they differ
+  from the recording's, a part is not compared (the test skips it, saying why): floats trained with another torch,
+  on an AVX2 instead of an AVX512 CPU, or on an AMD instead of an Intel one with the same kernels, differ in their
+  last bits and then in whole episodes, so the runs are recorded once per maker and kernel set a machine of ours
+  has (``--only runs`` records this machine's, leaving the others'). The recordings hold a move on one machine; to use them elsewhere, re-record from the
   commit before the change and compare after it.
 
 What is taken out, and why (nothing else: every other column and field came out byte-identical in two
@@ -88,7 +89,7 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = ROOT / "tests" / "fixtures" / "golden"  # this checkout's, also when recording --from a commit
 # The presets the runs train from: pinned copies, not the shipped ones, so that retuning a preset changes no
-# recording (the runs hold the code, not the presets' values; the avx512 recordings need an Intel machine to
+# recording (the runs hold the code, not the presets' values; the intel-avx512 recordings need an Intel machine to
 # re-make). Read through $GSOLVE_CONFIG_DIR (config/presets.py), the folder a user's own presets live in.
 GOLDEN_PRESETS = GOLDEN_DIR / "presets"
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"  # config/presets.py's CONFIG_DIR_ENV: not imported, so torch loads later
@@ -169,24 +170,44 @@ def recording_environment(part: str) -> dict[str, str]:
 
         env["machine"] = platform.machine()
         env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        env["cpu_vendor"] = cpu_vendor()
     return env
 
 
+def cpu_vendor() -> str:
+    """The CPU's maker as /proc/cpuinfo names it (``GenuineIntel``, ``AuthenticAMD``), '' where it does not say.
+    The same kernels train to other floats on another maker's CPU (an AMD EPYC's AVX512 runs came out unlike an
+    Intel's: the libraries torch and numpy call pick their code paths by vendor too)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = re.search(r"^vendor_id\s*:\s*(\S+)", text, re.MULTILINE)
+    return found.group(1) if found else ""
+
+
+_VENDOR_NAMES = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}
+
+
 def kernels() -> str:
-    """The CPU kernels torch dispatches to here, lower-case (``avx512``, ``avx2``, ``default``): the runs'
-    recordings are kept per kernel set, each in run_folders/<kernels>/."""
+    """The CPU's maker and the kernels torch dispatches to here, lower-case (``intel-avx512``, ``amd-avx2``,
+    ``amd-avx512``; the kernels alone, ``avx2``, on a CPU that names no maker we know): the runs' recordings are
+    kept per such set, each in run_folders/<kernels>/."""
     import torch
 
-    return torch.backends.cpu.get_cpu_capability().lower()
+    capability = torch.backends.cpu.get_cpu_capability().lower()
+    vendor = _VENDOR_NAMES.get(cpu_vendor(), "")
+    return f"{vendor}-{capability}" if vendor else capability
 
 
 def _key(part: str) -> str:
-    """``part``'s entry in recorded_with.json: the runs' is per kernel set (``runs/avx2``)."""
+    """``part``'s entry in recorded_with.json: the runs' is per CPU maker and kernel set (``runs/amd-avx2``)."""
     return f"runs/{kernels()}" if part == "runs" else part
 
 
 def recorded_environment(part: str) -> dict[str, str] | None:
-    """The environment ``part`` was recorded in (None: not recorded; for the runs, not on this CPU's kernels)."""
+    """The environment ``part`` was recorded in (None: not recorded; for the runs, not on this CPU's maker and
+    kernels)."""
     path = GOLDEN_DIR / RECORDED_WITH
     return json.loads(path.read_text(encoding="utf-8")).get(_key(part)) if path.is_file() else None
 
@@ -195,7 +216,7 @@ def comparable(part: str) -> str:
     """Why ``part`` cannot be compared here ('' when it can): a different Python, library or CPU."""
     then, now = recorded_environment(part), recording_environment(part)
     if then is None:
-        where = f" on {kernels().upper()} kernels" if part == "runs" else ""
+        where = f" on {kernels()} (CPU maker and kernels)" if part == "runs" else ""
         return (f"{part} was never recorded{where}; record it with `{RECORD_COMMAND} --from <commit before the "
                 f"change> --only {part}`")
     changed = [f"{k} {then.get(k)} -> {now.get(k)}" for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]

@@ -27,6 +27,8 @@ from gymnasium_solver.contract.metric_names import COMMON_COLUMNS, PPO_COLUMNS, 
 from gymnasium_solver.contract.run_folder import RunInfo
 
 ROOT = Path(__file__).resolve().parents[1]
+# The CPU makers and kernel sets the runs are recorded for (run_folders/<maker>-<kernels>/).
+RECORDED_KERNELS = sorted(p.name for p in (golden.GOLDEN_DIR / "run_folders").iterdir() if p.is_dir())
 
 
 def differs(part: str, diff: str) -> str:
@@ -90,19 +92,19 @@ def test_a_run_of_every_algorithm_is_as_recorded() -> None:
 
 
 def test_the_runs_train_from_the_pinned_presets_not_the_shipped_ones() -> None:
-    """A preset's retune must not re-record the runs (the avx512 ones need an Intel machine): every recorded run
+    """A preset's retune must not re-record the runs (the intel-avx512 ones need an Intel machine): every recorded run
     that takes a preset took it from tests/fixtures/golden/presets/, through the folder a user's presets live in."""
     from gymnasium_solver.config.presets import CONFIG_DIR_ENV
 
     assert golden.CONFIG_DIR_ENV == CONFIG_DIR_ENV
     origins = {}
-    for kernels in ("avx2", "avx512"):
+    for kernels in RECORDED_KERNELS:
         for path in sorted((golden.GOLDEN_DIR / "run_folders" / kernels).glob("*/run.json")):
             origin = json.loads(path.read_text(encoding="utf-8"))["config_origin"]
             origins[f"{kernels}/{path.parent.name}"] = (origin["settings"], origin["where"].split(" (")[0])
     pinned = {f"tests/fixtures/golden/presets/{p.name}" for p in golden.GOLDEN_PRESETS.glob("*.yaml")}
     from_presets = {k: where for k, (settings, where) in origins.items() if settings == "preset"}
-    assert len(from_presets) == 12 and set(from_presets.values()) == pinned, origins
+    assert len(from_presets) == 6 * len(RECORDED_KERNELS) and set(from_presets.values()) == pinned, origins
 
 
 # The comparison itself, so that a silent pass means equal recordings.
@@ -170,14 +172,32 @@ def test_every_time_field_of_run_json_is_masked() -> None:
 
 
 def test_the_runs_are_recorded_per_cpu_kernel_set_and_an_unrecorded_one_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    """AVX2 and AVX512 kernels train the same seed to other floats: each kernel set has its own recording of the
-    same runs, and a machine whose kernels have none is told how to record them, not compared."""
+    """AVX2 and AVX512 kernels, and AMD's and Intel's CPUs with the same kernels, train the same seed to other floats:
+    each has its own recording of the same runs, named for the maker and kernels, and a machine that has none is told
+    how to record them, not compared."""
+    assert {"intel-avx512", "amd-avx2", "amd-avx512"} <= set(RECORDED_KERNELS)
     by_kernels = {}
-    for k in ("avx2", "avx512"):
+    for k in RECORDED_KERNELS:
         monkeypatch.setattr(golden, "kernels", lambda k=k: k)
         by_kernels[k] = {name.split("/", 2)[2] for name in golden.recorded("runs")}
-    assert by_kernels["avx2"] == by_kernels["avx512"]
-    assert {name.split("/")[0] for name in by_kernels["avx2"]} == set(golden.GOLDEN_RUNS)
-    monkeypatch.setattr(golden, "kernels", lambda: "avx9")
+        assert golden.recorded_environment("runs")["cpu_vendor"] == {"intel": "GenuineIntel", "amd": "AuthenticAMD"}[
+            k.split("-")[0]]
+    assert all(names == by_kernels["amd-avx2"] for names in by_kernels.values())
+    assert {name.split("/")[0] for name in by_kernels["amd-avx2"]} == set(golden.GOLDEN_RUNS)
+    monkeypatch.setattr(golden, "kernels", lambda: "intel-avx9")
     assert golden.recorded("runs") == {} and golden.recorded_environment("runs") is None
-    assert "runs was never recorded on AVX9 kernels" in golden.comparable("runs")
+    assert "runs was never recorded on intel-avx9 (CPU maker and kernels)" in golden.comparable("runs")
+
+
+def test_the_cpu_maker_is_read_from_cpuinfo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The recording's name starts with the maker /proc/cpuinfo gives; a CPU that names none is keyed by kernels."""
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability().lower()
+    real_path = golden.Path
+    for text, vendor, key in (("processor\t: 0\nvendor_id\t: AuthenticAMD\n", "AuthenticAMD", f"amd-{capability}"),
+                              ("vendor_id : GenuineIntel\n", "GenuineIntel", f"intel-{capability}"),
+                              ("processor : 0\n", "", capability)):
+        (tmp_path / "cpuinfo").write_text(text, encoding="utf-8")
+        monkeypatch.setattr(golden, "Path", lambda p, t=tmp_path: t / "cpuinfo" if p == "/proc/cpuinfo" else real_path(p))
+        assert (golden.cpu_vendor(), golden.kernels()) == (vendor, key)
