@@ -40,6 +40,16 @@ def test_bad_override_syntax():
         resolve_config("CartPole-v1:ppo", ["learning_rate"])
 
 
+def test_a_flow_mapping_without_a_space_after_its_colon_is_refused_with_the_spelling_meant():
+    """`env_kwargs={map_name:8x8}` is YAML for the key 'map_name:8x8' with no value: the environment's constructor
+    would refuse an unknown keyword in words about its own arguments; the override says what to write."""
+    with pytest.raises(ConfigError, match=r"'map_name:8x8' reads as one key with no value .*write \{map_name: 8x8\}"):
+        resolve_config("FrozenLake-v1:ppo", ["env_kwargs={map_name:8x8}"])
+    with pytest.raises(ConfigError, match=r"write \{b: 2\}"):
+        resolve_config("FrozenLake-v1:ppo", ["env_kwargs={a: {b:2}}"])
+    assert resolve_config("FrozenLake-v1:ppo", ["env_kwargs={map_name: 8x8}"]).env_kwargs == {"map_name": "8x8"}
+
+
 def test_unknown_env_and_variant():
     with pytest.raises(ConfigError, match="did you mean 'CartPole-v1'"):
         resolve_config("CartPole-v2:ppo")

@@ -199,8 +199,23 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
             cursor = cursor.setdefault(part, Additions())
             if not isinstance(cursor, dict):
                 raise ConfigError(f"override {pair!r} conflicts with another override of {part!r}")
-        cursor[parts[-1]] = _parse_override_value(value)
+        parsed = _parse_override_value(value)
+        _check_flow_mapping(pair, parsed)
+        cursor[parts[-1]] = parsed
     return out
+
+
+def _check_flow_mapping(pair: str, value: Any) -> None:
+    """``env_kwargs={map_name:8x8}`` is YAML for the key 'map_name:8x8' with no value (a flow mapping needs a space
+    after the colon): refused with the spelling that was meant, before it reaches an environment's constructor."""
+    if not isinstance(value, dict):
+        return
+    for k, v in value.items():
+        if v is None and isinstance(k, str) and ":" in k:
+            name, _, meant = k.partition(":")
+            raise ConfigError(f"override {pair!r}: {k!r} reads as one key with no value (YAML needs a space after "
+                              f"the colon); write {{{name}: {meant}}}")
+        _check_flow_mapping(pair, v)
 
 
 def yaml_value(v: Any) -> str:
