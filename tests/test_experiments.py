@@ -919,6 +919,9 @@ def test_a_fix_plans_without_the_candidates_the_trainer_refuses(tmp_path: Path) 
     assert "not tried" in rec.message
     job = FixJob(store, rec, None, None, 0)  # type: ignore[arg-type]
     assert not job._trainable({"batch_size": 128}) and job._trainable({"n_envs": 16, "batch_size": 128})
+    # A bound past what a fix runs is refused before anything is planned (it used to be taken silently as 16).
+    with pytest.raises(ValueError, match="max_trials must be between 1 and 16 .* got 99"):
+        plan_experiment(store, run_id, max_trials=99)
 
 
 def test_a_jobs_coordinator_is_gone_only_past_the_staleness_window(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -64,6 +64,9 @@ def plan_experiment(
         raise ValueError(f"timeout must be between 1 and {MAX_TIMEOUT_SECONDS:g} seconds, got {timeout_seconds:g}")
     if not 1 <= seeds <= MAX_SEEDS:
         raise ValueError(f"seeds must be between 1 and {MAX_SEEDS} (each is a training run per candidate), got {seeds}")
+    if not 1 <= max_trials <= MAX_TRIALS_LIMIT:
+        raise ValueError(f"max_trials must be between 1 and {MAX_TRIALS_LIMIT} (each trial is a full training run; "
+                         f"more is a sweep: gsolve sweep), got {max_trials}")
     required = seeds if required is None else required
     if not 1 <= required <= seeds:
         raise ValueError(f"--require (seeds a winner must solve) must be between 1 and --seeds ({seeds}), got {required}")
