@@ -222,6 +222,20 @@ def test_presets_save_writes_a_run_as_the_users_own_preset(tmp_path: Path, capsy
     assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 2  # exists
     assert "already has a variant 'mine'" in capsys.readouterr().err
 
+    # Saved without $GSOLVE_CONFIG_DIR (into ~/.config/gsolve/presets, here $XDG_CONFIG_HOME's), the variant is not
+    # trained from the shipped presets; training it says where it is and how to train it, not only "no preset".
+    monkeypatch.delenv("GSOLVE_CONFIG_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 0
+    capsys.readouterr()
+    saved = tmp_path / "xdg" / "gsolve" / "presets"
+    with pytest.raises(ConfigError, match=f"your saved preset MountainCar-v0:mine is in {saved}, .*"
+                                          f"GSOLVE_CONFIG_DIR={saved} gsolve train MountainCar-v0:mine"):
+        resolve_config("MountainCar-v0:mine")
+    with pytest.raises(ConfigError) as other:
+        resolve_config("MountainCar-v0:theirs")
+    assert "your saved preset" not in str(other.value)
+
 
 def test_gsolve_config_prints_each_values_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["config", "MountainCarContinuous-v0:reinforce", "--set", "gamma=0.98"]) == 0

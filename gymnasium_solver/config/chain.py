@@ -22,15 +22,18 @@ from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
 from gymnasium_solver.config.presets import (
+    CONFIG_DIR_ENV,
     PACKAGE_CONFIG_DIR,
     _apply_overrides,
     _check_time_limit,
     _resolve_variant_dict,
+    config_dir,
     list_env_files,
     list_variants,
     load_preset,
     parse_overrides,
     spec_reward_threshold,
+    user_presets_dir,
     zoo_name_notes,
 )
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
@@ -125,6 +128,21 @@ def split_config_id(config_id: str) -> tuple[str, str | None]:
     return env_id, (variant or None)
 
 
+def _saved_elsewhere(env_id: str, variant: str, folder: Path | None) -> str:
+    """'; ...' naming how to train ``ENV:variant`` when `gsolve presets save` put it in the user's preset folder and
+    training reads another (no $GSOLVE_CONFIG_DIR: the shipped presets), else ''."""
+    saved = user_presets_dir()
+    if saved == (folder or config_dir()) or env_id not in list_env_files(saved):
+        return ""
+    try:
+        if variant not in load_preset(env_id, saved).variants:
+            return ""
+    except ConfigError:
+        return ""
+    return (f"; your saved preset {env_id}:{variant} is in {saved}, which training reads only when "
+            f"{CONFIG_DIR_ENV} points at it: {CONFIG_DIR_ENV}={saved} gsolve train {env_id}:{variant}")
+
+
 def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base | None:
     """The preset's variant; None when there is no preset file for ``env_id`` or (for an algorithm's
     name) no such variant in it. ConfigError for a variant name that is not an algorithm either."""
@@ -143,7 +161,8 @@ def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base
             return None  # an algorithm the preset has no variant for: the Zoo, else the defaults
         names = list(dict.fromkeys([*preset.variants, *(a.value for a in Algo)]))
         raise ConfigError(f"{preset.path}: no variant {variant!r}{did_you_mean(variant, names)} (variants: "
-                          f"{', '.join(preset.variants)}; an algorithm's name trains without the preset)")
+                          f"{', '.join(preset.variants)}; an algorithm's name trains without the preset)"
+                          f"{_saved_elsewhere(env_id, variant, folder)}")
     data = _resolve_variant_dict(preset, variant)
     check_keys(data, f"{preset.path} (variant {variant!r})")
     data = {**data, "env_id": preset.env_id, "variant": variant}
@@ -226,7 +245,8 @@ def _base(env_id: str, variant: str | None, folder: Path | None, use_zoo: bool,
     elif variant not in Algo._value2member_map_:
         names = [a.value for a in Algo]
         raise ConfigError(f"{env_id} has no preset, so {variant!r} must name an algorithm"
-                          f"{did_you_mean(variant, names)} (algorithms: {', '.join(names)})")
+                          f"{did_you_mean(variant, names)} (algorithms: {', '.join(names)})"
+                          f"{_saved_elsewhere(env_id, variant, folder)}")
     if spaces.observation_note:
         notes.append(spaces.observation_note)
     zoo = _from_zoo(env_id, variant) if use_zoo else None
