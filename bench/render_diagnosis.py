@@ -78,8 +78,13 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_14.json": "heldout23 (environments without a preset; blind: run at 6f73bf4, "
                                                    "the diagnosis that scored it at c659719)",
                  "fix_verdicts_no_preset_15.json": "heldout24 (environments without a preset; blind: run at bb20736, "
-                                                   "after its scoring at 4d7d00c, for 6 of its 8 faults: two of its "
-                                                   "three CartPole-v1:qrdqn cases were not run for time)"}
+                                                   "after its scoring at 4d7d00c, for 6 of its 8 faults, and at "
+                                                   "d66ff21 (the same diagnosis and candidates) for the other two, "
+                                                   "w02 and w18, before they were read)",
+                 "fix_verdicts_no_preset_15_after.json": "heldout24's w04, which errored blind (nothing to try: the "
+                                                         "RL Zoo's normalize was not compared), re-run after the "
+                                                         "change it prompted, the Zoo's unranked settings as fix "
+                                                         "candidates (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
