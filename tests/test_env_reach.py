@@ -290,3 +290,24 @@ def test_a_space_is_described_in_one_short_line() -> None:
                                       "each dimension its own, (24,), float32))")
     assert describe_space(gym.spaces.Tuple((gym.spaces.Discrete(3), wide))).startswith("Tuple(Discrete(3), Box(bounds")
     assert "\n" not in lunar and "\n" not in describe_space(wide)
+
+
+def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
+    """Gymnasium 1.x registers the ALE's games only once ale_py is imported: with the atari extra installed, an ALE id
+    we ship no preset for (ALE/Pong-v5, BreakoutNoFrameskip-v4) is found, not "unknown environment ... did you mean
+    'Ant-v5'? (set atari_wrappers: true)", which that setting did not cure; its raw frames are refused with the
+    command that trains it, and that command resolves."""
+    pytest.importorskip("ale_py")
+    from gymnasium_solver.config import ConfigError, resolve_config
+    from gymnasium_solver.config.spaces import check_registered
+
+    check_registered("ALE/Pong-v5")
+    with pytest.raises(ConfigError, match=r"did you mean 'ALE/Pong-v5'.*\(ALE games are registered by the atari extra, "
+                                          r"which is installed\)"):
+        check_registered("ALE/Pongg-v5")
+    with pytest.raises(ConfigError, match=r"gsolve train BreakoutNoFrameskip-v4:ppo --set atari_wrappers=true "
+                                          r"network=nature_cnn normalize_observations=false$"):
+        resolve_config("BreakoutNoFrameskip-v4")
+    cfg = resolve_config("BreakoutNoFrameskip-v4:ppo", ["atari_wrappers=true", "network=nature_cnn",
+                                                        "normalize_observations=false"])
+    assert cfg.atari_wrappers and cfg.network == "nature_cnn"

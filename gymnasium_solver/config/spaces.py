@@ -203,6 +203,19 @@ def env_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpac
     return _spaces(env_id, items)
 
 
+def _register_ale() -> bool:
+    """Register the ALE's games with Gymnasium when the atari extra is installed (Gymnasium 1.x registers them only
+    once ale_py is imported; ale_py is one of our extras' packages, not a module a config names); False without it."""
+    import gymnasium as gym
+
+    try:
+        import ale_py
+    except ImportError:
+        return False
+    gym.register_envs(ale_py)
+    return True
+
+
 def check_registered(env_id: str) -> None:
     """ConfigError naming close matches when Gymnasium has no environment ``env_id``."""
     import gymnasium as gym
@@ -220,7 +233,10 @@ def check_registered(env_id: str) -> None:
     from gymnasium_solver.config.build import did_you_mean
 
     ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
-    hint = " (ALE games are registered by the atari extra: set atari_wrappers: true)" if ale else ""
+    if ale and _register_ale() and env_id in gym.registry:
+        return
+    hint = (" (ALE games are registered by the atari extra, which is installed)" if ale and _register_ale() else
+            ' (ALE games need the atari extra: pip install "gymnasium-solver[atari]")' if ale else "")
     if not ale:  # an id of the user's own: their class, named on the command line
         own = bound_ids()
         hint = (f" (this process's own classes are {', '.join(own)})" if own else
@@ -272,6 +288,15 @@ _STACK = ("gymnasium.wrappers.GrayscaleObservation, ResizeObservation((84, 84)) 
           "with --env-package PKG (an ALE game's: atari_wrappers=true)")
 
 
+def _is_ale_game(env_id: str) -> bool:
+    import gymnasium as gym
+
+    try:
+        return str(gym.spec(env_id).entry_point).startswith("ale_py")
+    except gym.error.Error:
+        return False
+
+
 def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
     """ConfigError, in one line naming the space and the algorithms that would take it, for image observations
     this config cannot learn on: channels last (no gsolve network takes them), an algorithm without the CNN, or
@@ -279,6 +304,11 @@ def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
     if spaces.image is None:
         return
     what = f"{spaces.env_id} has {spaces.observation} observations (images"
+    if spaces.image == "channels_last" and _is_ale_game(spaces.env_id):
+        raise ConfigError(f"{what}, channels last) as the ALE gives them: train an ALE game with the standard Atari "
+                          f"preprocessing, which makes 4x84x84 frame stacks for network: nature_cnn (with "
+                          f"{', '.join(IMAGE_ALGOS)}): gsolve train {spaces.env_id}:ppo --set atari_wrappers=true "
+                          "network=nature_cnn normalize_observations=false")
     if spaces.image == "channels_last":
         raise ConfigError(f"{what}, channels last), which no gsolve algorithm takes: network: nature_cnn (with "
                           f"{', '.join(IMAGE_ALGOS)}) takes channels-first frame stacks; {_STACK}")
