@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gymnasium_solver.config.presets import list_env_files, list_variants
+from gymnasium_solver.config.spaces import register_ale
 from gymnasium_solver.config.zoo import zoo_algos_by_env
 
 MAX_CATALOG_ROWS = 200  # registered ids are 400+; a page of them is enough to read
@@ -27,6 +28,7 @@ class Catalog(NamedTuple):
 def _registered() -> list[str]:
     import gymnasium as gym
 
+    register_ale()  # the atari extra's games, when it is installed: Gymnasium lists them only once ale_py is imported
     return sorted(str(k) for k in gym.registry)
 
 

@@ -203,7 +203,7 @@ def env_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpac
     return _spaces(env_id, items)
 
 
-def _register_ale() -> bool:
+def register_ale() -> bool:
     """Register the ALE's games with Gymnasium when the atari extra is installed (Gymnasium 1.x registers them only
     once ale_py is imported; ale_py is one of our extras' packages, not a module a config names); False without it."""
     import gymnasium as gym
@@ -233,9 +233,9 @@ def check_registered(env_id: str) -> None:
     from gymnasium_solver.config.build import did_you_mean
 
     ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
-    if ale and _register_ale() and env_id in gym.registry:
+    if ale and register_ale() and env_id in gym.registry:
         return
-    hint = (" (ALE games are registered by the atari extra, which is installed)" if ale and _register_ale() else
+    hint = (" (ALE games are registered by the atari extra, which is installed)" if ale and register_ale() else
             ' (ALE games need the atari extra: pip install "gymnasium-solver[atari]")' if ale else "")
     if not ale:  # an id of the user's own: their class, named on the command line
         own = bound_ids()
