@@ -264,6 +264,36 @@ def test_evaluation_episodes_that_never_end_are_counted_as_unfinished_and_the_ru
     assert said.startswith("3 of 10 evaluation episodes") and "its time limit of 200,000 steps is above" in said
 
 
+def test_an_evaluation_that_steps_far_more_than_the_training_between_two_is_said_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An untrained greedy policy that never ends an episode early (Breakout's never presses FIRE) plays every
+    evaluation episode to the time limit: here CliffWalking-v1 truncated at 500 steps, 10 episodes (5,000 env steps)
+    per 100 env steps trained. The run warns once that evaluating takes most of its time and what to change; counted
+    in env steps, so the same on every machine (the bound is 50,000 env steps, here 1,000)."""
+    from gymnasium_solver.train import evaluation, session
+
+    real = session.COSTLY_EVAL_MIN
+    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", 1_000)
+    cfg = resolve_config("CliffWalking-v1:dqn", ["max_env_steps=300", "eval_freq=100", "eval_episodes=10",
+                                                 "iteration_steps=100", "env_kwargs.max_episode_steps=500"])
+    info = rf.read_run_info(training.train(cfg, tmp_path).run_dir)
+    [warning] = info.warnings
+    assert (warning.kind, warning.source, warning.env_steps) == ("evaluation_costly", "eval_episodes", 100)
+    assert warning.message.startswith("this evaluation played 10 episodes of 500 steps on average (5,000 env "
+                                      "steps), 50 times the 100 env steps trained between evaluations (eval_freq)")
+    assert "lower eval_episodes, raise eval_freq" in warning.message
+    # Not said for an ordinary evaluation, below the bound, or beside the unfinished-episodes warning (which says
+    # more: those returns are no episode's).
+    said = session.costly_evaluation_message
+    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", real)
+    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 500.0, 10, [])) is None  # 5,000 env steps, under 50,000
+    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", 1_000)
+    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 99.0, 10, [])) is None  # 990 env steps
+    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 500.0, 10, [], unfinished=2)) is None
+    assert said(resolve_config("CliffWalking-v1:dqn", ["eval_freq=1000"]), evaluation.EvalResult(
+        0.0, 0.0, 500.0, 10, [])) is None  # 5x the training between evaluations: not 10x
+
+
 def test_an_old_version_of_a_registered_id_is_refused_with_the_version_that_replaced_it() -> None:
     """Gymnasium 1.x dropped Taxi-v3 for Taxi-v4: say that, not 'unknown environment' with guesses."""
     from gymnasium_solver.config.spaces import check_registered

@@ -122,6 +122,26 @@ def unfinished_message(cfg: Config, result: EvalResult) -> str:
             "TimeLimit), N a few times the steps a good episode takes")
 
 
+# An evaluation that steps this many times the env steps trained between evaluations (and at least COSTLY_EVAL_MIN
+# env steps) is most of the run's time: the run says so once. Counted in env steps, not seconds, so the warning is the
+# same on every machine and load (Breakout's untrained greedy policy never presses FIRE: 10 episodes to the ALE's
+# truncation at 27,000 steps each are 270,000 env steps per evaluation of a 1,024-step budget).
+COSTLY_EVAL_RATIO = 10
+COSTLY_EVAL_MIN = 50_000
+
+
+def costly_evaluation_message(cfg: Config, result: EvalResult) -> str | None:
+    """The run warning for an evaluation that steps far more than the training between two evaluations, or None."""
+    stepped = round(result.ep_len_mean * result.episodes)
+    trained = min(cfg.eval_freq, cfg.max_env_steps)
+    if result.unfinished or stepped < COSTLY_EVAL_MIN or stepped < COSTLY_EVAL_RATIO * trained:
+        return None
+    return (f"this evaluation played {result.episodes} episodes of {result.ep_len_mean:,.0f} steps on average "
+            f"({stepped:,} env steps), {stepped / trained:,.0f} times the {trained:,} env steps trained between "
+            "evaluations (eval_freq), so evaluating takes most of this run's time; lower eval_episodes, raise "
+            "eval_freq, or end episodes sooner (--set env_kwargs.max_episode_steps=N)")
+
+
 class _Parts(NamedTuple):
     agent: Agent
     collector: Any  # RolloutCollector, or gymnasium_solver.agents.sb3.SB3Collector
@@ -138,6 +158,7 @@ class Session:
         self.solved = False
         self.eval_count = 0
         self.warned_unfinished = False  # an evaluation's episodes did not end (warned once per run)
+        self.warned_costly = False  # an evaluation stepped far more than the training between two (warned once)
         self.is_best = False
         self.pending_best: CheckpointState | None = None
         self.best_written_at = 0.0
@@ -273,6 +294,9 @@ class Session:
             self.warned_unfinished = True
             self.writer.warn("eval_episodes_unfinished", "env_kwargs.max_episode_steps", unfinished_message(
                 self.cfg, result))
+        if not self.warned_costly and (costly := costly_evaluation_message(self.cfg, result)) is not None:
+            self.warned_costly = True
+            self.writer.warn("evaluation_costly", "eval_episodes", costly)
         self.writer.log(
             f"eval at {steps} env steps: {result.return_mean:.2f} +- {result.return_std:.2f} "
             f"over {result.episodes} episodes" + (" (solved)" if self.solved else "")
