@@ -280,18 +280,18 @@ def test_an_evaluation_that_steps_far_more_than_the_training_between_two_is_said
     [warning] = info.warnings
     assert (warning.kind, warning.source, warning.env_steps) == ("evaluation_costly", "eval_episodes", 100)
     assert warning.message.startswith("this evaluation played 10 episodes of 500 steps on average (5,000 env "
-                                      "steps), 50 times the 100 env steps trained between evaluations (eval_freq)")
+                                      "steps), 50 times the 100 env steps trained since the previous evaluation")
     assert "lower eval_episodes, raise eval_freq" in warning.message
     # Not said for an ordinary evaluation, below the bound, or beside the unfinished-episodes warning (which says
     # more: those returns are no episode's).
     said = session.costly_evaluation_message
     monkeypatch.setattr(session, "COSTLY_EVAL_MIN", real)
-    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 500.0, 10, [])) is None  # 5,000 env steps, under 50,000
+    assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, []), 100) is None  # 5,000 env steps, under 50,000
     monkeypatch.setattr(session, "COSTLY_EVAL_MIN", 1_000)
-    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 99.0, 10, [])) is None  # 990 env steps
-    assert said(cfg, evaluation.EvalResult(0.0, 0.0, 500.0, 10, [], unfinished=2)) is None
-    assert said(resolve_config("CliffWalking-v1:dqn", ["eval_freq=1000"]), evaluation.EvalResult(
-        0.0, 0.0, 500.0, 10, [])) is None  # 5x the training between evaluations: not 10x
+    assert said(evaluation.EvalResult(0.0, 0.0, 99.0, 10, []), 10) is None  # 990 env steps
+    assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, [], unfinished=2), 100) is None
+    assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, []), 1_000) is None  # 5x the training since: not 10x
+    assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, []), 0) is None  # a final one right after the last
 
 
 def test_an_old_version_of_a_registered_id_is_refused_with_the_version_that_replaced_it() -> None:

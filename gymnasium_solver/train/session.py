@@ -130,15 +130,16 @@ COSTLY_EVAL_RATIO = 10
 COSTLY_EVAL_MIN = 50_000
 
 
-def costly_evaluation_message(cfg: Config, result: EvalResult) -> str | None:
-    """The run warning for an evaluation that steps far more than the training between two evaluations, or None."""
+def costly_evaluation_message(result: EvalResult, trained: int) -> str | None:
+    """The run warning for an evaluation that steps far more than the ``trained`` env steps since the previous
+    evaluation (or the start), or None."""
     stepped = round(result.ep_len_mean * result.episodes)
-    trained = min(cfg.eval_freq, cfg.max_env_steps)
-    if result.unfinished or stepped < COSTLY_EVAL_MIN or stepped < COSTLY_EVAL_RATIO * trained:
+    # trained == 0: a final evaluation at the previous one's env steps, which says nothing about the ratio.
+    if result.unfinished or trained <= 0 or stepped < COSTLY_EVAL_MIN or stepped < COSTLY_EVAL_RATIO * trained:
         return None
     return (f"this evaluation played {result.episodes} episodes of {result.ep_len_mean:,.0f} steps on average "
-            f"({stepped:,} env steps), {stepped / trained:,.0f} times the {trained:,} env steps trained between "
-            "evaluations (eval_freq), so evaluating takes most of this run's time; lower eval_episodes, raise "
+            f"({stepped:,} env steps), {stepped / trained:,.0f} times the {trained:,} env steps trained since the "
+            "previous evaluation, so evaluating takes most of this run's time; lower eval_episodes, raise "
             "eval_freq, or end episodes sooner (--set env_kwargs.max_episode_steps=N)")
 
 
@@ -159,6 +160,7 @@ class Session:
         self.eval_count = 0
         self.warned_unfinished = False  # an evaluation's episodes did not end (warned once per run)
         self.warned_costly = False  # an evaluation stepped far more than the training between two (warned once)
+        self.evaluated_at = 0  # env steps at the previous evaluation
         self.is_best = False
         self.pending_best: CheckpointState | None = None
         self.best_written_at = 0.0
@@ -294,9 +296,10 @@ class Session:
             self.warned_unfinished = True
             self.writer.warn("eval_episodes_unfinished", "env_kwargs.max_episode_steps", unfinished_message(
                 self.cfg, result))
-        if not self.warned_costly and (costly := costly_evaluation_message(self.cfg, result)) is not None:
+        if not self.warned_costly and (costly := costly_evaluation_message(result, steps - self.evaluated_at)):
             self.warned_costly = True
             self.writer.warn("evaluation_costly", "eval_episodes", costly)
+        self.evaluated_at = steps
         self.writer.log(
             f"eval at {steps} env steps: {result.return_mean:.2f} +- {result.return_std:.2f} "
             f"over {result.episodes} episodes" + (" (solved)" if self.solved else "")
