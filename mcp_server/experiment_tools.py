@@ -48,7 +48,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         ] = DEFAULT_SEEDS,
     ) -> ExperimentStart:
         """Use after diagnose_run to prove a fix before recommending it: trains each candidate change (the
-        findings' suggestions, preset deviations reverted) in the background over seeds, beside the unchanged
+        findings' suggestions, preset deviations reverted, then the RL Zoo entry's settings the diagnosis does
+        not weigh: references.unranked) in the background over seeds, beside the unchanged
         config, and trims the winner; returns experiment_id at once: poll get_fix until status is 'done'."""
         parallel = None
         parent = store.resolve(run_id)

@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "fix",
         help="prove a fix by running it: trial runs of the diagnosis' candidate changes",
         description="Diagnose RUN, then train each candidate change (the top finding's changes, each other "
-        "finding's, each preset deviation reverted, all reverted) on the run's seed with its overrides; a "
+        "finding's, each preset deviation reverted, all reverted, then the RL Zoo entry's settings the "
+        "diagnosis does not weigh, reverted) on the run's seed with its overrides; a "
         "candidate that solves there trains on the fresh seeds too, beside the run's unchanged config. "
         "Candidates that fail a seed or cannot be promoted stop early; the winner is then trimmed to the "
         "smallest change set that still solves every seed. The verdict is 'fixed', 'unlucky_seed' (your "
