@@ -282,6 +282,11 @@ def test_an_evaluation_that_steps_far_more_than_the_training_between_two_is_said
     assert warning.message.startswith("this evaluation played 10 episodes of 500 steps on average (5,000 env "
                                       "steps), 50 times the 100 env steps trained since the previous evaluation")
     assert "lower eval_episodes, raise eval_freq" in warning.message
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+    from gymnasium_solver.run_store import RunStore
+
+    notes = diagnose_run_dir(RunStore(tmp_path), tmp_path / info.run_id).notes  # gsolve diagnose says it too
+    assert f"The run warned at 100 env steps: {warning.message}" in notes
     # Not said for an ordinary evaluation, below the bound, or beside the unfinished-episodes warning (which says
     # more: those returns are no episode's).
     said = session.costly_evaluation_message

@@ -253,6 +253,8 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
                      "(get_run_info lists every difference from today's preset).")
     if len(ctx.eval_y) == 0:
         notes.append("No evaluation yet: trends use the training return only.")
+    if (costly := next((w for w in ctx.info.warnings if w.kind == "evaluation_costly"), None)) is not None:
+        notes.append(f"The run warned at {costly.env_steps or 0:,} env steps: {costly.message}")
     return notes
 
 
