@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Tool as MCPTool
 from pydantic import Field
 
@@ -70,6 +71,17 @@ class GsolveServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._compact: dict[str, MCPTool] = {}  # tool name -> its published form, compacted once
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's call, after refusing arguments the tool does not take: pydantic would drop them, and a
+        misspelled filter (``contains`` for ``filter``) would answer a question nobody asked."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and isinstance(arguments, dict):
+            known = set(tool.parameters.get("properties", {}))
+            if unknown := sorted(set(arguments) - known):
+                raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))}; its arguments: "
+                                f"{', '.join(sorted(known)) or 'none'}")
+        return await super().call_tool(name, arguments, context)
 
     async def list_tools(self) -> list[MCPTool]:
         out = []

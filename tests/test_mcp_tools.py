@@ -118,6 +118,17 @@ async def test_list_runs_bad_arguments(client: Client, args: dict[str, Any]) -> 
     await err(client, "list_runs", args)
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_with_the_ones_it_does(client: Client) -> None:
+    """pydantic drops unknown arguments: list_environments(contains="breakout") answered with every preset, as if
+    unfiltered. Every tool now refuses what it does not take, naming its arguments."""
+    text = await err(client, "list_environments", {"contains": "breakout"})
+    assert text == "list_environments takes no argument 'contains'; its arguments: env_id, filter, limit, offset, registered"
+    text = await err(client, "list_runs", {"limit": 5, "sort": "newest", "env": "CartPole-v1"})
+    assert text.startswith("list_runs takes no argument 'env', 'sort'; its arguments: ")
+    ok = await client.call_tool("list_environments", {"filter": "cartpole"})
+    assert not ok.is_error
+
+
 async def test_run_info_by_last_prefix_and_full_id(client: Client, real_runs: RealRuns) -> None:
     info = (await ok(client, "get_run_info", {"run_id": real_runs.solved}))["details"]
     s = info["summary"]
