@@ -85,8 +85,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                          "RL Zoo's normalize was not compared), re-run after the "
                                                          "change it prompted, the Zoo's unranked settings as fix "
                                                          "candidates (in-sample)",
-                 "fix_verdicts_no_preset_16.json": "heldout25 (environments without a preset; blind: run at 7d99e44, "
-                                                   "the diagnosis that scored it at 1dcfe90, before the set was read)"}
+                 "fix_verdicts_no_preset_16.json": "heldout25 (environments without a preset; blind: run by the "
+                                                   "helper at 7d99e44, the diagnosis that scored it at 1dcfe90; no "
+                                                   "change was made after the set was read)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
