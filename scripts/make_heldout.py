@@ -50,7 +50,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "heldout"
-PYTHON = ROOT / ".venv" / "bin" / "python"
+PYTHON = Path(sys.executable)  # the interpreter running this script (a clone of the repo may have no .venv of its own)
 SRC: Path | None = None  # --src: train with this checkout's code (e.g. a clean `git archive HEAD`)
 COPIED = ("run.json", "config.yaml", "metrics.csv")
 
