@@ -233,9 +233,10 @@ def check_registered(env_id: str) -> None:
     from gymnasium_solver.config.build import did_you_mean
 
     ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
-    if ale and register_ale() and env_id in gym.registry:
+    registered = ale and register_ale()
+    if registered and env_id in gym.registry:
         return
-    hint = (" (ALE games are registered by the atari extra, which is installed)" if ale and register_ale() else
+    hint = (" (ALE games are registered by the atari extra, which is installed)" if registered else
             ' (ALE games need the atari extra: pip install "gymnasium-solver[atari]")' if ale else "")
     if not ale:  # an id of the user's own: their class, named on the command line
         own = bound_ids()
