@@ -23,6 +23,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from cpu_identity import cpu_model  # noqa: E402 - scripts/cpu_identity.py, the one reader of /proc/cpuinfo
+
 RESULTS_DIR = ROOT / "bench" / "results"
 # The libraries whose versions change a figure; the ones a bench does not import are recorded anyway
 # (None when not installed), so two files compare like for like.
@@ -92,14 +95,7 @@ class Results(BaseModel):
 
 
 def machine() -> Machine:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model() or platform.processor() or platform.machine()
     return Machine(cpu=cpu, cores=os.cpu_count() or 1, platform=platform.system().lower(),
                    python=platform.python_version())
 

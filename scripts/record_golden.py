@@ -80,6 +80,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from unittest import mock
 
+from cpu_identity import (  # a sibling script (scripts/ is on sys.path): reads, imports nothing
+    cpu_vendor,
+    kernels,
+)
+
 # One thread everywhere, so float sums happen in one order: set before anything here imports torch or numpy
 # (kernels() does, to name the recording), effective in the recorder's own process; the config's
 # torch_threads: 1 sets torch's own pool in any case.
@@ -172,32 +177,6 @@ def recording_environment(part: str) -> dict[str, str]:
         env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
         env["cpu_vendor"] = cpu_vendor()
     return env
-
-
-def cpu_vendor() -> str:
-    """The CPU's maker as /proc/cpuinfo names it (``GenuineIntel``, ``AuthenticAMD``), '' where it does not say.
-    The same kernels train to other floats on another maker's CPU (an AMD EPYC's AVX512 runs came out unlike an
-    Intel's: the libraries torch and numpy call pick their code paths by vendor too)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    found = re.search(r"^vendor_id\s*:\s*(\S+)", text, re.MULTILINE)
-    return found.group(1) if found else ""
-
-
-_VENDOR_NAMES = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}
-
-
-def kernels() -> str:
-    """The CPU's maker and the kernels torch dispatches to here, lower-case (``intel-avx512``, ``amd-avx2``,
-    ``amd-avx512``; the kernels alone, ``avx2``, on a CPU that names no maker we know): the runs' recordings are
-    kept per such set, each in run_folders/<kernels>/."""
-    import torch
-
-    capability = torch.backends.cpu.get_cpu_capability().lower()
-    vendor = _VENDOR_NAMES.get(cpu_vendor(), "")
-    return f"{vendor}-{capability}" if vendor else capability
 
 
 def _key(part: str) -> str:

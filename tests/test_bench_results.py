@@ -254,3 +254,14 @@ def test_recorded_fix_verdicts_are_reapplied_under_todays_rule(unchanged: list[t
     else:
         assert "1 of the 1 rows above change (unlucky_seed -> fixed): 1 confirmed faults" in text
         assert "`f.json`: s c01" in text
+
+
+def test_a_figure_records_the_cpu_model_cpuinfo_names(results: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    import cpu_identity  # the module bench_results reads /proc/cpuinfo with (scripts/ is on sys.path)
+
+    monkeypatch.setattr(cpu_identity, "CPUINFO", tmp_path / "cpuinfo")
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\nmodel name\t: AMD EPYC 9B14\n", encoding="utf-8")
+    assert results.machine().cpu == "AMD EPYC 9B14"
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\n", encoding="utf-8")  # a CPU that names no model
+    assert results.machine().cpu == (results.platform.processor() or results.platform.machine())

@@ -18,8 +18,9 @@ from pathlib import Path
 from types import UnionType
 from typing import Union, get_args, get_origin
 
+import cpu_identity  # scripts/ is on sys.path (conftest.py)
 import pytest
-import record_golden as golden  # scripts/ is on sys.path (conftest.py)
+import record_golden as golden
 from pydantic import BaseModel
 
 from gymnasium_solver.contract.algorithms import ALGORITHMS
@@ -194,10 +195,12 @@ def test_the_cpu_maker_is_read_from_cpuinfo(monkeypatch: pytest.MonkeyPatch, tmp
     import torch
 
     capability = torch.backends.cpu.get_cpu_capability().lower()
-    real_path = golden.Path
-    for text, vendor, key in (("processor\t: 0\nvendor_id\t: AuthenticAMD\n", "AuthenticAMD", f"amd-{capability}"),
-                              ("vendor_id : GenuineIntel\n", "GenuineIntel", f"intel-{capability}"),
-                              ("processor : 0\n", "", capability)):
+    monkeypatch.setattr(cpu_identity, "CPUINFO", tmp_path / "cpuinfo")
+    for text, vendor, key, model in (
+            ("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC \n", "AuthenticAMD",
+             f"amd-{capability}", "AMD EPYC"),
+            ("vendor_id : GenuineIntel\nmodel name : Intel(R) Xeon(R) Processor\n", "GenuineIntel",
+             f"intel-{capability}", "Intel(R) Xeon(R) Processor"),
+            ("processor : 0\n", "", capability, "")):
         (tmp_path / "cpuinfo").write_text(text, encoding="utf-8")
-        monkeypatch.setattr(golden, "Path", lambda p, t=tmp_path: t / "cpuinfo" if p == "/proc/cpuinfo" else real_path(p))
-        assert (golden.cpu_vendor(), golden.kernels()) == (vendor, key)
+        assert (golden.cpu_vendor(), golden.kernels(), cpu_identity.cpu_model()) == (vendor, key, model)
