@@ -66,6 +66,7 @@ def healthy_series(n: int = N) -> dict[str, np.ndarray]:
 
 def make_table(series: dict[str, np.ndarray], algo: str = "ppo", eval_every: int = 4) -> MetricsTable:
     cols = list(columns_for(algo))
+    cols += [c for c in series if c not in cols]  # optional columns (grad_norm_parts') the series name
     n = len(next(iter(series.values())))
     rows: list[list[float | None]] = []
     for i in range(n):
@@ -479,6 +480,21 @@ def test_grad_norm_growth_needs_a_late_norm_above_one() -> None:
     f = next(f for f in d.findings if f.id == "grad_norm_explosion")
     assert f.severity == Severity.CRITICAL and f.suggested_changes[0].key == "max_grad_norm"
     assert f.evidence[0].observed == "late median 2.5 vs early median 0.1 (25x)"
+
+
+def test_grad_norm_explosion_says_which_part_grew_when_the_run_logged_them() -> None:
+    """With grad_norm_parts' columns the finding shows each part's growth and names the one that grew most;
+    without them it reads as before."""
+    base = {**unsolved(healthy_series()), M.GRAD_NORM: _halves(1.0, 40.0)}
+    parts = {M.GRAD_NORM_ACTOR: _halves(0.1, 0.12), M.GRAD_NORM_CRITIC: _halves(1.0, 40.0)}
+    f = next(f for f in run({**base, **parts}).findings if f.id == "grad_norm_explosion")
+    assert [(e.metric, e.observed) for e in f.evidence[1:]] == [
+        (M.GRAD_NORM_ACTOR, "late median 0.12 vs early median 0.1 (1.2x)"),
+        (M.GRAD_NORM_CRITIC, "late median 40 vs early median 1 (40x)")]
+    assert f.cause.endswith("It grew most in the critic's gradient (40x; actor 1.2x).")
+    plain = next(f for f in run(base).findings if f.id == "grad_norm_explosion")
+    assert len(plain.evidence) == 1 and plain.cause == "The optimisation is diverging: each update makes the next " \
+                                                        "gradient larger."
 
 
 # ---------------------------------------------------------------------------------------------

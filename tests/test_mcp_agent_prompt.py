@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.algorithms import Algo
 from gymnasium_solver.diagnostics.models import DeviationSource
 from gymnasium_solver.diagnostics.rules import RULE_IDS
 from gymnasium_solver.experiments.record import (
@@ -43,7 +44,8 @@ def test_prompt_has_frontmatter_and_leads_with_diagnose_run() -> None:
 def test_prompt_metrics_are_columns_the_trainer_writes() -> None:
     named = set(METRIC_RE.findall(PROMPT.read_text()))
     assert named, "the prompt should point at concrete metrics"
-    unknown = named - set(rf.PPO_COLUMNS) - set(rf.COMMON_COLUMNS)
+    written = {c for algo in Algo for c in rf.columns_for(algo, grad_norm_parts=True)}
+    unknown = named - written
     assert not unknown, f"the prompt names metrics the trainer does not write: {sorted(unknown)}"
 
 

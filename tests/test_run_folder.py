@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.contract.algorithms import Algo
 from gymnasium_solver.contract.run_folder import M
 
 
@@ -139,6 +140,10 @@ def test_every_metric_is_documented() -> None:
     for column in rf.PPO_COLUMNS:
         assert f"`{column}`" in doc, f"docs/metrics.md does not document {column}"
         assert column in rf.METRIC_DESCRIPTIONS
+    for algo in Algo:  # every column any algorithm writes, the optional per-part gradient norms too
+        for column in rf.columns_for(algo, grad_norm_parts=True):
+            assert f"`{column}`" in doc, f"docs/metrics.md does not document {column}"
+            assert column in rf.METRIC_DESCRIPTIONS
 
 
 def test_run_ids_made_in_the_same_second_sort_in_creation_order() -> None:

@@ -22,7 +22,7 @@ from gymnasium_solver.agents.common import (
     check_finite,
     step_schedules,
 )
-from gymnasium_solver.agents.optim import RMSprop, clip_grad_norm
+from gymnasium_solver.agents.optim import GradParts, RMSprop, clip_grad_norm
 from gymnasium_solver.agents.ppo import RolloutAgent, gae_targets
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
@@ -42,6 +42,7 @@ class A2C(RolloutAgent):
         # torch.optim.RMSprop's foreach kernels without torch.optim (gymnasium_solver/agents/optim.py says why).
         self.optimizer = RMSprop(self.policy.parameters(), lr=schedule_start(cfg.learning_rate),
                                  alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS)
+        self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
         self._scored: tuple[Batch, PolicyEval] | None = None  # targets()' forward pass, kept for update()
 
     def targets(self, rollout: Rollout) -> Batch:
@@ -75,6 +76,8 @@ class A2C(RolloutAgent):
         loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
         self.optimizer.zero_grad()
         loss.backward()
+        if self.grad_parts is not None:
+            self.grad_parts.measure()
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
         grad_norm = clip_grad_norm(self.optimizer.params, max_norm)
         if not torch.isfinite(loss.detach() + grad_norm):
@@ -85,4 +88,5 @@ class A2C(RolloutAgent):
             policy_loss=float(policy_loss.detach()), value_loss=float(value_loss.detach()), entropy=float(entropy.detach()),
             grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
             explained_variance=batch.explained_variance, action_std=self.policy.action_std(),
+            extra=None if self.grad_parts is None else self.grad_parts.take(),
         )

@@ -28,6 +28,7 @@ from gymnasium_solver.agents.networks import (
 )
 from gymnasium_solver.agents.optim import Adam, RMSprop
 from gymnasium_solver.config import Config, schedule_value
+from gymnasium_solver.contract.metric_names import M
 from gymnasium_solver.envs import SpaceSpec
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -146,6 +147,18 @@ class ActorCritic(nn.Module):
         # The MLP bodies' (weight, bias) per layer: the actor's, the critic's (None when shared).
         self._layers: tuple[list[tuple[torch.Tensor, torch.Tensor]],
                             list[tuple[torch.Tensor, torch.Tensor]] | None] | None = None
+
+    def grad_parts(self) -> dict[str, list[nn.Parameter]]:
+        """The parameters of each part ``grad_norm_parts`` measures: the policy's own (hidden layers unless
+        shared, head, log std), the value function's own, and the layers both share (nature_cnn's, or the
+        MLP's with shared_network). Together they are every parameter."""
+        shared = self.pixels or (self.value_head is not None and self.critic_body is None)
+        actor = [*([] if shared else self.actor_body.parameters()), *self.actor_head.parameters(),
+                 *([] if self.log_std is None else [self.log_std])]
+        critic = [*([] if self.critic_body is None else self.critic_body.parameters()),
+                  *([] if self.value_head is None else self.value_head.parameters())]
+        trunk = list(self.actor_body.parameters()) if shared else []
+        return {M.GRAD_NORM_ACTOR: actor, M.GRAD_NORM_CRITIC: critic, M.GRAD_NORM_TRUNK: trunk}
 
     @property
     def has_critic(self) -> bool:

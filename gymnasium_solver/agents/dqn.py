@@ -40,7 +40,7 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.agents.networks import linear_params, mlp, numpy_mlp, numpy_views, torch_mlp
-from gymnasium_solver.agents.optim import Adam, clip_grad_norm
+from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.contract.algorithms import BOX, takes
 from gymnasium_solver.contract.run_folder import M
@@ -71,6 +71,11 @@ class QNetwork(nn.Module):
     @property
     def device(self) -> torch.device:
         return torch.device("cpu")
+
+    def grad_parts(self) -> dict[str, list[nn.Parameter]]:
+        """The parameters of each part ``grad_norm_parts`` measures: the hidden layers and the output layer."""
+        return {M.GRAD_NORM_TRUNK: list(self.q_net[:-1].parameters()),
+                M.GRAD_NORM_HEAD: list(self.q_net[-1].parameters())}
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """``self.q_net(obs)``: the same kernels called directly (nn.Module's call machinery, twice per
@@ -267,6 +272,7 @@ class DQN:
         self.target.requires_grad_(False)
         # torch's fused Adam kernel for every parameter, SB3's update (Adam, eps 1e-8) rounded differently.
         self.adam = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate))
+        self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
         self.optimizer = TrainingParts(self)
         self.explorer = Explorer(self.policy, cfg)
         self.buffer = ReplayBuffer(cfg.buffer_size, spec.obs_dim, cfg.n_envs, cfg.n_steps, cfg.gamma)
@@ -331,6 +337,8 @@ class DQN:
         loss = F.smooth_l1_loss(q, td_target)
         self.adam.zero_grad(set_to_none=True)
         loss.backward()
+        if self.grad_parts is not None:
+            self.grad_parts.measure()
         max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
         grad_norm = clip_grad_norm(self.adam.params, max_norm)
         loss_value, norm_value = float(loss.detach()), float(grad_norm)
@@ -351,6 +359,8 @@ class DQN:
             M.N_UPDATES: float(self.n_updates), M.REPLAY_FILL: self.buffer.size / self.buffer.capacity,
             M.Q_MEAN: self.q_mean(),
         }
+        if self.grad_parts is not None:
+            extra |= self.grad_parts.take()
         return UpdateStats(policy_loss=None, value_loss=None, entropy=None,
                            grad_norm=float(np.mean(norms)) if norms else None,
                            learning_rate=float(self.adam.param_groups[0]["lr"]), ent_coef=None,

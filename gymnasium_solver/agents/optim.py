@@ -14,7 +14,7 @@ a 64-unit MLP, thousands of times a run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -163,3 +163,39 @@ def clip_grad_norm(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
         total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
         torch._foreach_mul_(grads, torch.clamp(float(max_norm) / (total + 1e-6), max=1.0))
     return total
+
+
+def part_grad_norms(parts: Sequence[Sequence[torch.Tensor]]) -> torch.Tensor:
+    """The gradient L2 norm of each part's parameters (0 for a part without gradients), one tensor of
+    ``len(parts)`` values; call it before ``clip_grad_norm``, which scales the gradients in place. The parts'
+    norms add up to ``clip_grad_norm``'s total in squares when together they hold every parameter."""
+    with torch.no_grad():
+        norms = []
+        for part in parts:
+            grads = [p.grad for p in part if p.grad is not None]
+            norms.append(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+                         if grads else torch.tensor(0.0))
+        return torch.stack(norms)
+
+
+class GradParts:
+    """``grad_norm_parts: true``: each part's gradient norm, measured before every clip (``measure``) and
+    averaged over an update's gradient steps (``take``), as ``train/grad_norm`` is. ``parts`` maps each
+    metrics.csv column to its parameters; a part without parameters (no critic, nothing shared) stays empty."""
+
+    def __init__(self, parts: Mapping[str, Sequence[torch.Tensor]]):
+        self.columns = list(parts)
+        self._measured = [column for column in self.columns if parts[column]]
+        self._parts = [parts[column] for column in self._measured]
+        self._norms: list[torch.Tensor] = []
+
+    def measure(self) -> None:
+        self._norms.append(part_grad_norms(self._parts))
+
+    def take(self) -> dict[str, float | None]:
+        """The mean of each part's norms since the last ``take`` (None for all when nothing was measured)."""
+        out: dict[str, float | None] = dict.fromkeys(self.columns)
+        if self._norms and self._measured:
+            out.update(zip(self._measured, torch.stack(self._norms).mean(0).tolist(), strict=True))
+        self._norms = []
+        return out

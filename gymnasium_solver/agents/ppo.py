@@ -24,7 +24,7 @@ from gymnasium_solver.agents.common import (
     resolve_device,
     step_schedules,
 )
-from gymnasium_solver.agents.optim import Adam, clip_grad_norm
+from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import A2CConfig, Algo, PPOConfig, schedule_start, schedule_value
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.maths.advantages import compute_gae, shift_values
@@ -69,6 +69,7 @@ class PPO(RolloutAgent):
         # eps=1e-5 as in the reference implementation (ppo2), not torch's 1e-8. torch's fused Adam kernel
         # (one kernel for all parameters), called without torch.optim (gymnasium_solver/agents/optim.py says why).
         self.optimizer = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate), eps=1e-5)
+        self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
 
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
@@ -115,6 +116,8 @@ class PPO(RolloutAgent):
                 loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
                 self.optimizer.zero_grad()
                 loss.backward()
+                if self.grad_parts is not None:
+                    self.grad_parts.measure()
                 grad_norm = clip_grad_norm(params, max_norm)
                 # One check before the step covers both: a non-finite loss gives non-finite gradients.
                 if not torch.isfinite(loss.detach() + grad_norm):
@@ -134,6 +137,7 @@ class PPO(RolloutAgent):
             learning_rate=lr, ent_coef=ent_coef, explained_variance=batch.explained_variance,
             approx_kl=float(torch.stack(kls).mean()) if kls else None, clip_fraction=means[4], clip_range=clip,
             epochs_completed=epochs_completed, action_std=self.policy.action_std(),
+            extra=None if self.grad_parts is None else self.grad_parts.take(),
         )
 
     def _value_loss(self, values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,7 @@ from gymnasium_solver.agents.common import (
     normalize,
     step_schedules,
 )
-from gymnasium_solver.agents.optim import Adam, clip_grad_norm
+from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import Algo, ReinforceConfig, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 from gymnasium_solver.maths.advantages import compute_returns_to_go, shift_values
@@ -39,6 +39,7 @@ class Reinforce:
         self.policy = ActorCritic(spec, cfg, with_critic=cfg.use_baseline)
         # torch.optim.Adam(fused=True)'s kernel without torch.optim (gymnasium_solver/agents/optim.py says why).
         self.optimizer = Adam(self.policy.parameters(), lr=schedule_start(cfg.learning_rate))
+        self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
 
     def collect(self, collector: RolloutSource) -> Rollout:
         return collector.collect_episodes(self.policy, self.cfg.episodes_per_update, MAX_ROLLOUT_STEPS)
@@ -74,6 +75,8 @@ class Reinforce:
         check_finite("REINFORCE loss", loss)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if self.grad_parts is not None:
+            self.grad_parts.measure()
         grad_norm = clip_grad_norm(self.optimizer.params,
                                    cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf"))
         check_finite("gradient norm", grad_norm)
@@ -82,4 +85,5 @@ class Reinforce:
             policy_loss=policy_loss.item(), value_loss=None if value_loss is None else value_loss.item(),
             entropy=entropy.item(), grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
             explained_variance=batch.explained_variance, action_std=self.policy.action_std(),
+            extra=None if self.grad_parts is None else self.grad_parts.take(),
         )

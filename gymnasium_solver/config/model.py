@@ -301,6 +301,13 @@ class ConfigBase(BaseModel):
         description="keep only the N most recent periodic step_<env_steps> checkpoints (needs checkpoint_freq); "
                     "0 = keep them all",
         json_schema_extra=_why(f"0..{MAX_PERIODIC_CHECKPOINTS}, the most periodic checkpoints a run can write"))
+    grad_norm_parts: bool = Field(
+        default=False,
+        description="also log the gradient norm of each part of the network before clipping: the actor's, the "
+                    "critic's and the layers they share (train/grad_norm_actor, _critic, _trunk); DQN's hidden "
+                    "and output layers (_trunk, _head). gsolve's own ppo, a2c, reinforce and dqn; costs a few "
+                    "small kernels per gradient step",
+        json_schema_extra=_why("true or false; Stable-Baselines3's algorithms do not expose their gradients"))
     tensorboard: bool = Field(default=False, description="also write TensorBoard event files to "
                               "runs/<run_id>/tensorboard/ (every metrics.csv column, keyed by env steps); "
                               "needs the tracking extra")

@@ -161,6 +161,10 @@ class OffPolicyConfigBase(ConfigBase):
                                  f"remove it or set it back to {default!r}")
         if isinstance(self.ent_coef, Schedule):
             raise ValueError(f"ent_coef: {self.algo.value} takes a constant entropy coefficient, not a schedule")
+        if self.grad_norm_parts and self.algo is not Algo.DQN:
+            raise ValueError(f"grad_norm_parts: {self.algo.value} trains in Stable-Baselines3, which does not expose "
+                             "its gradients; gsolve's own ppo, a2c, reinforce and dqn log them (remove it, or "
+                             "train one of those)")
         return self
 
     buffer_size: int = Field(default=1_000_000, ge=1, le=MAX_REPLAY_BUFFER, description="replay buffer capacity (transitions)",

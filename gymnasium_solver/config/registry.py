@@ -51,6 +51,12 @@ OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", 
                                 "wandb_project", "otel", "keep_best_checkpoints", "keep_last_checkpoints")
 
 
+# Keys that add measurements to a run's metrics.csv without changing what is trained: not a deviation from a
+# preset and not saved into one, like OUTPUT_KEYS; not a user-config default (an algorithm that cannot measure
+# them refuses them).
+MEASUREMENT_KEYS: tuple[str, ...] = ("grad_norm_parts",)
+
+
 # Keys that name a location or a host (a path, a URI), each with the output switch that makes the run
 # use it: declared on the field (``json_schema_extra['location_of']``), checked by locations.py.
 LOCATION_KEYS: dict[str, str] = {

@@ -9,7 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple
 
-from gymnasium_solver.contract.metric_names import COMMON_COLUMNS, PPO_COLUMNS, REPLAY_COLUMNS, M
+from gymnasium_solver.contract.metric_names import (
+    ACTOR_CRITIC_PART_COLUMNS,
+    COMMON_COLUMNS,
+    PPO_COLUMNS,
+    Q_NETWORK_PART_COLUMNS,
+    REPLAY_COLUMNS,
+    M,
+)
 
 
 class Algo(StrEnum):
@@ -111,8 +118,17 @@ def takes(action_kind: str) -> list[str]:
     return [a.value for a, s in ALGORITHMS.items() if action_kind in s.action_kinds]
 
 
-def columns_for(algo: str) -> tuple[str, ...]:
+def grad_part_columns(algo: str) -> tuple[str, ...]:
+    """The per-part gradient norm columns ``grad_norm_parts: true`` adds for an algorithm: ours only (SB3's
+    algorithms do not expose their gradients); none for the others."""
+    if algo == Algo.DQN:
+        return Q_NETWORK_PART_COLUMNS
+    return ACTOR_CRITIC_PART_COLUMNS if algo in ON_POLICY else ()
+
+
+def columns_for(algo: str, grad_norm_parts: bool = False) -> tuple[str, ...]:
     """The metrics.csv columns the trainer writes for an algorithm (the common ones for a name we do
-    not train)."""
+    not train), with the per-part gradient norms after them when ``grad_norm_parts`` is on."""
     spec = spec_of(algo)
-    return spec.columns if spec is not None else COMMON_COLUMNS
+    columns = spec.columns if spec is not None else COMMON_COLUMNS
+    return columns + grad_part_columns(algo) if grad_norm_parts else columns

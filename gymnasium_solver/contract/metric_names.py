@@ -29,6 +29,11 @@ class M:
     VALUE_LOSS = "train/value_loss"
     ENTROPY = "train/entropy"
     GRAD_NORM = "train/grad_norm"
+    # Per part of the network, with grad_norm_parts: true (gsolve's own PPO, A2C, REINFORCE and DQN).
+    GRAD_NORM_ACTOR = "train/grad_norm_actor"
+    GRAD_NORM_CRITIC = "train/grad_norm_critic"
+    GRAD_NORM_TRUNK = "train/grad_norm_trunk"
+    GRAD_NORM_HEAD = "train/grad_norm_head"
     LEARNING_RATE = "train/learning_rate"
     ENT_COEF = "train/ent_coef"
     EXPLAINED_VARIANCE = "train/explained_variance"
@@ -80,6 +85,10 @@ PPO_COLUMNS: tuple[str, ...] = COMMON_COLUMNS + (
     M.EPOCHS_COMPLETED,
 )
 
+# With grad_norm_parts: true, after the algorithm's columns: the actor-critic agents' parts, and DQN's.
+ACTOR_CRITIC_PART_COLUMNS: tuple[str, ...] = (M.GRAD_NORM_ACTOR, M.GRAD_NORM_CRITIC, M.GRAD_NORM_TRUNK)
+Q_NETWORK_PART_COLUMNS: tuple[str, ...] = (M.GRAD_NORM_TRUNK, M.GRAD_NORM_HEAD)
+
 # Every off-policy algorithm writes the common columns (those it cannot measure stay empty), these,
 # and its own (algorithms.py).
 REPLAY_COLUMNS: tuple[str, ...] = (M.Q_MEAN, M.REPLAY_FILL, M.N_UPDATES)
@@ -107,6 +116,14 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
     M.VALUE_LOSS: "value (critic) loss, mean over minibatches; empty for REINFORCE without a baseline",
     M.ENTROPY: "mean policy entropy (nats) over the update's samples",
     M.GRAD_NORM: "global gradient L2 norm before clipping, mean over minibatches",
+    M.GRAD_NORM_ACTOR: "grad_norm_parts: gradient L2 norm of the policy's own parameters (its hidden layers "
+    "unless shared, its head, the log std), before clipping, mean over minibatches; a part's norms add up to "
+    "train/grad_norm in squares",
+    M.GRAD_NORM_CRITIC: "grad_norm_parts: gradient L2 norm of the value function's own parameters (its hidden "
+    "layers unless shared, its head), before clipping; empty without a critic (REINFORCE without a baseline)",
+    M.GRAD_NORM_TRUNK: "grad_norm_parts: gradient L2 norm of the layers actor and critic share (shared_network, "
+    "nature_cnn's convolutions and dense layer; empty when nothing is shared); DQN: its hidden layers",
+    M.GRAD_NORM_HEAD: "grad_norm_parts, DQN: gradient L2 norm of the Q-network's output layer, before clipping",
     M.LEARNING_RATE: "learning rate used in this update (after the schedule)",
     M.ENT_COEF: "entropy coefficient used in this update (after the schedule)",
     M.EXPLAINED_VARIANCE: "1 - Var(returns - values) / Var(returns) of the value function on this "

@@ -50,7 +50,7 @@ def train(
     (ValueError) before anything is written."""
     check_tracking_available(cfg)
     writer = RunWriter.create(
-        cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo),
+        cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo, cfg.grad_norm_parts),
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
         overrides=overrides, config_origin=config_origin,
     )

@@ -48,18 +48,44 @@ def grad_norm_explosion(ctx: Ctx) -> Finding | None:
     if clip is None:
         changes.append(change("max_grad_norm", None, 0.5, "enable", "clip the global gradient norm (SB3 default 0.5)"))
     changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps stop the runaway"))
+    evidence = [ev(M.GRAD_NORM, late_x(x), f"late median {fmt(lm)} vs early median {fmt(e)} ({fmt(lm / e)}x)",
+                   f"< {limit:g}x the early median ({T.GRAD_NORM_GROWTH.source})")]
+    parts = _part_growth(ctx)
+    for column, (px, pe, pl) in parts.items():
+        evidence.append(ev(column, late_x(px), f"late median {fmt(pl)} vs early median {fmt(pe)} ({fmt(pl / pe)}x)",
+                           f"< {limit:g}x the early median"))
+    cause = "The optimisation is diverging: each update makes the next gradient larger."
+    if parts:
+        growth = {c.removeprefix(M.GRAD_NORM + "_"): pl / pe for c, (_, pe, pl) in parts.items()}
+        most = max(growth, key=lambda part: growth[part])
+        others = ", ".join(f"{part} {fmt(g)}x" for part, g in growth.items() if part != most)
+        cause += f" It grew most in the {most}'s gradient ({fmt(growth[most])}x{'; ' + others if others else ''})."
     return Finding(
         id="grad_norm_explosion",
         severity=Severity.CRITICAL if clip is None else Severity.WARNING,
         score=0.85 + 0.1 * strength(lm / (limit * e)),
         title="Gradient norm exploded",
-        evidence=[
-            ev(M.GRAD_NORM, late_x(x), f"late median {fmt(lm)} vs early median {fmt(e)} ({fmt(lm / e)}x)",
-               f"< {limit:g}x the early median ({T.GRAD_NORM_GROWTH.source})")
-        ],
-        cause="The optimisation is diverging: each update makes the next gradient larger.",
+        evidence=evidence,
+        cause=cause,
         suggested_changes=changes,
     )
+
+
+_PART_COLUMNS = (M.GRAD_NORM_ACTOR, M.GRAD_NORM_CRITIC, M.GRAD_NORM_TRUNK, M.GRAD_NORM_HEAD)
+
+
+def _part_growth(ctx: Ctx) -> dict[str, tuple[np.ndarray, float, float]]:
+    """Each per-part gradient norm a run logged (grad_norm_parts: true): its steps, early and late medians."""
+    out = {}
+    for column in _PART_COLUMNS:
+        w = late_window(ctx, column)
+        if w is None:
+            continue
+        x, y, late = w
+        early = median(split(y)[0])
+        if early > 0:
+            out[column] = (x, early, median(late))
+    return out
 
 
 @rule("approx_kl_high")
