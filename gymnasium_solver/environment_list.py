@@ -21,7 +21,10 @@ class RegisteredEnvironment(BaseModel):
     settings: str = Field(description="'preset' (ours), 'zoo' (the RL Zoo's tuned entry, for zoo_algos) or 'default' "
                           "(gsolve's documented defaults only)")
     preset_variants: dict[str, str] = Field(description="preset variant -> algorithm")
-    zoo_algos: list[str] = Field(description="algorithms the installed RL Zoo has an entry for")
+    zoo_algos: list[str] = Field(description="algorithms the installed RL Zoo has an entry for (for an ALE game "
+                                 "without its own: those whose generic atari entry gsolve trains)")
+    zoo_entry: str | None = Field(default=None, description="'atari' when zoo_algos are the RL Zoo's generic entry "
+                                  "for ALE games, else None (the environment's own entry)")
     registered_by: str | None = Field(default=None, description="the flag this process was started with that made "
                                       "the id trainable (--env-class: the user's own class; --env-package), or None")
 
@@ -90,7 +93,7 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
 
 def _registered(e: EnvironmentSettings, granted: dict[str, str]) -> RegisteredEnvironment:
     return RegisteredEnvironment(env_id=e.env_id, settings=e.settings, preset_variants=e.preset_variants,
-                                 zoo_algos=e.zoo_algos, registered_by=granted.get(e.env_id))
+                                 zoo_algos=e.zoo_algos, zoo_entry=e.zoo_entry, registered_by=granted.get(e.env_id))
 
 
 def _without_preset(env_id: str) -> EnvironmentList:

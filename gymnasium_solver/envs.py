@@ -15,6 +15,14 @@ import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.config import Config
+from gymnasium_solver.config.atari import (
+    ATARI_FRAME_SKIP,
+    ATARI_FRAME_STACK,
+    ATARI_NOOP_MAX,
+    ATARI_SCREEN_SIZE,
+    base_frameskip,
+    looks_like_ale,
+)
 from gymnasium_solver.config.env_modules import require_config
 from gymnasium_solver.config.spaces import install_hint, observation_plan
 from gymnasium_solver.contract.run_folder import ActionSpaceInfo
@@ -36,11 +44,6 @@ class SpaceSpec(NamedTuple):
 
 
 ATARI_INSTALL = 'pip install "gymnasium-solver[atari]" (or: pip install "ale-py>=0.9" opencv-python-headless)'
-# The standard Atari preprocessing (Mnih et al. 2015; Machado et al. 2018 for the life-loss choice).
-ATARI_FRAME_SKIP = 4
-ATARI_NOOP_MAX = 30
-ATARI_SCREEN_SIZE = 84
-ATARI_FRAME_STACK = 4
 
 
 def register_atari() -> None:
@@ -123,6 +126,10 @@ def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> 
     if cfg.atari_wrappers:
         register_atari()
         _check_ale_game(cfg.env_id)
+        if "frameskip" not in kwargs and base_frameskip(cfg.env_id) != 1:
+            # ALE/...-v5 skips 4 frames inside the emulator: AtariPreprocessing skips them here instead (it
+            # refuses a skipping env), and v5's sticky actions, applied per emulator frame, stay as they are.
+            kwargs["frameskip"] = 1
         mode = "sync" if render_mode is not None or cfg.vectorization != "async" else "async"
         wrappers.insert(0, atari_wrappers)
     if mode != "vector_entry_point":  # Gymnasium's numpy-vectorised envs (classic control) have Box observations
@@ -133,15 +140,15 @@ def make_vec_env(cfg: Config, num_envs: int, render_mode: str | None = None) -> 
     except gym.error.DependencyNotInstalled as exc:  # Box2D, MuJoCo: the extra's pip command, in one line
         raise ValueError(install_hint(exc, cfg.env_id)) from exc
     except gym.error.Error as exc:
-        ale_id = "NoFrameskip" in cfg.env_id or cfg.env_id.startswith("ALE/")
-        hint = f" (an ALE game needs atari_wrappers: true and {ATARI_INSTALL})" if ale_id and not cfg.atari_wrappers else ""
+        needs = looks_like_ale(cfg.env_id) and not cfg.atari_wrappers
+        hint = f" (an ALE game needs atari_wrappers: true and {ATARI_INSTALL})" if needs else ""
         raise ValueError(f"cannot create environment {cfg.env_id!r}: {exc}{hint}") from exc
     except ValueError as exc:
         if not cfg.atari_wrappers:
             raise
         # AtariPreprocessing refuses an ALE env that already skips frames (ALE/Pong-v5 skips 4).
-        raise ValueError(f"cannot apply atari_wrappers to {cfg.env_id!r}: {exc}; use a NoFrameskip-v4 id, or "
-                         "env_kwargs: {frameskip: 1} for an ALE/...-v5 id") from exc
+        raise ValueError(f"cannot apply atari_wrappers to {cfg.env_id!r}: {exc}; set env_kwargs.frameskip=1 or leave it "
+                         "unset (atari_wrappers skips 4 frames itself)") from exc
     try:
         check_network_fits(cfg.network, space_spec(env))  # fail early, with a sentence, on what we cannot learn on
     except ValueError:

@@ -330,8 +330,8 @@ def test_a_space_is_described_in_one_short_line() -> None:
 def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
     """Gymnasium 1.x registers the ALE's games only once ale_py is imported: with the atari extra installed, an ALE id
     we ship no preset for (ALE/Pong-v5, BreakoutNoFrameskip-v4) is found, not "unknown environment ... did you mean
-    'Ant-v5'? (set atari_wrappers: true)", which that setting did not cure; its raw frames are refused with the
-    command that trains it, and that command resolves."""
+    'Ant-v5'? (set atari_wrappers: true)", which that setting did not cure; without the RL Zoo's atari entry
+    (tests/test_zoo_atari.py), its raw frames are refused with the command that trains it, and that command resolves."""
     pytest.importorskip("ale_py")
     from gymnasium_solver.config import ConfigError, resolve_config
     from gymnasium_solver.config.spaces import check_registered
@@ -341,8 +341,8 @@ def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
                                           r"which is installed\)"):
         check_registered("ALE/Pongg-v5")
     with pytest.raises(ConfigError, match=r"gsolve train BreakoutNoFrameskip-v4:ppo --set atari_wrappers=true "
-                                          r"network=nature_cnn normalize_observations=false$"):
-        resolve_config("BreakoutNoFrameskip-v4")
+                                          r"network=nature_cnn normalize_observations=false reward_clip=1.0$"):
+        resolve_config("BreakoutNoFrameskip-v4", use_zoo=False)
     cfg = resolve_config("BreakoutNoFrameskip-v4:ppo", ["atari_wrappers=true", "network=nature_cnn",
-                                                        "normalize_observations=false"])
-    assert cfg.atari_wrappers and cfg.network == "nature_cnn"
+                                                        "normalize_observations=false", "reward_clip=1.0"], use_zoo=False)
+    assert cfg.atari_wrappers and cfg.network == "nature_cnn" and cfg.reward_clip == 1.0

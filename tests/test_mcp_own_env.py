@@ -44,7 +44,7 @@ async def test_an_assistant_lists_trains_diagnoses_and_fixes_a_users_class(tmp_p
     async with Client(_server(tmp_path, max_live_runs=1)) as client:
         failed, envs = await _call(client, "list_environments", {})
         assert not failed and envs["own"] == [{"env_id": "Corridor-v0", "settings": "default", "preset_variants": {},
-                                                "zoo_algos": [], "registered_by": f"--env-class {CORRIDOR}"}], envs
+                                                "zoo_algos": [], "zoo_entry": None, "registered_by": f"--env-class {CORRIDOR}"}], envs
         failed, found = await _call(client, "list_environments", {"filter": "corridor"})  # MiniGrid has corridors too
         assert not failed and envs["own"][0] in found["registered"], found
         failed, cfg = await _call(client, "get_config", {"config_id": "Corridor-v0"})

@@ -464,7 +464,8 @@ def _list_registered(args: argparse.Namespace) -> int:
     catalog = environment_catalog(args.filter, limit=args.limit)
     rows = [("ENV", "SETTINGS", "PRESET VARIANTS", "RL ZOO ENTRIES")]
     for e in catalog.environments:
-        rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", ", ".join(e.zoo_algos) or "-"))
+        zoo = ", ".join(e.zoo_algos) + (f" ({e.zoo_entry} entry)" if e.zoo_entry and e.zoo_algos else "")
+        rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", zoo or "-"))
     _print_table(rows)
     shown = len(catalog.environments)
     more = f" (first {shown} of {catalog.total}: narrow with --filter or raise --limit)" if shown < catalog.total else ""

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from gymnasium_solver.config.atari import ZOO_ATARI_ENTRY, is_ale_game, looks_like_ale, register_ale
 from gymnasium_solver.config.presets import list_env_files, list_variants
-from gymnasium_solver.config.spaces import register_ale
-from gymnasium_solver.config.zoo import zoo_algos_by_env
+from gymnasium_solver.config.zoo import zoo_algos_by_env, zoo_atari_algos
 
 MAX_CATALOG_ROWS = 200  # registered ids are 400+; a page of them is enough to read
 
@@ -17,7 +17,8 @@ class EnvironmentSettings(NamedTuple):
     env_id: str
     settings: str  # 'preset', 'zoo' or 'default': the chain's first match for the environment's best-covered algorithm
     preset_variants: dict[str, str]  # variant -> algorithm
-    zoo_algos: list[str]  # the algorithms the RL Zoo has an entry for (exact id)
+    zoo_algos: list[str]  # the algorithms the RL Zoo has an entry for (exact id), or whose atari entry gsolve trains
+    zoo_entry: str | None = None  # 'atari' when zoo_algos are the Zoo's generic entry for ALE games, else None
 
 
 class Catalog(NamedTuple):
@@ -40,6 +41,7 @@ def environment_catalog(contains: str | None = None, *, registered: bool = True,
     limit = max(1, min(limit, MAX_CATALOG_ROWS))
     presets = list_env_files()
     zoo = zoo_algos_by_env()
+    atari = zoo_atari_algos()
     if only is not None:
         ids = only
     else:
@@ -53,6 +55,8 @@ def environment_catalog(contains: str | None = None, *, registered: bool = True,
         except ValueError:
             variants = {}
         algos = zoo.get(env_id, [])
+        generic = not algos and bool(atari) and looks_like_ale(env_id) and is_ale_game(env_id)
+        algos = list(atari) if generic else algos
         settings = "preset" if env_id in presets else ("zoo" if algos else "default")
-        rows.append(EnvironmentSettings(env_id, settings, variants, algos))
+        rows.append(EnvironmentSettings(env_id, settings, variants, algos, ZOO_ATARI_ENTRY if generic else None))
     return Catalog(rows, len(ids))

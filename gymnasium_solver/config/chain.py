@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gymnasium_solver.config import env_modules
+from gymnasium_solver.config.atari import frameskip_note
 from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
 from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
@@ -38,6 +39,7 @@ from gymnasium_solver.config.presets import (
 )
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
 from gymnasium_solver.config.spaces import (
+    ATARI_SETTINGS,
     EnvSpaces,
     check_algo_takes,
     check_images,
@@ -46,7 +48,13 @@ from gymnasium_solver.config.spaces import (
     env_spaces,
 )
 from gymnasium_solver.config.user import user_defaults
-from gymnasium_solver.config.zoo import whole_rollout_batch, zoo_entry, zoo_missing_note
+from gymnasium_solver.config.zoo import (
+    untrainable,
+    whole_rollout_batch,
+    zoo_atari_algos,
+    zoo_entry,
+    zoo_missing_note,
+)
 from gymnasium_solver.config.zoo_names import NOISE_UNITS, in_our_names
 from gymnasium_solver.contract.algorithms import ALGORITHMS, BOX, ON_POLICY
 
@@ -174,10 +182,16 @@ def _from_zoo(env_id: str, algo: str) -> _Base | None:
     zoo = zoo_entry(env_id, algo, by_name=True)
     if zoo is None:
         return None
-    refused = list(zoo.refused)
-    for key, value in zoo.settings.items():
-        if key != "algo" and not applies_to(key, algo):
-            refused.append(f"{key}={value} (not used by {algo} in gsolve)")
+    if zoo.settings.get("atari_wrappers") and not applies_to("atari_wrappers", algo):
+        takers = zoo_atari_algos()  # the algorithms whose atari entry gsolve trains
+        how = f"gsolve train {env_id}:{takers[0]}" if takers else f"gsolve train {env_id}:ppo --set {ATARI_SETTINGS}"
+        raise ConfigError(f"{zoo.label} trains {algo} on Atari frames with a CNN, which gsolve's {algo} cannot take "
+                          f"(it learns on flat vectors): train {env_id} from pixels with "
+                          f"{' or '.join(takers) or 'ppo'} instead: {how}")
+    refused = untrainable(zoo)
+    if refused and zoo.settings.get("atari_wrappers"):
+        raise ConfigError(f"{zoo.label} cannot be trained as the Zoo trains it: {'; '.join(refused)}; train with "
+                          f"gsolve's defaults instead: gsolve train {env_id}:{algo} --no-zoo --set {ATARI_SETTINGS}")
     if refused:
         raise ConfigError(f"{zoo.label} cannot be trained as the Zoo trains it: {'; '.join(refused)}; write a preset for "
                           f"{env_id} (docs/configs.md), or train with gsolve's defaults instead (--no-zoo; MCP: zoo=false)")
@@ -305,6 +319,8 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     if base.source != SettingSource.PRESET and not cfg.atari_wrappers:  # its spaces are known by now (cached)
         check_images(cfg.algo.value, cfg.network, env_spaces(cfg.env_id, cfg.env_kwargs))
     notes = [*base.notes, *zoo_names.notes]
+    skipping = frameskip_note(cfg.env_id, cfg.env_kwargs) if cfg.atari_wrappers else None
+    notes += [skipping] if skipping else []
     if cfg.reward_threshold is None:
         threshold = spec_reward_threshold(cfg.env_id)
         if threshold is not None:

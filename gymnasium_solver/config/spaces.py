@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from gymnasium_solver.config.atari import is_ale_game, looks_like_ale, register_ale
 from gymnasium_solver.config.env_modules import bound_ids
 from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.contract.algorithms import ALGORITHMS, ON_POLICY, takes
@@ -203,19 +204,6 @@ def env_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpac
     return _spaces(env_id, items)
 
 
-def register_ale() -> bool:
-    """Register the ALE's games with Gymnasium when the atari extra is installed (Gymnasium 1.x registers them only
-    once ale_py is imported; ale_py is one of our extras' packages, not a module a config names); False without it."""
-    import gymnasium as gym
-
-    try:
-        import ale_py
-    except ImportError:
-        return False
-    gym.register_envs(ale_py)
-    return True
-
-
 def check_registered(env_id: str) -> None:
     """ConfigError naming close matches when Gymnasium has no environment ``env_id``."""
     import gymnasium as gym
@@ -232,7 +220,7 @@ def check_registered(env_id: str) -> None:
         pass
     from gymnasium_solver.config.build import did_you_mean
 
-    ale = "NoFrameskip" in env_id or env_id.startswith("ALE/")
+    ale = looks_like_ale(env_id)
     registered = ale and register_ale()
     if registered and env_id in gym.registry:
         return
@@ -289,13 +277,8 @@ _STACK = ("gymnasium.wrappers.GrayscaleObservation, ResizeObservation((84, 84)) 
           "with --env-package PKG (an ALE game's: atari_wrappers=true)")
 
 
-def _is_ale_game(env_id: str) -> bool:
-    import gymnasium as gym
-
-    try:
-        return str(gym.spec(env_id).entry_point).startswith("ale_py")
-    except gym.error.Error:
-        return False
+# What trains an ALE game's raw frames with gsolve's defaults (the RL Zoo's atari entry sets the same).
+ATARI_SETTINGS = "atari_wrappers=true network=nature_cnn normalize_observations=false reward_clip=1.0"
 
 
 def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
@@ -305,11 +288,10 @@ def check_images(algo: str, network: str, spaces: EnvSpaces) -> None:
     if spaces.image is None:
         return
     what = f"{spaces.env_id} has {spaces.observation} observations (images"
-    if spaces.image == "channels_last" and _is_ale_game(spaces.env_id):
+    if spaces.image == "channels_last" and is_ale_game(spaces.env_id):
         raise ConfigError(f"{what}, channels last) as the ALE gives them: train an ALE game with the standard Atari "
                           f"preprocessing, which makes 4x84x84 frame stacks for network: nature_cnn (with "
-                          f"{', '.join(IMAGE_ALGOS)}): gsolve train {spaces.env_id}:ppo --set atari_wrappers=true "
-                          "network=nature_cnn normalize_observations=false")
+                          f"{', '.join(IMAGE_ALGOS)}): gsolve train {spaces.env_id}:ppo --set {ATARI_SETTINGS}")
     if spaces.image == "channels_last":
         raise ConfigError(f"{what}, channels last), which no gsolve algorithm takes: network: nature_cnn (with "
                           f"{', '.join(IMAGE_ALGOS)}) takes channels-first frame stacks; {_STACK}")

@@ -7,8 +7,11 @@ names (``zoo_names.ZOO_NAMES``, which ``--set``, presets and imports read throug
 - ``settings``: the whole entry as a config to train (``gsolve train ENV:ALGO`` without a preset),
   with the SB3 defaults the Zoo trains with where the entry is silent (``ZOO_IMPLICIT``).
   What we cannot train as the Zoo does is ``refused`` with a sentence naming the key (``frame_stack``,
-  ``env_wrapper``, a custom optimizer, a key we have no setting for); what changes nothing we can
-  reproduce is in ``notes``.
+  ``env_wrapper``, a custom optimizer, a key we have no setting for; SB3's ``AtariWrapper`` with 4 stacked
+  frames is ``atari_wrappers: true``, ``atari.py``); what changes nothing we can reproduce is in ``notes``.
+
+An environment without an entry of its own takes another version's (``by_name``), and an ALE game the
+Zoo's generic ``atari`` entry, as rl_zoo3 itself does.
 
 The package is located without importing it (importing rl_zoo3 imports torch and Stable-Baselines3,
 which the read side never does).
@@ -25,7 +28,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from gymnasium_solver.config.registry import CONFIG_KEYS
+from gymnasium_solver.config.atari import ZOO_ATARI_ENTRY, is_ale_game, read_atari_wrapper
+from gymnasium_solver.config.registry import CONFIG_KEYS, applies_to
 from gymnasium_solver.config.zoo_names import Read, Unmappable, read_key
 from gymnasium_solver.contract.algorithms import MAX_ENTROPY, ZOO
 
@@ -128,11 +132,23 @@ def _by_name(table: dict[str, Any], env_id: str) -> str | None:
     return max(versions)[1] if versions else None
 
 
+def _entry_name(table: dict[str, Any], env_id: str, by_name: bool) -> str | None:
+    """The entry the chain trains ``env_id`` with: its own; with ``by_name``, else another version's, else (an
+    ALE game) the Zoo's ``atari`` entry, as rl_zoo3 does for any Atari game without its own."""
+    if env_id in table or not by_name:
+        return env_id
+    other = _by_name(table, env_id)
+    if other is not None:
+        return other
+    return ZOO_ATARI_ENTRY if isinstance(table.get(ZOO_ATARI_ENTRY), dict) and is_ale_game(env_id) else None
+
+
 def zoo_entry(env_id: str, algo: str, *, by_name: bool = False) -> ZooEntry | None:
     """The Zoo's entry for ``env_id`` trained with ``algo``, mapped onto our keys; None when rl_zoo3 is
     not installed, has no file for the algorithm or no entry for the environment, or cannot be read.
-    ``by_name``: without an entry for ``env_id``, take the newest other version of the same environment
-    (the returned ``env_id`` says which; the Zoo tunes some environments only at an older version)."""
+    ``by_name``: the entry as the settings chain finds it: without an entry for ``env_id``, the newest other
+    version of the same environment (the Zoo tunes some environments only at an older version), else for an ALE
+    game the ``atari`` entry (the returned ``env_id`` says which)."""
     folder = zoo_hyperparams_dir()
     if folder is None or algo not in ZOO_ALGOS:
         return None
@@ -141,16 +157,28 @@ def zoo_entry(env_id: str, algo: str, *, by_name: bool = False) -> ZooEntry | No
         table = _table(str(path), path.stat().st_mtime_ns)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
-    name = env_id if env_id in table or not by_name else _by_name(table, env_id)
+    name = _entry_name(table, env_id, by_name)
     entry = table.get(name) if name is not None else None
     if not isinstance(entry, dict) or name is None:
         return None
     values, skipped = _comparable(entry)
     settings, refused, notes = _settings(algo, entry)
-    if name != env_id:
+    if name == ZOO_ATARI_ENTRY and name != env_id:
+        notes.insert(0, f"the RL Zoo has no {env_id} entry for {algo}; this is its {name} entry, which it trains "
+                        "every ALE game without its own with")
+    elif name != env_id:
         notes.insert(0, f"the RL Zoo has no {env_id} entry for {algo}; this is its {name} entry (another version "
                         "of the same environment, matched by name)")
     return ZooEntry(name, algo, path, values, sorted(skipped), settings, refused, notes)
+
+
+def untrainable(zoo: ZooEntry) -> list[str]:
+    """Why gsolve cannot train ``zoo`` as the Zoo does, one "key: value (why)" each; [] when it can."""
+    refused = list(zoo.refused)
+    for key, value in zoo.settings.items():
+        if key != "algo" and not applies_to(key, zoo.algo):
+            refused.append(f"{key}={value} (not used by {zoo.algo} in gsolve)")
+    return refused
 
 
 def _read(key: str, raw: Any) -> Read | None:
@@ -212,10 +240,13 @@ def _one_key(algo: str, key: str, raw: Any, out: dict[str, Any], refused: list[s
 def _settings(algo: str, entry: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
     """(settings, refused, notes): the entry as our config keys, with ZOO_IMPLICIT where it is silent."""
     out: dict[str, Any] = {"algo": algo}
-    refused: list[str] = []
-    notes: list[str] = []
+    atari = read_atari_wrapper(entry)  # env_wrapper: AtariWrapper + frame_stack, read together
+    refused: list[str] = list(atari.refused) if atari is not None else []
+    notes: list[str] = list(atari.notes) if atari is not None else []
+    out.update(atari.settings if atari is not None else {})
     for key, raw in entry.items():
-        _one_key(algo, str(key), raw, out, refused, notes)
+        if atari is None or key not in ("env_wrapper", "frame_stack"):
+            _one_key(algo, str(key), raw, out, refused, notes)
     implicit = {k: v for k, v in ZOO_IMPLICIT.get(algo, {}).items() if k not in out}
     if implicit:
         notes.append("where the entry is silent the Zoo trains with SB3's defaults, which are taken too: "
@@ -223,8 +254,25 @@ def _settings(algo: str, entry: dict[str, Any]) -> tuple[dict[str, Any], list[st
     return {**implicit, **out}, refused, notes
 
 
+@lru_cache(maxsize=4)
+def _atari_algos(folder: Path, mtimes: tuple[int, ...]) -> tuple[str, ...]:  # mtimes: a changed file is re-read
+    entries = [zoo_entry(ZOO_ATARI_ENTRY, algo) for algo in sorted(ZOO_ALGOS)]
+    return tuple(e.algo for e in entries if e is not None and not untrainable(e))
+
+
+def zoo_atari_algos() -> list[str]:
+    """The algorithms whose RL Zoo ``atari`` entry (its settings for any ALE game without its own) gsolve trains
+    as the Zoo does ([] without rl_zoo3): an entry gsolve refuses is not offered."""
+    folder = zoo_hyperparams_dir()
+    if folder is None:
+        return []
+    files = [folder / f"{algo}.yml" for algo in sorted(ZOO_ALGOS)]
+    return list(_atari_algos(folder, tuple(f.stat().st_mtime_ns if f.is_file() else 0 for f in files)))
+
+
 def zoo_algos_by_env() -> dict[str, list[str]]:
-    """Environment id -> the algorithms of ours the installed RL Zoo has an entry for ({} without rl_zoo3)."""
+    """Environment id -> the algorithms of ours the installed RL Zoo has an entry for ({} without rl_zoo3); the
+    generic ``atari`` entry is zoo_atari_algos'."""
     folder = zoo_hyperparams_dir()
     out: dict[str, list[str]] = {}
     if folder is None:
@@ -236,6 +284,6 @@ def zoo_algos_by_env() -> dict[str, list[str]]:
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         for env_id, entry in table.items():
-            if isinstance(env_id, str) and isinstance(entry, dict):
+            if isinstance(env_id, str) and isinstance(entry, dict) and env_id != ZOO_ATARI_ENTRY:
                 out.setdefault(env_id, []).append(algo)
     return out

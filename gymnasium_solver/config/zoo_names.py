@@ -224,6 +224,12 @@ def _refused(why: str) -> ZooName:
     return ZooName((), read, f"refused: {why}")
 
 
+def _refused_but_atari(why: str) -> ZooName:
+    """Refused on its own; in an RL Zoo entry, SB3's AtariWrapper with 4 stacked frames is read by zoo.py."""
+    return _refused(why)._replace(how=f"refused: {why}; in an RL Zoo entry, `env_wrapper: AtariWrapper` with "
+                                      "`frame_stack: 4` is `atari_wrappers: true` (docs/atari.md)")
+
+
 def _noted_entry(key: str, why: str) -> ZooName:
     return ZooName((), _noted(key, why), f"accepted, not reproduced: {why}")
 
@@ -331,9 +337,9 @@ ZOO_NAMES: dict[str, ZooName] = {
                         "`lin_X` as above; `auto` / `auto_X` -> `ent_coef_auto: true` (from 1 / X; SAC, TQC)"),
     "train_freq": ZooName(("train_freq",), _train_freq, "`[N, step]` -> `N`; `[N, episode]` refused"),
     # The Zoo's keys we have nothing for.
-    "frame_stack": _refused("gsolve stacks frames only in atari_wrappers=true (4 frames of 84x84 pixels, "
-                                        "for ALE environments)"),
-    "env_wrapper": _refused(WRAPPERS),
+    "frame_stack": _refused_but_atari("gsolve stacks frames only in atari_wrappers=true (4 frames of 84x84 pixels, "
+                                      "for ALE environments)"),
+    "env_wrapper": _refused_but_atari(WRAPPERS),
     "vec_env_wrapper": _refused(WRAPPERS),
     "callback": _refused("gsolve's evaluation, checkpoints and early stop are config keys: eval_freq, "
                                      "checkpoint_freq, reward_threshold"),
