@@ -168,3 +168,19 @@ def test_breakout_trains_from_the_atari_entry_and_writes_its_run_folder(tmp_path
     assert info.status == rf.RunStatus.COMPLETED and info.observation_shape == [4, 84, 84], info.failure
     assert info.config_origin is not None and info.config_origin.settings == "zoo"
     assert info.config_origin.sources["atari_wrappers"] == "zoo" and info.last_eval is not None
+
+
+@needs_zoo
+def test_a_plain_ale_id_resolves_in_a_fresh_process_and_is_listed_as_it_resolves() -> None:
+    """Breakout-v4 (neither ALE/ nor NoFrameskip) exists only once ale_py is imported: a new process must still find
+    it (it was 'unknown environment ... did you mean FrozenLake-v1' while list-envs listed it)."""
+    import subprocess
+    import sys
+
+    code = ("from gymnasium_solver.config import resolve_with_origin; from gymnasium_solver.config.catalog import "
+            "environment_catalog; cfg, origin = resolve_with_origin('Breakout-v4:ppo'); "
+            "row = environment_catalog(contains='breakout-v4').environments[0]; "
+            "print(origin.settings, cfg.atari_wrappers, row.env_id, row.settings, row.zoo_entry)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-5:] == ["zoo", "True", "Breakout-v4", "zoo", "atari"]

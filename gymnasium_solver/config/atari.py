@@ -47,11 +47,11 @@ def register_ale() -> bool:
 
 
 def is_ale_game(env_id: str) -> bool:
-    """The RL Zoo's test (is_atari): the id's entry point is the ALE's AtariEnv. An id that looks like the ALE's
-    (``looks_like_ale``) is registered first when the atari extra is installed; False for any other unknown id."""
+    """The RL Zoo's test (is_atari): the id's entry point is the ALE's AtariEnv. An unknown id is looked up again
+    after registering the ALE's games when the atari extra is installed; False when it is still unknown."""
     import gymnasium as gym
 
-    if env_id not in gym.registry and not (looks_like_ale(env_id) and register_ale()):
+    if env_id not in gym.registry and not register_ale():  # an ALE id exists once ale_py is imported
         return False
     try:
         return str(gym.spec(env_id).entry_point).startswith("ale_py")

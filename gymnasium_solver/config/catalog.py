@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gymnasium_solver.config.atari import ZOO_ATARI_ENTRY, is_ale_game, looks_like_ale, register_ale
+from gymnasium_solver.config.atari import ZOO_ATARI_ENTRY, is_ale_game, register_ale
 from gymnasium_solver.config.presets import list_env_files, list_variants
 from gymnasium_solver.config.zoo import zoo_algos_by_env, zoo_atari_algos
 
@@ -55,7 +55,7 @@ def environment_catalog(contains: str | None = None, *, registered: bool = True,
         except ValueError:
             variants = {}
         algos = zoo.get(env_id, [])
-        generic = not algos and bool(atari) and looks_like_ale(env_id) and is_ale_game(env_id)
+        generic = not algos and bool(atari) and is_ale_game(env_id)
         algos = list(atari) if generic else algos
         settings = "preset" if env_id in presets else ("zoo" if algos else "default")
         rows.append(EnvironmentSettings(env_id, settings, variants, algos, ZOO_ATARI_ENTRY if generic else None))

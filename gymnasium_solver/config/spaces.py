@@ -220,10 +220,11 @@ def check_registered(env_id: str) -> None:
         pass
     from gymnasium_solver.config.build import did_you_mean
 
-    ale = looks_like_ale(env_id)
-    registered = ale and register_ale()
+    # The atari extra's ids (ALE/..., ...NoFrameskip-v4, and the plain Breakout-v4 kind) exist once ale_py is imported.
+    registered = register_ale()
     if registered and env_id in gym.registry:
         return
+    ale = looks_like_ale(env_id)
     hint = (" (ALE games are registered by the atari extra, which is installed)" if registered else
             ' (ALE games need the atari extra: pip install "gymnasium-solver[atari]")' if ale else "")
     if not ale:  # an id of the user's own: their class, named on the command line
