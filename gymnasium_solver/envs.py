@@ -21,6 +21,7 @@ from gymnasium_solver.config.atari import (
     ATARI_NOOP_MAX,
     ATARI_SCREEN_SIZE,
     base_frameskip,
+    is_ale_game,
     looks_like_ale,
 )
 from gymnasium_solver.config.env_modules import require_config
@@ -57,11 +58,8 @@ def register_atari() -> None:
 
 
 def _check_ale_game(env_id: str) -> None:
-    try:
-        entry_point = str(gym.spec(env_id).entry_point)
-    except gym.error.Error:
-        return  # an unknown id: gym.make_vec says so, with close matches
-    if not entry_point.startswith("ale_py"):
+    # An unknown id passes: gym.make_vec says so, with close matches.
+    if env_id in gym.registry and not is_ale_game(env_id):
         raise ValueError(f"atari_wrappers: true needs an ALE game such as PongNoFrameskip-v4; {env_id!r} is not "
                          "one (set atari_wrappers: false and network: mlp)")
 
