@@ -1,0 +1,38 @@
+"""What a new user meets: copied run folders, plot labels across configs, and other first-contact paths."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from gymnasium_solver import run_store as rs
+from gymnasium_solver.cli import app as cli
+from gymnasium_solver.contract import run_folder as rf
+
+
+def _run(runs: Path, minute: int, env: str = "CartPole-v1", algo: str = "ppo") -> str:
+    run_id = rf.new_run_id(datetime(2026, 1, 1, 0, minute, tzinfo=UTC))
+    info = rf.RunInfo(run_id=run_id, config_id=f"{env}:{algo}", env_id=env, variant=algo, algo=algo, seed=minute,
+                      created_at=rf.utc_now_iso(), updated_at=rf.utc_now_iso(), max_env_steps=100_000,
+                      status=rf.RunStatus.COMPLETED, reward_threshold=475.0)
+    rf.write_run_info(runs / run_id, info)
+    return run_id
+
+
+def test_a_copied_run_folder_is_listed_and_shown_by_its_folder_name(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The folder name is the id every command takes; run.json of a copy still holds the original's id."""
+    runs = tmp_path / "runs"
+    original = _run(runs, 1)
+    shutil.copytree(runs / original, runs / "20260101-000500-copy")
+    store = rs.RunStore(runs)
+    listed = rs.list_runs(store, limit=1)
+    assert [s.run_id for s in listed.runs] == ["20260101-000500-copy"]
+    assert listed.next_cursor == "20260101-000500-copy"
+    assert [s.run_id for s in rs.list_runs(store, cursor=listed.next_cursor).runs] == [original]
+    assert cli.main(["show", "20260101-000500", "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("run 20260101-000500-copy") and original not in out, out
