@@ -36,3 +36,23 @@ def test_a_copied_run_folder_is_listed_and_shown_by_its_folder_name(tmp_path: Pa
     assert cli.main(["show", "20260101-000500", "--runs-dir", str(runs)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("run 20260101-000500-copy") and original not in out, out
+
+
+def test_group_labels_name_only_what_sets_a_group_apart_from_its_own_config(tmp_path: Path) -> None:
+    """Groups of other environments or algorithms differ in most keys: their config id says so, and a label
+    that listed every key made the plot's legend wider than the figure."""
+    import yaml
+
+    runs = tmp_path / "runs"
+    configs = [("CartPole-v1", "ppo", {"max_env_steps": 20000, "n_steps": 64}),
+               ("CartPole-v1", "ppo", {"max_env_steps": 200000, "n_steps": 64}),
+               ("MountainCar-v0", "dqn", {"max_env_steps": 3000, "train_freq": 16, "buffer_size": 10000})]
+    dirs = []
+    for minute, (env, algo, keys) in enumerate(configs):
+        run_id = _run(runs, minute, env, algo)
+        cfg = {"env_id": env, "variant": algo, "algo": algo, "seed": 0, **keys}
+        (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        dirs.append(runs / run_id)
+    labels = [g.label for g in rs.group_runs(rs.RunStore(runs), dirs)]
+    assert labels == ["CartPole-v1:ppo max_env_steps=20000", "CartPole-v1:ppo max_env_steps=200000",
+                      "MountainCar-v0:dqn"]
