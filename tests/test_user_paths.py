@@ -56,3 +56,27 @@ def test_group_labels_name_only_what_sets_a_group_apart_from_its_own_config(tmp_
     labels = [g.label for g in rs.group_runs(rs.RunStore(runs), dirs)]
     assert labels == ["CartPole-v1:ppo max_env_steps=20000", "CartPole-v1:ppo max_env_steps=200000",
                       "MountainCar-v0:dqn"]
+
+
+@pytest.mark.anyio
+async def test_mcp_arguments_of_the_wrong_type_or_value_get_one_sentence(tmp_path: Path) -> None:
+    """The SDK reported pydantic's multi-line report ("1 validation error for get_run_infoArguments ... For further
+    information visit https://errors.pydantic.dev/..."); a model reads one sentence per argument instead."""
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async def error(name: str, args: dict[str, object]) -> str:
+        res = await client.call_tool(name, args)
+        assert res.is_error
+        return " ".join(getattr(c, "text", "") for c in res.content)
+
+    async with Client(create_server(tmp_path)) as client:
+        text = await error("get_run_info", {"run_id": "@last", "view": "foo"})
+        assert text == ("get_run_info: argument 'view': Input should be 'details', 'status', 'checkpoints' or "
+                        "'frames' (got 'foo')")
+        text = await error("get_run_metrics", {"run_id": "@last", "metrics": "eval/return_mean"})
+        assert text.endswith("""(got 'eval/return_mean'); pass a list, e.g. ["eval/return_mean"]"""), text
+        assert await error("get_run_info", {}) == "get_run_info: argument 'run_id' is required"
+        text = await error("list_runs", {"limit": 0})
+        assert "\n" not in text and "pydantic" not in text and "Arguments" not in text, text
