@@ -80,3 +80,15 @@ async def test_mcp_arguments_of_the_wrong_type_or_value_get_one_sentence(tmp_pat
         assert await error("get_run_info", {}) == "get_run_info: argument 'run_id' is required"
         text = await error("list_runs", {"limit": 0})
         assert "\n" not in text and "pydantic" not in text and "Arguments" not in text, text
+
+
+def test_a_check_across_keys_is_reported_without_a_stray_config_prefix() -> None:
+    """Checks across keys have no location: their message was prefixed 'config: ' after 'invalid config: '."""
+    from gymnasium_solver import config
+
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["learning_rate=-1"])
+    assert str(err.value) == "CartPole-v1:ppo with --set: invalid config: learning_rate must be >= 0, got -1.0"
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["n_envs=abc"])
+    assert "invalid config: n_envs: Input should be a valid integer" in str(err.value)

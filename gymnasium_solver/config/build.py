@@ -87,7 +87,8 @@ def _format_validation_error(exc: ValidationError, where: str, model: type[Confi
             continue
         msg = _error_message(err, parts[0] if parts else "", model)
         got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
-        lines.append(f"{loc or 'config'}: {msg}{got_s}")
+        # A check across keys has no location, and its message names the keys itself.
+        lines.append(f"{loc}: {msg}{got_s}" if loc else f"{msg}{got_s}")
     return f"{where}: invalid config: " + "; ".join(lines)
 
 
