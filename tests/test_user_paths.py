@@ -92,3 +92,30 @@ def test_a_check_across_keys_is_reported_without_a_stray_config_prefix() -> None
     with pytest.raises(config.ConfigError) as err:
         config.resolve_config("CartPole-v1:ppo", ["n_envs=abc"])
     assert "invalid config: n_envs: Input should be a valid integer" in str(err.value)
+
+
+def test_small_returns_keep_the_digits_that_tell_them_from_their_threshold(tmp_path: Path) -> None:
+    """One decimal printed MiniGrid's 0.96 of a 0.97 threshold as 'best eval 1.0 (threshold 0.97)'."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from gymnasium_solver.cli.train import summary_line
+    from gymnasium_solver.train.progress import ProgressBar
+
+    best = SimpleNamespace(return_mean=0.96)
+    result = SimpleNamespace(best_eval=best, solved_at=None, stop_reason=rf.StopReason.BUDGET_EXHAUSTED, failure=None,
+                             env_steps=3072, wall_seconds=0.5, run_dir=tmp_path)
+    assert "best eval 0.960 (threshold 0.97)" in summary_line("MyEnv-v0:ppo", 0.97, result)
+    best.return_mean = 385.64
+    assert "best eval 385.6 (threshold 475)" in summary_line("CartPole-v1:ppo", 475.0, result)
+    best.return_mean = 0.04  # a return near zero, on a task whose returns are large
+    assert "best eval 0.0 (threshold 475)" in summary_line("CartPole-v1:ppo", 475.0, result)
+    buf = io.StringIO()
+    bar = ProgressBar(3000, console=Console(file=buf, force_terminal=False, width=80))
+    bar.update(1024, 1.0, 1000.0, 0.8725, None)
+    bar.evaluated(1024, 1.0, 0.8725, 0.01, solved=False)
+    bar.close()
+    assert "return 0.873 ± 0.010 | 1,000 fps | return 0.873" in buf.getvalue() or \
+        "return 0.872 ± 0.010 | 1,000 fps | return 0.872" in buf.getvalue(), buf.getvalue()

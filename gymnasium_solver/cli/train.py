@@ -231,11 +231,11 @@ def _applied_changes(text: str | None) -> dict[str, Any] | None:
 
 def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
     """One line: solved or not, at which step, wall time, run folder."""
-    best = result.best_eval
-    best_s = f"best eval {best.return_mean:.1f}" if best else "no evaluation"
+    from gymnasium_solver.train.progress import format_return as fr
+    best_s = f"best eval {fr(result.best_eval.return_mean, threshold)}" if result.best_eval else "no evaluation"
     if result.solved_at is not None:
         s = result.solved_at
-        return (f"solved {config_id}: eval {s.eval_return_mean:.1f} >= {threshold:g} at {s.env_steps} env steps "
+        return (f"solved {config_id}: eval {fr(s.eval_return_mean, threshold)} >= {threshold:g} at {s.env_steps} env steps "
                 f"after {s.wall_seconds:.2f} s; run folder {result.run_dir}")
     what = {
         rf.StopReason.BUDGET_EXHAUSTED: "budget exhausted",
