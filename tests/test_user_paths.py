@@ -119,3 +119,16 @@ def test_small_returns_keep_the_digits_that_tell_them_from_their_threshold(tmp_p
     bar.close()
     assert "return 0.873 ± 0.010 | 1,000 fps | return 0.873" in buf.getvalue() or \
         "return 0.872 ± 0.010 | 1,000 fps | return 0.872" in buf.getvalue(), buf.getvalue()
+
+
+def test_an_unknown_minigrid_id_names_the_package_flag_that_registers_it() -> None:
+    """MiniGrid-Empty-5x5-v0 without --env-package was only pointed at --env-class, a user's own class."""
+    from gymnasium_solver import config
+    from gymnasium_solver.config.spaces import check_registered
+
+    with pytest.raises(config.ConfigError) as err:
+        check_registered("MiniGrid-NoSuchGrid-v0")  # unknown even once minigrid is imported
+    assert "add --env-package minigrid" in str(err.value), err.value
+    with pytest.raises(config.ConfigError) as err:
+        check_registered("NoSuchEnv-v0")
+    assert "--env-package PKG" in str(err.value) and "--env-class MODULE:CLASS" in str(err.value)
