@@ -132,3 +132,16 @@ def test_an_unknown_minigrid_id_names_the_package_flag_that_registers_it() -> No
     with pytest.raises(config.ConfigError) as err:
         check_registered("NoSuchEnv-v0")
     assert "--env-package PKG" in str(err.value) and "--env-class MODULE:CLASS" in str(err.value)
+
+
+def test_a_filter_that_matches_no_environment_says_why_and_where_else_to_look(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --filter minigrid` without --env-package printed an empty table and '0 environment(s).'"""
+    from gymnasium_solver.environment_list import environment_list
+
+    assert cli.main(["list-envs", "--filter", "Cartpoel"]) == 0
+    out = capsys.readouterr().out
+    assert "0 environment(s) (no environment id contains 'Cartpoel' (did you mean 'CartPole-v1'" in out, out
+    assert "add --env-package PKG" in out
+    note = environment_list(filter="NoSuchEnvAnywhere").note
+    assert note.startswith("no environment id contains 'NoSuchEnvAnywhere'; ids a package registers"), note

@@ -25,7 +25,7 @@ from gymnasium_solver.config import (
     parse_overrides,
     resolve_with_origin,
 )
-from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog, page_note
 from gymnasium_solver.config.chain import resolve_config
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, recorded_overrides
 from gymnasium_solver.contract import run_folder as rf
@@ -468,7 +468,7 @@ def _list_registered(args: argparse.Namespace) -> int:
         rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", zoo or "-"))
     _print_table(rows)
     shown = len(catalog.environments)
-    more = f" (first {shown} of {catalog.total}: narrow with --filter or raise --limit)" if shown < catalog.total else ""
+    more = page_note(shown, catalog.total, args.filter)
     print(f"\n{catalog.total} environment(s){more}. SETTINGS is where `gsolve train ENV:ALGO` takes its settings "
           "from: our preset, the RL Zoo's entry (for the algorithms listed), else gsolve's defaults. An algorithm "
           "that cannot take an environment's spaces is refused with the ones that can.")
