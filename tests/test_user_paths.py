@@ -145,3 +145,14 @@ def test_a_filter_that_matches_no_environment_says_why_and_where_else_to_look(
     assert "add --env-package PKG" in out
     note = environment_list(filter="NoSuchEnvAnywhere").note
     assert note.startswith("no environment id contains 'NoSuchEnvAnywhere'; ids a package registers"), note
+
+
+def test_the_eval_freq_note_says_how_often_an_off_policy_run_really_evaluates() -> None:
+    """MountainCar-v0:dqn with 3,000 steps was promised evaluations every 300 env steps; it evaluates after each
+    1,000-step iteration, 3 times."""
+    from gymnasium_solver import config
+
+    notes = config.resolve_with_origin("MountainCar-v0:dqn", ["max_env_steps=3000"]).origin.notes
+    note = next(n for n in notes if n.startswith("eval_freq: 300 env steps"))
+    assert note.endswith("evaluations happen between iterations, so with iterations of 1,000 env steps this run "
+                         "evaluates 3 times"), note
