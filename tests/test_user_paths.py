@@ -156,3 +156,16 @@ def test_the_eval_freq_note_says_how_often_an_off_policy_run_really_evaluates() 
     note = next(n for n in notes if n.startswith("eval_freq: 300 env steps"))
     assert note.endswith("evaluations happen between iterations, so with iterations of 1,000 env steps this run "
                          "evaluates 3 times"), note
+
+
+def test_a_missing_output_folder_is_named_not_blamed_on_the_runs(tmp_path: Path) -> None:
+    """`gsolve plot ... -o nodir/x.png` said 'check the path (gsolve runs lists the runs)', about the wrong path."""
+    import errno
+
+    from gymnasium_solver.cli.app import _os_error
+
+    missing = tmp_path / "nodir" / "x.png"
+    text = _os_error(FileNotFoundError(errno.ENOENT, "No such file or directory", str(missing)))
+    assert text.endswith(f"the folder {tmp_path / 'nodir'} does not exist: create it, or name a file in one that does")
+    gone = tmp_path / "run.json"  # a missing file in a folder that exists: the runs hint stands
+    assert "gsolve runs" in _os_error(FileNotFoundError(errno.ENOENT, "No such file or directory", str(gone)))
