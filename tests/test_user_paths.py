@@ -169,3 +169,23 @@ def test_a_missing_output_folder_is_named_not_blamed_on_the_runs(tmp_path: Path)
     assert text.endswith(f"the folder {tmp_path / 'nodir'} does not exist: create it, or name a file in one that does")
     gone = tmp_path / "run.json"  # a missing file in a folder that exists: the runs hint stands
     assert "gsolve runs" in _os_error(FileNotFoundError(errno.ENOENT, "No such file or directory", str(gone)))
+
+
+def test_eval_of_an_imported_run_says_it_has_no_policy_and_hints_name_real_commands(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An imported run was said to have 'no checkpoints yet (still starting, or it failed early)'; and the hints
+    named an MCP tool list_checkpoints that does not exist (get_run_info(view='checkpoints') / gsolve checkpoints)."""
+    from gymnasium_solver.cli.checkpoints import other_checkpoints
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    info = rf.read_run_info(runs / run_id).model_copy(update={"read_only": True})
+    rf.write_run_info(runs / run_id, info)
+    assert cli.main(["eval", run_id, "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "it was imported" in err and "no policy to evaluate" in err and "still starting" not in err, err
+    assert f"gsolve checkpoints {run_id}" in other_checkpoints(runs / run_id, "best")
+    (runs / run_id / rf.CHECKPOINTS_DIR).mkdir()
+    (runs / run_id / rf.CHECKPOINTS_DIR / f"last{rf.CHECKPOINT_SUFFIX}").write_bytes(b"x")
+    hint = other_checkpoints(runs / run_id, "best")
+    assert hint.endswith(f"details with `gsolve checkpoints {run_id}`)") and "list_checkpoints" not in hint, hint

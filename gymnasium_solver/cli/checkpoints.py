@@ -71,11 +71,23 @@ def other_checkpoints(run_dir: Path, name: str) -> str:
     """What to do instead: the run's other checkpoints as `gsolve eval` commands."""
     others = [c for c in _checkpoints_of(run_dir) if c != name]
     if not others:
-        return (f"run {run_dir.name} has no other checkpoint to evaluate; list its checkpoints with the MCP tool "
-                "list_checkpoints, or resume or retrain the run to write new ones")
+        return (f"run {run_dir.name} has no other checkpoint to evaluate; list its checkpoints with `gsolve "
+                f"checkpoints {run_dir.name}`, or resume or retrain the run to write new ones")
     prefer = rf.LAST_CHECKPOINT if rf.LAST_CHECKPOINT in others else others[-1]
     return (f"try `gsolve eval {run_dir.name} --checkpoint {prefer}` (its checkpoints: {', '.join(others)}; "
-            "details with the MCP tool list_checkpoints)")
+            f"details with `gsolve checkpoints {run_dir.name}`)")
+
+
+def _why_none(run_dir: Path) -> str:
+    """Why a run has no checkpoint: imported runs never have one (their weights stay with their framework)."""
+    try:
+        info = rs.RunStore(run_dir.parent).info(run_dir)
+    except rs.RunFileError:
+        info = None
+    if info is not None and info.read_only:
+        return ("it was imported (metrics and config only: its weights stay with the framework that trained it), "
+                "so there is no policy to evaluate; train a run of our own (gsolve train ENV:VARIANT) to evaluate")
+    return "it has no checkpoints yet (still starting, or it failed early)"
 
 
 def checkpoint_file(run_dir: Path, name: str) -> Path:
@@ -88,7 +100,7 @@ def checkpoint_file(run_dir: Path, name: str) -> Path:
         have = _checkpoints_of(run_dir)
         raise CliError(
             f"run {run_dir.name} has no checkpoint {name!r}; "
-            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
+            + (f"available: {', '.join(have)}" if have else _why_none(run_dir))
         )
     try:
         lstat_run_file(run_dir, f"{rf.CHECKPOINTS_DIR}/{path.name}")
