@@ -189,3 +189,19 @@ def test_eval_of_an_imported_run_says_it_has_no_policy_and_hints_name_real_comma
     (runs / run_id / rf.CHECKPOINTS_DIR / f"last{rf.CHECKPOINT_SUFFIX}").write_bytes(b"x")
     hint = other_checkpoints(runs / run_id, "best")
     assert hint.endswith(f"details with `gsolve checkpoints {run_id}`)") and "list_checkpoints" not in hint, hint
+
+
+RETIRED_MCP_TOOLS = ("try_fixes", "list_checkpoints", "get_training_status", "get_metric_alerts", "compare_to_baseline")
+
+
+def test_cli_text_names_no_retired_mcp_tool_and_no_mcp_only_call(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve fix --help` named try_fixes (now fix_run); `gsolve show` of a run without a preset sent a shell user
+    to get_config, an MCP tool, for the run's settings."""
+    from gymnasium_solver.run_store import preset_comparison
+
+    with pytest.raises(SystemExit):
+        cli.main(["fix", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "the MCP fix_run pre-" in help_text and not any(n in help_text for n in RETIRED_MCP_TOOLS)
+    text, _ = preset_comparison({"env_id": "MountainCar-v0", "variant": "no-such-variant"}, None)
+    assert "its config.yaml" in text and not text.endswith("(get_config shows the run's config)"), text
