@@ -205,3 +205,16 @@ def test_cli_text_names_no_retired_mcp_tool_and_no_mcp_only_call(capsys: pytest.
     assert "the MCP fix_run pre-" in help_text and not any(n in help_text for n in RETIRED_MCP_TOOLS)
     text, _ = preset_comparison({"env_id": "MountainCar-v0", "variant": "no-such-variant"}, None)
     assert "its config.yaml" in text and not text.endswith("(get_config shows the run's config)"), text
+
+
+def test_a_runs_folder_that_does_not_exist_is_named_as_such(tmp_path: Path) -> None:
+    """A mistyped --runs-dir was reported as 'has no runs yet', as if the folder were only empty."""
+    missing = tmp_path / "rnus"
+    note = rs.list_runs(rs.RunStore(missing)).note
+    assert note.startswith(f"the runs folder {missing.resolve()} does not exist (check --runs-dir"), note
+    with pytest.raises(rs.RunNotFoundError, match="does not exist"):
+        rs.resolve_run_dir("@last", missing)
+    missing.mkdir()
+    assert "has no runs yet" in rs.list_runs(rs.RunStore(missing)).note
+    with pytest.raises(rs.RunNotFoundError, match="has no runs yet"):
+        rs.resolve_run_dir("20260101", missing)
