@@ -218,3 +218,29 @@ def test_a_runs_folder_that_does_not_exist_is_named_as_such(tmp_path: Path) -> N
     assert "has no runs yet" in rs.list_runs(rs.RunStore(missing)).note
     with pytest.raises(rs.RunNotFoundError, match="has no runs yet"):
         rs.resolve_run_dir("20260101", missing)
+
+
+def test_resume_without_a_resumable_checkpoint_says_why_and_gives_the_command(tmp_path: Path) -> None:
+    """A run killed 3 s in, with best.pt on disk, was said to have 'ended before its first' checkpoint."""
+    import yaml
+
+    from gymnasium_solver import config
+    from gymnasium_solver.train.resume import plan_resume
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    run_dir = runs / run_id
+    info = rf.read_run_info(run_dir).model_copy(update={
+        "status": rf.RunStatus.STOPPED, "stop_reason": rf.StopReason.USER_STOPPED, "overrides": {"seed": 3},
+        "progress": rf.Progress(env_steps=4096, wall_seconds=3.2)})
+    rf.write_run_info(run_dir, info)
+    cfg = config.resolve_config("CartPole-v1:ppo", {"seed": 3})
+    (run_dir / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg.model_dump(mode="json")), encoding="utf-8")
+    (run_dir / rf.CHECKPOINTS_DIR).mkdir()
+    (run_dir / rf.CHECKPOINTS_DIR / f"{rf.BEST_CHECKPOINT}{rf.CHECKPOINT_SUFFIX}").write_bytes(b"weights")
+    with pytest.raises(ValueError) as err:
+        plan_resume(run_dir)
+    text = str(err.value)
+    assert "(its best checkpoint holds only what evaluation needs)" in text, text
+    assert "it ended after 3 s of training, before its first `last`" in text and "ended before its first one" not in text
+    assert text.endswith("start it again instead: `gsolve train CartPole-v1:ppo --set seed=3`"), text
