@@ -244,3 +244,24 @@ def test_resume_without_a_resumable_checkpoint_says_why_and_gives_the_command(tm
     assert "(its best checkpoint holds only what evaluation needs)" in text, text
     assert "it ended after 3 s of training, before its first `last`" in text and "ended before its first one" not in text
     assert text.endswith("start it again instead: `gsolve train CartPole-v1:ppo --set seed=3`"), text
+
+
+def test_plot_reports_the_measured_peak_and_the_measured_step_at_the_threshold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The curve was read on an even grid only: a peak between two grid points came out lower (a run's best 385.6
+    as 385.4), and the threshold was 'reached at step 11413', a step no evaluation was made at."""
+    import json
+
+    import yaml
+
+    from gymnasium_solver.contract.metric_names import M
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    cfg = {"env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": 1}
+    (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    rows = [f"{M.ITERATION},{M.ENV_STEPS},{M.EVAL_RETURN_MEAN}", "1,1024,10.0", "2,3333,480.0", "3,10240,470.0"]
+    (runs / run_id / rf.METRICS_CSV).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert cli.main(["plot", run_id, "-o", str(tmp_path / "p.png"), "--runs-dir", str(runs), "--json"]) == 0
+    group = json.loads(capsys.readouterr().out)["groups"][0]
+    assert group["peak_mean"] == 480.0 and group["first_at_threshold"] == 3333, group
