@@ -214,6 +214,9 @@ def test_a_runs_folder_that_does_not_exist_is_named_as_such(tmp_path: Path) -> N
     assert note.startswith(f"the runs folder {missing.resolve()} does not exist (check --runs-dir"), note
     with pytest.raises(rs.RunNotFoundError, match="does not exist"):
         rs.resolve_run_dir("@last", missing)
+    missing.write_text("")
+    assert "rnus is not a folder (check --runs-dir" in rs.list_runs(rs.RunStore(missing)).note
+    missing.unlink()
     missing.mkdir()
     assert "has no runs yet" in rs.list_runs(rs.RunStore(missing)).note
     with pytest.raises(rs.RunNotFoundError, match="has no runs yet"):

@@ -73,7 +73,8 @@ def no_runs(root: Path) -> str:
     """Why a runs folder lists nothing: empty, or not there at all (a mistyped --runs-dir or $GSOLVE_RUNS_DIR)."""
     if root.is_dir():
         return f"the runs folder {root} has no runs yet"
-    return (f"the runs folder {root} does not exist (check --runs-dir / ${rf.RUNS_DIR_ENV}; runs go to ./runs "
+    what = "is not a folder" if root.exists() else "does not exist"
+    return (f"the runs folder {root} {what} (check --runs-dir / ${rf.RUNS_DIR_ENV}; runs go to ./runs "
             "unless they say otherwise)")
 
 
