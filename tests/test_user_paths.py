@@ -268,3 +268,16 @@ def test_plot_reports_the_measured_peak_and_the_measured_step_at_the_threshold(
     assert cli.main(["plot", run_id, "-o", str(tmp_path / "p.png"), "--runs-dir", str(runs), "--json"]) == 0
     group = json.loads(capsys.readouterr().out)["groups"][0]
     assert group["peak_mean"] == 480.0 and group["first_at_threshold"] == 3333, group
+
+
+def test_metrics_of_an_empty_column_come_with_a_note_not_a_silent_empty_series(tmp_path: Path) -> None:
+    """get_run_metrics(train/grad_norm_trunk) of a PPO run without shared layers answered an empty series and note ''."""
+    from gymnasium_solver.contract.metric_names import M
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    rows = [f"{M.ITERATION},{M.ENV_STEPS},{M.GRAD_NORM_ACTOR},{M.GRAD_NORM_TRUNK}", "1,2048,0.5,", "2,4096,0.4,"]
+    (runs / run_id / rf.METRICS_CSV).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = rs.query_metrics(rs.RunStore(runs), runs / run_id, [M.GRAD_NORM_ACTOR, M.GRAD_NORM_TRUNK])
+    assert [s.points_total for s in result.series] == [2, 0]
+    assert result.note.startswith(f"no value in any of the 2 rows for {M.GRAD_NORM_TRUNK}: an empty column"), result.note
