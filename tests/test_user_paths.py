@@ -281,3 +281,13 @@ def test_metrics_of_an_empty_column_come_with_a_note_not_a_silent_empty_series(t
     result = rs.query_metrics(rs.RunStore(runs), runs / run_id, [M.GRAD_NORM_ACTOR, M.GRAD_NORM_TRUNK])
     assert [s.points_total for s in result.series] == [2, 0]
     assert result.note.startswith(f"no value in any of the 2 rows for {M.GRAD_NORM_TRUNK}: an empty column"), result.note
+
+
+def test_set_algo_is_refused_with_the_config_id_that_trains_it() -> None:
+    """`--set algo=dqn` on CartPole-v1:ppo blamed 'gae_lambda', a key the user never set."""
+    from gymnasium_solver import config
+
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["algo=dqn"])
+    assert str(err.value) == "--set cannot change 'algo'; name the algorithm in the config id instead: CartPole-v1:dqn"
+    assert config.resolve_config("CartPole-v1:ppo", ["algo=ppo"]).algo == "ppo"  # a no-op stays allowed

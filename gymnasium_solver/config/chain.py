@@ -305,6 +305,9 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         for key in ("env_id", "variant"):
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
+        if "algo" in overrides and overrides["algo"] != data.get("algo"):  # the other keys are its algorithm's
+            raise ConfigError(f"--set cannot change 'algo'; name the algorithm in the config id instead: "
+                              f"{data['env_id']}:{overrides['algo']}")
         for key in _MODULE_KEYS:
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}: only the command line makes gsolve import code; pass "
