@@ -291,3 +291,15 @@ def test_set_algo_is_refused_with_the_config_id_that_trains_it() -> None:
         config.resolve_config("CartPole-v1:ppo", ["algo=dqn"])
     assert str(err.value) == "--set cannot change 'algo'; name the algorithm in the config id instead: CartPole-v1:dqn"
     assert config.resolve_config("CartPole-v1:ppo", ["algo=ppo"]).algo == "ppo"  # a no-op stays allowed
+
+
+def test_a_value_the_shell_split_at_its_spaces_gets_the_quoting_hint() -> None:
+    """`--set hidden_sizes=[64, 64]` unquoted reached gsolve as 'hidden_sizes=[64,' and '64]'."""
+    from gymnasium_solver import config
+
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["hidden_sizes=[64,", "64]"])
+    assert str(err.value).endswith("quote the whole pair, e.g. --set 'hidden_sizes=[64, 64]'"), err.value
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["learning_rate"])
+    assert str(err.value) == "override 'learning_rate' must look like key=value, e.g. learning_rate=0.001"
