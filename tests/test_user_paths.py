@@ -303,3 +303,15 @@ def test_a_value_the_shell_split_at_its_spaces_gets_the_quoting_hint() -> None:
     with pytest.raises(config.ConfigError) as err:
         config.resolve_config("CartPole-v1:ppo", ["learning_rate"])
     assert str(err.value) == "override 'learning_rate' must look like key=value, e.g. learning_rate=0.001"
+
+
+def test_an_integer_in_float_notation_gets_the_number_to_write() -> None:
+    """`--set max_env_steps=1e4` (text to YAML 1.1) said only 'unable to parse string as an integer'."""
+    from gymnasium_solver import config
+
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["max_env_steps=1e4"])
+    assert "max_env_steps: must be an integer written out, e.g. 10000 (YAML reads 1e4 as text)" in str(err.value)
+    with pytest.raises(config.ConfigError) as err:
+        config.resolve_config("CartPole-v1:ppo", ["n_envs=abc"])
+    assert "unable to parse string as an integer (got 'abc')" in str(err.value)
