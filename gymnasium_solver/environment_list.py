@@ -10,7 +10,12 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.config import env_modules
-from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, EnvironmentSettings, environment_catalog
+from gymnasium_solver.config.catalog import (
+    MAX_CATALOG_ROWS,
+    EnvironmentSettings,
+    environment_catalog,
+    no_match_note,
+)
 from gymnasium_solver.config.spaces import check_registered, choose_algo, env_spaces
 from gymnasium_solver.contract.algorithms import takes
 from gymnasium_solver.run_store import key_hyperparameters
@@ -79,7 +84,8 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
         result.registered = [_registered(e, granted) for e in catalog.environments]
         result.registered_total = catalog.total
         end = offset + len(result.registered)
-        notes.append(f"registered ids {offset + 1}-{end} of {catalog.total}"
+        notes.append(no_match_note(filter) if not catalog.total and filter else
+                     f"registered ids {offset + 1}-{end} of {catalog.total}"
                      + (f"; next page: offset={end}" if end < catalog.total else ""))
     elif granted:
         own = environment_catalog(None, offset=0, limit=MAX_CATALOG_ROWS, only=list(granted)[:limit])

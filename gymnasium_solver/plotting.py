@@ -170,6 +170,7 @@ class _Band(NamedTuple):
     mean: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    measured: np.ndarray  # True where x is a step some run logged, not only a point of the even grid
 
 
 def smooth_values(y: np.ndarray, n: int) -> np.ndarray:
@@ -189,7 +190,10 @@ def seed_band(curves: list[tuple[np.ndarray, np.ndarray]], band: str) -> _Band |
     if not curves:
         return None
     start, end = min(float(x[0]) for x, _ in curves), max(float(x[-1]) for x, _ in curves)
-    grid = np.linspace(start, end, GRID_POINTS) if end > start else np.array([start])
+    # The runs' own steps join the even grid: a peak or a first step at the threshold between two grid points
+    # would otherwise be read off a line drawn across it (a run's best 385.6 reported as 385.4).
+    grid = np.union1d(np.linspace(start, end, GRID_POINTS) if end > start else np.array([start]),
+                      np.concatenate([x for x, _ in curves]))
     stack = np.full((len(curves), grid.shape[0]), np.nan)
     for i, (x, y) in enumerate(curves):
         inside = (grid >= x[0]) & (grid <= x[-1])
@@ -200,7 +204,8 @@ def seed_band(curves: list[tuple[np.ndarray, np.ndarray]], band: str) -> _Band |
         low, high = np.nanpercentile(stack, 25, axis=0), np.nanpercentile(stack, 75, axis=0)
     else:
         low, high = np.nanmin(stack, axis=0), np.nanmax(stack, axis=0)
-    return _Band(grid, np.nanmean(stack, axis=0), low, high)
+    measured = np.isin(grid, np.concatenate([x for x, _ in curves]))
+    return _Band(grid, np.nanmean(stack, axis=0), low, high, measured)
 
 
 class _RunCurve(NamedTuple):
@@ -235,7 +240,7 @@ def _describe_group(label: str, dirs: list[Path], b: _Band | None, metric: str,
                           text=f"{label}: {metric} was never measured in its {len(dirs)} run(s).{bad}")
     hit = None
     if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
-        above = np.flatnonzero(b.mean >= threshold)
+        above = np.flatnonzero((b.mean >= threshold) & b.measured)  # a step a run was measured at, not between
         hit = int(b.x[above[0]]) if above.shape[0] else None
     text = (f"{label}: {len(dirs)} run(s); mean {metric} ends at {_fmt(float(b.mean[-1]))} (band "
             f"{_fmt(float(b.low[-1]))}..{_fmt(float(b.high[-1]))}) at step {int(b.x[-1])}, peaks at "

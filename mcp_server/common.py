@@ -11,6 +11,7 @@ import asyncio
 import errno
 import functools
 import inspect
+import json
 import logging
 import re
 import sys
@@ -22,7 +23,7 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from gymnasium_solver.launcher import ProgressCallback
 
@@ -87,6 +88,24 @@ def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
         return "the server ran out of memory answering this call: ask for less (fewer metrics, a narrower range)"
     return (f"internal error ({type(exc).__name__}); this is a bug in gymnasium-solver, the server log has the "
             "traceback: report it with the call that caused it")
+
+
+def describe_argument_errors(name: str, exc: ValidationError) -> str:
+    """One sentence for arguments that fail a tool's input schema (the SDK would send pydantic's multi-line
+    report, with its class name and a link): each argument, what it must be and what it got."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(x) for x in err.get("loc", ())) or "arguments"
+        if err.get("type") == "missing":
+            parts.append(f"argument {where!r} is required")
+            continue
+        got = repr(err.get("input"))
+        got = got if len(got) <= 80 else got[:77] + "..."
+        hint = ""
+        if err.get("type") == "list_type" and isinstance(err.get("input"), str):
+            hint = f"; pass a list, e.g. {json.dumps([err['input']])}"
+        parts.append(f"argument {where!r}: {err.get('msg', 'invalid')} (got {got}){hint}")
+    return f"{name}: {'; '.join(parts) or 'invalid arguments'}"
 
 
 def _to_tool_error(exc: Exception, runs_dir: Path | None, name: str) -> ToolError:

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Tool as MCPTool
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
@@ -42,7 +42,7 @@ from mcp_server import (
     sweep_tools,
     training_tools,
 )
-from mcp_server.common import READ_ONLY, resource_errors, tool
+from mcp_server.common import READ_ONLY, describe_argument_errors, resource_errors, tool
 from mcp_server.http_auth import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_SECONDS,
@@ -81,7 +81,12 @@ class GsolveServer(MCPServer):
             if unknown := sorted(set(arguments) - known):
                 raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))}; its arguments: "
                                 f"{', '.join(sorted(known)) or 'none'}")
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the arguments failed the input schema
+                raise ToolError(describe_argument_errors(name, exc.__cause__)) from None
+            raise
 
     async def list_tools(self) -> list[MCPTool]:
         out = []

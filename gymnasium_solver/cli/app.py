@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
+from pathlib import Path
 
 from gymnasium_solver.cli import checkpoints as cli_checkpoints
 from gymnasium_solver.cli import diagnose as cli_diagnose
@@ -90,6 +91,8 @@ def _os_error(exc: OSError) -> str:
     advice = {errno.ENOSPC: "free space on that disk and retry", errno.EROFS: "use a writable --runs-dir",
               errno.EACCES: "check the file's owner and permissions", errno.EISDIR: "the run folder is damaged",
               errno.ENOENT: "check the path (gsolve runs lists the runs)"}.get(exc.errno or -1)
+    if exc.errno == errno.ENOENT and exc.filename and not (folder := Path(exc.filename).parent).is_dir():
+        advice = f"the folder {folder} does not exist: create it, or name a file in one that does"  # plot -o, ...
     return f"{where}{what}" + (f"; {advice}" if advice else "")
 
 

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print the experiment record as JSON")
     p.add_argument("--runs-dir", default=None, help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.add_argument("--experiment-id", default=None,
-                   help="run the experiment with this id (try_fixes pre-plans one and passes its id)")
+                   help="run the experiment with this id (the MCP fix_run pre-plans one and passes its id)")
     add_env_module_flags(p)
     p.set_defaults(func=cmd_fix)
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints
 from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
 from gymnasium_solver.config import (
@@ -25,7 +26,7 @@ from gymnasium_solver.config import (
     parse_overrides,
     resolve_with_origin,
 )
-from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog
+from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog, page_note
 from gymnasium_solver.config.chain import resolve_config
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, recorded_overrides
 from gymnasium_solver.contract import run_folder as rf
@@ -231,11 +232,11 @@ def _applied_changes(text: str | None) -> dict[str, Any] | None:
 
 def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
     """One line: solved or not, at which step, wall time, run folder."""
-    best = result.best_eval
-    best_s = f"best eval {best.return_mean:.1f}" if best else "no evaluation"
+    from gymnasium_solver.train.progress import format_return as fr
+    best_s = f"best eval {fr(result.best_eval.return_mean, threshold)}" if result.best_eval else "no evaluation"
     if result.solved_at is not None:
         s = result.solved_at
-        return (f"solved {config_id}: eval {s.eval_return_mean:.1f} >= {threshold:g} at {s.env_steps} env steps "
+        return (f"solved {config_id}: eval {fr(s.eval_return_mean, threshold)} >= {threshold:g} at {s.env_steps} env steps "
                 f"after {s.wall_seconds:.2f} s; run folder {result.run_dir}")
     what = {
         rf.StopReason.BUDGET_EXHAUSTED: "budget exhausted",
@@ -266,7 +267,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
         raise ValueError(f"--checkpoint must be a checkpoint name such as best, last or step_20480, got {args.checkpoint!r}")
     run_dir = resolve_run_dir(args.run, args.runs_dir)
-    path = _checkpoint_file(run_dir, args.checkpoint)
+    path = checkpoint_file(run_dir, args.checkpoint)
     video = _video_path(args.video)
     _frames_dir(args)
     try:
@@ -277,7 +278,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except env_modules.EnvModuleError:
         raise  # another checkpoint needs the same flag
     except (ValueError, OSError) as exc:
-        raise CliError(f"{exc}; {_other_checkpoints(run_dir, args.checkpoint)}") from None
+        raise CliError(f"{exc}; {other_checkpoints(run_dir, args.checkpoint)}") from None
     report = _eval_report(result, loaded, args, run_id=run_dir.name, checkpoint=args.checkpoint)
     return _print_eval(report, path, video, args, f"{run_dir.name} checkpoint {args.checkpoint}")
 
@@ -362,55 +363,6 @@ def _eval_model(args: argparse.Namespace) -> int:
                        f"{model.version.model_ref} (run {model.version.run_id})")
 
 
-def _checkpoints_of(run_dir: Path) -> list[str]:
-    """The names of the run's checkpoints that are regular files (never through a link)."""
-    from gymnasium_solver.run_store.files import RunFileError, regular_file_size
-
-    try:
-        names = sorted(os.listdir(run_dir / rf.CHECKPOINTS_DIR))
-    except OSError:
-        return []
-    have = []
-    for name in names:
-        if name.endswith(rf.CHECKPOINT_SUFFIX) and not name.startswith("."):
-            try:
-                if regular_file_size(run_dir, f"{rf.CHECKPOINTS_DIR}/{name}") is not None:
-                    have.append(name.removesuffix(rf.CHECKPOINT_SUFFIX))
-            except RunFileError:
-                continue
-    return have
-
-
-def _other_checkpoints(run_dir: Path, name: str) -> str:
-    """What to do instead: the run's other checkpoints as `gsolve eval` commands."""
-    others = [c for c in _checkpoints_of(run_dir) if c != name]
-    if not others:
-        return (f"run {run_dir.name} has no other checkpoint to evaluate; list its checkpoints with the MCP tool "
-                "list_checkpoints, or resume or retrain the run to write new ones")
-    prefer = rf.LAST_CHECKPOINT if rf.LAST_CHECKPOINT in others else others[-1]
-    return (f"try `gsolve eval {run_dir.name} --checkpoint {prefer}` (its checkpoints: {', '.join(others)}; "
-            "details with the MCP tool list_checkpoints)")
-
-
-def _checkpoint_file(run_dir: Path, name: str) -> Path:
-    """The path of checkpoint ``name``, once it is known to be a regular file inside the run folder;
-    CliError saying what stands there instead and which checkpoints the run has."""
-    from gymnasium_solver.run_store.files import RunFileError, lstat_run_file
-
-    path = run_dir / rf.CHECKPOINTS_DIR / f"{name}{rf.CHECKPOINT_SUFFIX}"
-    if not os.path.lexists(path):
-        have = _checkpoints_of(run_dir)
-        raise CliError(
-            f"run {run_dir.name} has no checkpoint {name!r}; "
-            + (f"available: {', '.join(have)}" if have else "it has no checkpoints yet (still starting, or it failed early)")
-        )
-    try:
-        lstat_run_file(run_dir, f"{rf.CHECKPOINTS_DIR}/{path.name}")
-    except RunFileError as exc:
-        raise CliError(f"checkpoint {name!r} cannot be evaluated: {exc}; {_other_checkpoints(run_dir, name)}") from None
-    return path
-
-
 def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
     """ValueError if the checkpoint was trained on another environment or algorithm than its run
     (a file copied in from another run)."""
@@ -468,7 +420,7 @@ def _list_registered(args: argparse.Namespace) -> int:
         rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", zoo or "-"))
     _print_table(rows)
     shown = len(catalog.environments)
-    more = f" (first {shown} of {catalog.total}: narrow with --filter or raise --limit)" if shown < catalog.total else ""
+    more = page_note(shown, catalog.total, args.filter)
     print(f"\n{catalog.total} environment(s){more}. SETTINGS is where `gsolve train ENV:ALGO` takes its settings "
           "from: our preset, the RL Zoo's entry (for the algorithms listed), else gsolve's defaults. An algorithm "
           "that cannot take an environment's spaces is refused with the ones that can.")

@@ -51,6 +51,15 @@ _BOUND_WORDS = {"less_than_equal": ("le", "<="), "less_than": ("lt", "<"), "grea
                 "string_too_short": ("min_length", "at least")}
 
 
+def _whole_number(text: Any) -> int | None:
+    """1e4 -> 10000: a string that is a whole number in float notation, else None."""
+    try:
+        value = float(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return int(value) if value is not None and value.is_integer() and abs(value) < 1e18 else None
+
+
 def _error_message(err: Any, key: str, model: type[ConfigBase]) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _BOUND_WORDS and _BOUND_WORDS[kind][0] in ctx:
@@ -62,6 +71,9 @@ def _error_message(err: Any, key: str, model: type[ConfigBase]) -> str:
     elif kind == "int_parsing_size":
         bounds = [m.le for m in getattr(config_field(key, model), "metadata", []) if hasattr(m, "le")]
         msg = f"is far too large; must be <= {bounds[0]}" if bounds else "is far too large"
+    elif kind == "int_parsing" and (whole := _whole_number(err.get("input"))) is not None:
+        # YAML 1.1 (PyYAML) reads 1e4 as a string, and an integer field does not take it.
+        return f"must be an integer written out, e.g. {whole} (YAML reads {err['input']} as text)"
     else:
         return str(err["msg"]).removeprefix("Value error, ")
     why = limit_reason(key, model)
@@ -87,7 +99,8 @@ def _format_validation_error(exc: ValidationError, where: str, model: type[Confi
             continue
         msg = _error_message(err, parts[0] if parts else "", model)
         got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
-        lines.append(f"{loc or 'config'}: {msg}{got_s}")
+        # A check across keys has no location, and its message names the keys itself.
+        lines.append(f"{loc}: {msg}{got_s}" if loc else f"{msg}{got_s}")
     return f"{where}: invalid config: " + "; ".join(lines)
 
 

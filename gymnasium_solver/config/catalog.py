@@ -60,3 +60,20 @@ def environment_catalog(contains: str | None = None, *, registered: bool = True,
         settings = "preset" if env_id in presets else ("zoo" if algos else "default")
         rows.append(EnvironmentSettings(env_id, settings, variants, algos, ZOO_ATARI_ENTRY if generic else None))
     return Catalog(rows, len(ids))
+
+
+def no_match_note(contains: str) -> str:
+    """Why a filter listed nothing, and where else an id could come from."""
+    from gymnasium_solver.config.build import close_matches
+
+    close = close_matches(contains, _registered())
+    near = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    return (f"no environment id contains {contains!r}{near}; ids a package registers are listed once it is "
+            "imported: add --env-package PKG (e.g. minigrid for MiniGrid-*)")
+
+
+def page_note(shown: int, total: int, contains: str | None) -> str:
+    """What `gsolve list-envs --all` says after its count: the page was cut, or the filter matched nothing."""
+    if shown < total:
+        return f" (first {shown} of {total}: narrow with --filter or raise --limit)"
+    return f" ({no_match_note(contains)})" if not total and contains else ""

@@ -305,6 +305,9 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         for key in ("env_id", "variant"):
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
+        if "algo" in overrides and overrides["algo"] != data.get("algo"):  # the other keys are its algorithm's
+            raise ConfigError(f"--set cannot change 'algo'; name the algorithm in the config id instead: "
+                              f"{data['env_id']}:{overrides['algo']}")
         for key in _MODULE_KEYS:
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}: only the command line makes gsolve import code; pass "
@@ -344,9 +347,12 @@ def _budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str
         note = (f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
                 f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
                 "is only seen at an evaluation)")
-        if rollout is not None and rollout > every:  # an evaluation waits for the rollout it falls in to be trained
-            rounds = -(-cfg.max_env_steps // rollout)
-            note += (f"; evaluations happen between rollouts, so with rollouts of {rollout:,} env steps this run "
+        # An evaluation waits for the rollout (off-policy: the iteration_steps chunk) it falls in to be trained.
+        chunk, kind = (rollout, "rollout") if rollout is not None else (getattr(cfg, "iteration_steps", None),
+                                                                         "iteration")
+        if chunk is not None and chunk > every:
+            rounds = -(-cfg.max_env_steps // chunk)
+            note += (f"; evaluations happen between {kind}s, so with {kind}s of {chunk:,} env steps this run "
                      f"evaluates {f'{rounds:,} times' if rounds > 1 else 'once'}")
         notes.append(note)
         cfg = build_config({**cfg.model_dump(mode="json"), "eval_freq": every}, where)

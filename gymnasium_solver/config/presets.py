@@ -188,7 +188,11 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs or []:
         if "=" not in pair:
-            raise ConfigError(f"override {pair!r} must look like key=value, e.g. learning_rate=0.001")
+            # The shell splits an unquoted value at its spaces: hidden_sizes=[64, 64] arrives as two words.
+            split = any(c in pair for c in "]}") or pair.endswith(",")
+            hint = (": the shell split a value at its spaces; quote the whole pair, e.g. --set 'hidden_sizes=[64, 64]'"
+                    if split else "")
+            raise ConfigError(f"override {pair!r} must look like key=value, e.g. learning_rate=0.001{hint}")
         key, value = pair.split("=", 1)
         key = key.strip()
         if not key:

@@ -204,6 +204,10 @@ def env_spaces(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvSpac
     return _spaces(env_id, items)
 
 
+# Id prefixes of packages that register environments on import (--env-package), for the unknown-id hint.
+PACKAGE_PREFIXES = {"MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
+
+
 def check_registered(env_id: str) -> None:
     """ConfigError naming close matches when Gymnasium has no environment ``env_id``."""
     import gymnasium as gym
@@ -229,8 +233,11 @@ def check_registered(env_id: str) -> None:
             ' (ALE games need the atari extra: pip install "gymnasium-solver[atari]")' if ale else "")
     if not ale:  # an id of the user's own: their class, named on the command line
         own = bound_ids()
+        package = next((pkg for prefix, pkg in PACKAGE_PREFIXES.items() if env_id.startswith(prefix)), None)
         hint = (f" (this process's own classes are {', '.join(own)})" if own else
-                " (your own gymnasium.Env trains with --env-class MODULE:CLASS)")
+                f" ({env_id.split('-')[0]}-* ids are registered by the {package} package: add --env-package {package})"
+                if package else " (ids a package registers need --env-package PKG, e.g. minigrid; your own "
+                "gymnasium.Env trains with --env-class MODULE:CLASS)")
     raise ConfigError(f"unknown environment {env_id!r}{did_you_mean(env_id, list(gym.registry))}{hint}; "
                       "`gsolve list-envs --all` lists the registered ids")
 

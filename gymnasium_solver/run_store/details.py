@@ -101,7 +101,8 @@ def preset_comparison(config: dict[str, Any], config_id: str | None) -> tuple[st
         return "no comparison: the run's config.yaml is missing or unreadable", {}
     reference = config_mod.preset_config(config_id)
     if reference is None:
-        return f"no comparison: this machine has no preset {config_id} (get_config shows the run's config)", {}
+        return (f"no comparison: this machine has no preset {config_id} (the run's own settings: its config.yaml, "
+                "or get_config(run_id=...) over MCP)"), {}
     diffs = config_mod.preset_differences(config, reference)
     return config_id, {k: PresetDifference(value=v, preset=p) for k, (v, p) in diffs.items()}
 

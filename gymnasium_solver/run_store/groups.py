@@ -48,7 +48,8 @@ def select_runs(store: RunStore, refs: list[str]) -> list[Path]:
 class SeedGroup(BaseModel):
     """Runs of one config (the same resolved config but for the seed): results over seeds."""
 
-    label: str = Field(description="config id, plus the keys that set this group apart from the others")
+    label: str = Field(description="config id, plus the keys that set this group apart from the other groups of "
+                       "its config id")
     config_id: str | None
     run_ids: list[str]
     seeds: list[int | None]
@@ -74,13 +75,16 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
         cfg = _config_without_seed(store, d)
         key = repr(sorted(cfg.items())) if cfg else f"unreadable:{d.name}"
         keyed.setdefault(key, (cfg, []))[1].append(d)
-    configs = [cfg for cfg, _ in keyed.values()]
-    varying = sorted({k for c in configs for k in c if len({repr(o.get(k)) for o in configs}) > 1}
-                     - {"env_id", "variant"})
+    ids = {key: summarize_run(store, dirs[0]).config_id for key, (_, dirs) in keyed.items()}
     groups = []
     for cfg, dirs in keyed.values():
         summaries = [summarize_run(store, d) for d in dirs]
         cid = summaries[0].config_id
+        # The label names the keys that set this group apart from the other groups of its config id only: a
+        # group of another environment or algorithm differs in most keys, and its config id already says how.
+        peers = [c for k, (c, _) in keyed.items() if ids[k] == cid]
+        varying = sorted({k for c in peers for k in c if len({repr(o.get(k)) for o in peers}) > 1}
+                         - {"env_id", "variant"})
         label = " ".join([cid or dirs[0].name, *(f"{k}={cfg.get(k)}" for k in varying if k in cfg)])
         best = [s.best_eval_return for s in summaries if s.best_eval_return is not None]
         steps = sorted(s.solved_at_env_steps for s in summaries if s.solved and s.solved_at_env_steps is not None)

@@ -69,6 +69,15 @@ def inside(root: Path, candidate: Path) -> bool:
     return True
 
 
+def no_runs(root: Path) -> str:
+    """Why a runs folder lists nothing: empty, or not there at all (a mistyped --runs-dir or $GSOLVE_RUNS_DIR)."""
+    if root.is_dir():
+        return f"the runs folder {root} has no runs yet"
+    what = "is not a folder" if root.exists() else "does not exist"
+    return (f"the runs folder {root} {what} (check --runs-dir / ${rf.RUNS_DIR_ENV}; runs go to ./runs "
+            "unless they say otherwise)")
+
+
 def _is_real_folder(path: Path) -> bool:
     """A folder that is not a symlink (symlinked run folders take the listing's checks)."""
     try:
@@ -97,7 +106,7 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
     ids = list_run_ids(root)
     if ref.lower() == LAST_REF:
         if not ids:
-            raise RunNotFoundError(f"@last: the runs folder {root} has no runs yet; start one with `gsolve train ENV:VARIANT`")
+            raise RunNotFoundError(f"@last: {no_runs(root)}; start one with `gsolve train ENV:VARIANT`")
         # Newest by id; folders not named like run ids (hand-made, renamed) only if nothing else.
         real = [i for i in ids if rf.RUN_ID_PATTERN.match(i)]
         return _checked(root, (real or ids)[-1])
@@ -113,7 +122,7 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
         more = f" (and {len(matches) - 10} older)" if len(matches) > 10 else ""
         raise RunNotFoundError(f"run prefix {ref!r} is ambiguous: {len(matches)} runs match: {shown}{more}; type more characters")
     if not ids:
-        raise RunNotFoundError(f"no run {ref!r}: the runs folder {root} has no runs yet; start one with `gsolve train ENV:VARIANT`")
+        raise RunNotFoundError(f"no run {ref!r}: {no_runs(root)}; start one with `gsolve train ENV:VARIANT`")
     # The random suffix is what people mistype most, so compare against whole ids and suffixes.
     close = difflib.get_close_matches(ref, ids, n=5, cutoff=0.6)
     hint = f"; close matches: {', '.join(close)}" if close else ""

@@ -209,6 +209,10 @@ def _query_metrics(
         )
     if any(s.non_finite_count > MAX_NON_FINITE_LISTED for s in series):
         notes.append(f"only the first {MAX_NON_FINITE_LISTED} non-finite points per metric are listed")
+    if empty := [s.metric for s in series if rows.shape[0] and s.points_total == 0 and s.non_finite_count == 0]:
+        notes.append(f"no value in any of the {rows.shape[0]} rows for {', '.join(empty)}: an empty column, not a "
+                     "read error (e.g. eval/* before the first evaluation, train/grad_norm_trunk when actor and critic "
+                     "share no layer; docs/metrics.md)")
     if n == 0:
         notes.append("metrics.csv has no complete rows yet (the first iteration has not finished)")
     elif rows.shape[0] == 0:

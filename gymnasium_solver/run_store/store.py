@@ -69,9 +69,14 @@ class RunStore:
 
     # -- run.json ---------------------------------------------------------------------------
     def info(self, run_dir: Path) -> RunInfo:
-        """Parsed run.json, cached by file identity. RunFileError if missing or malformed."""
+        """Parsed run.json, cached by file identity. RunFileError if missing or malformed. Its run_id is the
+        folder's name, the id every command takes: a run folder copied or renamed keeps the old id inside."""
 
         def parse(text: str) -> RunInfo:
+            info = validate(text)
+            return info if info.run_id == run_dir.name else info.model_copy(update={"run_id": run_dir.name})
+
+        def validate(text: str) -> RunInfo:
             try:
                 return RunInfo.model_validate_json(text)  # pydantic's own JSON parser: half the time of json + validate
             except ValueError:

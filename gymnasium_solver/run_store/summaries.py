@@ -13,7 +13,7 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import RunStatus
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.limits import MAX_LIST_LIMIT, check_limit
-from gymnasium_solver.run_store.refs import RunNotFoundError, validate_ref
+from gymnasium_solver.run_store.refs import RunNotFoundError, no_runs, validate_ref
 from gymnasium_solver.run_store.store import RunStore
 
 Threshold = float | str | None
@@ -175,8 +175,8 @@ def list_runs(
         envs = sorted({s.env_id for s in (summarize_run(store, store.runs_dir / i) for i in ids[-200:]) if s.env_id})
         where = store.runs_dir.resolve()
         if not ids:
-            return RunList(runs=[], total_runs=0, note=f"the runs folder {where} has no runs yet; start one with "
-                           "start_training or `gsolve train ENV:VARIANT`")
+            return RunList(runs=[], total_runs=0, note=f"{no_runs(where)}; start one with start_training or "
+                           "`gsolve train ENV:VARIANT`")
         note = (
             f"no runs match {filters or 'the request'} in {where} ({len(ids)} runs in total"
             + (f"; recent environments: {', '.join(envs)}" if envs else "")

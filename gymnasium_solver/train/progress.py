@@ -63,8 +63,8 @@ class ProgressBar:
         if refresh:
             self._last_draw = now
         self._fields = {
-            "steps": f"{_count(steps)}/{_count(self._total)}", "fps": f"{fps:,.0f} fps", "recent": f"return {recent:.1f}" if recent is not None else "return -",
-            "last_eval": f"eval {last_eval:.1f}" if last_eval is not None else "eval -",
+            "steps": f"{_count(steps)}/{_count(self._total)}", "fps": f"{fps:,.0f} fps", "recent": f"return {format_return(recent)}" if recent is not None else "return -",
+            "last_eval": f"eval {format_return(last_eval)}" if last_eval is not None else "eval -",
             "wall": str(datetime.timedelta(seconds=int(wall))),  # the run's wall time, a resumed run's included
         }
         self._progress.update(self._task, completed=steps, refresh=refresh, **self._fields)
@@ -75,12 +75,18 @@ class ProgressBar:
             return
         pct = f" ({steps / self._total:.0%})" if self._total else ""
         self._console.print(
-            f"eval at {steps}/{self._total} steps{pct}: return {return_mean:.1f} ± {return_std:.1f}"
+            f"eval at {steps}/{self._total} steps{pct}: return {format_return(return_mean)} ± {format_return(return_std, return_mean)}"
             f"{' (solved)' if solved else ''} | {self._fields['fps']} | {self._fields['recent']} | "
             f"{datetime.timedelta(seconds=int(wall))}", markup=False, highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         self._progress.stop()
+
+
+def format_return(x: float, scale: float | None = None) -> str:
+    """A return with one decimal, or three when the returns are small (``scale``, default ``x``, below 10 in
+    magnitude): MiniGrid's 0.8725 of its 0.9 threshold printed as 0.9, as if it had reached it."""
+    return f"{x:.1f}" if max(abs(x), abs(scale if scale is not None else x)) >= 10 else f"{x:.3f}"
 
 
 def _count(n: int) -> str:

@@ -54,8 +54,11 @@ def next_step_after_failure(run_dir: Path, config: Config, overrides: Mapping[st
     if meta is not None and meta.env_steps < config.max_env_steps:
         return (f"continue the run with `gsolve train --resume {run_dir.name}` (from its checkpoint {meta.name} at "
                 f"{meta.env_steps:,} env steps)")
-    sets = "".join(f" --set {shlex.quote(pair)}" for pair in override_pairs(dict(overrides)))
-    return f"start it again with `gsolve train {config.config_id}{sets}`: it has no checkpoint to resume from"
+    return f"start it again with `gsolve train {config.config_id}{_sets(overrides)}`: it has no checkpoint to resume from"
+
+
+def _sets(overrides: Mapping[str, Any]) -> str:
+    return "".join(f" --set {shlex.quote(pair)}" for pair in override_pairs(dict(overrides)))
 
 
 def _regular_checkpoint(run_dir: Path, file: str) -> bool:
@@ -108,8 +111,12 @@ def plan_resume(run_dir: Path) -> ResumePlan:
     env_modules.require_config(config)  # its --env-package/--env-class, before the run is touched
     meta = _latest_resumable_checkpoint(run_dir)
     if meta is None:
-        raise ValueError(f"run {name} has no checkpoint to resume from (no checkpoints/last.pt or step_*.pt: it "
-                         "ended before its first one); start it again instead")
+        best = (" (its best checkpoint holds only what evaluation needs)"
+                if (run_dir / rf.CHECKPOINTS_DIR / f"{rf.BEST_CHECKPOINT}{rf.CHECKPOINT_SUFFIX}").exists() else "")
+        raise ValueError(f"run {name} has no checkpoint to resume from: no checkpoints/last.pt or step_*.pt{best}; "
+                         f"it ended after {info.progress.wall_seconds:.0f} s of training, before its first `last`, "
+                         f"which is written every last_checkpoint_seconds={config.last_checkpoint_seconds:g} s; "
+                         f"start it again instead: `gsolve train {config.config_id}{_sets(info.overrides)}`")
     if meta.env_steps >= config.max_env_steps:
         raise ValueError(f"run {name}'s checkpoint {meta.name} is at {meta.env_steps} env steps, its whole budget "
                          f"({config.max_env_steps}); nothing left to train")
