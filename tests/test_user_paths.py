@@ -283,13 +283,16 @@ def test_metrics_of_an_empty_column_come_with_a_note_not_a_silent_empty_series(t
     assert result.note.startswith(f"no value in any of the 2 rows for {M.GRAD_NORM_TRUNK}: an empty column"), result.note
 
 
-def test_set_algo_is_refused_with_the_config_id_that_trains_it() -> None:
-    """`--set algo=dqn` on CartPole-v1:ppo blamed 'gae_lambda', a key the user never set."""
+def test_set_algo_keeps_the_base_keys_and_names_the_config_id_when_they_do_not_fit() -> None:
+    """`--set algo=dqn` on CartPole-v1:ppo blamed 'gae_lambda', a key the user never set, without saying why it was
+    there; `--set algo=qrdqn` on CartPole-v1:dqn (QR-DQN on the DQN preset's settings) must keep working."""
     from gymnasium_solver import config
 
     with pytest.raises(config.ConfigError) as err:
         config.resolve_config("CartPole-v1:ppo", ["algo=dqn"])
-    assert str(err.value) == "--set cannot change 'algo'; name the algorithm in the config id instead: CartPole-v1:dqn"
+    assert str(err.value).endswith("(--set algo=dqn keeps the other keys of CartPole-v1:ppo, a ppo config; for dqn's "
+                                   "own settings name it in the config id: CartPole-v1:dqn)")
+    assert config.resolve_config("CartPole-v1:dqn", ["algo=qrdqn"]).algo == "qrdqn"
     assert config.resolve_config("CartPole-v1:ppo", ["algo=ppo"]).algo == "ppo"  # a no-op stays allowed
 
 

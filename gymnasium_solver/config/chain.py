@@ -305,9 +305,6 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
         for key in ("env_id", "variant"):
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}; choose another ENV:VARIANT instead")
-        if "algo" in overrides and overrides["algo"] != data.get("algo"):  # the other keys are its algorithm's
-            raise ConfigError(f"--set cannot change 'algo'; name the algorithm in the config id instead: "
-                              f"{data['env_id']}:{overrides['algo']}")
         for key in _MODULE_KEYS:
             if key in overrides:
                 raise ConfigError(f"--set cannot change {key!r}: only the command line makes gsolve import code; pass "
@@ -317,7 +314,17 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     where = base.where if not overrides else f"{data['env_id']}:{data['variant']} with --set"
     if defaults:
         where += " and the user config"
-    cfg = build_config(data, where)
+    try:
+        cfg = build_config(data, where)
+    except ConfigError as exc:
+        other = (overrides or {}).get("algo")
+        if other is None or other == base.data.get("algo"):
+            raise
+        # --set algo=X keeps the base config's keys (CartPole-v1:dqn with algo=qrdqn trains QR-DQN on DQN's
+        # settings), which X may not have.
+        raise ConfigError(f"{exc} (--set algo={other} keeps the other keys of {config_id}, a "
+                          f"{base.data.get('algo')} config; for {other}'s own settings name it in the config id: "
+                          f"{env_id}:{other})") from None
     check_machine_limits(cfg, where)
     if base.source != SettingSource.PRESET and not cfg.atari_wrappers:  # its spaces are known by now (cached)
         check_images(cfg.algo.value, cfg.network, env_spaces(cfg.env_id, cfg.env_kwargs))
