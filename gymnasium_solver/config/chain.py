@@ -314,17 +314,7 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     where = base.where if not overrides else f"{data['env_id']}:{data['variant']} with --set"
     if defaults:
         where += " and the user config"
-    try:
-        cfg = build_config(data, where)
-    except ConfigError as exc:
-        other = (overrides or {}).get("algo")
-        if other is None or other == base.data.get("algo"):
-            raise
-        # --set algo=X keeps the base config's keys (CartPole-v1:dqn with algo=qrdqn trains QR-DQN on DQN's
-        # settings), which X may not have.
-        raise ConfigError(f"{exc} (--set algo={other} keeps the other keys of {config_id}, a "
-                          f"{base.data.get('algo')} config; for {other}'s own settings name it in the config id: "
-                          f"{env_id}:{other})") from None
+    cfg = _build(data, where, config_id, base.data.get("algo"))
     check_machine_limits(cfg, where)
     if base.source != SettingSource.PRESET and not cfg.atari_wrappers:  # its spaces are known by now (cached)
         check_images(cfg.algo.value, cfg.network, env_spaces(cfg.env_id, cfg.env_kwargs))
@@ -342,6 +332,21 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
     cfg = _budget_notes(cfg, "eval_freq" in sources, notes, where)
     sources = {k: sources.get(k, SettingSource.DEFAULT.value) for k in type(cfg).model_fields}
     return Resolved(cfg, ConfigOrigin(settings=base.source.value, where=base.where, sources=sources, notes=notes))
+
+
+def _build(data: dict[str, Any], where: str, config_id: str, base_algo: Any) -> Config:
+    """``build_config``; a config whose ``--set algo=X`` keeps base keys X does not have says why they are there."""
+    try:
+        return build_config(data, where)
+    except ConfigError as exc:
+        other = data.get("algo")
+        if other == base_algo:
+            raise
+        # --set algo=X keeps the base config's keys (CartPole-v1:dqn with algo=qrdqn trains QR-DQN on DQN's
+        # settings), which X may not have.
+        env_id = config_id.split(":", 1)[0]
+        raise ConfigError(f"{exc} (--set algo={other} keeps the other keys of {config_id}, a {base_algo} config; "
+                          f"for {other}'s own settings name it in the config id: {env_id}:{other})") from None
 
 
 def _budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str) -> Config:
