@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout25) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout26) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -170,6 +170,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # healthy runs warned; pinned here after the scoring, unread.
     ("heldout25", False, _line(7, 7, 7, healthy=3)),
     ("heldout25", True, _line(7, 7, 7, healthy=3)),
+    # heldout26 (2026-12-02): blind at 0d3854a (the diagnosis of 2503689) 5/5 strict and lenient both ways, 0/3
+    # healthy runs warned; pinned here after the scoring, unread.
+    ("heldout26", False, _line(5, 5, 5, healthy=3)),
+    ("heldout26", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
