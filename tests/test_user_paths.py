@@ -318,3 +318,13 @@ def test_an_integer_in_float_notation_gets_the_number_to_write() -> None:
     with pytest.raises(config.ConfigError) as err:
         config.resolve_config("CartPole-v1:ppo", ["n_envs=abc"])
     assert "unable to parse string as an integer (got 'abc')" in str(err.value)
+
+
+def test_a_full_page_of_ids_does_not_suggest_a_limit_the_command_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --all` said 'raise --limit' at its maximum of 200, and --limit 201 is refused."""
+    from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, page_note
+
+    assert page_note(MAX_CATALOG_ROWS, 415, None) == (f" (first {MAX_CATALOG_ROWS} of 415: narrow with --filter (a "
+                                                      f"page holds at most {MAX_CATALOG_ROWS}))")
+    assert page_note(5, 415, None) == " (first 5 of 415: narrow with --filter or raise --limit)"
+    assert page_note(5, 5, None) == ""
