@@ -328,3 +328,16 @@ def test_a_full_page_of_ids_does_not_suggest_a_limit_the_command_refuses(capsys:
                                                       f"page holds at most {MAX_CATALOG_ROWS}))")
     assert page_note(5, 415, None) == " (first 5 of 415: narrow with --filter or raise --limit)"
     assert page_note(5, 5, None) == ""
+
+
+def test_a_search_space_check_across_fields_has_no_stray_value_prefix(tmp_path: Path) -> None:
+    """'learning_rate' (log_uniform): value: needs finite 0 < low < high — 'value:' named no field."""
+    from gymnasium_solver import config
+    from gymnasium_solver.sweeps.space import load_space
+
+    path = tmp_path / "space.yaml"
+    path.write_text("learning_rate: {type: log_uniform, low: 0.01, high: 0.0001}\n", encoding="utf-8")
+    with pytest.raises(config.ConfigError) as err:
+        load_space(path)
+    assert str(err.value).endswith("'learning_rate' (log_uniform): needs finite 0 < low < high, got low=0.01, "
+                                   "high=0.0001"), err.value
