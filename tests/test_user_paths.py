@@ -341,3 +341,21 @@ def test_a_search_space_check_across_fields_has_no_stray_value_prefix(tmp_path: 
         load_space(path)
     assert str(err.value).endswith("'learning_rate' (log_uniform): needs finite 0 < low < high, got low=0.01, "
                                    "high=0.0001"), err.value
+
+
+def test_runs_that_differ_only_in_what_they_log_are_seeds_of_one_config(tmp_path: Path) -> None:
+    """A seed run with --set grad_norm_parts=true (or tensorboard=true) trains the same: compare and plot split it
+    into a group of its own ('CartPole-v1:ppo grad_norm_parts=True')."""
+    import yaml
+
+    runs = tmp_path / "runs"
+    dirs = []
+    for minute, extra in enumerate([{}, {"grad_norm_parts": True, "tensorboard": True}, {"learning_rate": 0.1}]):
+        run_id = _run(runs, minute)
+        cfg = {"env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": minute, "grad_norm_parts": False,
+               "tensorboard": False, "learning_rate": 0.001, **extra}
+        (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        dirs.append(runs / run_id)
+    groups = rs.group_runs(rs.RunStore(runs), dirs)
+    assert [(g.label, g.seeds) for g in groups] == [("CartPole-v1:ppo learning_rate=0.001", [0, 1]),
+                                                    ("CartPole-v1:ppo learning_rate=0.1", [2])]
