@@ -359,3 +359,19 @@ def test_runs_that_differ_only_in_what_they_log_are_seeds_of_one_config(tmp_path
     groups = rs.group_runs(rs.RunStore(runs), dirs)
     assert [(g.label, g.seeds) for g in groups] == [("CartPole-v1:ppo learning_rate=0.001", [0, 1]),
                                                     ("CartPole-v1:ppo learning_rate=0.1", [2])]
+
+
+def test_a_run_json_with_wrong_field_values_names_the_fields(tmp_path: Path) -> None:
+    """run.json with a bad status said only '(2 validation errors for RunInfo)'."""
+    import json
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    data = json.loads((runs / run_id / rf.RUN_JSON).read_text())
+    data["status"], data["progress"]["env_steps"] = "bogus", "many"
+    (runs / run_id / rf.RUN_JSON).write_text(json.dumps(data))
+    with pytest.raises(rs.RunFileError) as err:
+        rs.RunStore(runs).info(runs / run_id)
+    text = str(err.value)
+    assert "status: Input should be 'running'" in text and "(got 'bogus')" in text, text
+    assert "progress.env_steps: Input should be a valid integer" in text and "validation errors for" not in text
