@@ -375,3 +375,16 @@ def test_a_run_json_with_wrong_field_values_names_the_fields(tmp_path: Path) -> 
     text = str(err.value)
     assert "status: Input should be 'running'" in text and "(got 'bogus')" in text, text
     assert "progress.env_steps: Input should be a valid integer" in text and "validation errors for" not in text
+
+
+def test_eval_of_a_run_with_a_damaged_run_json_names_it_and_offers_no_other_checkpoint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run.json error came with "try `gsolve eval RUN --checkpoint last`", which fails the same way."""
+    runs = tmp_path / "runs"
+    assert cli.main(["train", "CartPole-v1:ppo", "--set", "max_env_steps=1024", "--quiet", "--runs-dir", str(runs)]) == 3
+    run_dir = next(runs.iterdir())
+    (run_dir / rf.RUN_JSON).write_text("{", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["eval", run_dir.name, "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "run.json is malformed" in err and "--checkpoint" not in err, err
