@@ -388,3 +388,11 @@ def test_eval_of_a_run_with_a_damaged_run_json_names_it_and_offers_no_other_chec
     assert cli.main(["eval", run_dir.name, "--runs-dir", str(runs)]) == 2
     err = capsys.readouterr().err
     assert "run.json is malformed" in err and "--checkpoint" not in err, err
+
+
+def test_train_refuses_a_seed_given_twice_with_two_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve train CartPole-v1 --seed 3 --set seed=4` trained seed 3 without a word."""
+    runs = tmp_path / "runs"
+    assert cli.main(["train", "CartPole-v1", "--seed", "3", "--set", "seed=4", "--runs-dir", str(runs)]) == 2
+    assert "--seed 3 and --set seed=4 disagree; give the seed once" in capsys.readouterr().err
+    assert not runs.exists()

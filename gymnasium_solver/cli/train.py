@@ -127,6 +127,8 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None,
     if seed is not None:
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
+        if overrides.get("seed", seed) != seed:  # one would silently win over the other
+            raise ConfigError(f"--seed {seed} and --set seed={overrides['seed']} disagree; give the seed once")
         overrides["seed"] = seed
     # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
     resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
