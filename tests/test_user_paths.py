@@ -396,3 +396,18 @@ def test_train_refuses_a_seed_given_twice_with_two_values(tmp_path: Path, capsys
     assert cli.main(["train", "CartPole-v1", "--seed", "3", "--set", "seed=4", "--runs-dir", str(runs)]) == 2
     assert "--seed 3 and --set seed=4 disagree; give the seed once" in capsys.readouterr().err
     assert not runs.exists()
+
+
+def test_group_labels_write_values_as_set_takes_them(tmp_path: Path) -> None:
+    """A schedule was labelled learning_rate={'start': 0.004, 'end': 0.0}, Python's repr, not what --set takes."""
+    import yaml
+
+    runs = tmp_path / "runs"
+    dirs = []
+    for minute, lr in enumerate([{"start": 0.004, "end": 0.0}, 0.001]):
+        run_id = _run(runs, minute)
+        cfg = {"env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": 0, "learning_rate": lr}
+        (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        dirs.append(runs / run_id)
+    labels = [g.label for g in rs.group_runs(rs.RunStore(runs), dirs)]
+    assert labels == ["CartPole-v1:ppo learning_rate={end: 0.0, start: 0.004}", "CartPole-v1:ppo learning_rate=0.001"]

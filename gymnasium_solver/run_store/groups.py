@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from gymnasium_solver.config.presets import yaml_value
 from gymnasium_solver.config.registry import MEASUREMENT_KEYS, OUTPUT_KEYS
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
@@ -87,7 +88,8 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
         peers = [c for k, (c, _) in keyed.items() if ids[k] == cid]
         varying = sorted({k for c in peers for k in c if len({repr(o.get(k)) for o in peers}) > 1}
                          - {"env_id", "variant"})
-        label = " ".join([cid or dirs[0].name, *(f"{k}={cfg.get(k)}" for k in varying if k in cfg)])
+        # Each key as --set writes it ({end: 0.0, start: 0.004}, true), not as Python prints it.
+        label = " ".join([cid or dirs[0].name, *(f"{k}={yaml_value(cfg.get(k))}" for k in varying if k in cfg)])
         best = [s.best_eval_return for s in summaries if s.best_eval_return is not None]
         steps = sorted(s.solved_at_env_steps for s in summaries if s.solved and s.solved_at_env_steps is not None)
         seeds: list[int | None] = []
