@@ -411,3 +411,16 @@ def test_group_labels_write_values_as_set_takes_them(tmp_path: Path) -> None:
         dirs.append(runs / run_id)
     labels = [g.label for g in rs.group_runs(rs.RunStore(runs), dirs)]
     assert labels == ["CartPole-v1:ppo learning_rate={end: 0.0, start: 0.004}", "CartPole-v1:ppo learning_rate=0.001"]
+
+
+def test_check_against_a_config_without_references_gives_commands_that_exist(tmp_path: Path) -> None:
+    """`gsolve check RUN --against preset` of a MountainCar-v0:dqn run (the RL Zoo's settings: no preset) said
+    'train a few seeds of the preset'."""
+    from gymnasium_solver.ops.regression import preset_references
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1, "MountainCar-v0", "dqn")
+    why = preset_references(rs.RunStore(runs), rf.read_run_info(runs / run_id))
+    assert isinstance(why, str) and "of the preset" not in why, why
+    assert why.endswith("train a few seeds of it (gsolve train MountainCar-v0:dqn --seed N), or compare with a "
+                        "baseline run (--against RUN; MCP: baseline=RUN)"), why
