@@ -318,3 +318,109 @@ def test_an_integer_in_float_notation_gets_the_number_to_write() -> None:
     with pytest.raises(config.ConfigError) as err:
         config.resolve_config("CartPole-v1:ppo", ["n_envs=abc"])
     assert "unable to parse string as an integer (got 'abc')" in str(err.value)
+
+
+def test_a_full_page_of_ids_does_not_suggest_a_limit_the_command_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --all` said 'raise --limit' at its maximum of 200, and --limit 201 is refused."""
+    from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, page_note
+
+    assert page_note(MAX_CATALOG_ROWS, 415, None) == (f" (first {MAX_CATALOG_ROWS} of 415: narrow with --filter (a "
+                                                      f"page holds at most {MAX_CATALOG_ROWS}))")
+    assert page_note(5, 415, None) == " (first 5 of 415: narrow with --filter or raise --limit)"
+    assert page_note(5, 5, None) == ""
+
+
+def test_a_search_space_check_across_fields_has_no_stray_value_prefix(tmp_path: Path) -> None:
+    """'learning_rate' (log_uniform): value: needs finite 0 < low < high — 'value:' named no field."""
+    from gymnasium_solver import config
+    from gymnasium_solver.sweeps.space import load_space
+
+    path = tmp_path / "space.yaml"
+    path.write_text("learning_rate: {type: log_uniform, low: 0.01, high: 0.0001}\n", encoding="utf-8")
+    with pytest.raises(config.ConfigError) as err:
+        load_space(path)
+    assert str(err.value).endswith("'learning_rate' (log_uniform): needs finite 0 < low < high, got low=0.01, "
+                                   "high=0.0001"), err.value
+
+
+def test_runs_that_differ_only_in_what_they_log_are_seeds_of_one_config(tmp_path: Path) -> None:
+    """A seed run with --set grad_norm_parts=true (or tensorboard=true) trains the same: compare and plot split it
+    into a group of its own ('CartPole-v1:ppo grad_norm_parts=True')."""
+    import yaml
+
+    runs = tmp_path / "runs"
+    dirs = []
+    for minute, extra in enumerate([{}, {"grad_norm_parts": True, "tensorboard": True}, {"learning_rate": 0.1}]):
+        run_id = _run(runs, minute)
+        cfg = {"env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": minute, "grad_norm_parts": False,
+               "tensorboard": False, "learning_rate": 0.001, **extra}
+        (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        dirs.append(runs / run_id)
+    groups = rs.group_runs(rs.RunStore(runs), dirs)
+    assert [(g.label, g.seeds) for g in groups] == [("CartPole-v1:ppo learning_rate=0.001", [0, 1]),
+                                                    ("CartPole-v1:ppo learning_rate=0.1", [2])]
+
+
+def test_a_run_json_with_wrong_field_values_names_the_fields(tmp_path: Path) -> None:
+    """run.json with a bad status said only '(2 validation errors for RunInfo)'."""
+    import json
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1)
+    data = json.loads((runs / run_id / rf.RUN_JSON).read_text())
+    data["status"], data["progress"]["env_steps"] = "bogus", "many"
+    (runs / run_id / rf.RUN_JSON).write_text(json.dumps(data))
+    with pytest.raises(rs.RunFileError) as err:
+        rs.RunStore(runs).info(runs / run_id)
+    text = str(err.value)
+    assert "status: Input should be 'running'" in text and "(got 'bogus')" in text, text
+    assert "progress.env_steps: Input should be a valid integer" in text and "validation errors for" not in text
+
+
+def test_eval_of_a_run_with_a_damaged_run_json_names_it_and_offers_no_other_checkpoint(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run.json error came with "try `gsolve eval RUN --checkpoint last`", which fails the same way."""
+    runs = tmp_path / "runs"
+    assert cli.main(["train", "CartPole-v1:ppo", "--set", "max_env_steps=1024", "--quiet", "--runs-dir", str(runs)]) == 3
+    run_dir = next(runs.iterdir())
+    (run_dir / rf.RUN_JSON).write_text("{", encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["eval", run_dir.name, "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "run.json is malformed" in err and "--checkpoint" not in err, err
+
+
+def test_train_refuses_a_seed_given_twice_with_two_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve train CartPole-v1 --seed 3 --set seed=4` trained seed 3 without a word."""
+    runs = tmp_path / "runs"
+    assert cli.main(["train", "CartPole-v1", "--seed", "3", "--set", "seed=4", "--runs-dir", str(runs)]) == 2
+    assert "--seed 3 and --set seed=4 disagree; give the seed once" in capsys.readouterr().err
+    assert not runs.exists()
+
+
+def test_group_labels_write_values_as_set_takes_them(tmp_path: Path) -> None:
+    """A schedule was labelled learning_rate={'start': 0.004, 'end': 0.0}, Python's repr, not what --set takes."""
+    import yaml
+
+    runs = tmp_path / "runs"
+    dirs = []
+    for minute, lr in enumerate([{"start": 0.004, "end": 0.0}, 0.001]):
+        run_id = _run(runs, minute)
+        cfg = {"env_id": "CartPole-v1", "variant": "ppo", "algo": "ppo", "seed": 0, "learning_rate": lr}
+        (runs / run_id / rf.CONFIG_YAML).write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        dirs.append(runs / run_id)
+    labels = [g.label for g in rs.group_runs(rs.RunStore(runs), dirs)]
+    assert labels == ["CartPole-v1:ppo learning_rate={end: 0.0, start: 0.004}", "CartPole-v1:ppo learning_rate=0.001"]
+
+
+def test_check_against_a_config_without_references_gives_commands_that_exist(tmp_path: Path) -> None:
+    """`gsolve check RUN --against preset` of a MountainCar-v0:dqn run (the RL Zoo's settings: no preset) said
+    'train a few seeds of the preset'."""
+    from gymnasium_solver.ops.regression import preset_references
+
+    runs = tmp_path / "runs"
+    run_id = _run(runs, 1, "MountainCar-v0", "dqn")
+    why = preset_references(rs.RunStore(runs), rf.read_run_info(runs / run_id))
+    assert isinstance(why, str) and "of the preset" not in why, why
+    assert why.endswith("train a few seeds of it (gsolve train MountainCar-v0:dqn --seed N), or compare with a "
+                        "baseline run (--against RUN; MCP: baseline=RUN)"), why

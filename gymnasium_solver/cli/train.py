@@ -127,6 +127,8 @@ def _resolve(config_id: str, sets: list[str], seed: int | None = None,
     if seed is not None:
         if seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {seed}")
+        if overrides.get("seed", seed) != seed:  # one would silently win over the other
+            raise ConfigError(f"--seed {seed} and --set seed={overrides['seed']} disagree; give the seed once")
         overrides["seed"] = seed
     # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
     resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
@@ -366,9 +368,12 @@ def _eval_model(args: argparse.Namespace) -> int:
 def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
     """ValueError if the checkpoint was trained on another environment or algorithm than its run
     (a file copied in from another run)."""
-    from gymnasium_solver.run_store import RunStore
+    from gymnasium_solver.run_store import RunFileError, RunStore
 
-    info = RunStore(run_dir.parent).info(run_dir)
+    try:
+        info = RunStore(run_dir.parent).info(run_dir)
+    except RunFileError as exc:  # the run's own file, not the checkpoint: another checkpoint would not help
+        raise CliError(str(exc)) from None
     if (info.env_id, info.algo) != (cfg.env_id, str(cfg.algo)):
         raise ValueError(f"run {run_dir.name}: {rf.CHECKPOINTS_DIR}/{name}{rf.CHECKPOINT_SUFFIX} was trained as "
                          f"{cfg.env_id} {cfg.algo}, not as this run's {info.env_id} {info.algo}: it was copied in "

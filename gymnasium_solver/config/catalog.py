@@ -74,6 +74,7 @@ def no_match_note(contains: str) -> str:
 
 def page_note(shown: int, total: int, contains: str | None) -> str:
     """What `gsolve list-envs --all` says after its count: the page was cut, or the filter matched nothing."""
-    if shown < total:
-        return f" (first {shown} of {total}: narrow with --filter or raise --limit)"
+    if shown < total:  # --limit stops at MAX_CATALOG_ROWS: past it only a filter reaches the rest
+        more = " or raise --limit" if shown < MAX_CATALOG_ROWS else f" (a page holds at most {MAX_CATALOG_ROWS})"
+        return f" (first {shown} of {total}: narrow with --filter{more})"
     return f" ({no_match_note(contains)})" if not total and contains else ""

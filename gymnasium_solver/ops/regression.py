@@ -190,7 +190,8 @@ def preset_references(store: RunStore, info: rf.RunInfo) -> References | str:
     if not shipped:
         return (f"fewer than {MIN_STORE_REFERENCES} solved {info.env_id} {info.algo} runs at threshold {threshold:g} "
                 f"in the runs folder ({len(steps)}) and no reference runs shipped for {info.config_id}; train a few "
-                "seeds of the preset, or pass a baseline run")
+                f"seeds of it (gsolve train {info.config_id} --seed N), or compare with a baseline run (--against RUN; "
+                "MCP: baseline=RUN)")
     return References(shipped, threshold, f"{len(shipped)} solved runs of the {info.config_id} preset shipped with "
                                           f"the project (gymnasium_solver/presets/references/)")
 

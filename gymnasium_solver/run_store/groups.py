@@ -9,12 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from gymnasium_solver.config.presets import yaml_value
+from gymnasium_solver.config.registry import MEASUREMENT_KEYS, OUTPUT_KEYS
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import RunKind, RunSummary, is_kind, summarize_run
 
-# Keys that differ between seeds of one config without making it another config.
-SEED_KEYS = ("seed",)
+# Keys that differ between seeds of one config without making it another config: the seed, and what a run only
+# writes elsewhere or measures besides (tensorboard, grad_norm_parts, ...): its training is the same.
+SAME_CONFIG_KEYS = ("seed", *OUTPUT_KEYS, *MEASUREMENT_KEYS)
 
 
 def is_config_ref(ref: str) -> bool:
@@ -46,7 +49,7 @@ def select_runs(store: RunStore, refs: list[str]) -> list[Path]:
 
 
 class SeedGroup(BaseModel):
-    """Runs of one config (the same resolved config but for the seed): results over seeds."""
+    """Runs of one config (the same resolved config but for the seed and SAME_CONFIG_KEYS): results over seeds."""
 
     label: str = Field(description="config id, plus the keys that set this group apart from the other groups of "
                        "its config id")
@@ -63,13 +66,13 @@ class SeedGroup(BaseModel):
 
 def _config_without_seed(store: RunStore, run_dir: Path) -> dict[str, Any]:
     try:
-        return {k: v for k, v in store.config(run_dir).items() if k not in SEED_KEYS}
+        return {k: v for k, v in store.config(run_dir).items() if k not in SAME_CONFIG_KEYS}
     except RunFileError:
         return {}
 
 
 def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
-    """Group runs by config (config id and every resolved key but the seed), in first-seen order."""
+    """Group runs by config (config id and every resolved key but SAME_CONFIG_KEYS), in first-seen order."""
     keyed: dict[str, tuple[dict[str, Any], list[Path]]] = {}
     for d in run_dirs:
         cfg = _config_without_seed(store, d)
@@ -85,7 +88,8 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
         peers = [c for k, (c, _) in keyed.items() if ids[k] == cid]
         varying = sorted({k for c in peers for k in c if len({repr(o.get(k)) for o in peers}) > 1}
                          - {"env_id", "variant"})
-        label = " ".join([cid or dirs[0].name, *(f"{k}={cfg.get(k)}" for k in varying if k in cfg)])
+        # Each key as --set writes it ({end: 0.0, start: 0.004}, true), not as Python prints it.
+        label = " ".join([cid or dirs[0].name, *(f"{k}={yaml_value(cfg.get(k))}" for k in varying if k in cfg)])
         best = [s.best_eval_return for s in summaries if s.best_eval_return is not None]
         steps = sorted(s.solved_at_env_steps for s in summaries if s.solved and s.solved_at_env_steps is not None)
         seeds: list[int | None] = []

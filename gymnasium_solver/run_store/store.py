@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import MetricsTable, RunInfo, RunStatus
@@ -85,6 +85,9 @@ class RunStore:
                 return RunInfo.model_validate(json.loads(text))
             except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
                 first = str(exc).splitlines()[0][:300]
+                if isinstance(exc, ValidationError):  # its first line only counts the errors: name the fields
+                    first = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {str(e.get('input'))[:40]!r})"
+                                      for e in exc.errors()[:3])[:300]
                 raise RunFileError(f"{label(run_dir, rf.RUN_JSON)} is malformed and cannot be read ({first}); "
                                    f"the trainer rewrites it atomically, so it was edited or damaged") from None
 

@@ -162,8 +162,9 @@ def _parse_dist(key: str, spec: Any, where: str) -> Any:
     try:
         return model.model_validate(spec)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: "
-                             f"{str(e['msg']).removeprefix('Value error, ')}" for e in exc.errors())
+        # A check across fields (low < high) has no location: its message names the fields itself.
+        problems = "; ".join((f"{'.'.join(str(p) for p in e['loc'])}: " if e["loc"] else "")
+                             + str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
         raise config_mod.ConfigError(f"{where}: {key!r} ({spec['type']}): {problems}") from None
 
 
