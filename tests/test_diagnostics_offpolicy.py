@@ -194,3 +194,27 @@ def test_a_fix_for_a_run_that_learned_nothing_is_completed_with_the_budget_it_ne
     # A run that solved gets no such completion (nothing to fix).
     solved = run(dqn_series(solved=True), dqn_config(target_update_interval=100_000))
     assert all("max_env_steps" not in {c.key for c in f.suggested_changes} for f in solved.findings)
+
+
+def test_reverting_the_budget_to_the_zoos_keeps_the_zoos_exploration_fraction(tmp_path) -> None:  # noqa: ANN001
+    """MountainCar-v0:dqn from the RL Zoo's entry with its budget cut to 1,500: the revert to the Zoo's 120,000 is the
+    Zoo's config, whose exploration_fraction (0.2) is tuned for that budget. It came with exploration_fraction=0.01
+    (the run's 300-step anneal kept), a config no reference tuned, offered under the Zoo's name."""
+    from gymnasium_solver.config import resolve_with_origin
+    from gymnasium_solver.config.zoo import zoo_entry
+    from gymnasium_solver.diagnostics.diagnose import diagnose_run_dir
+    from gymnasium_solver.run_store import RunStore
+    from gymnasium_solver.train import training
+
+    if zoo_entry("MountainCar-v0", "dqn") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    overrides = {"max_env_steps": 1500, "eval_episodes": 1}
+    cfg, origin = resolve_with_origin("MountainCar-v0:dqn", overrides)
+    run_dir = training.train(cfg, tmp_path, overrides=overrides, config_origin=origin).run_dir
+    d = diagnose_run_dir(RunStore(tmp_path), run_dir)
+    revert = next(f for f in d.findings if f.id == "preset_deviation")
+    assert {c.key: c.suggested for c in revert.suggested_changes} == {"max_env_steps": 120_000}
+    # A change that raises the budget beyond any reference still keeps the run's anneal length.
+    others = [c for f in d.findings if f.id != "preset_deviation" for c in f.suggested_changes]
+    assert any(c.key == "exploration_fraction" for c in others)
+

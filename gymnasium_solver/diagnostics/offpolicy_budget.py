@@ -227,7 +227,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
         if need is not None and need.periods < T.TARGET_HORIZONS.value * need.horizon and f.id != FINDING_ID:
             evidence.append(Evidence(metric="config:max_env_steps", observed=f"with these changes: "
                                      f"{need.observed(current)}", healthy=need.healthy()))
-    if new_budget > current and ctx.algo in EPSILON_GREEDY:
+    if new_budget > current and ctx.algo in EPSILON_GREEDY and not _restores_reference_budget(ctx, new_budget):
         fraction = float(corrected.get("exploration_fraction", 0.1))
         length = fraction * current
         # Never below the share exploration_ends_too_early asks for (it would flag its own fix).
@@ -242,6 +242,17 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     if changes == f.suggested_changes:
         return f
     return f.model_copy(update={"suggested_changes": changes, "evidence": evidence})
+
+
+def _restores_reference_budget(ctx: Ctx, new_budget: float) -> bool:
+    """The changes put max_env_steps back to the reference's (the preset's, the RL Zoo's) and the run kept that
+    reference's exploration_fraction: the reference's anneal is its fraction of its own budget, so the fraction stays
+    (keeping the run's shortened anneal instead would try a config no reference tuned, under its name)."""
+    budget = ctx.deviation("max_env_steps")
+    try:
+        return budget is not None and float(budget.preset) == new_budget and ctx.deviation("exploration_fraction") is None
+    except (TypeError, ValueError):
+        return False
 
 
 def fit_budget(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
