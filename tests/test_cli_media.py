@@ -181,6 +181,21 @@ def test_eval_video_has_one_frame_per_step(solved_run: Path, tmp_path: Path, suf
         reader.close()
 
 
+def test_a_video_without_a_display_prints_no_sdl_noise(solved_run: Path, tmp_path: Path) -> None:
+    """Frames are drawn off screen; SDL looking for a display printed 'XDG_RUNTIME_DIR is invalid or not set' to a
+    user who had asked for a gif (a fresh process: pygame reads SDL_VIDEODRIVER when it starts)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "XDG_RUNTIME_DIR", "DISPLAY")}
+    done = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", "eval", solved_run.name, "--episodes", "1",
+                           "--video", str(tmp_path / "a.gif"), "--runs-dir", str(solved_run.parent)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "XDG_RUNTIME_DIR" not in done.stderr and (tmp_path / "a.gif").is_file()
+
+
 def test_sampled_frames_are_small_pngs_of_one_episode(solved_run: Path) -> None:
     from gymnasium_solver.train.checkpoints import checkpoint_path
     from gymnasium_solver.train.policy_eval import sample_frames

@@ -8,6 +8,7 @@ the renderer are imported inside the functions: the models here are read by the 
 from __future__ import annotations
 
 import io
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -97,6 +98,9 @@ def _play(path: Path, seed: int, max_frames: int, on_frame: Callable[[int, Any],
     from gymnasium_solver.train.checkpoints import checkpoint_config, load_checkpoint
 
     cfg = checkpoint_config(path)
+    # Frames are drawn off screen: without a display SDL (pygame) otherwise prints "XDG_RUNTIME_DIR is invalid or not
+    # set" looking for one. A driver the user set is kept.
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     try:
         with warnings.catch_warnings():  # a class without render_modes: Gymnasium warns, then the class says it
             warnings.filterwarnings("ignore", message=".*not in the possible render_modes")
