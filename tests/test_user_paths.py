@@ -320,14 +320,24 @@ def test_an_integer_in_float_notation_gets_the_number_to_write() -> None:
     assert "unable to parse string as an integer (got 'abc')" in str(err.value)
 
 
-def test_a_full_page_of_ids_does_not_suggest_a_limit_the_command_refuses(capsys: pytest.CaptureFixture[str]) -> None:
-    """`gsolve list-envs --all` said 'raise --limit' at its maximum of 200, and --limit 201 is refused."""
+def test_every_registered_id_is_reachable_page_by_page(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --all` said 'raise --limit' at its maximum of 200, which is refused past it, and ids past
+    the first 200 were reachable only with --filter (MCP's list_environments has offset): --offset pages on."""
+    from gymnasium_solver.cli import app as cli
     from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, page_note
 
-    assert page_note(MAX_CATALOG_ROWS, 415, None) == (f" (first {MAX_CATALOG_ROWS} of 415: narrow with --filter (a "
-                                                      f"page holds at most {MAX_CATALOG_ROWS}))")
-    assert page_note(5, 415, None) == " (first 5 of 415: narrow with --filter or raise --limit)"
+    assert page_note(MAX_CATALOG_ROWS, 415, None) == (f" (ids 1-{MAX_CATALOG_ROWS} of 415: the next page with --offset "
+                                                      f"{MAX_CATALOG_ROWS}, or narrow with --filter)")
+    assert page_note(15, 415, None, offset=400) == " (ids 401-415 of 415: the last page)"
+    assert page_note(0, 415, None, offset=900) == " (--offset 900 is past the last of 415: use 0..414)"
     assert page_note(5, 5, None) == ""
+    assert cli.main(["list-envs", "--all", "--limit", "3"]) == 0
+    first = capsys.readouterr().out.splitlines()[1:4]
+    assert cli.main(["list-envs", "--all", "--limit", "3", "--offset", "2"]) == 0
+    second = capsys.readouterr().out.splitlines()[1]
+    assert second.split()[0] == first[2].split()[0]  # the third id, the first of the page from offset 2
+    assert cli.main(["list-envs", "--all", "--offset", "-1"]) == 2
+    assert "--offset must be 0 or more" in capsys.readouterr().err
 
 
 def test_a_search_space_check_across_fields_has_no_stray_value_prefix(tmp_path: Path) -> None:

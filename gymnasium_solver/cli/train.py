@@ -93,6 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--all", action="store_true", help="every registered environment id, not only the presets")
     p.add_argument("--filter", default=None, metavar="TEXT", help="only ids containing TEXT (implies --all)")
     p.add_argument("--limit", type=int, default=MAX_CATALOG_ROWS, help=f"at most this many (1..{MAX_CATALOG_ROWS})")
+    p.add_argument("--offset", type=int, default=0, help="with --all/--filter: skip this many ids (the next page)")
     p.add_argument("--json", action="store_true", help="print the presets (and with --all/--filter the registered "
                    "ids) as JSON (schema: gsolve schema list-envs)")
     add_env_module_flags(p)
@@ -384,8 +385,9 @@ def cmd_list_envs(args: argparse.Namespace) -> int:
     if args.json:
         from gymnasium_solver.environment_list import environment_list
 
-        _check_limit(args.limit)
-        print(environment_list(filter=args.filter, registered=args.all, limit=args.limit).model_dump_json(indent=2))
+        _check_limit(args.limit, args.offset)
+        print(environment_list(filter=args.filter, registered=args.all, offset=args.offset,
+                               limit=args.limit).model_dump_json(indent=2))
         return 0
     if args.all or args.filter is not None:
         return _list_registered(args)
@@ -411,21 +413,23 @@ def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
-def _check_limit(limit: int) -> None:
+def _check_limit(limit: int, offset: int = 0) -> None:
     if not 1 <= limit <= MAX_CATALOG_ROWS:
         raise ValueError(f"--limit must be between 1 and {MAX_CATALOG_ROWS}, got {limit}")
+    if offset < 0:
+        raise ValueError(f"--offset must be 0 or more (ids to skip), got {offset}")
 
 
 def _list_registered(args: argparse.Namespace) -> int:
-    _check_limit(args.limit)
-    catalog = environment_catalog(args.filter, limit=args.limit)
+    _check_limit(args.limit, args.offset)
+    catalog = environment_catalog(args.filter, offset=args.offset, limit=args.limit)
     rows = [("ENV", "SETTINGS", "PRESET VARIANTS", "RL ZOO ENTRIES")]
     for e in catalog.environments:
         zoo = ", ".join(e.zoo_algos) + (f" ({e.zoo_entry} entry)" if e.zoo_entry and e.zoo_algos else "")
         rows.append((e.env_id, e.settings, ", ".join(e.preset_variants) or "-", zoo or "-"))
     _print_table(rows)
     shown = len(catalog.environments)
-    more = page_note(shown, catalog.total, args.filter)
+    more = page_note(shown, catalog.total, args.filter, args.offset)
     print(f"\n{catalog.total} environment(s){more}. SETTINGS is where `gsolve train ENV:ALGO` takes its settings "
           "from: our preset, the RL Zoo's entry (for the algorithms listed), else gsolve's defaults. An algorithm "
           "that cannot take an environment's spaces is refused with the ones that can.")

@@ -72,9 +72,13 @@ def no_match_note(contains: str) -> str:
             "imported: add --env-package PKG (e.g. minigrid for MiniGrid-*)")
 
 
-def page_note(shown: int, total: int, contains: str | None) -> str:
-    """What `gsolve list-envs --all` says after its count: the page was cut, or the filter matched nothing."""
-    if shown < total:  # --limit stops at MAX_CATALOG_ROWS: past it only a filter reaches the rest
-        more = " or raise --limit" if shown < MAX_CATALOG_ROWS else f" (a page holds at most {MAX_CATALOG_ROWS})"
-        return f" (first {shown} of {total}: narrow with --filter{more})"
+def page_note(shown: int, total: int, contains: str | None, offset: int = 0) -> str:
+    """What `gsolve list-envs --all` says after its count: which page this is and how to get the next, or that the
+    filter matched nothing."""
+    if offset + shown < total:  # a page holds at most MAX_CATALOG_ROWS ids: --offset pages on
+        return (f" (ids {offset + 1}-{offset + shown} of {total}: the next page with --offset {offset + shown}, or "
+                "narrow with --filter)")
+    if offset and total:
+        return f" (ids {min(offset + 1, total)}-{offset + shown} of {total}: the last page)" if shown else \
+               f" (--offset {offset} is past the last of {total}: use 0..{total - 1})"
     return f" ({no_match_note(contains)})" if not total and contains else ""
