@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
+from gymnasium_solver.config.model import ConfigError
 from gymnasium_solver.launcher import ProgressCallback
 
 log = logging.getLogger("gymnasium_solver.mcp")
@@ -70,6 +71,9 @@ def _shown_path(filename: Any, runs_dir: Path | None) -> str | None:
     return path.name
 
 
+_CLI_OVERRIDES = re.compile(r"--set( override)?")  # "--set override: unknown key", "CartPole-v1:ppo with --set: ..."
+
+
 def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
     """One sentence for any exception a tool can raise: the library's own messages verbatim,
     OS errors with the file (relative to the runs folder) and what to do, anything else as a bug."""
@@ -81,8 +85,10 @@ def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
         if isinstance(exc, TimeoutError) and exc.errno is None:
             advice = "an operation timed out: retry in a moment"
         return f"cannot access {where}: {advice}" if where else f"{advice} ({type(exc).__name__})"
+    if isinstance(exc, ConfigError):  # said for the command line: a tool's config changes are its `overrides`
+        return _CLI_OVERRIDES.sub("overrides", str(exc))
     if isinstance(exc, ValueError | ToolError | ResourceError):
-        # ConfigError, RunNotFoundError, ... are ValueErrors whose message already says what to do.
+        # RunNotFoundError, ... are ValueErrors whose message already says what to do.
         return str(exc) or type(exc).__name__
     if isinstance(exc, MemoryError):
         return "the server ran out of memory answering this call: ask for less (fewer metrics, a narrower range)"

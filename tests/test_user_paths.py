@@ -434,3 +434,20 @@ def test_check_against_a_config_without_references_gives_commands_that_exist(tmp
     assert isinstance(why, str) and "of the preset" not in why, why
     assert why.endswith("train a few seeds of it (gsolve train MountainCar-v0:dqn --seed N), or compare with a "
                         "baseline run (--against RUN; MCP: baseline=RUN)"), why
+
+
+@pytest.mark.anyio
+async def test_mcp_config_errors_name_the_overrides_argument_not_the_cli_flag(tmp_path: Path) -> None:
+    """Over MCP a tool's config changes are its `overrides` argument: "--set override: unknown key" sent the model
+    looking for a command-line flag it cannot pass."""
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    async with Client(create_server(tmp_path)) as client:
+        for name, args in (("get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"learning_rat": 0.1}}),
+                           ("get_config", {"config_id": "CartPole-v1:ppo", "overrides": {"n_envs": "abc"}}),
+                           ("start_training", {"config_id": "CartPole-v1:ppo", "overrides": {"env_id": "X-v0"}})):
+            res = await client.call_tool(name, args)
+            text = " ".join(getattr(c, "text", "") for c in res.content)
+            assert res.is_error and "--set" not in text and "overrides" in text, text
