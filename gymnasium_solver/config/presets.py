@@ -18,7 +18,7 @@ from gymnasium_solver.config.build import (
     did_you_mean,
 )
 from gymnasium_solver.config.model import ConfigError
-from gymnasium_solver.config.registry import MEASUREMENT_KEYS, OUTPUT_KEYS, Config
+from gymnasium_solver.config.registry import RECORDING_KEYS, Config
 from gymnasium_solver.config.zoo_names import in_our_names
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
@@ -309,10 +309,8 @@ def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
 
 
 # Keys that never count as a difference from the preset: identity, the seed (any seed of a
-# preset is the preset), where results also go / which checkpoints are kept (OUTPUT_KEYS), and what else is
-# measured (MEASUREMENT_KEYS).
-_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", "env_package", "env_class", *OUTPUT_KEYS,
-                              *MEASUREMENT_KEYS})
+# preset is the preset), and what a run records besides its training (RECORDING_KEYS).
+_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", "env_package", "env_class", *RECORDING_KEYS})
 
 
 def uses_shipped_presets() -> bool:
@@ -357,7 +355,7 @@ def _same_value(a: Any, b: Any) -> bool:
 VARIANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # Keys a saved preset leaves out: its identity (the file and variant name say it) and where results go.
 # env_package/env_class too: a run folder (maybe someone else's) must not become a preset that imports code.
-_NOT_SAVED = frozenset({"env_id", "variant", "env_package", "env_class", *OUTPUT_KEYS, *MEASUREMENT_KEYS})
+_NOT_SAVED = frozenset({"env_id", "variant", "env_package", "env_class", *RECORDING_KEYS})
 
 
 def user_presets_dir() -> Path:

@@ -57,6 +57,11 @@ OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", 
 MEASUREMENT_KEYS: tuple[str, ...] = ("grad_norm_parts",)
 
 
+# Keys that change what a run records, never what it learns (OUTPUT_KEYS and MEASUREMENT_KEYS): runs that differ
+# only in them are seeds of one config, and they are never a difference from a preset nor part of one.
+RECORDING_KEYS: tuple[str, ...] = (*OUTPUT_KEYS, *MEASUREMENT_KEYS)
+
+
 # Keys that name a location or a host (a path, a URI), each with the output switch that makes the run
 # use it: declared on the field (``json_schema_extra['location_of']``), checked by locations.py.
 LOCATION_KEYS: dict[str, str] = {

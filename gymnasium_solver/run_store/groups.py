@@ -10,14 +10,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver.config.presets import yaml_value
-from gymnasium_solver.config.registry import MEASUREMENT_KEYS, OUTPUT_KEYS
+from gymnasium_solver.config.registry import RECORDING_KEYS
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import RunKind, RunSummary, is_kind, summarize_run
 
 # Keys that differ between seeds of one config without making it another config: the seed, and what a run only
 # writes elsewhere or measures besides (tensorboard, grad_norm_parts, ...): its training is the same.
-SAME_CONFIG_KEYS = ("seed", *OUTPUT_KEYS, *MEASUREMENT_KEYS)
+SAME_CONFIG_KEYS = ("seed", *RECORDING_KEYS)
 
 
 def is_config_ref(ref: str) -> bool:
