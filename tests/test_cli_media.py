@@ -322,11 +322,20 @@ def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path,
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(frames["files"]) and len(frames["files"]) == 3
     assert all(Image.open(tmp_path / f).size == (frames["width"], frames["height"]) for f in frames["files"])
     assert frames["steps"][-1] == frames["episode_length"] - 1 and max(frames["width"], frames["height"]) <= 256
-    # refused before anything is evaluated: a count out of range, a folder that is not there
+    # a folder that is not there yet is made, as --video makes its file
+    assert cli.main(["eval", solved_run.name, "--episodes", "1", "--frames", str(tmp_path / "new"), "--frame-count",
+                     "2", *rd]) == 0
+    assert len(list((tmp_path / "new").glob("frame_*.png"))) == 2
+    capsys.readouterr()
+    # refused before anything is evaluated: a count out of range, a file, a folder whose parent is not there
     assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path), "--frame-count", "17", *rd]) == 2
     assert "--frame-count must be between 1 and 16" in capsys.readouterr().err
-    assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path / "nope"), *rd]) == 2
-    assert "not a folder" in capsys.readouterr().err
+    (tmp_path / "a_file").write_text("")
+    assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path / "a_file"), *rd]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert cli.main(["eval", solved_run.name, "--frames", str(tmp_path / "nope" / "deeper"), *rd]) == 2
+    assert f"the folder {tmp_path / 'nope'} does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nope").exists()
 
 
 @pytest.mark.parametrize("length, count", [(10_000, 6), (3, 6), (1, 1), (97, 16)])

@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="also record one episode (seed --seed) to OUT: .gif (always) or .mp4 (the video extra: "
                    "pip install 'gymnasium-solver[video]'); one frame per step")
     p.add_argument("--frames", metavar="DIR", default=None,
-                   help="also write a few evenly spaced frames of one episode (seed --seed) to DIR as small PNGs "
+                   help="also write a few evenly spaced frames of one episode (seed --seed) to DIR (made if missing) as small PNGs "
                    "(longest side 256 px)")
     p.add_argument("--frame-count", type=int, default=6, metavar="N", help="frames for --frames (1..16, default 6)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (schema: gsolve schema eval)")
@@ -292,9 +292,14 @@ def _frames_dir(args: argparse.Namespace) -> Path | None:
 
     if not 1 <= args.frame_count <= MAX_SAMPLED_FRAMES:
         raise CliError(f"--frame-count must be between 1 and {MAX_SAMPLED_FRAMES}, got {args.frame_count}")
-    if args.frames is not None and not Path(args.frames).is_dir():
-        raise CliError(f"--frames {args.frames}: not a folder; create it first")
-    return None if args.frames is None else Path(args.frames)
+    if args.frames is None:
+        return None
+    folder = Path(args.frames)
+    if folder.exists() and not folder.is_dir():
+        raise CliError(f"--frames {args.frames}: is a file; name a folder (made if missing, as --video's file is)")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise CliError(f"--frames {args.frames}: the folder {folder.parent} does not exist")
+    return folder
 
 
 def _video_path(text: str | None) -> Path | None:
@@ -326,6 +331,7 @@ def _print_eval(report: EvalReport, path: Path, video: Path | None, args: argpar
         if video is not None:
             report.video = record_video(path, video, report.seed)
         if frames is not None:
+            frames.mkdir(exist_ok=True)  # only now: a refused or failed evaluation leaves no empty folder
             report.frames = save_frames(path, frames, report.seed, args.frame_count)
     except ValueError as exc:
         raise CliError(str(exc)) from None
