@@ -137,6 +137,21 @@ def test_mlflow_default_store_is_sqlite_inside_the_runs_folder_read_back_without
     assert sorted(rs.RunStore(runs).run_ids()) == sorted([result.run_id, second.run_id])
 
 
+def test_mlflow_prints_nothing_of_its_own_on_the_trainers_stderr(tmp_path: Path) -> None:
+    """A first run creates the store's tables: MLflow's INFO lines about it are not the user's business; the
+    run's own lines are all that stderr shows."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_LOGGING_LEVEL"}
+    out = subprocess.run([sys.executable, "-m", "gymnasium_solver.cli", "train", "CartPole-v1:ppo", "--set",
+                          "max_env_steps=512", "mlflow=true", *SMALL, "--runs-dir", str(tmp_path / "runs")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert out.returncode == 3, out.stderr[-2000:]  # 3: trained to its budget, unsolved (docs/cli.md)
+    assert (tmp_path / "runs" / ".mlflow" / "mlflow.db").is_file()
+    assert "mlflow" not in out.stderr.lower(), out.stderr
+
+
 def test_a_named_file_store_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mlflow.tracking import MlflowClient
 

@@ -31,9 +31,10 @@ MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 MODEL_ARTIFACT_PATH = "model"
 RUN_FOLDER_ARTIFACT_PATH = "run_folder"
 # A tracking server that is down must cost the run seconds, not MLflow's default minutes of retries.
-# Its artifact progress bars are not for the trainer's stderr (the run has its own progress bar).
+# Its artifact progress bars and INFO lines ("Creating initial MLflow database tables...") are not for the
+# trainer's stderr (the run has its own progress bar); a user who sets MLFLOW_LOGGING_LEVEL keeps theirs.
 _ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15",
-                 "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}
+                 "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false", "MLFLOW_LOGGING_LEVEL": "WARNING"}
 _END_STATUS = {rf.RunStatus.COMPLETED: "FINISHED", rf.RunStatus.STOPPED: "KILLED"}
 
 
