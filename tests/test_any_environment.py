@@ -237,6 +237,39 @@ def test_presets_save_writes_a_run_as_the_users_own_preset(tmp_path: Path, capsy
     assert "your saved preset" not in str(other.value)
 
 
+def test_a_users_preset_folder_adds_to_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """$GSOLVE_CONFIG_DIR adds the user's variants to ours: a saved CartPole-v1:mine leaves CartPole-v1:ppo and
+    every other shipped preset as they were; a user's variant of one of our names replaces ours, and only it."""
+    from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, is_shipped_variant, list_variants
+
+    ours = resolve_with_origin("CartPole-v1:ppo")
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    mine = {**ours.config.model_dump(mode="json"), "gamma": 0.9}
+    mine = {k: v for k, v in mine.items() if k not in ("env_id", "variant")}
+    (presets / "CartPole-v1.yaml").write_text(yaml.safe_dump({"variants": {"mine": mine}}), encoding="utf-8")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    again = resolve_with_origin("CartPole-v1:ppo")
+    assert again.config == ours.config and again.origin.settings == "preset"
+    assert str(PACKAGE_CONFIG_DIR) in again.origin.where and is_shipped_variant("CartPole-v1:ppo")
+    assert resolve_config("LunarLander-v3:ppo").max_env_steps == resolve_config(
+        "LunarLander-v3:ppo", folder=PACKAGE_CONFIG_DIR).max_env_steps
+    theirs = resolve_with_origin("CartPole-v1:mine")
+    assert theirs.config.gamma == 0.9 and str(presets) in theirs.origin.where
+    assert not is_shipped_variant("CartPole-v1:mine")
+    assert list(list_variants("CartPole-v1")) == [*list_variants("CartPole-v1", PACKAGE_CONFIG_DIR), "mine"]
+    assert resolve_config("CartPole-v1").variant == "ppo"  # a bare id trains our PPO variant, as before
+    assert cli.main(["list-envs"]) == 0
+    listed = capsys.readouterr().out
+    assert "CartPole-v1:mine" in listed and "CartPole-v1:ppo" in listed and "LunarLander-v3:ppo" in listed
+    # a variant of our name in the user's file replaces ours, and only that one
+    (presets / "CartPole-v1.yaml").write_text(yaml.safe_dump({"variants": {"mine": mine, "ppo": mine}}),
+                                              encoding="utf-8")
+    assert resolve_config("CartPole-v1:ppo").gamma == 0.9 and not is_shipped_variant("CartPole-v1:ppo")
+    assert resolve_config("CartPole-v1:dqn") == resolve_config("CartPole-v1:dqn", folder=PACKAGE_CONFIG_DIR)
+
+
 def test_gsolve_config_prints_each_values_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["config", "MountainCarContinuous-v0:reinforce", "--set", "gamma=0.98"]) == 0
     out = capsys.readouterr().out

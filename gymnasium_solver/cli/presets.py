@@ -53,5 +53,5 @@ def cmd_presets_save(args: argparse.Namespace) -> int:
         return 0
     print(f"saved {info.run_id}'s config as {config_id} in {path}")
     if not active:
-        print(f"train it with: {command} (that folder then replaces the shipped presets)")
+        print(f"train it with: {command} (that folder's variants add to the shipped presets)")
     return 0

@@ -1,6 +1,6 @@
 """Resolving a run's settings in one chain, first match wins, and recording where each value came from:
 
-1. the preset for the environment (ours, or the user's folder when $GSOLVE_CONFIG_DIR replaces ours);
+1. the preset for the environment (ours, or the user's variant of that name in $GSOLVE_CONFIG_DIR, which adds to ours);
 2. else the RL Zoo's tuned entry for the environment and algorithm (installed rl_zoo3, ``zoo.py``);
 3. else gsolve's defaults for the algorithm and the action space (``DEFAULTS``, docs/configs.md);
 
@@ -33,6 +33,7 @@ from gymnasium_solver.config.presets import (
     list_variants,
     load_preset,
     parse_overrides,
+    preset_folder,
     spec_reward_threshold,
     user_presets_dir,
     zoo_name_notes,
@@ -153,17 +154,17 @@ def _saved_elsewhere(env_id: str, variant: str, folder: Path | None) -> str:
 
 def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base | None:
     """The preset's variant; None when there is no preset file for ``env_id`` or (for an algorithm's
-    name) no such variant in it. ConfigError for a variant name that is not an algorithm either."""
+    name) no such variant in it. ConfigError for a variant name that is not an algorithm either. Without
+    ``folder``: the user's file's variant when it has one, else ours (:func:`preset_folder`)."""
     if env_id not in list_env_files(folder):
         return None
-    preset = load_preset(env_id, folder)
     notes = []
     if variant is None:
-        variants = list(preset.variants)
-        algos = {name: str(_resolve_variant_dict(preset, name).get("algo")) for name in variants}
-        variant = next((v for v in variants if algos[v] == Algo.PPO), variants[0])
-        notes.append(f"{env_id} has a preset: training its variant {variant!r} ({algos[variant]}); its variants: "
-                     f"{', '.join(variants)}")
+        variants = list_variants(env_id, folder if folder is not None else preset_folder(env_id))
+        variant = next((v for v, algo in variants.items() if algo == Algo.PPO), next(iter(variants)))
+        notes.append(f"{env_id} has a preset: training its variant {variant!r} ({variants[variant]}); its variants: "
+                     f"{', '.join(list_variants(env_id, folder))}")
+    preset = load_preset(env_id, folder if folder is not None else preset_folder(env_id, variant))
     if variant not in preset.variants:
         if variant in Algo._value2member_map_:
             return None  # an algorithm the preset has no variant for: the Zoo, else the defaults
@@ -386,7 +387,7 @@ def has_preset(config_id: str, folder: Path | None = None) -> bool:
     """Whether ``ENV:VARIANT`` is a variant of a preset file (in ``folder``, default ``config_dir()``)."""
     try:
         env_id, variant = split_config_id(config_id)
-        return variant is not None and env_id in list_env_files(folder) and variant in load_preset(env_id, folder).variants
+        return variant is not None and env_id in list_env_files(folder) and variant in list_variants(env_id, folder)
     except ConfigError:
         return False
 
@@ -418,7 +419,7 @@ def preset_config(config_id: str) -> Config | None:
 
 def shipped_preset(env_id: str, algo: str, variant: str | None = None) -> tuple[str, Config] | None:
     """Our shipped preset for ``env_id`` trained with ``algo`` (read from PACKAGE_CONFIG_DIR even when
-    $GSOLVE_CONFIG_DIR replaces it), as (config id, resolved config); None when we ship none.
+    a user's variant of the same name replaces it), as (config id, resolved config); None when we ship none.
 
     The variant is ``variant`` when ours has it with that algorithm, else the one named after the
     algorithm, else the first that trains with it (a file's variants are ordered)."""

@@ -105,17 +105,58 @@ def zoo_name_notes(preset: Preset, variant: str) -> list[str]:
     return [note for section in reversed(chain) for note in preset.zoo_notes.get(section, [])]
 
 
-def list_env_files(folder: Path | None = None) -> dict[str, Path]:
-    """Preset files by environment id, in ``folder`` (default: ``config_dir()``)."""
-    folder = config_dir() if folder is None else folder
+def _files_in(folder: Path) -> dict[str, Path]:
     if not folder.is_dir():
         return {}
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 
+def user_config_dir() -> Path | None:
+    """The user's preset folder ($GSOLVE_CONFIG_DIR), None when unset or when it names ours."""
+    folder = config_dir()
+    return None if folder.resolve() == PACKAGE_CONFIG_DIR.resolve() else folder
+
+
+def list_env_files(folder: Path | None = None) -> dict[str, Path]:
+    """Preset files by environment id, in ``folder``. Without one: ours and the user's
+    ($GSOLVE_CONFIG_DIR), the user's file for an environment listed instead of ours (its variants add to ours:
+    :func:`preset_folder`)."""
+    if folder is not None:
+        return _files_in(folder)
+    user = user_config_dir()
+    return {**_files_in(PACKAGE_CONFIG_DIR), **(_files_in(user) if user is not None else {})}
+
+
+def preset_folder(env_id: str, variant: str | None = None) -> Path:
+    """Where ``ENV:variant`` resolves from when no folder is named: the user's folder ($GSOLVE_CONFIG_DIR) when
+    its file for ``env_id`` has that variant, else ours when ours does; a user's variants add to ours, one of the
+    same name replaces ours. Without ``variant`` (a bare ENV): ours when we ship a file for it, else the user's.
+    A variant in neither file: the user's file when there is one (its errors name its variants), else ours."""
+    user = user_config_dir()
+    theirs = user is not None and env_id in _files_in(user)
+    ours = env_id in _files_in(PACKAGE_CONFIG_DIR)
+    if variant is None:
+        return PACKAGE_CONFIG_DIR if ours or not theirs else user  # type: ignore[return-value]
+    if theirs:
+        try:
+            if variant in load_preset(env_id, user).variants:
+                return user  # type: ignore[return-value]
+        except ConfigError:
+            return user  # type: ignore[return-value]  # a broken file of the user's is reported as theirs
+    if ours and variant in load_preset(env_id, PACKAGE_CONFIG_DIR).variants:
+        return PACKAGE_CONFIG_DIR
+    return user if theirs else PACKAGE_CONFIG_DIR  # type: ignore[return-value]
+
+
+def is_shipped_variant(config_id: str) -> bool:
+    """Whether ``ENV:VARIANT`` resolves from the presets shipped with the project, not the user's folder."""
+    env_id, _, variant = config_id.partition(":")
+    return preset_folder(env_id, variant or None).resolve() == PACKAGE_CONFIG_DIR.resolve()
+
+
 def load_preset(env_id: str, folder: Path | None = None) -> Preset:
-    """The preset file of ``env_id`` in ``folder`` (default: ``config_dir()``, the user's when
-    $GSOLVE_CONFIG_DIR is set; the diagnosis also reads ours from PACKAGE_CONFIG_DIR)."""
+    """The preset file of ``env_id`` in ``folder`` (default: the user's ($GSOLVE_CONFIG_DIR) when it has one
+    for ``env_id``, else ours; :func:`list_variants` lists both files' variants)."""
     files = list_env_files(folder)
     if env_id not in files:
         raise ConfigError(
@@ -131,7 +172,7 @@ def parse_config_id(config_id: str) -> tuple[str, str]:
     if ":" not in config_id:
         variants = ""
         try:
-            variants = ", ".join(f"{config_id}:{v}" for v in load_preset(config_id).variants)
+            variants = ", ".join(f"{config_id}:{v}" for v in list_variants(config_id))
         except ConfigError:
             pass
         raise ConfigError(
@@ -299,7 +340,15 @@ def _check_time_limit(cfg: Config, threshold: float, where: str) -> None:
 
 
 def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
-    """Variant name -> algorithm for one environment's preset file."""
+    """Variant name -> algorithm for one environment's preset file in ``folder``; without one, ours then the
+    user's ($GSOLVE_CONFIG_DIR), whose variant of the same name replaces ours in place."""
+    if folder is None:
+        user = user_config_dir()
+        ours = list_variants(env_id, PACKAGE_CONFIG_DIR) if env_id in _files_in(PACKAGE_CONFIG_DIR) else {}
+        theirs = list_variants(env_id, user) if user is not None and env_id in _files_in(user) else {}
+        if not ours and not theirs:
+            load_preset(env_id)  # the error that names the presets there are
+        return {**ours, **theirs}
     preset = load_preset(env_id, folder)
     out = {}
     for name in preset.variants:
@@ -312,10 +361,6 @@ def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
 # preset is the preset), and what a run records besides its training (RECORDING_KEYS).
 _NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", "env_package", "env_class", *RECORDING_KEYS})
 
-
-def uses_shipped_presets() -> bool:
-    """Whether presets resolve from the ones shipped with the project (no $GSOLVE_CONFIG_DIR of the user's)."""
-    return config_dir().resolve() == PACKAGE_CONFIG_DIR.resolve()
 
 
 def preset_differences(config: Mapping[str, Any], preset: Config | Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:

@@ -2,9 +2,9 @@
 
 A run is held against, in this order (the first that names a key wins; one deviation per key):
 
-1. the preset it came from (ours, or the user's own when $GSOLVE_CONFIG_DIR replaces ours): only the
+1. the preset it came from (ours, or the user's own from $GSOLVE_CONFIG_DIR): only the
    keys the run's own ``--set`` overrides changed (``changed_by_run``); the rest is the preset's drift;
-2. when the user's own preset folder replaces ours ($GSOLVE_CONFIG_DIR): our shipped preset for the
+2. when the run's preset is the user's own ($GSOLVE_CONFIG_DIR): our shipped preset for the
    same environment and algorithm, read from the package, every key that differs;
 3. then the RL Zoo's tuned entry for the environment and algorithm (installed rl_zoo3, ``config/zoo.py``),
    for the keys no shipped preset settles (ours sets every key, so in practice: where we ship none).
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from gymnasium_solver.config.chain import TABULAR, defaults_for, preset_config, shipped_preset
-from gymnasium_solver.config.presets import preset_differences, uses_shipped_presets
+from gymnasium_solver.config.presets import is_shipped_variant, preset_differences, user_config_dir
 from gymnasium_solver.config.registry import CONFIG_MODELS, RECORDING_KEYS, applies_to
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
@@ -197,7 +197,9 @@ def _comparisons(config_id: str, info: RunInfo, algo: str) -> list[Comparison]:
     """The configs to hold the run against, in order (module docstring)."""
     out: list[Comparison] = []
     own = preset_config(config_id)
-    ours = uses_shipped_presets()
+    # ours: the run's config id is a variant of our presets (a user's variant of the same name replaces ours); a
+    # config id this machine has no preset for counts as ours unless a user's preset folder is set, as it always did.
+    ours = is_shipped_variant(config_id) if own is not None else user_config_dir() is None
     if own is not None:
         source: DeviationSource = "preset" if ours else "user_preset"
         name = "the preset" if ours else "your preset"

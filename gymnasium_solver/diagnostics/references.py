@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from gymnasium_solver.config.chain import resolve_config
-from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, uses_shipped_presets
+from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, is_shipped_variant
 from gymnasium_solver.config.registry import RECORDING_KEYS
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
@@ -182,7 +182,7 @@ def preset_fingerprint(config_id: str) -> str | None:
     """A hash of the preset as it resolves today, seed aside (None for no such preset). Shipped
     references record the one they were trained with: after a retune they describe a config nobody
     ships, and a diagnosis that trusted them would call a budget that covers the new preset short."""
-    try:  # ours, also when a user's preset folder replaces them: the references are of our presets
+    try:  # ours, also when a user's variant of the name replaces it: the references are of our presets
         data = resolve_config(config_id, folder=PACKAGE_CONFIG_DIR).model_dump(mode="json")
     except ValueError:
         return None
@@ -210,7 +210,7 @@ def shipped_references(config_id: str) -> ReferenceSet:
                          {m: (np.asarray(s[0], dtype=float), np.asarray(s[1], dtype=float))
                           for m, s in r["series"].items()})
             for r in raw.get("runs", [])]
-    theirs = "" if uses_shipped_presets() else " (our preset of that name, not your preset folder's)"
+    theirs = "" if is_shipped_variant(config_id) else " (our preset of that name, not your preset folder's)"
     return ReferenceSet(runs, f"{len(runs)} solved runs of the {config_id} preset shipped with the project "
                               f"(gymnasium_solver/presets/references/){theirs}") if runs else EMPTY
 
