@@ -235,7 +235,10 @@ def build_run_info(run: SourceRun, run_id: str, variant: str, columns: list[str]
     max_steps = run.max_env_steps or max(last_step, 1)
     now = rf.utc_now_iso()
     created = _iso(run.started_at) or now
-    stop = rf.StopReason.SOLVED if solved_at else (rf.StopReason.BUDGET_EXHAUSTED if last_step >= max_steps else None)
+    # "budget exhausted" only for a budget the source recorded: without one, max_steps is the last logged step and
+    # the log may end for any reason (its `unknown` notes say so)
+    spent = run.max_env_steps is not None and last_step >= max_steps
+    stop = rf.StopReason.SOLVED if solved_at else (rf.StopReason.BUDGET_EXHAUSTED if spent else None)
     info = rf.RunInfo(
         run_id=run_id, config_id=f"{run.env_id}:{variant}", env_id=run.env_id, variant=variant, algo=run.algo,
         seed=run.seed or 0, status=rf.RunStatus.COMPLETED, stop_reason=stop, created_at=created,
