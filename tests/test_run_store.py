@@ -504,3 +504,20 @@ def test_a_runs_threshold_comes_from_config_yaml_when_run_json_has_none(tmp_path
     from gymnasium_solver.run_store.summaries import run_threshold
 
     assert run_threshold(rs.RunStore(tmp_path), run, info) == expected
+
+
+def test_log_lines_left_out_say_whether_limit_or_size_cut_them(tmp_path: Path) -> None:
+    """get_run_logs(limit=3) of a 4-line log said '1 earlier matching lines left out (answers stay under 40000
+    characters)': the limit had cut it, and the model was sent to filter instead of raising limit."""
+    run_dir = tmp_path / "r1"
+    run_dir.mkdir()
+    (run_dir / rf.RUN_LOG).write_text("".join(f"line {i}\n" for i in range(4)))
+    tail = rs.tail_log(run_dir, limit=3)
+    assert tail.lines == ["line 1", "line 2", "line 3"]
+    assert tail.note == ("1 earlier matching line(s) left out by limit=3 (up to 200); filter by level or contains "
+                         "to see specific lines")
+    (run_dir / rf.RUN_LOG).write_text("".join(f"{i:03d} " + "x" * 390 + "\n" for i in range(250)))
+    tail = rs.tail_log(run_dir, limit=200)
+    assert len(tail.lines) < 200
+    assert tail.note == (f"50 earlier matching line(s) left out by limit=200; {200 - len(tail.lines)} more left out "
+                         "to keep the answer under 40000 characters; filter by level or contains to see specific lines")
