@@ -93,6 +93,18 @@ def test_plot_refuses_what_it_cannot_draw(seed_runs: Path, tmp_path: Path, capsy
     assert cli.main(["plot", "CartPole-v1:ppo", "--smooth", "0", "-o", str(tmp_path / "x.png"), *rd]) == 2
 
 
+def test_a_plot_range_without_measurements_says_so_not_never_measured(seed_runs: Path) -> None:
+    """plot_runs(start_env_steps=) past a run's last row said 'eval/return_mean was never measured in its 1
+    run(s)' of a run that measured it 20 times: only the range held none."""
+    from gymnasium_solver.plotting import plot_groups
+    from gymnasium_solver.run_store import RunStore
+
+    run = seed_runs / "20260101-000000-00fa"
+    _, result = plot_groups(RunStore(seed_runs), [run], M.EVAL_RETURN_MEAN, start_env_steps=90_000)
+    assert result.groups[0].text == (f"CartPole-v1:ppo: {M.EVAL_RETURN_MEAN} was not measured between env steps 90000 "
+                                     "and the end in its 1 run(s).")
+
+
 def test_compare_groups_seeds_without_a_cap_and_runs_hides_trials(seed_runs: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     rd = ["--runs-dir", str(seed_runs)]
