@@ -119,6 +119,24 @@ def test_no_candidates_says_what_to_do_instead() -> None:
         build_candidates(diagnosis([]), {}, max_trials=0)
 
 
+def test_fixing_a_run_still_training_names_a_way_to_stop_it_that_exists(tmp_path: Path) -> None:
+    """fix_run of a live run said 'stop it first: gsolve stop / stop_training': gsolve has no stop command."""
+    import os
+
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    record_for(tmp_path, [])
+    parent = tmp_path / "20260101-000000-abcd"
+    info = rf.read_run_info(parent)
+    info.status, info.stop_reason, info.pid, info.host = rf.RunStatus.RUNNING, None, os.getpid(), socket.gethostname()
+    info.updated_at = rf.utc_now_iso()
+    rf.write_run_info(parent, info)
+    with pytest.raises(ValueError) as err:
+        plan_experiment(RunStore(tmp_path), parent.name)
+    assert str(err.value) == ("run 20260101-000000-abcd is still training; fix it once it has finished (or stop it "
+                              "first: stop_training, or Ctrl-C / SIGTERM to its trainer)")
+
+
 # ---------------------------------------------------------------------------------------------
 # the coordinator, on a scripted backend: every poll advances each trial by one step of its script
 # ---------------------------------------------------------------------------------------------

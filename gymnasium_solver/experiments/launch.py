@@ -75,7 +75,7 @@ def plan_experiment(
     rf.refuse_read_only(info, "run a fix experiment (its trials start from the run's preset, which it does not have)")
     if store.status(run_dir) == rf.RunStatus.RUNNING:
         raise ValueError(f"run {info.run_id} is still training; fix it once it has finished "
-                         f"(or stop it first: gsolve stop / stop_training)")
+                         f"(or stop it first: stop_training, or Ctrl-C / SIGTERM to its trainer)")
     if info.solved:
         raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
