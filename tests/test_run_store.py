@@ -521,3 +521,19 @@ def test_log_lines_left_out_say_whether_limit_or_size_cut_them(tmp_path: Path) -
     assert len(tail.lines) < 200
     assert tail.note == (f"50 earlier matching line(s) left out by limit=200; {200 - len(tail.lines)} more left out "
                          "to keep the answer under 40000 characters; filter by level or contains to see specific lines")
+
+
+def test_comparing_one_run_says_it_is_one_not_the_same_twice(tmp_path: Path) -> None:
+    """runs.compare(run) and `gsolve compare CartPole-v1:a2c` (a config with one run) said "['...'] name the same
+    run", as if it had been passed twice."""
+    one = _ranked_run(tmp_path, 1, best=120.0)
+    store = rs.RunStore(tmp_path)
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, [one])
+    assert str(err.value) == f"['{one}'] name one run ({one}); pass at least two different runs"
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, ["CartPole-v1:ppo"])
+    assert str(err.value) == f"['CartPole-v1:ppo'] name one run ({one}); pass at least two different runs"
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, [one, "@last"])
+    assert str(err.value) == f"['{one}', '@last'] name the same run ({one}); pass at least two different runs"
