@@ -174,6 +174,22 @@ def test_a_users_class_trains_evaluates_diagnoses_and_fixes_end_to_end(
     assert record["verdict"] == "fixed", record
 
 
+def test_every_command_diagnose_prints_for_a_users_class_carries_its_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gsolve diagnose` of a run of a user's class printed its try commands with --env-class, but 'Apply ...:
+    gsolve retry RUN' and 'Next: ... `gsolve fix RUN`' without it: copied as printed, both were refused."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    code, run_dir, _ = _train(capsys, tmp_path, "Corridor-v0:ppo", "--env-class", CORRIDOR, "--set", *SHORT,
+                              "reward_threshold=0.8", "learning_rate=0.000001")
+    env_modules.restore(nothing_granted)
+    assert code == 0 and not rf.read_run_info(run_dir).solved
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"gsolve retry {run_dir.name} --env-class {CORRIDOR}\n" in out
+    assert f"`gsolve fix {run_dir.name} --env-class {CORRIDOR}`" in out
+
+
 def test_observations_no_algorithm_takes_are_refused_in_one_line(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:
     code = cli.main(["train", "Chatty-v0:ppo", "--env-class", "tests.envs.my_env:Chatty", "--runs-dir", str(tmp_path)])
