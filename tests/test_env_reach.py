@@ -190,6 +190,24 @@ def test_every_command_diagnose_prints_for_a_users_class_carries_its_flag(
     assert f"`gsolve fix {run_dir.name} --env-class {CORRIDOR}`" in out
 
 
+def test_a_run_without_a_reward_threshold_is_not_sent_to_a_fix_that_cannot_judge_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's class has no threshold: `gsolve diagnose` said 'Verify before trusting it: gsolve fix RUN', and
+    `gsolve fix` trained every candidate to answer not_fixed, since nothing can solve without a threshold."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    code, run_dir, _ = _train(capsys, tmp_path, "Corridor-v0:ppo", "--env-class", CORRIDOR, "--set", *SHORT)
+    assert code == 0 and rf.read_run_info(run_dir).reward_threshold is None
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["next_step"] == (
+        "With no reward threshold nothing can be verified as solved: train it again with one (--set "
+        "reward_threshold=R, the return you call solved), then `gsolve fix` that run (MCP fix_run).")
+    assert cli.main(["fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1", "--env-class", CORRIDOR]) == 2
+    assert "has no reward threshold, so no trial could solve" in capsys.readouterr().err
+    env_modules.restore(nothing_granted)
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")] == [run_dir.name]
+
+
 def test_observations_no_algorithm_takes_are_refused_in_one_line(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:
     code = cli.main(["train", "Chatty-v0:ppo", "--env-class", "tests.envs.my_env:Chatty", "--runs-dir", str(tmp_path)])

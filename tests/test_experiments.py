@@ -137,6 +137,23 @@ def test_fixing_a_run_still_training_names_a_way_to_stop_it_that_exists(tmp_path
                               "first: stop_training, or Ctrl-C / SIGTERM to its trainer)")
 
 
+def test_a_run_without_a_reward_threshold_is_refused_before_any_trial(tmp_path: Path) -> None:
+    """gsolve fix of a run of an env with no threshold (a user's class) trained every candidate and answered
+    not_fixed: nothing can solve without a threshold, so no verdict was possible."""
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    record_for(tmp_path, [])
+    parent = tmp_path / "20260101-000000-abcd"
+    info = rf.read_run_info(parent)
+    info.reward_threshold = None
+    rf.write_run_info(parent, info)
+    with pytest.raises(ValueError) as err:
+        plan_experiment(RunStore(tmp_path), parent.name)
+    assert str(err.value) == ("run 20260101-000000-abcd has no reward threshold, so no trial could solve and a fix "
+                              "cannot be judged: train it with one (--set reward_threshold=R, the return you call "
+                              "solved), then fix that run")
+
+
 # ---------------------------------------------------------------------------------------------
 # the coordinator, on a scripted backend: every poll advances each trial by one step of its script
 # ---------------------------------------------------------------------------------------------
