@@ -537,3 +537,14 @@ def test_comparing_one_run_says_it_is_one_not_the_same_twice(tmp_path: Path) -> 
     with pytest.raises(ValueError) as err:
         rs.compare_runs(store, [one, "@last"])
     assert str(err.value) == f"['{one}', '@last'] name the same run ({one}); pass at least two different runs"
+
+
+def test_a_metrics_range_past_the_run_says_which_env_steps_it_has(tmp_path: Path) -> None:
+    """get_run_metrics(start_env_steps=5000) of a run that ended at 4096 said only 'no rows in the requested
+    env-step range', and env_steps_range was empty: the model had to guess the range to ask for."""
+    rows: list[dict[str, float | int | None]] = [
+        {"iteration": i, rf.M.ENV_STEPS: i * 2048, rf.M.POLICY_LOSS: 0.5} for i in range(1, 3)]
+    write_rows(tmp_path / rf.METRICS_CSV, COLS, rows)
+    res = rs.query_metrics(rs.RunStore(tmp_path), tmp_path, [rf.M.POLICY_LOSS], start_env_steps=5000)
+    assert res.series[0].points_total == 0
+    assert res.note == "no rows in the requested env-step range; this run's rows run from env step 2048 to 4096"
