@@ -485,10 +485,10 @@ def test_best_run_names_close_environments_and_all_it_has(tmp_path: Path) -> Non
     # 'Acro' matches 'Acrobot-v1' at 0.57: above our cut-off of 0.5, below difflib's default 0.6.
     assert rs.best_run(store, "Acro").note.startswith("no runs for 'Acro'; did you mean Acrobot-v1? Environments")
     assert rs.best_run(store, "MountainCar-v0").note == (
-        "no runs for 'MountainCar-v0' Environments with runs: Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, "
+        "no runs for 'MountainCar-v0'. Environments with runs: Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, "
         "CartPole-v4.")
     assert rs.best_run(rs.RunStore(tmp_path / "empty"), "CartPole-v1").note == (
-        "no runs for 'CartPole-v1' Environments with runs: none.")
+        "no runs for 'CartPole-v1'. Environments with runs: none.")
     with pytest.raises(ValueError, match=r"^env_id must be a Gymnasium id such as 'CartPole-v1'$"):
         rs.best_run(store, "")
 
@@ -548,3 +548,12 @@ def test_a_metrics_range_past_the_run_says_which_env_steps_it_has(tmp_path: Path
     res = rs.query_metrics(rs.RunStore(tmp_path), tmp_path, [rf.M.POLICY_LOSS], start_env_steps=5000)
     assert res.series[0].points_total == 0
     assert res.note == "no rows in the requested env-step range; this run's rows run from env step 2048 to 4096"
+
+
+def test_a_config_with_no_runs_and_no_close_match_is_one_punctuated_sentence(tmp_path: Path) -> None:
+    """`gsolve plot Taxi-v3:dqn` (plot_runs, compare) in a folder of CartPole runs said "no runs of
+    'Taxi-v3:dqn' in DIR Configs with runs: ..." with no stop between the two sentences."""
+    _ranked_run(tmp_path, 1, best=10.0)
+    with pytest.raises(ValueError) as err:
+        rs.select_runs(rs.RunStore(tmp_path), ["Taxi-v3:dqn"])
+    assert str(err.value) == f"no runs of 'Taxi-v3:dqn' in {tmp_path}. Configs with runs: CartPole-v1:ppo"
