@@ -105,6 +105,24 @@ def test_a_plot_range_without_measurements_says_so_not_never_measured(seed_runs:
                                      "and the end in its 1 run(s).")
 
 
+def test_a_class_that_takes_render_mode_but_draws_nothing_is_refused_in_one_sentence() -> None:
+    """A user's class with render_mode but Gymnasium's own render(): `gsolve eval --video` and
+    get_run_info(view="frames") ended in a NotImplementedError traceback (the MCP answer: 'NotImplementedError')."""
+    import gymnasium as gym
+
+    from gymnasium_solver.train.policy_eval import _frame
+
+    class DrawsNothing(gym.Env[int, int]):
+        def __init__(self, render_mode: str | None = None) -> None:
+            self.render_mode = render_mode
+            self.observation_space, self.action_space = gym.spaces.Discrete(2), gym.spaces.Discrete(2)
+
+    env = gym.vector.SyncVectorEnv([lambda: DrawsNothing("rgb_array")])
+    with pytest.raises(ValueError) as err:
+        _frame(env)
+    assert str(err.value).endswith("renders no rgb_array frames, so it cannot be recorded")
+
+
 def test_compare_groups_seeds_without_a_cap_and_runs_hides_trials(seed_runs: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     rd = ["--runs-dir", str(seed_runs)]
