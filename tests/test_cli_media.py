@@ -337,6 +337,26 @@ async def test_a_child_process_past_its_timeout_is_stopped(tmp_path: Path) -> No
     assert alive() == []
 
 
+@pytest.mark.anyio
+async def test_a_child_process_that_crashes_is_said_to_be_a_bug_not_its_last_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A traceback in the child `gsolve eval --frames` reached the model as its last line alone
+    ('NotImplementedError'), which says neither what failed nor what to do."""
+    import sys
+
+    from mcp_server.common import run_gsolve_json
+
+    crash = tmp_path / "python"
+    crash.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho '  File \"x.py\"' >&2\n"
+                     "echo NotImplementedError >&2\nexit 1\n")
+    crash.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(crash))
+    with pytest.raises(ValueError) as err:
+        await run_gsolve_json(["eval", "RUN", "--frames", "DIR"], timeout=30, on_timeout="")
+    assert str(err.value) == ("gsolve eval failed with an internal error (NotImplementedError); this is a bug in "
+                              "gymnasium-solver, the server log has the traceback: report it with the call that caused it")
+
+
 def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     import jsonschema
