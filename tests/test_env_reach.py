@@ -234,6 +234,15 @@ def test_bad_env_module_flags_are_one_sentence(argv: list[str], words: list[str]
     assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
 
 
+def test_a_misspelt_class_names_the_classes_its_module_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--env-class tests.envs.my_env:Corridr said only 'has no gymnasium.Env subclass named Corridr'."""
+    assert cli.main(["train", "Corridor-v0:ppo", "--env-class", "tests.envs.my_env:Corridr", "--runs-dir",
+                     str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "has no gymnasium.Env subclass named Corridr; did you mean tests.envs.my_env:Corridor? (its gymnasium.Env "
+        "classes: Chatty, Corridor)")
+
+
 def test_a_class_cannot_take_over_a_registered_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="pass --env-class"):
         env_modules.bind_class("Other-v0", CORRIDOR)  # not granted in this process (yet)
