@@ -208,6 +208,31 @@ def test_a_run_without_a_reward_threshold_is_not_sent_to_a_fix_that_cannot_judge
     assert [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")] == [run_dir.name]
 
 
+def test_a_sweep_and_its_check_train_a_users_class_with_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gsolve sweep Corridor-v0:ppo --env-class ...` (and sweep-check) answered "unknown environment 'Corridor-v0'
+    ... your own gymnasium.Env trains with --env-class": the flag was imported but never bound to the id."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    space = tmp_path / "space.yaml"
+    space.write_text("learning_rate: {type: log_uniform, low: 0.0001, high: 0.01}\n")
+    runs = tmp_path / "runs"
+    code = cli.main(["sweep", "Corridor-v0:ppo", "--env-class", CORRIDOR, "--runs-dir", str(runs), "--trials", "1",
+                     "--space", str(space), "--json",
+                     *(f for kv in [*SHORT, "reward_threshold=0.5"] for f in ("--set", kv))])
+    env_modules.restore(nothing_granted)
+    out, err = capsys.readouterr()
+    assert code in (0, 3), err
+    summary = json.loads(out)
+    assert summary["finished"] == 1 and summary["best"]["command"].endswith(f"--env-class {CORRIDOR}"), summary
+    trial = runs / summary["best"]["run_id"]
+    assert f"env_class: {CORRIDOR}" in (trial / rf.CONFIG_YAML).read_text()
+    if code == 0:  # a solved trial to check
+        assert cli.main(["sweep-check", summary["sweep"]["sweep_id"], "--env-class", CORRIDOR, "--runs-dir",
+                         str(runs), "--top", "1", "--seeds", "5"]) in (0, 3), capsys.readouterr().err
+        env_modules.restore(nothing_granted)
+
+
 def test_observations_no_algorithm_takes_are_refused_in_one_line(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:
     code = cli.main(["train", "Chatty-v0:ppo", "--env-class", "tests.envs.my_env:Chatty", "--runs-dir", str(tmp_path)])
