@@ -675,6 +675,24 @@ def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Pa
     assert rec.extended is None and not [t for t in rec.trials if t.role == "extend"] and rec.verdict == "not_fixed"
 
 
+def test_a_not_fixed_verdict_of_a_users_class_prints_commands_with_its_flag(tmp_path: Path) -> None:
+    """`gsolve fix RUN --env-class M:C` ending not_fixed said 'try your own change: gsolve retry RUN --set key=value',
+    which gsolve refuses for that run without the flag."""
+    from gymnasium_solver.config import env_modules
+
+    rec, _ = run(tmp_path, {key(GAMMA, 0): UNSOLVED}, [GAMMA], capacity=1)
+    assert rec.verdict == "not_fixed"
+    before = env_modules.snapshot()
+    try:
+        env_modules.grant_class("tests.envs.my_env:Corridor")
+        env_modules.bind_class("Corridor-v0", "tests.envs.my_env:Corridor")
+        text = vd.message(rec.model_copy(update={"config_id": "Corridor-v0:ppo"}), None)
+    finally:
+        env_modules.restore(before)
+    assert text.endswith(f"gsolve retry {rec.parent_run_id} --set key=value --env-class tests.envs.my_env:Corridor")
+    assert vd.message(rec, None).endswith(f"gsolve retry {rec.parent_run_id} --set key=value")
+
+
 def test_a_longer_budget_keeps_the_exploration_schedule_in_env_steps() -> None:
     from gymnasium_solver.config import resolve_config
 
