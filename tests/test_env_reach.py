@@ -268,6 +268,19 @@ def test_a_misspelt_class_names_the_classes_its_module_has(tmp_path: Path, capsy
         "classes: Chatty, Corridor)")
 
 
+def test_list_envs_with_a_class_says_how_it_gets_an_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --env-class M:Corridor` imported the class and listed nothing about it, silently."""
+    nothing_granted = env_modules.snapshot()
+    try:
+        assert cli.main(["list-envs", "--env-class", CORRIDOR]) == 0
+    finally:
+        env_modules.restore(nothing_granted)
+    assert capsys.readouterr().err.strip() == (
+        f"gsolve list-envs: note: --env-class {CORRIDOR} has no id until a command names one: `gsolve train "
+        f"Corridor-v0:ppo --env-class {CORRIDOR}` trains it as Corridor-v0 (as `gsolve mcp --env-class {CORRIDOR}` "
+        "serves it)")
+
+
 def test_a_class_cannot_take_over_a_registered_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="pass --env-class"):
         env_modules.bind_class("Other-v0", CORRIDOR)  # not granted in this process (yet)
