@@ -84,9 +84,13 @@ def environment_list(env_id: str | None = None, filter: str | None = None, regis
         result.registered = [_registered(e, granted) for e in catalog.environments]
         result.registered_total = catalog.total
         end = offset + len(result.registered)
-        notes.append(no_match_note(filter) if not catalog.total and filter else
-                     f"registered ids {offset + 1}-{end} of {catalog.total}"
-                     + (f"; next page: offset={end}" if end < catalog.total else ""))
+        if not catalog.total and filter:
+            notes.append(no_match_note(filter))
+        elif catalog.total and offset >= catalog.total:
+            notes.append(f"offset {offset} is past the last of {catalog.total} registered ids: use 0..{catalog.total - 1}")
+        else:
+            notes.append(f"registered ids {offset + 1}-{end} of {catalog.total}"
+                         + (f"; next page: offset={end}" if end < catalog.total else ""))
     elif granted:
         own = environment_catalog(None, offset=0, limit=MAX_CATALOG_ROWS, only=list(granted)[:limit])
         result.own = [_registered(e, granted) for e in own.environments]

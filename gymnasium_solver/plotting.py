@@ -231,13 +231,14 @@ def _groups(store: RunStore, run_dirs: list[Path], group_by: str) -> list[tuple[
 
 
 def _describe_group(label: str, dirs: list[Path], b: _Band | None, metric: str,
-                    threshold: float | None, non_finite: int = 0) -> GroupCurve:
+                    threshold: float | None, non_finite: int = 0, span: str = "") -> GroupCurve:
     ids = [d.name for d in dirs]
     bad = f" {non_finite} non-finite value(s) are not drawn." if non_finite else ""
     if b is None:
+        when = f"not measured {span}" if span else "never measured"  # a range may hold none of the measurements
         return GroupCurve(label=label, run_ids=ids, final_mean=None, final_low=None, final_high=None, peak_mean=None,
                           non_finite_count=non_finite,
-                          text=f"{label}: {metric} was never measured in its {len(dirs)} run(s).{bad}")
+                          text=f"{label}: {metric} was {when} in its {len(dirs)} run(s).{bad}")
     hit = None
     if threshold is not None and metric in (rf.M.EVAL_RETURN_MEAN, rf.M.EP_RETURN_MEAN):
         above = np.flatnonzero((b.mean >= threshold) & b.measured)  # a step a run was measured at, not between
@@ -272,11 +273,14 @@ def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: st
         curves = [_run_curve(store, d, metric, smooth, start_env_steps, end_env_steps) for d in dirs]
         drawn.append((label, dirs, seed_band([(c.x, c.y) for c in curves], band), sum(c.non_finite for c in curves)))
     envs = sorted({c.split(":")[0] for c in (_config_id(store, d) for d in run_dirs) if c})
+    ranged = start_env_steps is not None or end_env_steps is not None
     title = title or (f"{metric} on {', '.join(envs) or 'runs'}: {len(drawn)} "
                       f"{'config' if group_by == 'config' else 'run'}(s), {len(run_dirs)} run(s)"
                       + (f", smoothed over {smooth}" if smooth > 1 else "")
                       + (f", env steps {start_env_steps or 0}..{'' if end_env_steps is None else end_env_steps}"
-                         if start_env_steps is not None or end_env_steps is not None else ""))
+                         if ranged else ""))
+    span = (f"between env steps {start_env_steps or 0} and "
+            f"{'the end' if end_env_steps is None else end_env_steps}") if ranged else ""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 5), dpi=100)
@@ -302,7 +306,7 @@ def plot_groups(store: RunStore, run_dirs: list[Path], metric: str, group_by: st
     fig.savefig(buf, format="png")
     return buf.getvalue(), GroupPlotResult(
         metric=metric, title=title, group_by=group_by, band=band, smooth=smooth, reward_threshold=threshold,
-        groups=[_describe_group(label, dirs, b, metric, threshold, bad) for label, dirs, b, bad in drawn])
+        groups=[_describe_group(label, dirs, b, metric, threshold, bad, span) for label, dirs, b, bad in drawn])
 
 
 def _config_id(store: RunStore, run_dir: Path) -> str | None:

@@ -203,5 +203,9 @@ async def run_gsolve_json(args: list[str], *, timeout: float, on_timeout: str,
         # The CLI's own one-line error ("gsolve eval: error: ...") rather than a renderer's noise after it.
         text = err.decode("utf-8", "replace").strip().splitlines()
         own = [m.group(1) for line in text if (m := re.match(r"gsolve [\w -]+: error: (.+)", line))]
+        if not own and any(line.startswith("Traceback") for line in text):  # a crash: its last line alone says little
+            log.error("gsolve %s failed:\n%s", args[0], "\n".join(text))
+            raise ValueError(f"gsolve {args[0]} failed with an internal error ({text[-1]}); this is a bug in "
+                             "gymnasium-solver, the server log has the traceback: report it with the call that caused it")
         raise ValueError(own[-1] if own else text[-1] if text else f"gsolve {args[0]} exited with code {proc.returncode}")
     return out

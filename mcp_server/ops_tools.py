@@ -19,7 +19,7 @@ from gymnasium_solver.config import env_modules
 from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
 from gymnasium_solver.ops import model_registry, promotion, regression
 from gymnasium_solver.ops.model_registry import ModelList
-from gymnasium_solver.ops.registry_records import MIN_EPISODES, Decision, check_episodes
+from gymnasium_solver.ops.registry_records import MAX_EPISODES, MIN_EPISODES, Decision, check_episodes
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, run_gsolve_json, tool
 
@@ -93,11 +93,11 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         """Use when the user wants a solved run's policy registered: re-evaluates its best checkpoint on fresh
         episodes and records approval only if the policy passes (solved, no warning finding, mean >= threshold),
         else the rejection with failed_checks; takes up to minutes, progress reported."""
-        check_episodes(episodes)
-        if episodes > MAX_MCP_EPISODES:
+        if not isinstance(episodes, bool) and isinstance(episodes, int) and MAX_MCP_EPISODES < episodes <= MAX_EPISODES:
             raise ValueError(f"promote_run evaluates at most {MAX_MCP_EPISODES} episodes, got {episodes}, so it ends "
                              f"within {PROMOTE_TIMEOUT_SECONDS:g} s; run `gsolve promote RUN --episodes {episodes}` from "
                              "a shell for more")
+        check_episodes(episodes, MAX_MCP_EPISODES)  # said with the tool's own range: 2-200, not the CLI's 2-1000
         store.resolve(run_id)  # an unknown run is named before the cap is
         check_promote_capacity(store, limits)
         return await run_promote(store, run_id, episodes, ctx)

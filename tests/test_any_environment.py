@@ -286,6 +286,18 @@ def test_list_envs_all_says_where_settings_come_from(capsys: pytest.CaptureFixtu
     assert row.split()[1] == ("zoo" if zoo_entry("MountainCar-v0", "ppo") else "default")
 
 
+def test_a_page_past_the_last_registered_id_says_which_offsets_exist() -> None:
+    """list_environments(registered=true, offset=100000) answered an empty page noted 'registered ids
+    100001-100000 of 415', as if the ids had run out; `gsolve list-envs --offset` already said the range."""
+    from gymnasium_solver.environment_list import environment_list
+
+    page = environment_list(registered=True, offset=100_000)
+    total = page.registered_total
+    assert page.registered == [] and total > 0
+    assert page.note == f"offset 100000 is past the last of {total} registered ids: use 0..{total - 1}"
+    assert environment_list(registered=True, offset=total - 1).note == f"registered ids {total}-{total} of {total}"
+
+
 # ---------------------------------------------------------------------------------------------
 # MCP
 # ---------------------------------------------------------------------------------------------

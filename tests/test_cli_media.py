@@ -93,6 +93,36 @@ def test_plot_refuses_what_it_cannot_draw(seed_runs: Path, tmp_path: Path, capsy
     assert cli.main(["plot", "CartPole-v1:ppo", "--smooth", "0", "-o", str(tmp_path / "x.png"), *rd]) == 2
 
 
+def test_a_plot_range_without_measurements_says_so_not_never_measured(seed_runs: Path) -> None:
+    """plot_runs(start_env_steps=) past a run's last row said 'eval/return_mean was never measured in its 1
+    run(s)' of a run that measured it 20 times: only the range held none."""
+    from gymnasium_solver.plotting import plot_groups
+    from gymnasium_solver.run_store import RunStore
+
+    run = seed_runs / "20260101-000000-00fa"
+    _, result = plot_groups(RunStore(seed_runs), [run], M.EVAL_RETURN_MEAN, start_env_steps=90_000)
+    assert result.groups[0].text == (f"CartPole-v1:ppo: {M.EVAL_RETURN_MEAN} was not measured between env steps 90000 "
+                                     "and the end in its 1 run(s).")
+
+
+def test_a_class_that_takes_render_mode_but_draws_nothing_is_refused_in_one_sentence() -> None:
+    """A user's class with render_mode but Gymnasium's own render(): `gsolve eval --video` and
+    get_run_info(view="frames") ended in a NotImplementedError traceback (the MCP answer: 'NotImplementedError')."""
+    import gymnasium as gym
+
+    from gymnasium_solver.train.policy_eval import _frame
+
+    class DrawsNothing(gym.Env[int, int]):
+        def __init__(self, render_mode: str | None = None) -> None:
+            self.render_mode = render_mode
+            self.observation_space, self.action_space = gym.spaces.Discrete(2), gym.spaces.Discrete(2)
+
+    env = gym.vector.SyncVectorEnv([lambda: DrawsNothing("rgb_array")])
+    with pytest.raises(ValueError) as err:
+        _frame(env)
+    assert str(err.value).endswith("renders no rgb_array frames, so it cannot be recorded")
+
+
 def test_compare_groups_seeds_without_a_cap_and_runs_hides_trials(seed_runs: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     rd = ["--runs-dir", str(seed_runs)]
@@ -305,6 +335,26 @@ async def test_a_child_process_past_its_timeout_is_stopped(tmp_path: Path) -> No
         await run_gsolve_json(["serve-metrics", "--port", "0", "--runs-dir", str(tmp_path)], timeout=0.5,
                               on_timeout="took too long: try a shorter episode")
     assert alive() == []
+
+
+@pytest.mark.anyio
+async def test_a_child_process_that_crashes_is_said_to_be_a_bug_not_its_last_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A traceback in the child `gsolve eval --frames` reached the model as its last line alone
+    ('NotImplementedError'), which says neither what failed nor what to do."""
+    import sys
+
+    from mcp_server.common import run_gsolve_json
+
+    crash = tmp_path / "python"
+    crash.write_text("#!/bin/sh\necho 'Traceback (most recent call last):' >&2\necho '  File \"x.py\"' >&2\n"
+                     "echo NotImplementedError >&2\nexit 1\n")
+    crash.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(crash))
+    with pytest.raises(ValueError) as err:
+        await run_gsolve_json(["eval", "RUN", "--frames", "DIR"], timeout=30, on_timeout="")
+    assert str(err.value) == ("gsolve eval failed with an internal error (NotImplementedError); this is a bug in "
+                              "gymnasium-solver, the server log has the traceback: report it with the call that caused it")
 
 
 def test_eval_frames_writes_small_pngs_and_says_what_they_show(solved_run: Path, tmp_path: Path,

@@ -174,6 +174,65 @@ def test_a_users_class_trains_evaluates_diagnoses_and_fixes_end_to_end(
     assert record["verdict"] == "fixed", record
 
 
+def test_every_command_diagnose_prints_for_a_users_class_carries_its_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gsolve diagnose` of a run of a user's class printed its try commands with --env-class, but 'Apply ...:
+    gsolve retry RUN' and 'Next: ... `gsolve fix RUN`' without it: copied as printed, both were refused."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    code, run_dir, _ = _train(capsys, tmp_path, "Corridor-v0:ppo", "--env-class", CORRIDOR, "--set", *SHORT,
+                              "reward_threshold=0.8", "learning_rate=0.000001")
+    env_modules.restore(nothing_granted)
+    assert code == 0 and not rf.read_run_info(run_dir).solved
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"gsolve retry {run_dir.name} --env-class {CORRIDOR}\n" in out
+    assert f"`gsolve fix {run_dir.name} --env-class {CORRIDOR}`" in out
+
+
+def test_a_run_without_a_reward_threshold_is_not_sent_to_a_fix_that_cannot_judge_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's class has no threshold: `gsolve diagnose` said 'Verify before trusting it: gsolve fix RUN', and
+    `gsolve fix` trained every candidate to answer not_fixed, since nothing can solve without a threshold."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    code, run_dir, _ = _train(capsys, tmp_path, "Corridor-v0:ppo", "--env-class", CORRIDOR, "--set", *SHORT)
+    assert code == 0 and rf.read_run_info(run_dir).reward_threshold is None
+    assert cli.main(["diagnose", run_dir.name, "--runs-dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["next_step"] == (
+        "With no reward threshold nothing can be verified as solved: train it again with one (--set "
+        "reward_threshold=R, the return you call solved), then `gsolve fix` that run (MCP fix_run).")
+    assert cli.main(["fix", run_dir.name, "--runs-dir", str(tmp_path), "--seeds", "1", "--env-class", CORRIDOR]) == 2
+    assert "has no reward threshold, so no trial could solve" in capsys.readouterr().err
+    env_modules.restore(nothing_granted)
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")] == [run_dir.name]
+
+
+def test_a_sweep_and_its_check_train_a_users_class_with_the_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gsolve sweep Corridor-v0:ppo --env-class ...` (and sweep-check) answered "unknown environment 'Corridor-v0'
+    ... your own gymnasium.Env trains with --env-class": the flag was imported but never bound to the id."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    nothing_granted = env_modules.snapshot()
+    space = tmp_path / "space.yaml"
+    space.write_text("learning_rate: {type: log_uniform, low: 0.0001, high: 0.01}\n")
+    runs = tmp_path / "runs"
+    code = cli.main(["sweep", "Corridor-v0:ppo", "--env-class", CORRIDOR, "--runs-dir", str(runs), "--trials", "1",
+                     "--space", str(space), "--json",
+                     *(f for kv in [*SHORT, "reward_threshold=0.5"] for f in ("--set", kv))])
+    env_modules.restore(nothing_granted)
+    out, err = capsys.readouterr()
+    assert code in (0, 3), err
+    summary = json.loads(out)
+    assert summary["finished"] == 1 and summary["best"]["command"].endswith(f"--env-class {CORRIDOR}"), summary
+    trial = runs / summary["best"]["run_id"]
+    assert f"env_class: {CORRIDOR}" in (trial / rf.CONFIG_YAML).read_text()
+    if code == 0:  # a solved trial to check
+        assert cli.main(["sweep-check", summary["sweep"]["sweep_id"], "--env-class", CORRIDOR, "--runs-dir",
+                         str(runs), "--top", "1", "--seeds", "5"]) in (0, 3), capsys.readouterr().err
+        env_modules.restore(nothing_granted)
+
+
 def test_observations_no_algorithm_takes_are_refused_in_one_line(capsys: pytest.CaptureFixture[str],
                                                                  tmp_path: Path) -> None:
     code = cli.main(["train", "Chatty-v0:ppo", "--env-class", "tests.envs.my_env:Chatty", "--runs-dir", str(tmp_path)])
@@ -198,6 +257,28 @@ def test_bad_env_module_flags_are_one_sentence(argv: list[str], words: list[str]
     assert cli.main(["train", config_id, *argv, "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_a_misspelt_class_names_the_classes_its_module_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--env-class tests.envs.my_env:Corridr said only 'has no gymnasium.Env subclass named Corridr'."""
+    assert cli.main(["train", "Corridor-v0:ppo", "--env-class", "tests.envs.my_env:Corridr", "--runs-dir",
+                     str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "has no gymnasium.Env subclass named Corridr; did you mean tests.envs.my_env:Corridor? (its gymnasium.Env "
+        "classes: Chatty, Corridor)")
+
+
+def test_list_envs_with_a_class_says_how_it_gets_an_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gsolve list-envs --env-class M:Corridor` imported the class and listed nothing about it, silently."""
+    nothing_granted = env_modules.snapshot()
+    try:
+        assert cli.main(["list-envs", "--env-class", CORRIDOR]) == 0
+    finally:
+        env_modules.restore(nothing_granted)
+    assert capsys.readouterr().err.strip() == (
+        f"gsolve list-envs: note: --env-class {CORRIDOR} has no id until a command names one: `gsolve train "
+        f"Corridor-v0:ppo --env-class {CORRIDOR}` trains it as Corridor-v0 (as `gsolve mcp --env-class {CORRIDOR}` "
+        "serves it)")
 
 
 def test_a_class_cannot_take_over_a_registered_id(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

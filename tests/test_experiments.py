@@ -119,6 +119,41 @@ def test_no_candidates_says_what_to_do_instead() -> None:
         build_candidates(diagnosis([]), {}, max_trials=0)
 
 
+def test_fixing_a_run_still_training_names_a_way_to_stop_it_that_exists(tmp_path: Path) -> None:
+    """fix_run of a live run said 'stop it first: gsolve stop / stop_training': gsolve has no stop command."""
+    import os
+
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    record_for(tmp_path, [])
+    parent = tmp_path / "20260101-000000-abcd"
+    info = rf.read_run_info(parent)
+    info.status, info.stop_reason, info.pid, info.host = rf.RunStatus.RUNNING, None, os.getpid(), socket.gethostname()
+    info.updated_at = rf.utc_now_iso()
+    rf.write_run_info(parent, info)
+    with pytest.raises(ValueError) as err:
+        plan_experiment(RunStore(tmp_path), parent.name)
+    assert str(err.value) == ("run 20260101-000000-abcd is still training; fix it once it has finished (or stop it "
+                              "first: stop_training, or Ctrl-C / SIGTERM to its trainer)")
+
+
+def test_a_run_without_a_reward_threshold_is_refused_before_any_trial(tmp_path: Path) -> None:
+    """gsolve fix of a run of an env with no threshold (a user's class) trained every candidate and answered
+    not_fixed: nothing can solve without a threshold, so no verdict was possible."""
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    record_for(tmp_path, [])
+    parent = tmp_path / "20260101-000000-abcd"
+    info = rf.read_run_info(parent)
+    info.reward_threshold = None
+    rf.write_run_info(parent, info)
+    with pytest.raises(ValueError) as err:
+        plan_experiment(RunStore(tmp_path), parent.name)
+    assert str(err.value) == ("run 20260101-000000-abcd has no reward threshold, so no trial could solve and a fix "
+                              "cannot be judged: train it with one (--set reward_threshold=R, the return you call "
+                              "solved), then fix that run")
+
+
 # ---------------------------------------------------------------------------------------------
 # the coordinator, on a scripted backend: every poll advances each trial by one step of its script
 # ---------------------------------------------------------------------------------------------
@@ -638,6 +673,24 @@ def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Pa
     rec, _ = run(tmp_path, scripts, [GAMMA, NSTEPS], capacity=1, seeds=3, blamed=["gamma"])
     assert trials_of(rec, "c0")[1].outcome == "failed"
     assert rec.extended is None and not [t for t in rec.trials if t.role == "extend"] and rec.verdict == "not_fixed"
+
+
+def test_a_not_fixed_verdict_of_a_users_class_prints_commands_with_its_flag(tmp_path: Path) -> None:
+    """`gsolve fix RUN --env-class M:C` ending not_fixed said 'try your own change: gsolve retry RUN --set key=value',
+    which gsolve refuses for that run without the flag."""
+    from gymnasium_solver.config import env_modules
+
+    rec, _ = run(tmp_path, {key(GAMMA, 0): UNSOLVED}, [GAMMA], capacity=1)
+    assert rec.verdict == "not_fixed"
+    before = env_modules.snapshot()
+    try:
+        env_modules.grant_class("tests.envs.my_env:Corridor")
+        env_modules.bind_class("Corridor-v0", "tests.envs.my_env:Corridor")
+        text = vd.message(rec.model_copy(update={"config_id": "Corridor-v0:ppo"}), None)
+    finally:
+        env_modules.restore(before)
+    assert text.endswith(f"gsolve retry {rec.parent_run_id} --set key=value --env-class tests.envs.my_env:Corridor")
+    assert vd.message(rec, None).endswith(f"gsolve retry {rec.parent_run_id} --set key=value")
 
 
 def test_a_longer_budget_keeps_the_exploration_schedule_in_env_steps() -> None:

@@ -130,6 +130,16 @@ def _append_rejections(runs_dir: str, worker: int, count: int) -> None:
                                                run_id=f"w{worker}-{i}", failed_checks=["solved"]), None)
 
 
+def test_an_unknown_environment_lists_the_ones_with_decisions_not_as_registered(tmp_path: Path) -> None:
+    """list_models(env_id='Bogus-v0') said 'registered environments: CartPole-v1' of an environment whose only
+    decision was a rejection: nothing was registered for it either."""
+    _append_rejections(str(tmp_path), 0, 1)
+    with pytest.raises(ValueError) as err:
+        reg.list_models(tmp_path, "Bogus-v0")
+    assert str(err.value) == f"no model is registered for Bogus-v0; environments with promotion decisions (approved " \
+                             f"or not): {ENV}"
+
+
 def test_concurrent_writers_never_corrupt_the_log(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=_append_rejections, args=(str(tmp_path), w, 15)) for w in range(4)]

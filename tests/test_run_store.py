@@ -485,10 +485,10 @@ def test_best_run_names_close_environments_and_all_it_has(tmp_path: Path) -> Non
     # 'Acro' matches 'Acrobot-v1' at 0.57: above our cut-off of 0.5, below difflib's default 0.6.
     assert rs.best_run(store, "Acro").note.startswith("no runs for 'Acro'; did you mean Acrobot-v1? Environments")
     assert rs.best_run(store, "MountainCar-v0").note == (
-        "no runs for 'MountainCar-v0' Environments with runs: Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, "
+        "no runs for 'MountainCar-v0'. Environments with runs: Acrobot-v1, CartPole-v0, CartPole-v2, CartPole-v3, "
         "CartPole-v4.")
     assert rs.best_run(rs.RunStore(tmp_path / "empty"), "CartPole-v1").note == (
-        "no runs for 'CartPole-v1' Environments with runs: none.")
+        "no runs for 'CartPole-v1'. Environments with runs: none.")
     with pytest.raises(ValueError, match=r"^env_id must be a Gymnasium id such as 'CartPole-v1'$"):
         rs.best_run(store, "")
 
@@ -504,3 +504,56 @@ def test_a_runs_threshold_comes_from_config_yaml_when_run_json_has_none(tmp_path
     from gymnasium_solver.run_store.summaries import run_threshold
 
     assert run_threshold(rs.RunStore(tmp_path), run, info) == expected
+
+
+def test_log_lines_left_out_say_whether_limit_or_size_cut_them(tmp_path: Path) -> None:
+    """get_run_logs(limit=3) of a 4-line log said '1 earlier matching lines left out (answers stay under 40000
+    characters)': the limit had cut it, and the model was sent to filter instead of raising limit."""
+    run_dir = tmp_path / "r1"
+    run_dir.mkdir()
+    (run_dir / rf.RUN_LOG).write_text("".join(f"line {i}\n" for i in range(4)))
+    tail = rs.tail_log(run_dir, limit=3)
+    assert tail.lines == ["line 1", "line 2", "line 3"]
+    assert tail.note == ("1 earlier matching line(s) left out by limit=3 (up to 200); filter by level or contains "
+                         "to see specific lines")
+    (run_dir / rf.RUN_LOG).write_text("".join(f"{i:03d} " + "x" * 390 + "\n" for i in range(250)))
+    tail = rs.tail_log(run_dir, limit=200)
+    assert len(tail.lines) < 200
+    assert tail.note == (f"50 earlier matching line(s) left out by limit=200; {200 - len(tail.lines)} more left out "
+                         "to keep the answer under 40000 characters; filter by level or contains to see specific lines")
+
+
+def test_comparing_one_run_says_it_is_one_not_the_same_twice(tmp_path: Path) -> None:
+    """runs.compare(run) and `gsolve compare CartPole-v1:a2c` (a config with one run) said "['...'] name the same
+    run", as if it had been passed twice."""
+    one = _ranked_run(tmp_path, 1, best=120.0)
+    store = rs.RunStore(tmp_path)
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, [one])
+    assert str(err.value) == f"['{one}'] name one run ({one}); pass at least two different runs"
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, ["CartPole-v1:ppo"])
+    assert str(err.value) == f"['CartPole-v1:ppo'] name one run ({one}); pass at least two different runs"
+    with pytest.raises(ValueError) as err:
+        rs.compare_runs(store, [one, "@last"])
+    assert str(err.value) == f"['{one}', '@last'] name the same run ({one}); pass at least two different runs"
+
+
+def test_a_metrics_range_past_the_run_says_which_env_steps_it_has(tmp_path: Path) -> None:
+    """get_run_metrics(start_env_steps=5000) of a run that ended at 4096 said only 'no rows in the requested
+    env-step range', and env_steps_range was empty: the model had to guess the range to ask for."""
+    rows: list[dict[str, float | int | None]] = [
+        {"iteration": i, rf.M.ENV_STEPS: i * 2048, rf.M.POLICY_LOSS: 0.5} for i in range(1, 3)]
+    write_rows(tmp_path / rf.METRICS_CSV, COLS, rows)
+    res = rs.query_metrics(rs.RunStore(tmp_path), tmp_path, [rf.M.POLICY_LOSS], start_env_steps=5000)
+    assert res.series[0].points_total == 0
+    assert res.note == "no rows in the requested env-step range; this run's rows run from env step 2048 to 4096"
+
+
+def test_a_config_with_no_runs_and_no_close_match_is_one_punctuated_sentence(tmp_path: Path) -> None:
+    """`gsolve plot Taxi-v3:dqn` (plot_runs, compare) in a folder of CartPole runs said "no runs of
+    'Taxi-v3:dqn' in DIR Configs with runs: ..." with no stop between the two sentences."""
+    _ranked_run(tmp_path, 1, best=10.0)
+    with pytest.raises(ValueError) as err:
+        rs.select_runs(rs.RunStore(tmp_path), ["Taxi-v3:dqn"])
+    assert str(err.value) == f"no runs of 'Taxi-v3:dqn' in {tmp_path}. Configs with runs: CartPole-v1:ppo"

@@ -92,11 +92,33 @@ def test_a_sweep_without_a_solved_trial_has_nothing_to_check(tmp_path: Path,
     assert not RunStore(runs).run_ids()  # nothing trained
 
 
+@pytest.mark.anyio
+async def test_check_sweep_refusals_name_what_an_mcp_client_can_pass(tmp_path: Path) -> None:
+    """check_sweep answered '--seeds must be distinct ...' (a flag the tool has not: its argument is seeds) and
+    'see gsolve sweep-status ID' (a command, where the client has get_sweep)."""
+    from mcp import Client
+
+    from mcp_server.server import create_server
+
+    runs = tmp_path / "runs"
+    unsolved = _sweep(runs, [(3, "pruned", 0)])
+    async with Client(create_server(runs)) as client:
+        res = await client.call_tool("check_sweep", {"sweep_id": unsolved})
+        assert res.is_error and res.content[0].text.endswith(  # type: ignore[union-attr]
+            f"sweep {unsolved} has no solved trial to check yet; see its trials with gsolve sweep-status {unsolved} "
+            "(MCP get_sweep)")
+    solved = _sweep(tmp_path / "runs2", [(n, "solved", 1000 + n) for n in range(2, 4)])
+    async with Client(create_server(tmp_path / "runs2")) as client:
+        res = await client.call_tool("check_sweep", {"sweep_id": solved, "seeds": [1, 1]})
+        assert res.is_error and res.content[0].text.endswith(  # type: ignore[union-attr]
+            "seeds (--seeds) must be distinct non-negative integers, got [1, 1]")
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--top", "0"], "--top must be between 1 and 10, got 0"),
     (["--seeds", "one"], "--seeds takes integers or ranges like 1-5, got 'one'"),
     (["--seeds", "5-2"], "--seeds takes integers or ranges like 1-5, got '5-2'"),
-    (["--seeds", "1", "1"], "--seeds must be distinct"),
+    (["--seeds", "1", "1"], "seeds (--seeds) must be distinct"),
     (["--seeds", "0-40", "--top", "10"], "at most 200"),
     (["--parallel", "0"], "--parallel must be at least 1"),
 ])

@@ -9,6 +9,8 @@ torch is imported only when ``retry`` actually trains.
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -167,11 +169,15 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[
         lines.append(f"\nIts preset has changed {', '.join(parent.drifted)} since this run trained: a try command "
                      "keeps the run's own values of them (the run as it was, plus the change), except one that "
                      "only returns to the preset, which trains today's preset.")
+    needs = "".join(f" {shlex.quote(f)}" for f in flags or [])  # what retry, fix and eval of this run refuse without
     if not d.imported_from and any(f.suggested_changes and f.severity != Severity.INFO for f in d.findings):
-        lines.append(f"\nApply the top finding's changes in a new run: gsolve retry {d.run_id}")
+        lines.append(f"\nApply the top finding's changes in a new run: gsolve retry {d.run_id}{needs}")
     if d.next_step:
-        lines.append(f"Next: {d.next_step}")
+        lines.append(f"Next: {_NEEDS_FLAGS.sub(lambda m: f'`{m.group(1)}{needs}`', d.next_step)}")
     return "\n".join(lines)
+
+
+_NEEDS_FLAGS = re.compile(r"`(gsolve (?:fix|eval|retry) [^`]*)`")  # the next step's commands that make the env
 
 
 def _references_lines(d: Diagnosis) -> list[str]:

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from gymnasium_solver import config as config_mod
-from gymnasium_solver.cli.env import add_env_module_flags
+from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
 from gymnasium_solver.jobs.backend import BACKENDS, make_backend
 from gymnasium_solver.jobs.seeds import SEED_STATISTICS
@@ -127,6 +127,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.parallel is not None and args.parallel < 1:
         raise CliError(f"--parallel must be at least 1, got {args.parallel}")
     store = RunStore(args.runs_dir)
+    bind_env_class(args.config_id, args.env_classes)  # as `gsolve train`: the class trains as ENV_ID
     record, space, grid = _plan(store, args)
     backend = make_backend(store.runs_dir, record.parallel, record.backend, record.address)
     write_record(store.runs_dir, record)
@@ -165,6 +166,7 @@ def cmd_sweep_check(args: argparse.Namespace) -> int:
         raise CliError("--address is for --backend ray (the Ray cluster to join)")
     store = RunStore(args.runs_dir)
     record = read_record(store.runs_dir, args.sweep_id)
+    bind_env_class(record.config_id, args.env_classes)
     seeds = check.parse_seeds(args.seeds) if args.seeds else None
     backend = make_backend(store.runs_dir, args.parallel, args.backend, args.address)
     result = check.check_sweep(store, record, backend, top=args.top, seeds=seeds,

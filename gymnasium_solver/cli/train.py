@@ -388,6 +388,11 @@ def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
 
 
 def cmd_list_envs(args: argparse.Namespace) -> int:
+    for path in args.env_classes:  # imported, but it has no id to list until a command names one
+        served = env_modules.served_id(path)
+        print(f"gsolve list-envs: note: --env-class {path} has no id until a command names one: `gsolve train "
+              f"{served}:ppo --env-class {path}` trains it as {served} (as `gsolve mcp --env-class {path}` serves it)",
+              file=sys.stderr)
     if args.json:
         from gymnasium_solver.environment_list import environment_list
 

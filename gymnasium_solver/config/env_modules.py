@@ -16,6 +16,7 @@ only when a module is granted or required (never torch)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -99,7 +100,12 @@ def grant_class(path: str) -> None:
                              "that holds it, or add that folder to PYTHONPATH") from None
     cls = getattr(module, class_name, None)
     if not (isinstance(cls, type) and issubclass(cls, gym.Env)):
-        raise EnvModuleError(f"--env-class {path}: {module_name} has no gymnasium.Env subclass named {class_name}")
+        envs = sorted(n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, gym.Env)
+                      and v.__module__ == module.__name__)  # its own classes, not those it imports
+        close = difflib.get_close_matches(class_name, envs, n=3, cutoff=0.5)
+        raise EnvModuleError(f"--env-class {path}: {module_name} has no gymnasium.Env subclass named {class_name}"
+                             + (f"; did you mean {' or '.join(f'{module_name}:{c}' for c in close)}?" if close else "")
+                             + (f" (its gymnasium.Env classes: {', '.join(envs)})" if envs else ""))
     _GRANTS.classes.add(path)
 
 

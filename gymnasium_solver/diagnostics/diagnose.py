@@ -320,6 +320,9 @@ def _next_step(ctx: Ctx, findings: list[Finding]) -> str | None:
                 "and reports which one solves; compare_runs with a solved run of the same preset shows what differs.")
     if top is not None and top.id in ("run_error",):
         return "Read the traceback (get_run_logs level=WARNING); this is not a config problem."
+    if ctx.threshold is None:  # gsolve fix refuses it: no trial could solve
+        return ("With no reward threshold nothing can be verified as solved: train it again with one (--set "
+                "reward_threshold=R, the return you call solved), then `gsolve fix` that run (MCP fix_run).")
     return (f"Verify before trusting it: `gsolve fix {rid}` (MCP fix_run) runs the suggested changes and each "
             "revert to the preset side by side, and reports which one solves and how fast.")
 

@@ -75,7 +75,11 @@ def plan_experiment(
     rf.refuse_read_only(info, "run a fix experiment (its trials start from the run's preset, which it does not have)")
     if store.status(run_dir) == rf.RunStatus.RUNNING:
         raise ValueError(f"run {info.run_id} is still training; fix it once it has finished "
-                         f"(or stop it first: gsolve stop / stop_training)")
+                         f"(or stop it first: stop_training, or Ctrl-C / SIGTERM to its trainer)")
+    if info.reward_threshold is None:  # no trial could solve: every verdict would be not_fixed, after training them all
+        raise ValueError(f"run {info.run_id} has no reward threshold, so no trial could solve and a fix cannot be "
+                         f"judged: train it with one (--set reward_threshold=R, the return you call solved), then "
+                         f"fix that run")
     if info.solved:
         raise ValueError(f"run {info.run_id} already solved {info.config_id}; there is nothing to fix "
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")

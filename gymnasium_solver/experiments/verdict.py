@@ -16,6 +16,7 @@ Every number the message states is read from the arms it reports.
 
 from __future__ import annotations
 
+import shlex
 import statistics
 from typing import Any
 
@@ -210,6 +211,9 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
             parts.append(f"Note: it keeps {', '.join(w.keeps_blamed)}, which the top finding blames: the finding may "
                          f"be wrong, or this works around it.")
     elif record.verdict != "unlucky_seed":
+        from gymnasium_solver.config.env_modules import env_flags
+
+        flags = "".join(f" {shlex.quote(f)}" for f in env_flags(record.config_id))  # a user's class needs its flag
         need = f"{record.required} of {n} seeds" if n > 1 else "its seed"
         parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget.")
         if (close := closest(record, baseline)) is not None:
@@ -217,9 +221,9 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
             parts.append(f"Closest: {' '.join(arm.set_args)} solved {arm.solved} of {arm.ran} seeds "
                          f"({_seeds_text(arm)}), where your unchanged config solved {theirs} of those {arm.ran}: it "
                          f"helps, but not on every seed. To judge it on more seeds: gsolve fix "
-                         f"{record.parent_run_id} --seeds 5 --require 4.")
+                         f"{record.parent_run_id} --seeds 5 --require 4{flags}.")
         parts.append(f"Diagnose the trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
-                     f"gsolve retry {record.parent_run_id} --set key=value")
+                     f"gsolve retry {record.parent_run_id} --set key=value{flags}")
     return " ".join(parts)
 
 

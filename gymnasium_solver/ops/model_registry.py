@@ -137,7 +137,8 @@ def _unknown_env(runs_dir: Path | str | None, env_id: str) -> ValueError:
                           "`gsolve promote RUN`")
     close = difflib.get_close_matches(env_id, envs, n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    return ValueError(f"no model is registered for {env_id}; {hint}registered environments: {', '.join(envs)}")
+    return ValueError(f"no model is registered for {env_id}; {hint}environments with promotion decisions (approved "
+                      f"or not): {', '.join(envs)}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,13 +30,17 @@ Episodes = Annotated[int, Field(ge=MIN_EPISODES, le=MAX_EPISODES, description=(
 _EPISODES = TypeAdapter(Episodes)
 
 
-def check_episodes(episodes: Any) -> int:
-    """``episodes`` if it is a legal re-evaluation length, else ValueError with one sentence."""
+def check_episodes(episodes: Any, maximum: int = MAX_EPISODES) -> int:
+    """``episodes`` if it is a legal re-evaluation length (at most ``maximum``, a caller's lower cap), else
+    ValueError with one sentence."""
     try:
-        return _EPISODES.validate_python(episodes, strict=True)  # strict: neither True nor 2.5 is a count
+        n = _EPISODES.validate_python(episodes, strict=True)  # strict: neither True nor 2.5 is a count
+        if n <= maximum:
+            return n
     except ValidationError:
-        raise ValueError(f"episodes must be a whole number from {MIN_EPISODES} to {MAX_EPISODES}, got {episodes!r}: "
-                         f"a lower confidence bound of the mean return needs at least {MIN_EPISODES} episodes") from None
+        pass
+    raise ValueError(f"episodes must be a whole number from {MIN_EPISODES} to {maximum}, got {episodes!r}: "
+                     f"a lower confidence bound of the mean return needs at least {MIN_EPISODES} episodes")
 
 
 class DecisionKind(StrEnum):

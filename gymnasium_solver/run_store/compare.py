@@ -57,7 +57,8 @@ def compare_runs(store: RunStore, refs: list[str], max_runs: int | None = MAX_CO
     if max_runs is not None and len(dirs) > max_runs:
         raise ValueError(f"{refs} name {len(dirs)} runs; compare at most {max_runs} at once (`gsolve compare` has no cap)")
     if len(dirs) < 2:
-        raise ValueError(f"{refs} name the same run; pass at least two different runs")
+        raise ValueError(f"{refs} name {'the same run' if len(refs) > 1 else 'one run'} ({dirs[0].name}); pass at "
+                         "least two different runs")
     runs: list[ComparedRun] = []
     configs: dict[str, dict[str, Any]] = {}
     notes = []

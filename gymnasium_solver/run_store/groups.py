@@ -39,7 +39,7 @@ def select_runs(store: RunStore, refs: list[str]) -> list[Path]:
             if not found:
                 known = sorted({s.config_id for s in summaries if s.config_id and is_kind(s, RunKind.TRAIN)})
                 close = difflib.get_close_matches(ref, known, n=3, cutoff=0.5)
-                hint = f"; did you mean {' or '.join(close)}?" if close else ""
+                hint = f"; did you mean {' or '.join(close)}?" if close else "."
                 raise ValueError(f"no runs of {ref!r} in {store.runs_dir}{hint} Configs with runs: "
                                  f"{', '.join(known) or 'none'}")
         else:

@@ -61,8 +61,13 @@ def tail_log(run_dir: Path, limit: int = 50, level: str | None = None, contains:
         out.pop(0)
     note = ""
     if len(keep) > len(out):
-        note = (f"{len(keep) - len(out)} earlier matching lines left out (answers stay under {MAX_LOG_CHARS} "
-                f"characters); filter by level or contains to see specific lines")
+        by_limit = max(len(keep) - limit, 0)  # what limit left out; the rest went for the answer's size
+        cut = [f"{by_limit} earlier matching line(s) left out by limit={limit}"
+               + (f" (up to {MAX_LOG_LINES})" if limit < MAX_LOG_LINES else "")] if by_limit else []
+        if len(keep) - by_limit > len(out):
+            cut.append(f"{len(keep) - by_limit - len(out)} {'more' if by_limit else 'earlier matching line(s)'} "
+                       f"left out to keep the answer under {MAX_LOG_CHARS} characters")
+        note = "; ".join(cut) + "; filter by level or contains to see specific lines"
     elif not keep:
         note = "the log is empty" if not lines else "no line matches the filter"
     if over_long:

@@ -216,7 +216,9 @@ def _query_metrics(
     if n == 0:
         notes.append("metrics.csv has no complete rows yet (the first iteration has not finished)")
     elif rows.shape[0] == 0:
-        notes.append("no rows in the requested env-step range")
+        placed = steps[np.isfinite(steps)]
+        notes.append("no rows in the requested env-step range" + (
+            f"; this run's rows run from env step {int(placed.min())} to {int(placed.max())}" if placed.shape[0] else ""))
     return MetricsResult(
         run_id=run_dir.name,
         rows_total=n,

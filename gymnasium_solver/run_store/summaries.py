@@ -206,7 +206,7 @@ def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
     if not mine:
         known = sorted({s.env_id for s in summaries if s.env_id})
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        hint = f"; did you mean {' or '.join(close)}?" if close else "."
         return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
                        note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
                             f"Environments with runs: {', '.join(known) or 'none'}.")

@@ -104,8 +104,8 @@ def plan_arms(record: SweepRecord, study: Any, top: int) -> list[ArmResult]:
     solved = [t for t in study.get_trials(deepcopy=False)
               if t.state.name == "COMPLETE" and t.value is not None and st.result_of(t).outcome == "solved"]
     if not solved:
-        raise ValueError(f"sweep {record.sweep_id} has no solved trial to check yet; see gsolve sweep-status "
-                         f"{record.sweep_id}")
+        raise ValueError(f"sweep {record.sweep_id} has no solved trial to check yet; see its trials with gsolve "
+                         f"sweep-status {record.sweep_id} (MCP get_sweep)")
     arms = []
     for t in sorted(solved, key=lambda x: x.value)[:top]:
         overrides = to_overrides(dict(t.params), record.fixed_overrides)
@@ -146,7 +146,7 @@ def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | N
     # The default: the seeds after the sweep's own (all of them: a trial trained on own .. own + N - 1).
     seeds = list(seeds) if seeds else [own + record.seeds_per_trial + i for i in range(DEFAULT_SEEDS)]
     if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
-        raise ValueError(f"--seeds must be distinct non-negative integers, got {seeds}")
+        raise ValueError(f"seeds (--seeds) must be distinct non-negative integers, got {seeds}")
     arms = plan_arms(record, study, top)
     if len(arms) * len(seeds) > MAX_RUNS:
         raise ValueError(f"{len(arms)} arms x {len(seeds)} seeds is {len(arms) * len(seeds)} training runs; "

@@ -129,7 +129,10 @@ def _play(path: Path, seed: int, max_frames: int, on_frame: Callable[[int, Any],
 def _frame(env: Any) -> Any:
     import numpy as np
 
-    rendered = env.render()
+    try:
+        rendered = env.render()
+    except NotImplementedError:  # gymnasium.Env.render's own: a class that takes render_mode but draws nothing
+        rendered = None
     frame = rendered[0] if isinstance(rendered, list | tuple) else rendered
     if frame is None:
         raise ValueError(f"{env.spec.id if env.spec else 'this environment'} renders no rgb_array frames, so it "
