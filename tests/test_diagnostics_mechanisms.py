@@ -108,6 +108,10 @@ def test_replay_ratio_near_zero() -> None:
     assert f.suggested_changes[0].set_arg == "gradient_steps=128"
     quiet(s, dqn_config(train_freq=256, gradient_steps=16), "replay_ratio_too_low")  # 1/16: low but inside
     quiet(s, dqn_config(train_freq=4, gradient_steps=-1), "replay_ratio_too_low")  # -1: one per env step
+    # 0: no gradient step at all is said so, not a division by zero (a heldout27 run crashed the diagnosis)
+    f = fired(s, dqn_config(train_freq=4, gradient_steps=0), "replay_ratio_too_low")
+    assert f.cause.startswith("The network takes no gradient step at all")
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].direction) == ("gradient_steps", "increase")
 
 
 def test_off_policy_learning_rate_below_anything_tuned() -> None:

@@ -71,7 +71,8 @@ def replay_ratio_too_low(ctx: Ctx) -> Finding | None:
                            f"{per_call} env steps (ratio {fmt(ratio)})"
                            + (f"; {done:,} in the whole run" if done is not None else ""),
                            healthy=f">= {fmt(floor.value)}")],
-        cause=f"The network takes one gradient step per {fmt(1 / ratio)} env steps" + (f", {done:,} in the whole run"
+        cause=(f"The network takes one gradient step per {fmt(1 / ratio)} env steps" if grad else
+               "The network takes no gradient step at all") + (f", {done:,} in the whole run"
         if done is not None else "") + ": too few to fit the values (tuned runs take one per 1-4 env steps), so the "
         "Q-network (or critic) stays near its initialisation for most of the budget.",
         suggested_changes=[fix],
