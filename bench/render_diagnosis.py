@@ -87,7 +87,13 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                          "candidates (in-sample)",
                  "fix_verdicts_no_preset_16.json": "heldout25 (environments without a preset; blind: run by the "
                                                    "helper at 7d99e44, the diagnosis that scored it at 1dcfe90; no "
-                                                   "change was made after the set was read)"}
+                                                   "change was made after the set was read)",
+                 "fix_verdicts_no_preset_17.json": "heldout26 (environments without a preset; t01 and t09 blind, run "
+                                                   "by the helper at b07ccfd, the diagnosis that scored it; t12, "
+                                                   "t15 and t31 at d8f6b1e, after the set was read and after "
+                                                   "7cf1bce changed how off-policy budget reverts keep the "
+                                                   "reference's exploration_fraction, a change the new-user audit "
+                                                   "prompted, not these rows)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
