@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_check  # noqa: E402 - a sibling script, not a package
 import bench_results  # noqa: E402 - a sibling script, not a package
 import render_diagnosis  # noqa: E402 - a sibling script, not a package
+import render_install  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
 from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 
@@ -431,6 +432,7 @@ def render_threshold_reach(results: dict[str, Results]) -> str:
 
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     **render_diagnosis.RENDERERS,
+    **render_install.RENDERERS,
     "any-env": render_any_env,
     "threshold-reach": render_threshold_reach,
     "readme-speed": render_readme_speed,

@@ -111,6 +111,9 @@ def test_readmes_speed_figures_all_come_from_results_files(render: ModuleType) -
     prose = _undated_prose(text, render)
     figures = re.findall(r"\d[\d,.]*\s*(?:k\s+)?env steps|\d+(?:\.\d+)?x (?:less|faster|slower)|\bvs \d[\d,]*", prose)
     assert figures == [], f"README states figures no results file backs: {figures}"
+    # and no typed duration, install size or test count (bench/bench_install.py writes those)
+    typed = re.findall(r"\d[\d,.]*\s*(?:s|min|seconds|minutes|GB|MB)\b|\d[\d,]* tests", prose)
+    assert typed == [], f"README states durations, sizes or test counts no record backs: {typed}"
 
 
 def test_the_gate_names_a_figure_that_moved_and_says_the_preset_changed(results: ModuleType, gate: ModuleType) -> None:
