@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_install  # noqa: E402 - a sibling script, not a package
 from render_text import fill, steps  # noqa: E402
 
-SHOW_LINES = 8  # of `gsolve show`'s answer, after the trainer's last lines
+SHOW_LINES = 6  # of `gsolve show`'s answer (its run line and status to solved), after the trainer's last lines
 ECHOED = (".venv/", "env -u", "Installing ")  # what make echoes (its commands, the install notice), not the program
 
 
