@@ -46,3 +46,27 @@ async def test_get_config_source_says_where_the_settings_came_from(client: Clien
     monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
     failed, cfg = await _call(client, "get_config", {"config_id": "CartPole-v1:mine"})
     assert not failed and cfg["source"] == "user_preset" and cfg["settings_from"].startswith("preset:"), cfg
+
+
+async def test_results_name_the_tools_argument_not_the_command_lines(client: Client, real_runs: RealRuns) -> None:
+    """diagnose_run's summary said `try --set learning_rate=...` and start_training's config_notes `set one with
+    --set reward_threshold=...`: flags the model cannot pass; a tool's settings are its `overrides`."""
+    failed, d = await _call(client, "diagnose_run", {"run_id": real_runs.short})
+    assert not failed and "try overrides={" in d["summary"] and "--set" not in str(d), d["summary"]
+    failed, cfg = await _call(client, "get_config", {"config_id": "Blackjack-v1:ppo", "overrides": {"n_envs": 2}})
+    assert not failed and "--set" not in str(cfg), cfg
+    assert any('overrides={"reward_threshold": ...}' in n for n in cfg["notes"]), cfg["notes"]
+
+
+async def test_start_training_notes_name_the_overrides_argument(tmp_path: Path) -> None:
+    async with Client(create_server(tmp_path)) as client:
+        failed, started = await _call(client, "start_training", {"config_id": "Blackjack-v1:ppo", "overrides": {
+            "max_env_steps": 256, "n_envs": 1, "n_steps": 128, "batch_size": 64, "eval_freq": 256, "eval_episodes": 2}})
+        assert not failed, started
+        try:
+            notes = started["started"]["config_notes"]
+            assert any('overrides={"reward_threshold": ...}' in n for n in notes) and "--set" not in str(notes), notes
+        finally:
+            failed, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
+                                                                  "wait_seconds": 60})
+            assert not failed and waited["status"]["finished"], waited
