@@ -70,3 +70,35 @@ async def test_start_training_notes_name_the_overrides_argument(tmp_path: Path) 
             failed, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
                                                                   "wait_seconds": 60})
             assert not failed and waited["status"]["finished"], waited
+
+
+def _unsolved_sweep(runs: Path) -> str:
+    """A sweep whose study holds two completed trials that never solved, as its coordinator records them."""
+    from gymnasium_solver.sweeps import launch
+    from gymnasium_solver.sweeps import study as st
+    from gymnasium_solver.sweeps.space import parse_space
+
+    optuna = st.load_optuna()
+    plan = launch.prepare_sweep(runs, "CartPole-v1:ppo", parse_space({"n_epochs": {"type": "int", "low": 2, "high": 8}},
+                                                                     "space"), n_trials=2)
+    study = st.open_study(plan.record, create=False)
+    dist = optuna.distributions.IntDistribution(2, 8)
+    for n_epochs, best_eval in ((3, 474.9), (5, 200.0)):
+        result = st.TrialResult(run_id=None, outcome="not_solved", env_steps=100_000, best_eval=best_eval)
+        study.add_trial(optuna.trial.create_trial(params={"n_epochs": n_epochs}, distributions={"n_epochs": dist},
+                                                  value=st.unsolved_value(best_eval),
+                                                  user_attrs={"result": result.model_dump(mode="json")}))
+    return plan.record.sweep_id
+
+
+async def test_get_sweep_shows_an_unsolved_best_as_unsolved_not_as_its_penalty(tmp_path: Path) -> None:
+    """The best of a sweep in which no trial solved read `value: 999999999525.1`: the ranking's penalty, not a figure
+    anyone measured."""
+    sweep_id = _unsolved_sweep(tmp_path)
+    async with Client(create_server(tmp_path)) as client:
+        failed, report = await _call(client, "get_sweep", {"sweep_id": sweep_id})
+    assert not failed, report
+    best = report["summary"]["best"]
+    assert best["solved"] is False and best["value"] is None and best["best_eval"] == 474.9, best
+    assert best["result"] == "not solved: best eval 474.9", best
+    assert all(row["value"] is None for row in report["summary"]["trials"]), report["summary"]["trials"]
