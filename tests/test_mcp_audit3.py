@@ -3,6 +3,7 @@ failed before its fix)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,3 +103,33 @@ async def test_get_sweep_shows_an_unsolved_best_as_unsolved_not_as_its_penalty(t
     assert best["solved"] is False and best["value"] is None and best["best_eval"] == 474.9, best
     assert best["result"] == "not solved: best eval 474.9", best
     assert all(row["value"] is None for row in report["summary"]["trials"]), report["summary"]["trials"]
+
+
+async def test_a_sweep_whose_coordinator_dies_at_start_says_so_with_its_log(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A coordinator that exits before it opens the study left the record at 'planned; not started yet', pid null,
+    for the 60 s its heartbeat takes to go stale."""
+    import subprocess
+    import sys
+
+    from gymnasium_solver.sweeps import launch
+
+    def dies_at_once(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+        with open(log_path, "ab") as log:
+            return subprocess.Popen([sys.executable, "-c", "raise SystemExit('ValueError: the storage is locked')"],
+                                    stdout=log, stderr=subprocess.STDOUT)
+
+    monkeypatch.setattr(launch, "spawn_detached", dies_at_once)
+    async with Client(create_server(tmp_path)) as client:
+        failed, started = await _call(client, "start_sweep", {
+            "config_id": "CartPole-v1:ppo", "space": {"n_epochs": {"type": "int", "low": 2, "high": 8}}, "n_trials": 2})
+        assert not failed, started
+        for _ in range(100):  # the child exits within a second or two
+            failed, report = await _call(client, "get_sweep", {"sweep_id": started["sweep_id"]})
+            if report["summary"]["sweep"]["status"] != "running":
+                break
+            time.sleep(0.1)
+    sweep = report["summary"]["sweep"]
+    assert sweep["status"] == "crashed" and sweep["pid"] == started["pid"], sweep
+    assert "coordinator process exited" in sweep["message"], sweep["message"]
+    assert f".sweeps/{started['sweep_id']}.log in the runs folder" in sweep["message"] and "the storage is locked" in sweep["message"]
