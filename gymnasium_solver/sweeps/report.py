@@ -6,6 +6,7 @@ Read from the sweep record and its Optuna study (and, for a running trial, its r
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
@@ -239,7 +241,9 @@ def render(summary: SweepSummary) -> str:
         lines += ["  " + ln for ln in render_check(summary.check).splitlines()]
     elif b is not None and b.solved:
         ranked = f"{rec.seeds_per_trial} seeds of its own" if multi else "one seed"
-        lines.append(f"The best trial is ranked on {ranked}: gsolve sweep-check {rec.sweep_id} re-trains the best "
+        # With the --env-package/--env-class its trials were made with, as the Reproduce line: a command to copy.
+        command = " ".join(["gsolve", "sweep-check", rec.sweep_id, *map(shlex.quote, env_modules.env_flags(rec.config_id))])
+        lines.append(f"The best trial is ranked on {ranked}: {command} re-trains the best "
                      "trials and the preset on held-out seeds.")
     return "\n".join(lines)
 
