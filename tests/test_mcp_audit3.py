@@ -133,3 +133,31 @@ async def test_a_sweep_whose_coordinator_dies_at_start_says_so_with_its_log(tmp_
     assert sweep["status"] == "crashed" and sweep["pid"] == started["pid"], sweep
     assert "coordinator process exited" in sweep["message"], sweep["message"]
     assert f".sweeps/{started['sweep_id']}.log in the runs folder" in sweep["message"] and "the storage is locked" in sweep["message"]
+
+
+def _make_live(run_dir: Path) -> None:
+    """The run's run.json as its trainer keeps it while training: status running, a live pid here, a fresh heartbeat."""
+    import os
+    import socket
+
+    from gymnasium_solver.contract import run_folder as rf
+
+    info = rf.read_run_info(run_dir)
+    rf.write_run_info(run_dir, info.model_copy(update={"status": rf.RunStatus.RUNNING, "stop_reason": None,
+                                                       "finished_at": None, "pid": os.getpid(),
+                                                       "host": socket.gethostname(), "updated_at": rf.utc_now_iso()}))
+
+
+async def test_check_run_and_promote_run_refuse_a_run_still_training(scratch_runs: RealRuns) -> None:
+    """check_run judged a live run against the preset, and promote_run re-evaluated one and recorded a rejection:
+    both about a run that has not finished."""
+    _make_live(scratch_runs.runs_dir / scratch_runs.solved)
+    async with Client(create_server(scratch_runs.runs_dir)) as client:
+        for name, args in (("check_run", {"run_id": scratch_runs.solved}),
+                           ("check_run", {"run_id": scratch_runs.short, "baseline": scratch_runs.solved}),
+                           ("promote_run", {"run_id": scratch_runs.solved})):
+            failed, text = await _call(client, name, args)
+            assert failed and f"run {scratch_runs.solved} is still training" in text, (name, text)
+            assert "wait_seconds" in text, text  # what to do: wait for it
+        failed, text = await _call(client, "list_models", {"env_id": "CartPole-v1"})
+        assert failed and "the registry is empty" in text, text  # no decision was recorded
