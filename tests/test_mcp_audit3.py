@@ -161,3 +161,12 @@ async def test_check_run_and_promote_run_refuse_a_run_still_training(scratch_run
             assert "wait_seconds" in text, text  # what to do: wait for it
         failed, text = await _call(client, "list_models", {"env_id": "CartPole-v1"})
         assert failed and "the registry is empty" in text, text  # no decision was recorded
+
+
+async def test_get_run_metrics_refuses_an_empty_list_naming_the_metrics(client: Client, real_runs: RealRuns) -> None:
+    """metrics=[] answered with the default curves, as if nothing had been asked: an explicit empty list is a
+    mistake, said with the names to choose from (leaving metrics out still gives the defaults)."""
+    failed, default = await _call(client, "get_run_metrics", {"run_id": real_runs.short})
+    assert not failed and default["curves"]["series"], default
+    failed, text = await _call(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": []})
+    assert failed and "metrics is an empty list" in text and "eval/return_mean" in text and "train/entropy" in text, text
