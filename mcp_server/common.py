@@ -27,6 +27,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from gymnasium_solver.config.model import ConfigError
+from gymnasium_solver.config.presets import neutral_preset_paths
 from gymnasium_solver.launcher import ProgressCallback
 
 log = logging.getLogger("gymnasium_solver.mcp")
@@ -95,8 +96,9 @@ def _as_overrides(match: re.Match[str]) -> str:
 
 
 def in_tool_terms(text: str) -> str:
-    """``text`` as a tool says it: the command line's ``--set KEY=VALUE`` as the ``overrides`` argument."""
-    return _CLI_OVERRIDES.sub("overrides", _CLI_SETS.sub(_as_overrides, text))
+    """``text`` as a tool says it: the command line's ``--set KEY=VALUE`` as the ``overrides`` argument, and no
+    preset folder by where it lies on the server's disk (a client's model cannot open it)."""
+    return neutral_preset_paths(_CLI_OVERRIDES.sub("overrides", _CLI_SETS.sub(_as_overrides, text)))
 
 
 def _in_tool_terms(value: Any) -> Any:

@@ -170,3 +170,23 @@ async def test_get_run_metrics_refuses_an_empty_list_naming_the_metrics(client: 
     assert not failed and default["curves"]["series"], default
     failed, text = await _call(client, "get_run_metrics", {"run_id": real_runs.short, "metrics": []})
     assert failed and "metrics is an empty list" in text and "eval/return_mean" in text and "train/entropy" in text, text
+
+
+async def test_get_config_never_shows_the_servers_preset_path(client: Client, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown variant was refused with the server's absolute path to the preset file
+    (/home/.../gymnasium_solver/presets/environments/CartPole-v1.yaml), and settings_from named it too."""
+    from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR
+
+    ours = str(PACKAGE_CONFIG_DIR.resolve())
+    failed, text = await _call(client, "get_config", {"config_id": "CartPole-v1:nosuch"})
+    assert failed and ours not in text and str(PACKAGE_CONFIG_DIR) not in text, text
+    assert "CartPole-v1" in text and "ppo, reinforce, dqn, a2c" in text, text
+    failed, cfg = await _call(client, "get_config", {"config_id": "CartPole-v1:ppo"})
+    assert not failed and ours not in cfg["settings_from"] and "CartPole-v1.yaml" in cfg["settings_from"], cfg
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    (presets / "CartPole-v1.yaml").write_text("variants:\n  mine: {algo: ppo, n_envs: 2}\n", encoding="utf-8")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
+    failed, text = await _call(client, "get_config", {"config_id": "CartPole-v1:nosuch"})
+    assert failed and str(tmp_path) not in text and "$GSOLVE_CONFIG_DIR" in text and "mine" in text, text
