@@ -20,12 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import yaml
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from gymnasium_solver.config.model import ConfigError
+from gymnasium_solver.config.presets import neutral_preset_paths
 from gymnasium_solver.launcher import ProgressCallback
 
 log = logging.getLogger("gymnasium_solver.mcp")
@@ -71,7 +73,47 @@ def _shown_path(filename: Any, runs_dir: Path | None) -> str | None:
     return path.name
 
 
+# The library speaks the command line's `--set KEY=VALUE` (and run.json keeps its notes so); a tool's settings
+# are its `overrides` argument. The value: a flow list or mapping, '...', or a word without closing punctuation.
+_VALUE = r"(?:\[[^\]]*\]|\{[^}]*\}|\.\.\.|[^\s,;)]*[^\s,;).])"
+_PAIR = rf"[A-Za-z_][\w.]*={_VALUE}"
+_CLI_SETS = re.compile(rf"--set {_PAIR}(?: {_PAIR})*(?: --set {_PAIR}(?: {_PAIR})*)*")
 _CLI_OVERRIDES = re.compile(r"--set( override)?")  # "--set override: unknown key", "CartPole-v1:ppo with --set: ..."
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _as_overrides(match: re.Match[str]) -> str:
+    """`--set a=1 --set b=[64, 64]` -> `overrides={"a": 1, "b": [64, 64]}`; a placeholder (R, N, ...) stays as is."""
+    parts = []
+    for key, value in re.findall(rf"([A-Za-z_][\w.]*)=({_VALUE})", match.group(0)):
+        try:
+            parsed = yaml.safe_load(value)
+            shown = value if value == "..." or value.isupper() else json.dumps(parsed)
+        except (yaml.YAMLError, TypeError, ValueError):
+            shown = value
+        parts.append(f"{json.dumps(key)}: {shown}")
+    return "overrides={" + ", ".join(parts) + "}"
+
+
+def in_tool_terms(text: str) -> str:
+    """``text`` as a tool says it: the command line's ``--set KEY=VALUE`` as the ``overrides`` argument, and no
+    preset folder by where it lies on the server's disk (a client's model cannot open it)."""
+    return neutral_preset_paths(_CLI_OVERRIDES.sub("overrides", _CLI_SETS.sub(_as_overrides, text)))
+
+
+def _in_tool_terms(value: Any) -> Any:
+    if isinstance(value, str):
+        return in_tool_terms(value)
+    if isinstance(value, list):
+        return [_in_tool_terms(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _in_tool_terms(v) for k, v in value.items()}
+    return value
+
+
+def result_in_tool_terms(result: _M) -> _M:
+    """A result whose sentences came from the library (a diagnosis, a config's notes) in the tool's terms."""
+    return type(result).model_validate(_in_tool_terms(result.model_dump()))
 
 
 def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
@@ -86,7 +128,7 @@ def describe_error(exc: BaseException, runs_dir: Path | None = None) -> str:
             advice = "an operation timed out: retry in a moment"
         return f"cannot access {where}: {advice}" if where else f"{advice} ({type(exc).__name__})"
     if isinstance(exc, ConfigError):  # said for the command line: a tool's config changes are its `overrides`
-        return _CLI_OVERRIDES.sub("overrides", str(exc))
+        return in_tool_terms(str(exc))
     if isinstance(exc, ValueError | ToolError | ResourceError):
         # RunNotFoundError, ... are ValueErrors whose message already says what to do.
         return str(exc) or type(exc).__name__

@@ -16,7 +16,7 @@ from pydantic import Field
 from gymnasium_solver.diagnostics import Diagnosis, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import SEVERITY_RANK, Severity
 from gymnasium_solver.run_store import RunStore
-from mcp_server.common import READ_ONLY, RunRef, tool
+from mcp_server.common import READ_ONLY, RunRef, result_in_tool_terms, tool
 
 
 def diagnose_in_store(store: RunStore, ref: str, min_severity: Severity = Severity.INFO) -> Diagnosis:
@@ -42,4 +42,4 @@ def register(server: MCPServer, store: RunStore) -> None:
         """Call this FIRST when asked why a run did not solve, whether a live run is on track, or what to
         change: verdict, gap to the threshold, trends, and findings ranked by how likely they explain the
         outcome, each with evidence and suggested_changes (overrides for start_training or fix_run)."""
-        return diagnose_in_store(store, run_id, Severity(min_severity))
+        return result_in_tool_terms(diagnose_in_store(store, run_id, Severity(min_severity)))

@@ -20,7 +20,7 @@ from gymnasium_solver.launcher import RunLimitError, StartLimits, check_capacity
 from gymnasium_solver.ops import model_registry, promotion, regression
 from gymnasium_solver.ops.model_registry import ModelList
 from gymnasium_solver.ops.registry_records import MAX_EPISODES, MIN_EPISODES, Decision, check_episodes
-from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.run_store import RunStore, refuse_live
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, RunRef, run_gsolve_json, tool
 
 PROMOTE_TIMEOUT_SECONDS = 600.0
@@ -98,6 +98,6 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                              f"within {PROMOTE_TIMEOUT_SECONDS:g} s; run `gsolve promote RUN --episodes {episodes}` from "
                              "a shell for more")
         check_episodes(episodes, MAX_MCP_EPISODES)  # said with the tool's own range: 2-200, not the CLI's 2-1000
-        store.resolve(run_id)  # an unknown run is named before the cap is
+        refuse_live(store, store.resolve(run_id), "be promoted")  # an unknown or live run is named before the cap is
         check_promote_capacity(store, limits)
         return await run_promote(store, run_id, episodes, ctx)

@@ -211,7 +211,7 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
         run_id: RunRef,
         metrics: Annotated[
             list[str] | None,
-            Field(description=f"metric columns to return; default: {', '.join(rs.DEFAULT_METRICS)}"),
+            Field(description=f"metric columns to return (not an empty list); default: {', '.join(rs.DEFAULT_METRICS)}"),
         ] = None,
         start_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or after this env step")] = None,
         end_env_steps: Annotated[int | None, Field(ge=0, description="only rows at or before this env step")] = None,

@@ -42,7 +42,7 @@ from mcp_server import (
     sweep_tools,
     training_tools,
 )
-from mcp_server.common import READ_ONLY, describe_argument_errors, resource_errors, tool
+from mcp_server.common import READ_ONLY, describe_argument_errors, resource_errors, result_in_tool_terms, tool
 from mcp_server.http_auth import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_SECONDS,
@@ -166,14 +166,16 @@ def _register_config_tools(server: MCPServer, store: rs.RunStore) -> None:
             cfg = store.config(run_dir)
             cid = f"{cfg.get('env_id')}:{cfg.get('variant')}"
             origin = store.info(run_dir).config_origin
-            return ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
-                                descriptions=config_descriptions(),
-                                settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
-                                value_sources={} if origin is None else origin.sources,
-                                notes=[] if origin is None else origin.notes)
-        assert config_id is not None
-        pairs = launcher._override_pairs(overrides or {})
-        return resolved_config_result(config_mod.resolve_with_origin(config_id, pairs, use_zoo=zoo))
+            result = ConfigResult(source="run", config_id=cid, run_id=run_dir.name, config=cfg,
+                                  descriptions=config_descriptions(),
+                                  settings_from=None if origin is None else f"{origin.settings}: {origin.where}",
+                                  value_sources={} if origin is None else origin.sources,
+                                  notes=[] if origin is None else origin.notes)
+        else:
+            assert config_id is not None
+            pairs = launcher._override_pairs(overrides or {})
+            result = resolved_config_result(config_mod.resolve_with_origin(config_id, pairs, use_zoo=zoo))
+        return result_in_tool_terms(result)  # its notes and descriptions say `--set`: here, `overrides`
 
 
 def _register_resources(server: MCPServer, store: rs.RunStore) -> None:

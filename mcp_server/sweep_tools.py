@@ -104,7 +104,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                                               "'sweep-20261126-051500-3fa9'; omit to list the sweeps")] = None,
     ) -> SweepReport:
         """Use to follow a sweep (cheap, poll every few seconds): progress, the best trial so far and how to
-        reproduce it, which keys mattered; objective values are lower-is-better, unsolved ~1e12. Without
+        reproduce it, which keys mattered; objective values are lower-is-better, null when unsolved. Without
         sweep_id: the earlier sweeps of this runs folder."""
         if sweep_id is None:
             return SweepReport(sweeps=report.list_sweeps(store.runs_dir))

@@ -20,7 +20,7 @@ from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.train.resume import ResumeStart, plan_resume, start_resume
-from mcp_server.common import STARTS_PROCESS, STOPS_PROCESS, RunRef, tool
+from mcp_server.common import STARTS_PROCESS, STOPS_PROCESS, RunRef, result_in_tool_terms, tool
 
 log = logging.getLogger("gymnasium_solver.mcp")
 
@@ -85,7 +85,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         policy.check_config(cfg.model_dump(mode="json"), store.runs_dir, cfg.config_id)
         started = launcher.start_training(store.runs_dir, config_id, overrides, limits, use_zoo=zoo)
         log.info("started run %s (%s) pid %s", started.run_id, started.config_id, started.pid)
-        return TrainingStart(run_id=started.run_id, started=started)
+        return TrainingStart(run_id=started.run_id, started=result_in_tool_terms(started))
 
     @tool(server, STOPS_PROCESS, store.runs_dir)
     async def stop_training(

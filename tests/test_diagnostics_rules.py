@@ -628,3 +628,14 @@ def test_approx_kl_near_zero_defers_to_the_rule_that_explains_it(overrides: dict
                                                                   config: dict[str, Any], fires: bool) -> None:
     s = {M.APPROX_KL: np.full(N, 1e-5), M.CLIP_FRACTION: np.full(N, 0.001), **overrides}
     assert ("approx_kl_near_zero" in ids(run({**unsolved(healthy_series()), **s}, config))) is fires
+
+
+def test_a_near_miss_shows_figures_that_agree_with_its_gap() -> None:
+    """A best eval of 474.9 read "best eval 475 of 475 (gap 0.1)": three significant digits hid the gap they named.
+    Wherever a best eval is held to the threshold, the two get the digits that show it."""
+    d = run(unsolved(healthy_series(), peak=474.9))
+    assert d.returns.gap_abs == pytest.approx(0.1)
+    assert "best eval 474.9 of 475 (gap 0.1," in d.summary, d.summary
+    texts = [d.summary, *(e.observed for f in d.findings for e in f.evidence), *(f.title for f in d.findings)]
+    assert not any("475 of 475" in t for t in texts), texts
+    assert "best eval 98.6 of 475 (gap 376," in run(unsolved(healthy_series(), peak=98.6)).summary  # as before

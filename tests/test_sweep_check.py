@@ -292,3 +292,24 @@ def test_a_check_written_before_it_recorded_the_sweeps_seeds_is_read_with_them(t
     assert ten is not None and not ten.held_out and ten.sweep_seeds_per_trial == 10
     assert "re-trained on seeds (including the sweep's own, so not held out) 1, 2, 3, 4, 5; the sweep ranked its " \
            "trials on seeds 0-9." in check.render(ten)
+
+
+def test_the_sweep_check_hint_names_the_users_env_class(tmp_path: Path) -> None:
+    """`gsolve sweep Corridor-v0:ppo --env-class tests.envs.my_env:Corridor` printed `gsolve sweep-check ID` without
+    the --env-class its trials need: copied, that command failed."""
+    from gymnasium_solver.config import env_modules
+
+    corridor = "tests.envs.my_env:Corridor"
+    env_modules.grant_from_flags([], [corridor])  # what the command's --env-class does
+    env_modules.bind_class("Corridor-v0", corridor)
+    optuna = st.load_optuna()
+    plan = launch.prepare_sweep(tmp_path, "Corridor-v0:ppo", parse_space(SPACE, "space"), n_trials=1,
+                                fixed_overrides={"reward_threshold": 0.8})
+    study = st.open_study(plan.record, create=False)
+    result = st.TrialResult(run_id=None, outcome="solved", env_steps=2048, solved_at_env_steps=2048)
+    study.add_trial(optuna.trial.create_trial(params={"n_epochs": 3}, value=2048.0,
+                                              distributions={"n_epochs": optuna.distributions.IntDistribution(2, 8)},
+                                              user_attrs={"result": result.model_dump(mode="json")}))
+    text = report.render(report.summarize(RunStore(tmp_path), plan.record.sweep_id))
+    hint = next(ln for ln in text.splitlines() if "gsolve sweep-check" in ln)
+    assert f"gsolve sweep-check {plan.record.sweep_id} --env-class {corridor} re-trains" in hint, hint

@@ -53,6 +53,7 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
                 break
             await anyio.sleep(1.0)
         assert summary["sweep"]["status"] == "done", summary["sweep"]["message"]
+        assert summary["sweep"]["resumes"] == 0 and summary["sweep"]["pid"] == started["pid"]  # its first run
         assert summary["finished"] == 2 and summary["best"] is not None
         assert summary["best"]["command"].startswith("gsolve train CartPole-v1:ppo")
         assert "inherits: ppo" in summary["best"]["preset_snippet"]

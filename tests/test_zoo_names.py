@@ -245,7 +245,7 @@ async def test_mcp_start_training_validates_zoo_names_and_records_ours(tmp_path:
         assert not failed, started
         assert started["started"]["overrides"]["max_env_steps"] == 512 and "n_timesteps" not in started["started"]["overrides"]
         assert started["started"]["overrides"]["hidden_sizes"] == [16]
-        assert "--set: n_timesteps -> max_env_steps" in started["started"]["config_notes"]
+        assert "overrides: n_timesteps -> max_env_steps" in started["started"]["config_notes"]  # a tool's own terms
         failed, waited = await _call(client, "get_run_info", {"run_id": started["run_id"], "view": "status",
                                                               "wait_seconds": 60})
         assert not failed and waited["status"]["finished"], waited

@@ -10,6 +10,7 @@ trials and the preset on held-out seeds (sweeps/check.py).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from gymnasium_solver import config as config_mod
@@ -109,7 +110,8 @@ def _plan(store: RunStore, args: argparse.Namespace) -> tuple[SweepRecord, Searc
             record.n_trials = args.trials
         if args.parallel is not None:
             record.parallel = args.parallel
-        record.resumes += 1 if record.pid is not None else 0  # a detached start's first run is not a resume
+        # A detached start's first run is not a resume (start_detached recorded its pid: this process's).
+        record.resumes += 1 if record.pid not in (None, os.getpid()) else 0
         return record, space, grid
     if not args.space:
         raise CliError("--space SPACE.yaml is required (the search space; see docs/sweeps.md), or --resume SWEEP_ID")

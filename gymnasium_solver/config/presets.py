@@ -117,6 +117,18 @@ def user_config_dir() -> Path | None:
     return None if folder.resolve() == PACKAGE_CONFIG_DIR.resolve() else folder
 
 
+def neutral_preset_paths(text: str) -> str:
+    """``text`` with the preset folders named as a reader on another machine can take them (an MCP client): ours
+    relative to the package, the user's as $GSOLVE_CONFIG_DIR; never where they lie on this disk."""
+    user = user_config_dir()
+    names = {PACKAGE_CONFIG_DIR: "gymnasium_solver/presets/environments",
+             **({user: f"${CONFIG_DIR_ENV}"} if user is not None else {})}
+    for folder, name in names.items():
+        for shown in dict.fromkeys([str(folder.resolve()), str(folder)]):
+            text = text.replace(shown, name)
+    return text
+
+
 def list_env_files(folder: Path | None = None) -> dict[str, Path]:
     """Preset files by environment id, in ``folder``. Without one: ours and the user's
     ($GSOLVE_CONFIG_DIR), the user's file for an environment listed instead of ours (its variants add to ours:

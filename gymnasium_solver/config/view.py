@@ -8,11 +8,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gymnasium_solver.config.chain import Resolved
+from gymnasium_solver.config.origin import SettingSource
+from gymnasium_solver.config.presets import is_shipped_variant
 from gymnasium_solver.config.registry import CONFIG_FIELDS
+
+USER_PRESET = "user_preset"
 
 
 class ConfigResult(BaseModel):
-    source: str = Field(description="'preset' (ENV:VARIANT + overrides) or 'run' (the run's config.yaml)")
+    source: str = Field(description="'preset' (ours), 'user_preset' ($GSOLVE_CONFIG_DIR's), 'zoo' or 'default', "
+                        "each + overrides; or 'run' (the run's config.yaml)")
     config_id: str | None
     run_id: str | None = None
     config: dict[str, Any]
@@ -29,8 +34,12 @@ def config_descriptions() -> dict[str, str]:
 
 
 def resolved_config_result(resolved: Resolved) -> ConfigResult:
-    """A preset's resolved config (ENV:VARIANT plus overrides) with each value's source."""
+    """A config id's resolved config (ENV:VARIANT or ENV:ALGO plus overrides) with each value's source."""
     cfg, origin = resolved.config, resolved.origin
-    return ConfigResult(source="preset", config_id=cfg.config_id, config=cfg.model_dump(mode="json"),
+    # settings_from says 'preset' for ours and the user's alike (run.json's config_origin); source tells them apart.
+    source = origin.settings
+    if source == SettingSource.PRESET and not is_shipped_variant(cfg.config_id):
+        source = USER_PRESET
+    return ConfigResult(source=source, config_id=cfg.config_id, config=cfg.model_dump(mode="json"),
                         descriptions=config_descriptions(), settings_from=f"{origin.settings}: {origin.where}",
                         value_sources=origin.sources, notes=origin.notes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import band_evidence
-from gymnasium_solver.diagnostics.suggest import fmt, possessive
+from gymnasium_solver.diagnostics.suggest import best_of, fmt, possessive
 
 # finding id -> (key, sign): sign +1 = the run's value above the preset's is consistent, -1 below,
 # 0 either way.
@@ -272,7 +272,7 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
             title="Not solved, and no rule explains why",
             evidence=[Evidence(metric=ctx.eval_trend.metric, env_steps_from=ctx.eval_trend.env_steps_from,
                                env_steps_to=ctx.eval_trend.env_steps_to,
-                               observed=f"best eval {fmt(best)} of {fmt(ctx.threshold)}; eval trend "
+                               observed=f"{best_of(best, ctx.threshold)}; eval trend "
                                f"{ctx.eval_trend.direction}", healthy=f">= {fmt(ctx.threshold)}")],
             cause="None of the mechanisms this diagnosis knows fired, and the run matches its preset (or "
             "has none here). The experiment that would tell: run the candidate changes side by side.",

@@ -48,7 +48,7 @@ from gymnasium_solver.diagnostics.references import (
 )
 from gymnasium_solver.diagnostics.rules import RULES
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
-from gymnasium_solver.diagnostics.suggest import fmt
+from gymnasium_solver.diagnostics.suggest import best_of, fmt
 
 if TYPE_CHECKING:
     from gymnasium_solver.run_store import RunStore
@@ -262,7 +262,7 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     if ctx.solved:
         head = f"Solved: best eval {fmt(returns.best_eval_return)} >= {fmt(ctx.threshold)}"
     elif returns.best_eval_return is not None and ctx.threshold is not None:
-        head = (f"Not solved ({d_status}): best eval {fmt(returns.best_eval_return)} of {fmt(ctx.threshold)} "
+        head = (f"Not solved ({d_status}): {best_of(returns.best_eval_return, ctx.threshold)} "
                 f"(gap {fmt(returns.gap_abs)}, {fmt(returns.gap_pct)}%)")
     elif returns.best_eval_return is not None:
         head = f"Not solved ({d_status}): best eval {fmt(returns.best_eval_return)}, no reward threshold to hold it to"

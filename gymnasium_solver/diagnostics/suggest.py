@@ -23,6 +23,21 @@ def fmt(v: float | None) -> str:
     return f"{v:.3g}"
 
 
+def best_of(best: float | None, threshold: float | None) -> str:
+    """'best eval B of T', the two with the digits that show the gap between them: fmt's three significant
+    digits made 474.9 of 475 read '475 of 475' beside a gap of 0.1."""
+    shown_best, shown_thr = fmt(best), fmt(threshold)
+    if best is not None and threshold is not None and math.isfinite(gap := abs(threshold - best)) and gap > 0:
+        try:
+            hidden = abs(abs(float(shown_thr) - float(shown_best)) - gap) > gap / 2
+        except ValueError:  # 'n/a'
+            hidden = False
+        if hidden:  # one more decimal than the gap's first significant digit needs, trailing zeros dropped
+            digits = max(0, 1 - math.floor(math.log10(gap)))
+            shown_best, shown_thr = (f"{v:.{digits}f}".rstrip("0").rstrip(".") for v in (best, threshold))
+    return f"best eval {shown_best} of {shown_thr}"
+
+
 def yaml_number(v: float) -> str:
     """A number as YAML reads it back as a float (PyYAML needs a dot: '1e-05' would be a string)."""
     s = f"{v:.6g}"

@@ -33,7 +33,7 @@ from gymnasium_solver.ops.registry_records import (
     PolicyCheck,
     check_episodes,
 )
-from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.run_store import RunStore, refuse_live
 
 DEFAULT_EPISODES = 100
 CONFIDENCE = 0.95
@@ -172,6 +172,7 @@ def promote(runs_dir: Path | str | None, run: str, episodes: int = DEFAULT_EPISO
     reason = check_reason(approve_manually, reason)
     store = RunStore(runs_dir)
     run_dir = store.resolve(run)
+    refuse_live(store, run_dir, "be promoted")  # nothing is recorded about a run that has not finished
     info = store.info(run_dir)
     checks = [check_solved(info), check_diagnosis(store, run_dir)]
     stage: Path | None = None

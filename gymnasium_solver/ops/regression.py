@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.maths import stats
-from gymnasium_solver.run_store import RunFileError, RunStore
+from gymnasium_solver.run_store import RunFileError, RunStore, refuse_live
 
 PRESET_BASELINE = "preset"
 DEFAULT_ALPHA = 0.05
@@ -242,10 +242,8 @@ def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_
         return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
                                        "summary": f"run {run_id} is not significantly worse than the preset: reached "
                                        f"{refs.threshold:g} at {steps:,} env steps; {span}; {stat}"})
-    live = rf.effective_status(info) == rf.RunStatus.RUNNING
-    why = (f"it is still running and has not reached {refs.threshold:g} yet; check again when it finishes" if live else
-           f"it stopped before reaching {refs.threshold:g}, and its env steps are too few to call it worse "
-           "(its steps to solve are unknown)")
+    why = (f"it stopped before reaching {refs.threshold:g}, and its env steps are too few to call it worse "
+           "(its steps to solve are unknown)")  # a live run is refused first (check_run)
     return base.model_copy(update={"summary": f"cannot compare: run {run_id} has {steps:,} env steps and {why}; "
                                               f"{span}; {stat} on that lower bound"})
 
@@ -256,7 +254,11 @@ def check_run(store: RunStore, run: str, baseline: str, alpha: float = DEFAULT_A
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be between 0 and 0.5 (a one-sided significance level), got {alpha}")
     run_dir = store.resolve(run)
+    # A run still training has no steps to solve yet: judged now, a slow start would read as a regression.
+    refuse_live(store, run_dir, "be checked")
     if baseline.strip().lower() == PRESET_BASELINE:
         return check_against_preset(store, run_dir, alpha)
-    return check_against_run(store, run_dir, store.resolve(baseline), alpha)
+    baseline_dir = store.resolve(baseline)
+    refuse_live(store, baseline_dir, "be a baseline")
+    return check_against_run(store, run_dir, baseline_dir, alpha)
 

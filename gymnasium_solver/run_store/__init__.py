@@ -55,7 +55,7 @@ from gymnasium_solver.run_store.series import (
     query_metrics,
     unknown_metric_error,
 )
-from gymnasium_solver.run_store.status import TrainingStatus, training_status
+from gymnasium_solver.run_store.status import TrainingStatus, refuse_live, training_status
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import (
     BestRun,
@@ -79,5 +79,5 @@ __all__ = [
     "TrainingStatus", "available_metrics", "best_run", "check_limit", "compare_runs", "downsample_indices",
     "first_non_finite", "key_hyperparameters", "list_checkpoints", "list_run_ids", "list_runs", "preset_comparison",
     "query_metrics", "read_metrics", "read_run_file", "read_run_text", "resolve_run_dir", "run_details",
-    "summarize_run", "tail_log", "threshold", "training_status", "unknown_metric_error",
+    "refuse_live", "summarize_run", "tail_log", "threshold", "training_status", "unknown_metric_error",
 ]  # fmt: skip

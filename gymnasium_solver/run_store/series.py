@@ -135,8 +135,11 @@ def _series(store: RunStore, run_dir: Path, name: str, rows: np.ndarray, x_all: 
 
 
 def _choose_metrics(columns: list[str], available: list[str], metrics: list[str] | None) -> list[str]:
-    if not metrics:
+    if metrics is None:
         return [m for m in DEFAULT_METRICS if m in columns]
+    if not metrics:  # asked for nothing: answering with the defaults would answer another question
+        raise ValueError(f"metrics is an empty list: name at least one, or leave it out for the defaults "
+                         f"({', '.join(m for m in DEFAULT_METRICS if m in columns)}). Available: {', '.join(available)}")
     unknown = [m for m in dict.fromkeys(metrics) if m not in columns]
     if unknown:
         raise unknown_metric_error(unknown, available)
@@ -158,7 +161,7 @@ def query_metrics(
     memoised until metrics.csv changes and shared between callers, like every memoised answer
     (RunStore.memo): read it, do not modify it.
     """
-    key = ("query_metrics", tuple(metrics or ()), start_env_steps, end_env_steps, max_points)
+    key = ("query_metrics", None if metrics is None else tuple(metrics), start_env_steps, end_env_steps, max_points)
     return store.memo(run_dir, key, lambda: _query_metrics(store, run_dir, metrics, start_env_steps,
                                                            end_env_steps, max_points))
 

@@ -37,6 +37,17 @@ class TrainingStatus(BaseModel):
     finished: bool = Field(description="True once the run will not change any more")
 
 
+def refuse_live(store: RunStore, run_dir: Path, action: str) -> None:
+    """ValueError with a sentence when the run is still training (its process alive, its heartbeat fresh), which
+    ``action`` (e.g. 'promote it') must not judge before the run has finished."""
+    if store.status(run_dir) != RunStatus.RUNNING:
+        return
+    info = store.info(run_dir)
+    raise ValueError(f"run {run_dir.name} is still training ({store.env_steps(run_dir):,} of {info.max_env_steps:,} "
+                     f"env steps), so it cannot {action} yet: wait until it finishes (MCP: get_run_info with "
+                     f"view='status' and wait_seconds=60, again until finished is true), then try again")
+
+
 def training_status(store: RunStore, run_dir: Path) -> TrainingStatus:
     """Live status of a run: progress, speed, ETA, latest evaluation, and crashed detection."""
     info = store.info(run_dir)

@@ -8,6 +8,7 @@ returns a sweep id at once and the sweep outlives the server that started it.
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from gymnasium_solver.sweeps.record import (
     Objective,
     SweepRecord,
     default_storage,
+    log_name,
     new_sweep_id,
     read_record,
     sweeps_dir,
@@ -106,7 +108,7 @@ def prepare_sweep(
 def load_for_resume(runs_dir: Path, sweep_id: str) -> tuple[SweepRecord, SearchSpace, int]:
     """The record, its space and eval grid, for ``--resume``; ValueError if it is still running."""
     record = read_record(runs_dir, sweep_id)
-    if record.status == "running" and record.pid is not None:
+    if record.status == "running" and record.pid not in (None, os.getpid()):  # start_detached wrote ours
         raise ValueError(f"sweep {record.sweep_id} is still running (pid {record.pid} on {record.host}); "
                          f"follow it with gsolve sweep-status {record.sweep_id}, or stop that process first")
     space = parse_space(record.space, f"sweep {record.sweep_id}'s space")
@@ -131,11 +133,17 @@ def start_detached(plan: SweepPlan, runs_dir: Path) -> SweepStart:
     """Start the planned sweep's coordinator in its own session; returns at once."""
     record = plan.record
     runs_dir = Path(runs_dir).resolve()
-    log = sweeps_dir(runs_dir) / f"{record.sweep_id}.log"
+    log = sweeps_dir(runs_dir) / log_name(record.sweep_id)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "sweep", record.config_id, "--resume", record.sweep_id,
            "--runs-dir", str(runs_dir), "--parallel", str(record.parallel), *env_modules.granted_flags()]
     proc = spawn_detached(cmd, log)
     reap(proc)
+    # Its pid now, not when it has opened the study: a coordinator that dies on the way (a bad install, a locked
+    # storage) then reads as crashed at once instead of 'not started yet' until its record goes stale (60 s).
+    # It takes a second to import before it writes its record, so this write does not overwrite its own.
+    if read_record(runs_dir, record.sweep_id).pid is None:
+        record.pid, record.message = proc.pid, f"starting: coordinator pid {proc.pid}"
+        write_record(runs_dir, record)
     return SweepStart(
         sweep_id=record.sweep_id, config_id=record.config_id, n_trials=record.n_trials, parallel=record.parallel,
         space=record.space, pid=proc.pid, log=str(log),

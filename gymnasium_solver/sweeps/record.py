@@ -99,17 +99,42 @@ def resolve_sweep_id(runs_dir: Path, sweep_id: str) -> str:
     return KIND.resolve(runs_dir, sweep_id)
 
 
+def log_name(sweep_id: str) -> str:
+    """The coordinator's output (a detached one's: `gsolve sweep --resume`'s stdout and stderr), in sweeps_dir."""
+    return f"{sweep_id}.log"
+
+
 def read_record(runs_dir: Path, sweep_id: str) -> SweepRecord:
     """The record of ``sweep_id`` (or a unique prefix), a dead coordinator reported as crashed."""
-    return effective(KIND.read(runs_dir, sweep_id, SweepRecord))
+    return effective(KIND.read(runs_dir, sweep_id, SweepRecord), runs_dir)
 
 
-def effective(record: SweepRecord) -> SweepRecord:
-    """A 'running' record whose coordinator is gone (dead pid, or silent too long) is 'crashed'."""
+def effective(record: SweepRecord, runs_dir: Path | None = None) -> SweepRecord:
+    """A 'running' record whose coordinator is gone (dead pid, or silent too long) is 'crashed'; with
+    ``runs_dir``, the message says where its log is and what it said last."""
     why = coordinator_gone(record.status, record.pid, record.host, record.updated_at)
     if why is None:
         return record
+    log = "" if runs_dir is None else _log_note(runs_dir, record.sweep_id)
     return record.model_copy(update={
         "status": "crashed",
-        "message": f"crashed: {why} before it finished; continue it with gsolve sweep {record.config_id} "
+        "message": f"crashed: {why} before it finished{log}; continue it with gsolve sweep {record.config_id} "
                    f"--resume {record.sweep_id} (its study and trial runs are kept)"})
+
+
+def _log_note(runs_dir: Path, sweep_id: str) -> str:
+    """' (its log: .sweeps/ID.log in the runs folder, which ends "...")', or '' without a log (a foreground sweep's
+    output went to its terminal)."""
+    from gymnasium_solver.run_store.files import read_run_file
+
+    name = log_name(sweep_id)
+    try:
+        tail = read_run_file(sweeps_dir(runs_dir), name, last=_LOG_TAIL_BYTES).data.decode("utf-8", "replace")
+    except ValueError:  # missing or unreadable: the record alone says it died
+        return ""
+    last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+    ends = f", which ends: {last[:300]!r}" if last else ""
+    return f" (its log: {SWEEPS_DIR}/{name} in the runs folder{ends})"
+
+
+_LOG_TAIL_BYTES = 4096

@@ -6,6 +6,7 @@ Read from the sweep record and its Optuna study (and, for a running trial, its r
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.config import env_modules
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
@@ -31,7 +33,8 @@ class TrialRow(BaseModel):
     state: str = Field(description="Optuna's state: RUNNING, COMPLETE, PRUNED, FAIL, WAITING")
     outcome: str = Field(description="solved, not_solved, pruned, failed, interrupted or running")
     params: dict[str, Any]
-    value: float | None = Field(default=None, description="the objective (lower is better; unsolved ~1e12)")
+    value: float | None = Field(default=None, description="the objective (lower is better); null when unsolved: "
+                                "such trials rank after the solved ones, by best_eval")
     run_id: str | None = None
     env_steps: int = 0
     solved_at_env_steps: int | None = None
@@ -44,7 +47,9 @@ class TrialRow(BaseModel):
 class BestTrial(BaseModel):
     number: int
     solved: bool
-    value: float
+    result: str = Field(default="", description="what it achieved, e.g. 'solved at 12,288 env steps' or 'not solved: "
+                        "best eval 474.9'")
+    value: float | None = Field(description="the objective (lower is better); null when unsolved")
     params: dict[str, Any]
     run_id: str | None
     solved_at_env_steps: int | None
@@ -74,7 +79,7 @@ class SweepSummary(BaseModel):
 def _row(t: Any) -> TrialRow:
     r = st.result_of(t)
     return TrialRow(number=t.number, state=t.state.name, outcome=r.outcome if t.state.name != "WAITING" else "queued",
-                    params=dict(t.params), value=t.value, run_id=r.run_id, env_steps=r.env_steps,
+                    params=dict(t.params), value=st.measured_value(t.value), run_id=r.run_id, env_steps=r.env_steps,
                     solved_at_env_steps=r.solved_at_env_steps, seconds=r.seconds, best_eval=r.best_eval,
                     detail=r.detail)
 
@@ -96,10 +101,21 @@ def best_trial(record: SweepRecord, study: Any) -> BestTrial | None:
     resolved = config_mod.resolve_config(record.config_id, overrides, use_zoo=record.use_zoo).model_dump(mode="json")
     snippet = yaml.safe_dump({variant_name(record): {"inherits": variant, **{k: resolved[k] for k in overrides}}},
                              sort_keys=False, default_flow_style=None)
-    return BestTrial(number=t.number, solved=r.outcome == "solved", value=float(t.value), params=dict(t.params),
-                     run_id=r.run_id, solved_at_env_steps=r.solved_at_env_steps, seconds=r.seconds,
-                     best_eval=r.best_eval, command=train_command(record.config_id, overrides, record.use_zoo),
-                     preset_snippet=snippet)
+    best = BestTrial(number=t.number, solved=r.outcome == "solved", value=st.measured_value(t.value),
+                     params=dict(t.params), run_id=r.run_id, solved_at_env_steps=r.solved_at_env_steps,
+                     seconds=r.seconds, best_eval=r.best_eval,
+                     command=train_command(record.config_id, overrides, record.use_zoo), preset_snippet=snippet)
+    return best.model_copy(update={"result": best_result(record, best)})
+
+
+def best_result(record: SweepRecord, b: BestTrial) -> str:
+    """The best trial's outcome in words: how fast it solved, or how close it came (never the ranking penalty)."""
+    if not b.solved:
+        return f"not solved: best eval {b.best_eval:g}" if b.best_eval is not None else "not solved: no evaluation"
+    if record.seeds_per_trial > 1 and b.value is not None:
+        unit = "env steps" if record.objective == "steps" else "s"
+        return f"{record.seed_statistic} {format_value(b.value, record.objective)} {unit} over {record.seeds_per_trial} seeds"
+    return _solved(b.solved_at_env_steps, b.seconds)
 
 
 def importances(study: Any) -> tuple[dict[str, float] | None, str | None]:
@@ -211,14 +227,7 @@ def render(summary: SweepSummary) -> str:
     if b is None:
         lines.append("No trial completed yet.")
     else:
-        if not b.solved:
-            how = f"not solved (best eval {b.best_eval})"
-        elif multi:
-            unit = "env steps" if rec.objective == "steps" else "s"
-            how = f"{rec.seed_statistic} {format_value(b.value, rec.objective)} {unit} over {rec.seeds_per_trial} seeds"
-        else:
-            how = _solved(b.solved_at_env_steps, b.seconds)
-        lines.append(f"Best: trial #{b.number} {how} [run {b.run_id}]")
+        lines.append(f"Best: trial #{b.number} {best_result(rec, b)} [run {b.run_id}]")
         lines.append(f"Reproduce: {b.command}")
         lines.append("As a preset variant (add under variants: in the preset file):")
         lines += ["  " + ln for ln in b.preset_snippet.rstrip().splitlines()]
@@ -232,7 +241,9 @@ def render(summary: SweepSummary) -> str:
         lines += ["  " + ln for ln in render_check(summary.check).splitlines()]
     elif b is not None and b.solved:
         ranked = f"{rec.seeds_per_trial} seeds of its own" if multi else "one seed"
-        lines.append(f"The best trial is ranked on {ranked}: gsolve sweep-check {rec.sweep_id} re-trains the best "
+        # With the --env-package/--env-class its trials were made with, as the Reproduce line: a command to copy.
+        command = " ".join(["gsolve", "sweep-check", rec.sweep_id, *map(shlex.quote, env_modules.env_flags(rec.config_id))])
+        lines.append(f"The best trial is ranked on {ranked}: {command} re-trains the best "
                      "trials and the preset on held-out seeds.")
     return "\n".join(lines)
 

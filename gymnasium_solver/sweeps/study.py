@@ -99,6 +99,12 @@ def unsolved_value(best_eval: float | None) -> float:
     return NO_EVAL_VALUE if best_eval is None else UNSOLVED_BASE - best_eval
 
 
+def measured_value(value: float | None) -> float | None:
+    """A trial's value as a figure someone measured (env steps or seconds to solve); None for the ranking penalty
+    of a trial that never solved (:func:`unsolved_value`), whose figure is its best evaluation."""
+    return None if value is None or value >= UNSOLVED_BASE / 2 else value
+
+
 def result_of(trial: optuna.trial.FrozenTrial) -> TrialResult:
     """The trial's result from its user attributes (written by the coordinator)."""
     attrs = trial.user_attrs.get("result")

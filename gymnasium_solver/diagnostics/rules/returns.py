@@ -25,7 +25,7 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, Sug
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
-from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.diagnostics.suggest import best_of, change, fmt, lr_change, round_sig, start_value
 
 
 @rule("diverged_after_solving")
@@ -149,8 +149,8 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
             score=0.75,
             title="The budget allowed too few updates to learn anything",
             evidence=[Evidence(metric=M.POLICY_LOSS, env_steps_from=0, env_steps_to=ctx.info.progress.env_steps,
-                               observed=f"{len(updates)} update(s) in a {budget}-step budget; best eval "
-                               f"{fmt(ctx.best_eval)} of {fmt(ctx.threshold)}",
+                               observed=f"{len(updates)} update(s) in a {budget}-step budget; "
+                               f"{best_of(ctx.best_eval, ctx.threshold)}",
                                healthy=f">= {int(fewest.value)} updates before judging a config ({fewest.source})")],
             cause=("each update collects far more experience than gsolve's defaults do, so the budget holds only "
                    f"{len(updates)} updates: the run stopped before learning could show." if smaller else
@@ -163,8 +163,8 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
     trend = ctx.eval_trend if ctx.eval_trend.direction == "improving" else ctx.train_trend
     evidence = [Evidence(metric=trend.metric, env_steps_from=trend.env_steps_from, env_steps_to=trend.env_steps_to,
                          observed=f"{trend.direction}: slope {fmt(trend.slope_per_100k_steps)} per 100k steps "
-                         f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); best eval {fmt(ctx.best_eval)} "
-                         f"of {fmt(ctx.threshold)} at the end of a {budget}-step budget",
+                         f"(95% CI {fmt(trend.slope_low)}..{fmt(trend.slope_high)}); "
+                         f"{best_of(ctx.best_eval, ctx.threshold)} at the end of a {budget}-step budget",
                          healthy="flat near the threshold when the budget ends")]
     if trend is ctx.train_trend and ctx.eval_trend.direction != "unknown":
         evidence.append(Evidence(metric=ctx.eval_trend.metric, env_steps_from=ctx.eval_trend.env_steps_from,
@@ -261,7 +261,7 @@ def _still(ctx: Ctx, improving: bool) -> str:
         return "while the evaluation return was still improving"
     if improving:  # the training return's trend, beside an evaluation trend that is not declining
         return f"while the training return was still improving (evaluation trend {ctx.eval_trend.direction})"
-    gap = "" if ctx.threshold is None or ctx.best_eval is None else f" (best eval {fmt(ctx.best_eval)} of {fmt(ctx.threshold)})"
+    gap = "" if ctx.threshold is None or ctx.best_eval is None else f" ({best_of(ctx.best_eval, ctx.threshold)})"
     return f"within {100 * (1 - T.NEAR_SOLVED_FRACTION.value):g}% of the threshold{gap}, with no trend still rising"
 
 
