@@ -190,3 +190,36 @@ async def test_get_config_never_shows_the_servers_preset_path(client: Client, tm
     monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
     failed, text = await _call(client, "get_config", {"config_id": "CartPole-v1:nosuch"})
     assert failed and str(tmp_path) not in text and "$GSOLVE_CONFIG_DIR" in text and "mine" in text, text
+
+
+async def test_a_fix_whose_coordinator_dies_at_start_says_so_with_its_log(real_runs: RealRuns, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a sweep's: fix_run's record kept pid null until its coordinator wrote it, so one that died on the way
+    read 'running' for the 60 s its heartbeat takes to go stale, and the crash did not say where its log is."""
+    import shutil
+    import subprocess
+    import sys
+
+    from gymnasium_solver.experiments import launch
+
+    def dies_at_once(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+        with open(log_path, "ab") as log:
+            return subprocess.Popen([sys.executable, "-c", "raise SystemExit('ImportError: no module named torch')"],
+                                    stdout=log, stderr=subprocess.STDOUT)
+
+    runs = tmp_path / "runs"
+    shutil.copytree(real_runs.runs_dir / real_runs.short, runs / real_runs.short)
+    monkeypatch.setattr(launch, "spawn_detached", dies_at_once)
+    async with Client(create_server(runs)) as client:
+        failed, started = await _call(client, "fix_run", {"run_id": real_runs.short, "max_trials": 1})
+        assert not failed, started
+        for _ in range(100):  # the child exits within a second or two
+            failed, fix = await _call(client, "get_fix", {"experiment_id": started["experiment_id"]})
+            assert not failed, fix
+            if fix["status"] != "running":
+                break
+            time.sleep(0.1)
+    assert fix["status"] == "crashed" and fix["pid"] == started["pid"], fix
+    assert "coordinator process exited" in fix["message"], fix["message"]
+    assert f".experiments/{started['experiment_id']}.log in the runs folder" in fix["message"]
+    assert "no module named torch" in fix["message"]

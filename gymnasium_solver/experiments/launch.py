@@ -31,7 +31,9 @@ from gymnasium_solver.experiments.record import (
     ExperimentRecord,
     Trial,
     experiments_dir,
+    log_name,
     new_experiment_id,
+    read_record,
     write_record,
 )
 from gymnasium_solver.experiments.runner import (
@@ -191,7 +193,7 @@ def start_detached(
     record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required)
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
-    log = experiments_dir(runs_dir) / f"{record.experiment_id}.log"
+    log = experiments_dir(runs_dir) / log_name(record.experiment_id)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "fix", record.parent_run_id,
            "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
            "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}", "--seeds", str(seeds),
@@ -200,6 +202,12 @@ def start_detached(
         cmd += ["--parallel", str(parallel)]
     proc = spawn_detached(cmd, Path(log))
     reap(proc)
+    # Its pid now, not when it starts its trials: a coordinator that dies on the way (a bad install, a config that
+    # no longer resolves) then reads as crashed at once instead of 'running' until its record goes stale (60 s).
+    # It takes a second to import before it writes its record, so this write does not overwrite its own.
+    if read_record(runs_dir, record.experiment_id).pid is None:
+        record.pid, record.host = proc.pid, socket.gethostname()
+        write_record(runs_dir, record)
     return ExperimentStart(
         experiment_id=record.experiment_id, parent_run_id=record.parent_run_id, config_id=record.config_id,
         candidates=record.candidates, pid=proc.pid, log=str(log),

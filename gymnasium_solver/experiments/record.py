@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments.candidates import Candidate
-from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone
+from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone, log_note
 
 EXPERIMENTS_DIR = ".experiments"
 KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8}-[0-9]{6}-[0-9a-f]{4,}$",
@@ -169,10 +169,15 @@ def read_record(runs_dir: Path, experiment_id: str) -> ExperimentRecord:
 
     Raises ValueError naming close matches for an unknown id.
     """
-    return _effective(KIND.read(runs_dir, experiment_id, ExperimentRecord))
+    return _effective(KIND.read(runs_dir, experiment_id, ExperimentRecord), runs_dir)
 
 
-def _effective(record: ExperimentRecord) -> ExperimentRecord:
+def log_name(experiment_id: str) -> str:
+    """The coordinator's output (a detached one's: `gsolve fix --experiment-id`'s stdout and stderr), in experiments_dir."""
+    return f"{experiment_id}.log"
+
+
+def _effective(record: ExperimentRecord, runs_dir: Path) -> ExperimentRecord:
     """A 'running' record whose coordinator is gone is 'crashed', and so are its running trials: their
     trainers got SIGTERM when it died (jobs.backend.die_with) and recorded their own stop."""
     why = coordinator_gone(record.status, record.pid, record.host, record.updated_at)
@@ -180,6 +185,7 @@ def _effective(record: ExperimentRecord) -> ExperimentRecord:
         return record
     trials = [t.model_copy(update={"outcome": "stopped_early", "detail": f"stopped: {why}"})
               if t.outcome == "running" else t for t in record.trials]
+    log = log_note(runs_dir, EXPERIMENTS_DIR, log_name(record.experiment_id))
     return record.model_copy(update={"status": "crashed", "trials": trials,
-                                     "message": f"crashed: {why} before it finished; its trials' run folders "
+                                     "message": f"crashed: {why} before it finished{log}; its trials' run folders "
                                      f"hold what was done"})

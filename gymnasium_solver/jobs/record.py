@@ -88,3 +88,21 @@ def coordinator_gone(status: str, pid: int | None, host: str | None, updated_at:
     except ValueError:
         pass
     return None
+
+
+_LOG_TAIL_BYTES = 4096
+
+
+def log_note(runs_dir: Path, folder: str, name: str) -> str:
+    """' (its log: FOLDER/NAME in the runs folder, which ends: "...")' for a job whose coordinator died, or '' without
+    a readable log (a foreground job's output went to its terminal)."""
+    from gymnasium_solver.run_store.files import read_run_file
+
+    try:
+        tail = read_run_file(Path(runs_dir) / folder, name, last=_LOG_TAIL_BYTES).data.decode("utf-8", "replace")
+    except ValueError:  # missing or unreadable: the record alone says it died
+        return ""
+    last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+    ends = f", which ends: {last[:300]!r}" if last else ""
+    return f" (its log: {folder}/{name} in the runs folder{ends})"
+

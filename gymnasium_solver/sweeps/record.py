@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gymnasium_solver.contract import run_folder as rf
-from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone
+from gymnasium_solver.jobs.record import JobKind, JobStatus, coordinator_gone, log_note
 from gymnasium_solver.jobs.seeds import SeedStatistic
 
 SWEEPS_DIR = ".sweeps"
@@ -115,26 +115,8 @@ def effective(record: SweepRecord, runs_dir: Path | None = None) -> SweepRecord:
     why = coordinator_gone(record.status, record.pid, record.host, record.updated_at)
     if why is None:
         return record
-    log = "" if runs_dir is None else _log_note(runs_dir, record.sweep_id)
+    log = "" if runs_dir is None else log_note(runs_dir, SWEEPS_DIR, log_name(record.sweep_id))
     return record.model_copy(update={
         "status": "crashed",
         "message": f"crashed: {why} before it finished{log}; continue it with gsolve sweep {record.config_id} "
                    f"--resume {record.sweep_id} (its study and trial runs are kept)"})
-
-
-def _log_note(runs_dir: Path, sweep_id: str) -> str:
-    """' (its log: .sweeps/ID.log in the runs folder, which ends "...")', or '' without a log (a foreground sweep's
-    output went to its terminal)."""
-    from gymnasium_solver.run_store.files import read_run_file
-
-    name = log_name(sweep_id)
-    try:
-        tail = read_run_file(sweeps_dir(runs_dir), name, last=_LOG_TAIL_BYTES).data.decode("utf-8", "replace")
-    except ValueError:  # missing or unreadable: the record alone says it died
-        return ""
-    last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
-    ends = f", which ends: {last[:300]!r}" if last else ""
-    return f" (its log: {SWEEPS_DIR}/{name} in the runs folder{ends})"
-
-
-_LOG_TAIL_BYTES = 4096
