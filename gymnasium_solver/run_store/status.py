@@ -44,8 +44,9 @@ def refuse_live(store: RunStore, run_dir: Path, action: str) -> None:
         return
     info = store.info(run_dir)
     raise ValueError(f"run {run_dir.name} is still training ({store.env_steps(run_dir):,} of {info.max_env_steps:,} "
-                     f"env steps), so it cannot {action} yet: wait until it finishes (MCP: get_run_info with "
-                     f"view='status' and wait_seconds=60, again until finished is true), then try again")
+                     f"env steps), so it cannot {action} yet: wait until it finishes (`gsolve show {run_dir.name}` shows its "
+                     f"progress; MCP: get_run_info with view='status' and wait_seconds=60, again until finished is "
+                     f"true), then try again")
 
 
 def training_status(store: RunStore, run_dir: Path) -> TrainingStatus:
