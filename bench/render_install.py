@@ -17,9 +17,15 @@ SHOW_LINES = 6  # of `gsolve show`'s answer (its run line and status to solved),
 ECHOED = (".venv/", "env -u", "Installing ")  # what make echoes (its commands, the install notice), not the program
 
 
-def _record() -> dict[str, Any] | None:
+def _part(name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The record and its part ``name``, or None when that part was never measured."""
     path = bench_install.OUT
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return (record, record[name]) if name in record else None
+
+
+def _with_output(intro: str, lines: list[str]) -> str:
+    return f"{intro}\n\n```\n" + "\n".join(lines) + "\n```"
 
 
 def _where(part: dict[str, Any], record: dict[str, Any]) -> str:
@@ -46,16 +52,15 @@ def demo_lines(output: list[str]) -> list[str]:
 
 
 def render_demo(_results: object) -> str:
-    record = _record()
-    if record is None or "demo" not in record:
-        return "No record yet: run bench/bench_install.py."
-    d = record["demo"]
+    if (found := _part("demo")) is None:
+        return "No record yet: run bench/bench_install.py --parts demo."
+    record, d = found
     intro = fill(f"`make demo` (the core install only, without pip's bytecode pass over torch: the first run compiles "
                  f"only what it imports) took **{_minutes(d['seconds'])}** {_where(d, record)}, with pip's cache warm "
                  f"from earlier installs, and ended with the lines below (piped, as here, each evaluation is a line; "
                  f"on a terminal the bar redraws in place, with percent, rate and ETA; the evaluation returns differ "
                  f"in their last episodes from one CPU kind to another). Measured by `bench/bench_install.py`.")
-    return f"{intro}\n\n```\n" + "\n".join(demo_lines(d["output"])) + "\n```"
+    return _with_output(intro, demo_lines(d["output"]))
 
 
 def _mb(n: int) -> str:
@@ -63,10 +68,9 @@ def _mb(n: int) -> str:
 
 
 def render_install(_results: object) -> str:
-    record = _record()
-    if record is None or "pip" not in record:
+    if (found := _part("pip")) is None:
         return "No record yet: run bench/bench_install.py --parts pip."
-    p = record["pip"]
+    record, p = found
     largest = ", ".join(f"{x['package']} {_mb(x['bytes'])}" for x in p["largest"])
     solved = (f"solved at {steps(p['solved']['env_steps'])} env steps ({_minutes(p['train_seconds'])} from launch to exit)"
               if p.get("solved") else f"ran to its budget without solving ({_minutes(p['train_seconds'])})")
@@ -85,14 +89,13 @@ def test_lines(output: list[str]) -> list[str]:
 
 
 def render_test(_results: object) -> str:
-    record = _record()
-    if record is None or "tests" not in record:
+    if (found := _part("tests")) is None:
         return "No record yet: run bench/bench_install.py --parts tests."
-    t = record["tests"]
+    record, t = found
     intro = fill(f"`make test` installed every extra in {_minutes(t['install_seconds'])} (pip's cache warm), then ran "
                  f"ruff, mypy and **{t['passed']:,} tests** with one worker per core in {_minutes(t['test_seconds'])} "
                  f"{_where(t, record)}. Measured by `bench/bench_install.py --parts tests`; it ended with:")
-    return f"{intro}\n\n```\n" + "\n".join(test_lines(t["output"])) + "\n```"
+    return _with_output(intro, test_lines(t["output"]))
 
 
 RENDERERS: dict[str, Callable[[Any], str]] = {"readme-demo": render_demo, "readme-install": render_install,
