@@ -4,6 +4,8 @@ and the server's live-run cap is respected."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from mcp import Client
 
 from gymnasium_solver import launcher
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.sweeps import check
 from mcp_server.server import create_server
 
 MAX_WAIT_SECONDS = 240.0  # a bound so a broken coordinator fails the test instead of hanging it
@@ -29,7 +32,7 @@ async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, A
 
 
 @pytest.mark.anyio
-async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Path) -> None:
+async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = tmp_path / "runs"
     async with Client(create_server(runs)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -74,6 +77,8 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
         assert not is_error, text
         assert time.monotonic() - t0 < 15 and started["runs"] == 2 and started["seeds"] == [7]
         assert started["arms"] == [f"trial #{summary['best']['number']}", "preset"] and "get_sweep" in started["note"]
+        _, report, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})  # it trains 2 runs: not done yet
+        assert report["summary"]["check_status"].startswith(f"a held-out check is running (pid {started['pid']},")
         deadline = time.monotonic() + MAX_WAIT_SECONDS
         while True:
             _, report, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
@@ -87,6 +92,27 @@ async def test_start_sweep_returns_at_once_and_get_sweep_follows_it(tmp_path: Pa
         for arm in checked["arms"]:
             (run,) = arm["runs"]
             assert rf.read_run_info(runs / run["run_id"]).overrides["seed"] == 7
+        assert summary["check_status"] is None  # its result is written: nothing in progress
+
+        # A check whose process dies before it writes a result said nothing at all (the old result, or none):
+        # get_sweep now says it crashed, where its log is and what it said last.
+        def dies_at_once(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+            with open(log_path, "ab") as log:
+                return subprocess.Popen([sys.executable, "-c", "raise SystemExit('OSError: disk full')"],
+                                        stdout=log, stderr=subprocess.STDOUT)
+
+        monkeypatch.setattr(check, "spawn_detached", dies_at_once)
+        is_error, started, text = await call(client, "check_sweep", {"sweep_id": sweep_id, "top": 1, "seeds": [8]})
+        assert not is_error, text
+        for _ in range(100):
+            _, report, _ = await call(client, "get_sweep", {"sweep_id": sweep_id})
+            status = report["summary"]["check_status"] or ""
+            if "crashed" in status:
+                break
+            await anyio.sleep(0.1)
+        assert "coordinator process exited" in status and "disk full" in status, status
+        assert f".sweeps/{sweep_id}.check.log in the runs folder" in status
+        assert report["summary"]["check"]["seeds"] == [7]  # the last result is kept beside it
 
 
 @pytest.mark.anyio

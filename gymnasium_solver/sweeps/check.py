@@ -14,6 +14,7 @@ one to adopt. Each re-training is a normal run folder whose
 
 from __future__ import annotations
 
+import socket
 import statistics
 import sys
 from collections.abc import Callable, Hashable
@@ -35,11 +36,12 @@ from gymnasium_solver.jobs.backend import (
     trial_failed,
 )
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
+from gymnasium_solver.jobs.record import coordinator_gone, log_note
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.maths import stats
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
-from gymnasium_solver.sweeps.record import SweepRecord, format_value, sweeps_dir
+from gymnasium_solver.sweeps.record import SWEEPS_DIR, SweepRecord, format_value, sweeps_dir
 from gymnasium_solver.sweeps.space import to_overrides
 
 DEFAULT_TOP = 3
@@ -335,7 +337,43 @@ def check_path(runs_dir: Path, sweep_id: str) -> Path:
 
 
 def write_check(runs_dir: Path, check: SweepCheck) -> None:
+    """Write the check's result; a detached check's start record (``started_path``) goes with it."""
     rf.atomic_write_text(check_path(runs_dir, check.sweep_id), check.model_dump_json(indent=1))
+    started_path(runs_dir, check.sweep_id).unlink(missing_ok=True)
+
+
+class CheckStarted(BaseModel):
+    """A detached check that has not written its result yet: its process, kept beside the sweep's record so get_sweep
+    can say it is running, or that it died (a check writes its result only at its end)."""
+
+    pid: int
+    host: str
+    started_at: str
+    runs: int
+
+
+def started_path(runs_dir: Path, sweep_id: str) -> Path:
+    return sweeps_dir(runs_dir) / f"{sweep_id}.check.started.json"
+
+
+def log_name(sweep_id: str) -> str:
+    """A detached check's output (`gsolve sweep-check`'s stdout and stderr), in sweeps_dir."""
+    return f"{sweep_id}.check.log"
+
+
+def check_in_progress(runs_dir: Path, sweep_id: str) -> str | None:
+    """A sentence on a detached check that has not written its result: running, or dead with its log's last line;
+    None when no check was started in the background or its result is written."""
+    try:
+        started = CheckStarted.model_validate_json(started_path(runs_dir, sweep_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    why = coordinator_gone("running", started.pid, started.host, rf.utc_now_iso())
+    if why is None:
+        return (f"a held-out check is running (pid {started.pid}, started {started.started_at}, {started.runs} training "
+                f"runs); its result appears here when all have finished")
+    log = log_note(runs_dir, SWEEPS_DIR, log_name(sweep_id))
+    return f"the held-out check started {started.started_at} crashed: {why} before it wrote a result{log}"
 
 
 def read_check(runs_dir: Path, sweep_id: str, seeds_per_trial: int = 1) -> SweepCheck | None:
@@ -370,13 +408,15 @@ class CheckStart(BaseModel):
 def start_detached(runs_dir: Path, record: SweepRecord, arms: list[ArmResult], seeds: list[int], top: int,
                    parallel: int) -> CheckStart:
     """Start `gsolve sweep-check` in its own session; it writes the check where get_sweep reads it."""
-    log = sweeps_dir(runs_dir) / f"{record.sweep_id}.check.log"
+    log = sweeps_dir(runs_dir) / log_name(record.sweep_id)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "sweep-check", record.sweep_id, "--top", str(top),
            "--seeds", *(str(s) for s in seeds), "--parallel", str(parallel), "--runs-dir", str(Path(runs_dir).resolve()),
            *env_modules.granted_flags()]
     proc = spawn_detached(cmd, log)
     reap(proc)
     n = len(arms) * len(seeds)
+    started = CheckStarted(pid=proc.pid, host=socket.gethostname(), started_at=rf.utc_now_iso(), runs=n)
+    rf.atomic_write_text(started_path(runs_dir, record.sweep_id), started.model_dump_json(indent=1))
     return CheckStart(sweep_id=record.sweep_id, arms=[a.name for a in arms], seeds=seeds, runs=n, pid=proc.pid,
                       log=str(log), note=f"{n} training runs started in the background, {parallel} at a time; when "
                       f"they are done, get_sweep(sweep_id={record.sweep_id!r}) has the result under 'check' (its "

@@ -19,7 +19,7 @@ from gymnasium_solver.config import env_modules
 from gymnasium_solver.experiments.runner import train_command
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
-from gymnasium_solver.sweeps.check import SweepCheck, read_check
+from gymnasium_solver.sweeps.check import SweepCheck, check_in_progress, read_check
 from gymnasium_solver.sweeps.check import render as render_check
 from gymnasium_solver.sweeps.record import SweepRecord, format_value, list_sweep_ids, read_record
 from gymnasium_solver.sweeps.space import to_overrides
@@ -74,6 +74,9 @@ class SweepSummary(BaseModel):
     check: SweepCheck | None = Field(
         default=None, description="the latest `gsolve sweep-check`: the best trials and the preset re-trained on "
         "held-out seeds (the figure that counts; the sweep itself ranks trials on its own seeds)")
+    check_status: str | None = Field(
+        default=None, description="a check started in the background (MCP check_sweep) that has not written its "
+        "result: running, or crashed with where its log is; None otherwise")
 
 
 def _row(t: Any) -> TrialRow:
@@ -154,7 +157,8 @@ def summarize(store: RunStore, sweep_id: str, *, diagnose: bool = False) -> Swee
         _add_diagnoses(store, shown)
     return SweepSummary(sweep=record, finished=sum(1 for t in trials if st.counts_toward_total(t)), counts=counts,
                         best=best_trial(record, study), importances=imp, importances_note=note, trials=shown,
-                        trials_omitted=len(rows) - len(shown), check=read_check(store.runs_dir, record.sweep_id, record.seeds_per_trial))
+                        trials_omitted=len(rows) - len(shown), check=read_check(store.runs_dir, record.sweep_id, record.seeds_per_trial),
+                        check_status=check_in_progress(store.runs_dir, record.sweep_id))
 
 
 def _refresh_running(store: RunStore, row: TrialRow) -> None:
@@ -236,10 +240,12 @@ def render(summary: SweepSummary) -> str:
                      + (f" ({summary.importances_note})" if summary.importances_note else ""))
     elif summary.importances_note:
         lines.append(f"Parameter importances: {summary.importances_note}")
+    if summary.check_status is not None:
+        lines.append(f"Held-out check: {summary.check_status}")
     if summary.check is not None:
         lines.append("Held-out check (gsolve sweep-check):")
         lines += ["  " + ln for ln in render_check(summary.check).splitlines()]
-    elif b is not None and b.solved:
+    elif b is not None and b.solved and summary.check_status is None:
         ranked = f"{rec.seeds_per_trial} seeds of its own" if multi else "one seed"
         # With the --env-package/--env-class its trials were made with, as the Reproduce line: a command to copy.
         command = " ".join(["gsolve", "sweep-check", rec.sweep_id, *map(shlex.quote, env_modules.env_flags(rec.config_id))])
