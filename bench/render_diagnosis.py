@@ -97,7 +97,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_18.json": "heldout27 (environments without a preset; run at 73557d3, whose "
                                                    "code is the diagnosis that scored it at 2a4a0e1; its rows were "
                                                    "read before scoring, and only cf7525f, which mended the division "
-                                                   "by zero its scoring hit, was changed after)"}
+                                                   "by zero its scoring hit, was changed after)",
+                 "fix_verdicts_no_preset_19.json": "heldout28 (environments without a preset; blind: run at 9b45d99, "
+                                                   "whose code is the diagnosis that scored it at f8b77dc)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
