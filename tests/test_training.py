@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from gymnasium_solver.agents import networks
 from gymnasium_solver.agents.common import ActorCritic, ObsNormalizer
 from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import build_config, config_from_yaml_text, resolve_config
@@ -367,7 +368,8 @@ def test_the_finite_check_follows_weights_a_load_replaces(assign):
 @pytest.mark.parametrize(("activation", "shared"), [("tanh", False), ("relu", True)])
 def test_the_policy_forward_is_its_modules_forward_bit_for_bit(activation: str, shared: bool) -> None:
     """ActorCritic._heads calls its layers' kernels directly (networks.torch_mlp), not through nn.Module calls:
-    the same kernels, so the same bits as the modules' own forward, with gradients to the same parameters."""
+    the same kernels, so the same bits as the modules' own forward, with gradients to the same parameters (a batch
+    below networks.tanh's numpy threshold: test_tanh_... below holds the one above it to an ulp)."""
     cfg = build_config({"env_id": "CartPole-v1", "variant": "t", "algo": "ppo", "n_envs": 1, "n_steps": 64,
                         "batch_size": 64, "hidden_sizes": [16, 8], "activation": activation,
                         "shared_network": shared})
@@ -385,3 +387,32 @@ def test_the_policy_forward_is_its_modules_forward_bit_for_bit(activation: str, 
     assert torch.equal(value, policy.value_head(critic).squeeze(-1))
     (out.sum() + value.sum()).backward()
     assert all(p.grad is not None for p in policy.parameters() if p.requires_grad and p is not policy.log_std)
+
+
+@pytest.mark.parametrize("rows", [8, 128, 512])
+@pytest.mark.parametrize("grad", [True, False])
+def test_tanh_is_torchs_to_an_ulp_with_torchs_gradient(rows: int, grad: bool) -> None:
+    """networks.tanh (numpy's forward from a size on, torch's backward kernel) gives torch.tanh's values to an
+    ulp and its gradients, and takes numpy's path exactly where its thresholds say (its grad_fn names it)."""
+    torch.manual_seed(rows)
+    x = (3 * torch.randn(rows, 64, dtype=torch.float32)).requires_grad_(grad)
+    ours, theirs = networks.tanh(x), torch.tanh(x)
+    assert ours.dtype == torch.float32 and ours.shape == x.shape
+    torch.testing.assert_close(ours, theirs, rtol=2.5e-7, atol=1.2e-7)
+    numpy_path = x.numel() >= (networks._NUMPY_TANH_GRAD if grad else networks._NUMPY_TANH_NO_GRAD)
+    if not grad:
+        assert ours.grad_fn is None
+        assert torch.equal(ours, theirs) or numpy_path  # torch's own kernel gives torch's bits
+        return
+    assert type(ours.grad_fn).__name__ == ("_NumpyTanhBackward" if numpy_path else "TanhBackward0")
+    weights = torch.randn(rows, 64)
+    (g_ours,) = torch.autograd.grad((ours * weights).sum(), x)
+    (g_theirs,) = torch.autograd.grad((theirs * weights).sum(), x)
+    torch.testing.assert_close(g_ours, g_theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_tanh_keeps_torchs_kernel_for_a_dtype_numpy_lacks() -> None:
+    x = torch.randn(512, 64).to(torch.bfloat16).requires_grad_()
+    y = networks.tanh(x)
+    assert y.dtype == torch.bfloat16 and type(y.grad_fn).__name__ == "TanhBackward0"
+    assert torch.equal(y, torch.tanh(x))
