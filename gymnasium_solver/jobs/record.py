@@ -75,12 +75,18 @@ class JobKind(BaseModel):
             raise ValueError(f"{path} is malformed: {exc}") from None
 
 
+def process_exited(pid: int | None, host: str | None) -> bool:
+    """Whether a job's process is known to have exited: its pid is dead here (a process on another host, or
+    none recorded, cannot be told)."""
+    return pid is not None and host == socket.gethostname() and not rf.pid_alive(pid)
+
+
 def coordinator_gone(status: str, pid: int | None, host: str | None, updated_at: str) -> str | None:
     """Why a 'running' job's coordinator is gone (its pid is dead here, or its record went silent for
     longer than STALE_SECONDS), or None while it is alive (or the job is not running)."""
     if status != "running":
         return None
-    if pid is not None and host == socket.gethostname() and not rf.pid_alive(pid):
+    if process_exited(pid, host):
         return "its coordinator process exited"
     try:
         if time.time() - rf.parse_iso(updated_at) > STALE_SECONDS:

@@ -36,7 +36,7 @@ from gymnasium_solver.jobs.backend import (
     trial_failed,
 )
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
-from gymnasium_solver.jobs.record import coordinator_gone, log_note
+from gymnasium_solver.jobs.record import log_note, process_exited
 from gymnasium_solver.launcher import reap, spawn_detached
 from gymnasium_solver.maths import stats
 from gymnasium_solver.run_store import RunStore
@@ -368,12 +368,12 @@ def check_in_progress(runs_dir: Path, sweep_id: str) -> str | None:
         started = CheckStarted.model_validate_json(started_path(runs_dir, sweep_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    why = coordinator_gone("running", started.pid, started.host, rf.utc_now_iso())
-    if why is None:
+    if not process_exited(started.pid, started.host):
         return (f"a held-out check is running (pid {started.pid}, started {started.started_at}, {started.runs} training "
                 f"runs); its result appears here when all have finished")
     log = log_note(runs_dir, SWEEPS_DIR, log_name(sweep_id))
-    return f"the held-out check started {started.started_at} crashed: {why} before it wrote a result{log}"
+    return (f"the held-out check started {started.started_at} crashed: its process exited before it wrote a "
+            f"result{log}")
 
 
 def read_check(runs_dir: Path, sweep_id: str, seeds_per_trial: int = 1) -> SweepCheck | None:
