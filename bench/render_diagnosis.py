@@ -99,7 +99,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "read before scoring, and only cf7525f, which mended the division "
                                                    "by zero its scoring hit, was changed after)",
                  "fix_verdicts_no_preset_19.json": "heldout28 (environments without a preset; blind: run at 9b45d99, "
-                                                   "whose code is the diagnosis that scored it at f8b77dc)"}
+                                                   "whose code is the diagnosis that scored it at f8b77dc)",
+                 "fix_verdicts_no_preset_20.json": "heldout29 (environments without a preset; blind: run at 5591662, "
+                                                   "whose diagnosis is the one that scored it at f2674c8; training "
+                                                   "numerics are 199263c's numpy tanh)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
