@@ -13,6 +13,7 @@ ulps of float32.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -38,6 +39,10 @@ def cpu_us(call: Callable[[], object], repeats: int) -> float:
     return statistics.median(blocks)
 
 
+def forward_backward(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> None:
+    f(x).sum().backward()
+
+
 def max_ulps(a: torch.Tensor, b: torch.Tensor) -> int:
     """The largest distance between two float32 tensors in units in the last place."""
     ia, ib = (t.detach().numpy().view(np.int32).astype(np.int64) for t in (a, b))
@@ -55,9 +60,10 @@ def main() -> None:
     print(f"{'rows':>6} | {'fwd+bwd torch':>13} {'ours':>7} | {'no grad torch':>13} {'ours':>7} | uses (grad / no grad) | ulps")
     for rows in ROWS:
         x = torch.randn(rows, args.width, requires_grad=True)
-        grad = [cpu_us(lambda f=f, x=x: f(x).sum().backward(), args.repeats) for f in (torch.tanh, networks.tanh)]
+        fns: tuple[Callable[[torch.Tensor], torch.Tensor], ...] = (torch.tanh, networks.tanh)
+        grad = [cpu_us(functools.partial(forward_backward, f, x), args.repeats) for f in fns]
         with torch.no_grad():
-            plain = [cpu_us(lambda f=f, x=x: f(x), args.repeats) for f in (torch.tanh, networks.tanh)]
+            plain = [cpu_us(functools.partial(f, x), args.repeats) for f in fns]
             ulps = max_ulps(torch.tanh(x), torch.from_numpy(np.tanh(x.numpy())))
         n = x.numel()
         uses = (f"{'numpy' if n >= networks._NUMPY_TANH_GRAD else 'torch'} / "
