@@ -221,7 +221,7 @@ def test_changing_a_presets_value_fails_the_gate_naming_the_figure(gate: ModuleT
     shutil.copytree(PACKAGE_CONFIG_DIR, presets)
     path = presets / "CartPole-v1.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    # A short budget (the learning rate decays to 0 over it): seed 0 solves at 14,336 env steps with it.
+    # A short budget (the learning rate decays to 0 over it): seed 0 solves within it (the figure is this machine's).
     data["variants"]["ppo"]["max_env_steps"] = 24576
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(presets))
@@ -229,12 +229,15 @@ def test_changing_a_presets_value_fails_the_gate_naming_the_figure(gate: ModuleT
     record_dir = tmp_path / "results"
     assert gate.main(["--record", "--results-dir", str(record_dir)]) == 0
     assert gate.main(["--results-dir", str(record_dir)]) == 0  # the same preset: the same figure
+    (recorded,) = gate.bench_results.read_results("gate", record_dir).presets["CartPole-v1:ppo"].arms["ours"]
+    assert recorded.solved and recorded.env_steps < 24576
     data["variants"]["ppo"]["learning_rate"] = 1e-6
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     capsys.readouterr()
     assert gate.main(["--results-dir", str(record_dir)]) == 1
     out = capsys.readouterr().out
-    assert "CartPole-v1:ppo seed 0: recorded solved at 14,336 env steps, now not solved in 24,576 env steps" in out
+    assert (f"CartPole-v1:ppo seed 0: recorded solved at {recorded.env_steps:,} env steps, now not solved in 24,576 "
+            "env steps") in out
     assert "its preset's resolved config changed since the record" in out
 
 
@@ -268,3 +271,10 @@ def test_a_figure_records_the_cpu_model_cpuinfo_names(results: ModuleType, monke
     assert results.machine().cpu == "AMD EPYC 9B14"
     (tmp_path / "cpuinfo").write_text("processor\t: 0\n", encoding="utf-8")  # a CPU that names no model
     assert results.machine().cpu == (results.platform.processor() or results.platform.machine())
+
+
+def test_a_rendered_percentage_is_rounded_down_never_up_across_a_target() -> None:
+    """162/191 is 84.8%: rendered as 85% it would read as issue 22's 85% met."""
+    rd = load_bench("render_diagnosis")
+    assert rd._pct(162, 191) == "162/191 (84.8%)"
+    assert rd._pct(7, 7) == "7/7 (100.0%)" and rd._pct(2, 3) == "2/3 (66.6%)" and rd._pct(0, 0) == "0/0"
