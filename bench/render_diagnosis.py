@@ -103,7 +103,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "whose code is the diagnosis that scored it at f8b77dc)",
                  "fix_verdicts_no_preset_20.json": "heldout29 (environments without a preset; blind: run at 5591662, "
                                                    "whose diagnosis is the one that scored it at f2674c8; training "
-                                                   "numerics are 199263c's numpy tanh)"}
+                                                   "numerics are 199263c's numpy tanh)",
+                 "fix_verdicts_no_preset_21.json": "heldout30 (environments without a preset; blind: run at f437d14, "
+                                                   "whose diagnosis is the one that scored it at bb92ee7)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
