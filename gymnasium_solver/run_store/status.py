@@ -40,9 +40,9 @@ class TrainingStatus(BaseModel):
 def refuse_live(store: RunStore, run_dir: Path, action: str) -> None:
     """ValueError with a sentence when the run is still training (its process alive, its heartbeat fresh), which
     ``action`` (e.g. 'promote it') must not judge before the run has finished."""
-    if store.status(run_dir) != RunStatus.RUNNING:
-        return
     info = store.info(run_dir)
+    if rf.effective_status(info) != RunStatus.RUNNING:
+        return
     raise ValueError(f"run {run_dir.name} is still training ({store.env_steps(run_dir):,} of {info.max_env_steps:,} "
                      f"env steps), so it cannot {action} yet: wait until it finishes (`gsolve show {run_dir.name}` shows its "
                      f"progress; MCP: get_run_info with view='status' and wait_seconds=60, again until finished is "
