@@ -54,7 +54,8 @@ def sb3_era_checkpoint(tmp_path: Path, config_yaml: str) -> Path:
 def play_script(run_dir: Path, script: list[Any], i: int) -> None:
     """One poll of a scripted trial (the scripted trial backends of the job tests): step ``i`` of
     ``script`` is a progress in env steps, ``("solved", N)`` to solve at N, ``("fail", N)`` to fail with
-    an error at N, and past its end the budget is spent. Writes the run.json the coordinator reads."""
+    an error at N, ``("eval", N, R)`` to reach N with a best evaluation of R, and past its end the budget is
+    spent. Writes the run.json the coordinator reads."""
     from gymnasium_solver.contract import run_folder as rf
 
     info = rf.read_run_info(run_dir)
@@ -63,6 +64,11 @@ def play_script(run_dir: Path, script: list[Any], i: int) -> None:
     elif isinstance(script[i], tuple) and script[i][0] == "fail":
         info.progress = rf.Progress(env_steps=script[i][1], wall_seconds=script[i][1] / 1000)
         info.status, info.stop_reason = rf.RunStatus.FAILED, rf.StopReason.ERROR
+    elif isinstance(script[i], tuple) and script[i][0] == "eval":
+        _, steps, value = script[i]
+        info.progress = rf.Progress(env_steps=steps, wall_seconds=steps / 1000)
+        info.best_eval = rf.EvalRecord(return_mean=value, return_std=0.0, episodes=10, env_steps=steps,
+                                       wall_seconds=steps / 1000, iteration=1)
     elif isinstance(script[i], tuple):
         steps = script[i][1]
         info.progress = rf.Progress(env_steps=steps, wall_seconds=steps / 1000)

@@ -666,6 +666,33 @@ def test_a_fix_that_solves_some_seeds_is_tried_with_a_longer_budget(tmp_path: Pa
                 "(seed 0: 1,000, seed 1: 2,000 (not solved)).") in rec.message
 
 
+@pytest.mark.parametrize("closer", [True, False])
+def test_a_longer_budget_that_moved_the_failing_seed_is_doubled_again(tmp_path: Path, closer: bool) -> None:
+    """gamma (blamed) solves seed 0 and runs out of budget on seed 1 (best eval 100), which puts it out (seed 2
+    skipped); with twice the budget it still runs out on seed 1. When that seed's best eval rose (to 300: it was getting there), gamma is tried
+    with four times the budget and wins with it; when it did not rise, no more budget is spent."""
+    x2, x4 = {**GAMMA, "max_env_steps": 400_000}, {**GAMMA, "max_env_steps": 800_000}
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [1000, ("eval", 2000, 100.0)],
+               key(GAMMA, 2): [("solved", 1500)], key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               key(x2, 0): [("solved", 1000)], key(x2, 1): [1000, ("eval", 4000, 300.0 if closer else 100.0)],
+               key(x2, 2): [("solved", 1500)], **{key(x4, s): [("solved", 1000 + 2000 * s)] for s in (0, 1, 2)},
+               # the trim of the 4x winner: the longer budget without gamma does not solve
+               **{key({"max_env_steps": 800_000}, s): UNSOLVED for s in (0, 1, 2)}}
+    rec, backend = run(tmp_path, scripts, [GAMMA], capacity=1, seeds=3, blamed=["gamma"])
+    extends = [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"]
+    assert extends[:3] == [("c0 with 2x the budget", 0, "solved"), ("c0 with 2x the budget", 1, "not_solved"),
+                           ("c0 with 2x the budget", 2, "skipped")]
+    assert rec.extended == "c0"
+    if closer:
+        assert extends[3:] == [("c0 with 4x the budget", s, "solved") for s in (0, 1, 2)]
+        w = rec.winner
+        assert rec.verdict == "fixed" and w is not None and w.changes == x4
+        assert ("It needs the longer budget: gamma=0.99 alone solved 1 of 2 seeds within the run's budget "
+                "(seed 0: 1,000, seed 1: 2,000 (not solved)).") in rec.message, rec.message
+    else:
+        assert extends[3:] == [] and key(x4, 0) not in backend.started and rec.verdict == "not_fixed"
+
+
 def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Path) -> None:
     """A seed that failed for another reason than its budget (the trial crashed) gets no extend rung."""
     scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [("fail", 500)], key(NSTEPS, 0): UNSOLVED,

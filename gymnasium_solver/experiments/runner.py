@@ -14,9 +14,12 @@ hopeless candidates stop early (successive halving in three rungs):
    budget for a narrow network) and a fix of that key solved some seeds, the two are tried together
    on every seed: the finding's fix, made robust, is the answer a person wants.
 4. **extend**: when no arm qualifies, the best arm that changes a blamed key (any arm when none is
-   blamed) and solved some seeds but ran out of budget on another is tried with :data:`EXTEND_FACTOR`
-   times its budget, on every seed (an exploration schedule keeps its length in env steps): a fix that
-   is right but slower than the run's budget allows is still the answer, with the budget it needs.
+   blamed) and solved some seeds but ran out of budget on another is tried with the first of
+   :data:`EXTEND_FACTORS` times its budget, on every seed (an exploration schedule keeps its length in env
+   steps): a fix that is right but slower than the run's budget allows is still the answer, with the budget
+   it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
+   seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
+   (best evaluation no higher) gets no more.
 5. **trim**: the best arm with more than one change is re-run without each change in turn; a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
    until nothing more can be dropped. A blamed key is dropped only when the variant without it is
@@ -55,7 +58,9 @@ DEFAULT_SEEDS = 3
 MAX_SEEDS = 10
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
-EXTEND_FACTOR = 2  # the extend rung's budget, as a multiple of the arm's own
+# The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
+# evaluation of a seed it still did not solve.
+EXTEND_FACTORS = (2, 4)
 
 Progress = Callable[[str], None]
 
@@ -154,7 +159,7 @@ class FixJob:
         self.origin: ArmResult | None = None  # the arm the first trim round started from
         self.trim_done = False
         self.combined = any(t.role == "combine" for t in record.trials)
-        self.extended = record.extended is not None
+        self.extends = len({t.candidate for t in record.trials if t.role == "extend"})  # extend arms queued
         self.ends = 0  # trials ended so far: the racing bar below is recomputed only when one has
         self._bars_at, self._bars = -1, list[ArmResult]()
 
@@ -361,22 +366,42 @@ class FixJob:
         return True
 
     def _plan_extend(self, arms: dict[str, ArmResult]) -> None:
-        """Queue the extend rung (once): the best arm that solved some seeds and ran out of budget on another,
-        a fix of a blamed key first, with EXTEND_FACTOR times its budget, on every seed."""
-        if self.extended:
+        """Queue the extend rung: the best arm that solved some seeds and ran out of budget on another, a fix of a
+        blamed key first, with EXTEND_FACTORS[0] times its budget, on every seed; once that arm has ended without
+        qualifying, the same arm with the next factor, if the longer budget raised the best evaluation of a seed
+        it still did not solve."""
+        if self.extends >= len(EXTEND_FACTORS):
             return
-        self.extended = True
-        spent = {t.candidate for t in self.record.trials if t.outcome == "not_solved" and t.role != "baseline"}
-        some = [a for a in arms.values() if 0 < a.solved and a.name in spent]
-        if not some:
+        factor = EXTEND_FACTORS[self.extends]
+        if self.extends == 0:
+            spent = {t.candidate for t in self.record.trials if t.outcome == "not_solved" and t.role != "baseline"}
+            some = [a for a in arms.values() if 0 < a.solved and a.name in spent]
+            arm = min(vd.preferred(self.record, some), key=vd.rank) if some else None
+        else:
+            arm = next((a for a in arms.values() if a.name == self.record.extended), None)
+            longer = extended_name(self.record.extended or "", EXTEND_FACTORS[self.extends - 1])
+            if arm is None or not self._closer(arm.name, longer):
+                arm = None
+        self.extends += 1
+        if arm is None:
+            self.extends = len(EXTEND_FACTORS)  # nothing to extend now means nothing later either
             return
-        arm = min(vd.preferred(self.record, some), key=vd.rank)
-        changes = longer_budget(self.record, arm.changes, EXTEND_FACTOR)
+        changes = longer_budget(self.record, arm.changes, factor)
         if changes is None or vd._key(changes) in arms or not self._trainable(changes):
+            self.extends = len(EXTEND_FACTORS)
             return
-        name = f"{arm.name} with {EXTEND_FACTOR}x the budget"
         self.record.extended = arm.name
+        name = extended_name(arm.name, factor)
         self.queue.extend(self._add(name, changes, s, "extend") for s in self.seeds)
+
+    def _closer(self, shorter: str, longer: str) -> bool:
+        """Did arm ``longer`` (``shorter`` with more budget) run out of budget on a seed where its best evaluation
+        is higher than ``shorter``'s there? Then more budget may finish that seed."""
+        def best(name: str, outcome: str | None = None) -> dict[int | None, float]:
+            return {t.seed: t.best_eval for t in self.record.trials if t.candidate == name and t.best_eval is not None
+                    and (outcome is None or t.outcome == outcome)}
+        before = best(shorter)
+        return any(seed in before and value > before[seed] for seed, value in best(longer, "not_solved").items())
 
     def _trainable(self, changes: dict[str, Any]) -> bool:
         """Does the trainer accept the parent's config with ``changes``? (The same check the plan made.)"""
@@ -413,6 +438,11 @@ class FixJob:
         if self.trim_base is None:
             return good[0]
         return next((a for a in qualifying if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
+
+
+def extended_name(arm: str, factor: int) -> str:
+    """The name of the extend rung's arm: ``arm`` with ``factor`` times its budget."""
+    return f"{arm} with {factor}x the budget"
 
 
 def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int) -> dict[str, Any] | None:
