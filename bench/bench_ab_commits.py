@@ -63,6 +63,16 @@ def export(commit: str, into: Path) -> str:
     return short
 
 
+def check_config(config_id: str) -> None:
+    """Refuse, in a sentence, a preset this checkout cannot resolve, before any commit is exported or trained."""
+    from gymnasium_solver.config import ConfigError, resolve_config
+
+    try:
+        resolve_config(config_id, [])
+    except (ConfigError, ValueError) as err:
+        raise SystemExit(f"bench_ab_commits: {err}") from None
+
+
 def train(tree: Path, config_id: str, seed: int) -> dict[str, Any]:
     """One `gsolve train` with ``tree``'s code: solved or not, its env steps (at the solve, or all it spent)."""
     gsolve = Path(sys.executable).with_name("gsolve")
@@ -96,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=seed_range, required=True, help="FIRST-LAST, e.g. 2000-2039")
     parser.add_argument("--write", metavar="NAME", help="keep the rows in bench/analysis/NAME.json")
     args = parser.parse_args(argv)
+    check_config(args.config_id)
     measured = bench_results.start_measuring(["bench/bench_ab_commits.py", *(argv if argv is not None else sys.argv[1:])])
     t0 = time.perf_counter()
     rows: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}

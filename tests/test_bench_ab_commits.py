@@ -26,3 +26,9 @@ def test_an_unsolved_seed_is_the_slowest_and_counts_at_infinity_in_the_median() 
     assert s["solved"] == 2 and s["seeds"] == 3
     assert s["slowest_seed"] == 2 and s["slowest"] == 300000  # unsolved outranks a slow solve
     assert s["median"] == 400000  # the sorted sample is 8192, 400000, inf
+
+
+def test_a_preset_this_checkout_cannot_resolve_is_refused_before_any_commit_is_exported() -> None:
+    with pytest.raises(SystemExit, match="no variant 'nope'"):
+        ab.check_config("CartPole-v1:nope")
+    ab.check_config("CartPole-v1:ppo")  # a preset that resolves passes
