@@ -117,6 +117,11 @@ def test_retry_json_plans_then_trains(runs: tuple[Path, Any], capsys: pytest.Cap
     capsys.readouterr()
     solved = run_json(capsys, "retry", real.short, *sets(["max_env_steps=2048", "reward_threshold=5"]), *rd)
     assert solved["run"]["summary"]["solved"] and "helped" in solved["verdict"]
+    # A retry trains the parent's seed only: a verdict that calls the change good says so and names the
+    # command that judges it over seeds.
+    seed = solved["run"]["seed"]
+    assert f"helped on seed {seed}:" in solved["verdict"], solved["verdict"]
+    assert f"one seed, which can be luck: gsolve fix {real.short} judges the change over 3 seeds" in solved["verdict"]
 
 
 def test_train_exit_code_of_every_ending() -> None:

@@ -277,7 +277,8 @@ def cmd_retry(args: argparse.Namespace) -> int:
                         applied_changes=applied, overrides=overrides, config_origin=resolved.origin)
         result.run = run_details(store, trained.run_dir)
         result.comparison = compare_runs(store, [info.run_id, trained.run_id])
-        result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id)
+        flags = "".join(f" {shlex.quote(f)}" for f in env_modules.recorded_flags(store.config(run_dir)))
+        result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id, cfg.seed, flags)
         code = train_exit_code(trained.status, trained.solved_at is not None, cfg.reward_threshold, args.no_fail)
         if not args.json:
             solved = "solved" if trained.solved else "not solved"

@@ -28,16 +28,22 @@ class RetryResult(BaseModel):
     verdict: str | None = Field(default=None, description="did the change help, in one sentence")
 
 
-def retry_verdict(comparison: Comparison, parent: str, child: str) -> str | None:
-    """One sentence: did the retry (``child``) do better than ``parent``? None if either is missing."""
+def retry_verdict(comparison: Comparison, parent: str, child: str, seed: int | None = None,
+                  flags: str = "") -> str | None:
+    """One sentence: did the retry (``child``) do better than ``parent``, on their one seed? None if either is
+    missing. A retry trains the parent's seed only, so a sentence that calls the change good says so and names
+    the command that judges it over seeds (``flags``: the run's --env-package/--env-class, for that command)."""
     after = next((r for r in comparison.runs if r.run_id == child), None)
     before = next((r for r in comparison.runs if r.run_id == parent), None)
     if after is None or before is None:
         return None
+    on = f"on seed {seed}" if seed is not None else "on this seed"
+    over_seeds = (f" (one seed, which can be luck: gsolve fix {parent}{flags} judges the change over 3 seeds, "
+                  f"beside your unchanged config)")
     if after.solved and not before.solved:
-        return "the change helped: the retry solved and the parent did not"
+        return f"the change helped {on}: the retry solved and the parent did not{over_seeds}"
     if after.solved and before.solved:
-        return f"both solved; first to the threshold: {comparison.first_to_threshold_env_steps}"
+        return f"both solved {on}; first to the threshold: {comparison.first_to_threshold_env_steps}"
     if (after.best_eval_return or float("-inf")) > (before.best_eval_return or float("-inf")):
-        return "not solved yet, but the best evaluation improved"
-    return "the change did not help on this seed; diagnose the retry for the next step"
+        return f"not solved yet, but the best evaluation improved {on}{over_seeds}"
+    return f"the change did not help {on}; diagnose the retry for the next step"
