@@ -83,6 +83,19 @@ def spawn_detached(cmd: list[str], log_path: Path,
         )
 
 
+def start_coordinator(cmd: list[str], log_path: Path, claim: Callable[[int], None]) -> int:
+    """Start a job's coordinator (``gsolve fix`` / ``gsolve sweep --resume``) detached, reaped, and return its
+    pid. ``claim(pid)`` then writes the pid into the job's record unless the coordinator has written its own:
+    its pid now, not when it has started, so a coordinator that dies on the way (a bad install, a config that no
+    longer resolves, a locked storage) reads as crashed at once instead of 'running' until its record goes stale
+    (60 s). The coordinator takes a second to import before it writes its record, so the claim does not
+    overwrite the coordinator's own write."""
+    proc = spawn_detached(cmd, log_path)
+    reap(proc)
+    claim(proc.pid)
+    return proc.pid
+
+
 class TrainerLaunch(NamedTuple):
     """A trainer process started by :func:`start_trainer`; ``proc`` is for the caller to wait on."""
 

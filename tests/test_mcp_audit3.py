@@ -112,14 +112,14 @@ async def test_a_sweep_whose_coordinator_dies_at_start_says_so_with_its_log(tmp_
     import subprocess
     import sys
 
-    from gymnasium_solver.sweeps import launch
+    from gymnasium_solver import launcher
 
     def dies_at_once(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:
             return subprocess.Popen([sys.executable, "-c", "raise SystemExit('ValueError: the storage is locked')"],
                                     stdout=log, stderr=subprocess.STDOUT)
 
-    monkeypatch.setattr(launch, "spawn_detached", dies_at_once)
+    monkeypatch.setattr(launcher, "spawn_detached", dies_at_once)  # start_coordinator's
     async with Client(create_server(tmp_path)) as client:
         failed, started = await _call(client, "start_sweep", {
             "config_id": "CartPole-v1:ppo", "space": {"n_epochs": {"type": "int", "low": 2, "high": 8}}, "n_trials": 2})
@@ -200,7 +200,7 @@ async def test_a_fix_whose_coordinator_dies_at_start_says_so_with_its_log(real_r
     import subprocess
     import sys
 
-    from gymnasium_solver.experiments import launch
+    from gymnasium_solver import launcher
 
     def dies_at_once(cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:
@@ -209,7 +209,7 @@ async def test_a_fix_whose_coordinator_dies_at_start_says_so_with_its_log(real_r
 
     runs = tmp_path / "runs"
     shutil.copytree(real_runs.runs_dir / real_runs.short, runs / real_runs.short)
-    monkeypatch.setattr(launch, "spawn_detached", dies_at_once)
+    monkeypatch.setattr(launcher, "spawn_detached", dies_at_once)  # start_coordinator's
     async with Client(create_server(runs)) as client:
         failed, started = await _call(client, "fix_run", {"run_id": real_runs.short, "max_trials": 1})
         assert not failed, started

@@ -42,7 +42,7 @@ from gymnasium_solver.experiments.runner import (
     MAX_SEEDS,
     MAX_TIMEOUT_SECONDS,
 )
-from gymnasium_solver.launcher import reap, spawn_detached
+from gymnasium_solver.launcher import start_coordinator
 from gymnasium_solver.run_store import RunStore
 
 
@@ -200,17 +200,16 @@ def start_detached(
            "--require", str(record.required), *env_modules.granted_flags()]
     if parallel is not None:
         cmd += ["--parallel", str(parallel)]
-    proc = spawn_detached(cmd, Path(log))
-    reap(proc)
-    # Its pid now, not when it starts its trials: a coordinator that dies on the way (a bad install, a config that
-    # no longer resolves) then reads as crashed at once instead of 'running' until its record goes stale (60 s).
-    # It takes a second to import before it writes its record, so this write does not overwrite its own.
-    if read_record(runs_dir, record.experiment_id).pid is None:
-        record.pid, record.host = proc.pid, socket.gethostname()
-        write_record(runs_dir, record)
+
+    def claim(pid: int) -> None:
+        if read_record(runs_dir, record.experiment_id).pid is None:
+            record.pid, record.host = pid, socket.gethostname()
+            write_record(runs_dir, record)
+
+    pid = start_coordinator(cmd, Path(log), claim)
     return ExperimentStart(
         experiment_id=record.experiment_id, parent_run_id=record.parent_run_id, config_id=record.config_id,
-        candidates=record.candidates, pid=proc.pid, log=str(log),
+        candidates=record.candidates, pid=pid, log=str(log),
         note=f"{len(record.candidates)} candidates on seed {record.seed} and your unchanged config on "
         f"{len(record.baseline_seeds)} fresh seeds started in the background (candidates that solve go on to the fresh "
         f"seeds; at most {timeout_seconds:g}s); call get_fix(experiment_id={record.experiment_id!r}) until "

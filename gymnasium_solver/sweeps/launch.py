@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.seeds import SEED_STATISTICS
-from gymnasium_solver.launcher import reap, spawn_detached
+from gymnasium_solver.launcher import start_coordinator
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import (
     Backend,
@@ -136,17 +136,16 @@ def start_detached(plan: SweepPlan, runs_dir: Path) -> SweepStart:
     log = sweeps_dir(runs_dir) / log_name(record.sweep_id)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "sweep", record.config_id, "--resume", record.sweep_id,
            "--runs-dir", str(runs_dir), "--parallel", str(record.parallel), *env_modules.granted_flags()]
-    proc = spawn_detached(cmd, log)
-    reap(proc)
-    # Its pid now, not when it has opened the study: a coordinator that dies on the way (a bad install, a locked
-    # storage) then reads as crashed at once instead of 'not started yet' until its record goes stale (60 s).
-    # It takes a second to import before it writes its record, so this write does not overwrite its own.
-    if read_record(runs_dir, record.sweep_id).pid is None:
-        record.pid, record.message = proc.pid, f"starting: coordinator pid {proc.pid}"
-        write_record(runs_dir, record)
+
+    def claim(pid: int) -> None:
+        if read_record(runs_dir, record.sweep_id).pid is None:
+            record.pid, record.message = pid, f"starting: coordinator pid {pid}"
+            write_record(runs_dir, record)
+
+    pid = start_coordinator(cmd, log, claim)
     return SweepStart(
         sweep_id=record.sweep_id, config_id=record.config_id, n_trials=record.n_trials, parallel=record.parallel,
-        space=record.space, pid=proc.pid, log=str(log),
+        space=record.space, pid=pid, log=str(log),
         note=f"{record.n_trials} trials started in the background, {record.parallel} at a time (at most "
         f"{record.timeout_seconds:g}s); call get_sweep(sweep_id={record.sweep_id!r}) for progress and the best "
         f"trial so far")
