@@ -105,7 +105,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "whose diagnosis is the one that scored it at f2674c8; training "
                                                    "numerics are 199263c's numpy tanh)",
                  "fix_verdicts_no_preset_21.json": "heldout30 (environments without a preset; blind: run at f437d14, "
-                                                   "whose diagnosis is the one that scored it at bb92ee7)"}
+                                                   "whose diagnosis is the one that scored it at bb92ee7)",
+                 "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
+                                                             "planted key (x05, u04, u30, v22, t67, t68), re-run "
+                                                             "after aef3da1 let the extend rung try four times the "
+                                                             "budget when twice raised an unsolved seed's best "
+                                                             "evaluation, a change t68 prompted (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
