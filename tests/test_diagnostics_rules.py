@@ -639,3 +639,15 @@ def test_a_near_miss_shows_figures_that_agree_with_its_gap() -> None:
     texts = [d.summary, *(e.observed for f in d.findings for e in f.evidence), *(f.title for f in d.findings)]
     assert not any("475 of 475" in t for t in texts), texts
     assert "best eval 98.6 of 475 (gap 376," in run(unsolved(healthy_series(), peak=98.6)).summary  # as before
+
+
+
+def test_a_network_without_hidden_layers_is_compared_not_crashed_on() -> None:
+    """hidden_sizes=[] (the observation straight to the heads) against a reference's [64, 64]: the comparison
+    took min() of the empty list and raised (a blind held-out set's two such runs stopped its scoring). No hidden
+    layer is narrower than any: going back to the reference's layers is an increase."""
+    from gymnasium_solver.diagnostics.deviations import _direction, narrowest
+
+    assert narrowest([]) == 0 and narrowest([64, 32]) == 32
+    assert _direction("hidden_sizes", [], [64, 64]) == "increase"
+    assert _direction("hidden_sizes", [64, 64], []) == "decrease"

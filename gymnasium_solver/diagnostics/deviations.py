@@ -88,6 +88,12 @@ def _ratio(value: Any, preset: Any) -> float | None:
     return a / b if b else None
 
 
+def narrowest(hidden_sizes: Any) -> int:
+    """The narrowest hidden layer's units; 0 for ``[]``, no hidden layer (the observation goes straight to the
+    heads: a linear network)."""
+    return min((int(h) for h in hidden_sizes), default=0)
+
+
 def _direction(key: str, value: Any, preset: Any) -> str:
     if value is None:
         return "enable"
@@ -96,7 +102,7 @@ def _direction(key: str, value: Any, preset: Any) -> str:
     if isinstance(preset, bool):
         return "enable" if preset else "disable"
     if key == "hidden_sizes":
-        return "increase" if min(preset) > min(value) else "decrease"
+        return "increase" if narrowest(preset) > narrowest(value) else "decrease"
     try:
         return "increase" if start_value(value) < start_value(preset) else "decrease"
     except (TypeError, ValueError):
@@ -133,7 +139,7 @@ def size(key: str, value: Any, preset: Any, config: Mapping[str, Any], ref: Mapp
         return (f"GAE credit horizon 1/(1-gamma*lambda) ~ {fmt(horizon(g * value))} steps vs {owner} "
                 f"{fmt(horizon(g * preset))}")
     if key == "hidden_sizes":
-        return f"narrowest layer {min(value)} units vs {owner} {min(preset)} ({value} vs {preset})"
+        return f"narrowest layer {narrowest(value)} units vs {owner} {narrowest(preset)} ({value} vs {preset})"
     if key == "log_std_init":
         return _std_size(float(value), float(preset), config, ref, data, info, owner)
     if key == "max_grad_norm" and value is not None and preset is not None:
