@@ -651,3 +651,14 @@ def test_a_network_without_hidden_layers_is_compared_not_crashed_on() -> None:
     assert narrowest([]) == 0 and narrowest([64, 32]) == 32
     assert _direction("hidden_sizes", [], [64, 64]) == "increase"
     assert _direction("hidden_sizes", [64, 64], []) == "decrease"
+
+
+def test_a_network_without_hidden_layers_is_too_small() -> None:
+    """hidden_sizes=[] is the smallest network there is (linear in the observation); the rule took the empty list
+    for no setting at all and said nothing."""
+    d = run(unsolved(healthy_series()), {"hidden_sizes": []})
+    f = next(f for f in d.findings if f.id == "network_too_small")
+    assert "no hidden layer (linear in the observation)" in f.evidence[0].observed
+    assert f.suggested_changes[0].key == "hidden_sizes" and f.suggested_changes[0].direction == "increase"
+    assert run(unsolved(healthy_series()), {"hidden_sizes": [64, 64]}).findings == [
+        g for g in run(unsolved(healthy_series())).findings]  # a sized network: nothing said about it

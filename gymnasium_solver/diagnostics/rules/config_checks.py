@@ -13,6 +13,7 @@ from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, ev
+from gymnasium_solver.diagnostics.deviations import narrowest
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import (
     action_half_range,
@@ -152,15 +153,16 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
 @rule("network_too_small")
 def network_too_small(ctx: Ctx) -> Finding | None:
     hidden = ctx.config.get("hidden_sizes")
-    if not hidden or not failing(ctx):
+    if hidden is None or not failing(ctx):
         return None
-    width = min(int(h) for h in hidden)
+    width = narrowest(hidden)  # 0 for [], no hidden layer: a linear policy and value
     dev = ctx.deviation("hidden_sizes", -1)
-    small_rel = dev is not None and width < T.NETWORK_PRESET_RATIO.value * min(dev.preset)
+    small_rel = dev is not None and width < T.NETWORK_PRESET_RATIO.value * narrowest(dev.preset)
     if not (width <= T.NETWORK_MIN_WIDTH.value or small_rel):
         return None
-    evidence = [Evidence(metric="config:hidden_sizes", observed=f"hidden_sizes={hidden}: narrowest layer {width} "
-                         "unit(s)" + (f" vs {possessive(dev.reference)} {min(dev.preset)}" if dev else ""),
+    layers = f"narrowest layer {width} unit(s)" if hidden else "no hidden layer (linear in the observation)"
+    evidence = [Evidence(metric="config:hidden_sizes", observed=f"hidden_sizes={hidden}: {layers}"
+                         + (f" vs {possessive(dev.reference)} {narrowest(dev.preset)}" if dev else ""),
                          healthy=f"> {T.NETWORK_MIN_WIDTH.value:g} units ({T.NETWORK_MIN_WIDTH.source})")]
     band = ctx.bands.get(M.EXPLAINED_VARIANCE)
     if band is not None:
@@ -171,8 +173,9 @@ def network_too_small(ctx: Ctx) -> Finding | None:
         id="network_too_small", severity=Severity.WARNING, score=0.88,
         title="The network is too small to represent the policy or the value",
         evidence=evidence,
-        cause=f"A {width}-unit layer squeezes the observation through {width} number(s): neither the policy nor "
-        "the value function can fit the task, whatever the budget.",
+        cause=(f"A {width}-unit layer squeezes the observation through {width} number(s)" if hidden else
+               "Without a hidden layer the policy and the value (or Q-values) are linear functions of the "
+               "observation") + ": neither the policy nor the value function can fit the task, whatever the budget.",
         suggested_changes=[fix],
     )
 
