@@ -380,16 +380,13 @@ class FixJob:
         else:
             arm = next((a for a in arms.values() if a.name == self.record.extended), None)
             longer = extended_name(self.record.extended or "", EXTEND_FACTORS[self.extends - 1])
-            if arm is None or not self._closer(arm.name, longer):
+            if arm is not None and not self._closer(arm.name, longer):
                 arm = None
-        self.extends += 1
-        if arm is None:
+        changes = None if arm is None else longer_budget(self.record, arm.changes, factor)
+        if arm is None or changes is None or vd._key(changes) in arms or not self._trainable(changes):
             self.extends = len(EXTEND_FACTORS)  # nothing to extend now means nothing later either
             return
-        changes = longer_budget(self.record, arm.changes, factor)
-        if changes is None or vd._key(changes) in arms or not self._trainable(changes):
-            self.extends = len(EXTEND_FACTORS)
-            return
+        self.extends += 1
         self.record.extended = arm.name
         name = extended_name(arm.name, factor)
         self.queue.extend(self._add(name, changes, s, "extend") for s in self.seeds)
@@ -397,6 +394,7 @@ class FixJob:
     def _closer(self, shorter: str, longer: str) -> bool:
         """Did arm ``longer`` (``shorter`` with more budget) run out of budget on a seed where its best evaluation
         is higher than ``shorter``'s there? Then more budget may finish that seed."""
+
         def best(name: str, outcome: str | None = None) -> dict[int | None, float]:
             return {t.seed: t.best_eval for t in self.record.trials if t.candidate == name and t.best_eval is not None
                     and (outcome is None or t.outcome == outcome)}
