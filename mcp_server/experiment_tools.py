@@ -8,12 +8,12 @@ get_experiment: named after `gsolve fix` now, one name per use case.)
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from gymnasium_solver.config import env_modules
+from gymnasium_solver.config import env_modules, in_our_names
 from gymnasium_solver.contract.locations import LocationPolicy
 from gymnasium_solver.experiments import (
     ExperimentRecord,
@@ -46,6 +46,11 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             int, Field(ge=1, le=MAX_SEEDS, description="seeds the verdict is taken on: the run's own, then fresh "
                        "ones (1 = its own seed only: no baseline, a one-seed verdict)")
         ] = DEFAULT_SEEDS,
+        changes: Annotated[
+            dict[str, Any] | None,
+            Field(description="your own change to judge, e.g. {'learning_rate': 0.001}: tried first, on the same "
+                  "seeds beside the diagnosis' candidates and the unchanged config (the RL Zoo's names are read too)"),
+        ] = None,
     ) -> ExperimentStart:
         """Use after diagnose_run to prove a fix before recommending it: trains each candidate change (the
         findings' suggestions, preset deviations reverted, then the RL Zoo entry's settings the diagnosis does
@@ -56,13 +61,15 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         cfg = store.config(parent)
         # Its trials make the run's environment: refused now, naming the flag, unless this server was granted it.
         env_modules.require(str(cfg.get("env_id")), cfg.get("env_package") or (), cfg.get("env_class"))
-        policy.check_config(cfg, store.runs_dir, f"trials of {parent.name} (they inherit its config)")
+        own = in_our_names(changes, "changes").values if changes else None
+        trial_cfg = {**cfg, **(own or {})}  # the trials' config: the run's, with your change
+        what = f"trials of {parent.name} (they inherit its config{' and your change' if own else ''})"
+        policy.check_config(trial_cfg, store.runs_dir, what)
         if limits is not None:
-            check_budget(limits, int(cfg.get("max_env_steps") or 0), int(cfg.get("n_envs") or 1),
-                         f"trials of {parent.name} (they inherit its config)")
+            check_budget(limits, int(trial_cfg.get("max_env_steps") or 0), int(trial_cfg.get("n_envs") or 1), what)
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), default_parallel())
-        return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds)
+        return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds, own=own)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_fix(

@@ -121,7 +121,8 @@ def test_retry_json_plans_then_trains(runs: tuple[Path, Any], capsys: pytest.Cap
     # command that judges it over seeds.
     seed = solved["run"]["seed"]
     assert f"helped on seed {seed}:" in solved["verdict"], solved["verdict"]
-    assert f"one seed, which can be luck: gsolve fix {real.short} judges the change over 3 seeds" in solved["verdict"]
+    assert (f"one seed, which can be luck: gsolve fix {real.short} --set max_env_steps=2048 --set reward_threshold=5 "
+            "judges the change over 3 seeds") in solved["verdict"], solved["verdict"]
 
 
 def test_train_exit_code_of_every_ending() -> None:
@@ -146,6 +147,11 @@ def test_fix_not_fixed_exits_3_with_its_record(runs: tuple[Path, Any], capsys: p
     record = run_json(capsys, "fix", real.short, "--max-trials", "1", "--parallel", "1", "--runs-dir", str(d),
                       codes=(ExitCode.UNSOLVED,))
     assert record["verdict"] == "not_fixed"
+    # --set: your own change is the first candidate, in our names (the Zoo's n_timesteps read as max_env_steps)
+    record = run_json(capsys, "fix", real.short, "--set", "n_timesteps=4096", "--max-trials", "1", "--parallel", "1",
+                      "--runs-dir", str(d), codes=(ExitCode.UNSOLVED,))
+    assert [(c["name"], c["source"], c["changes"]) for c in record["candidates"]] == [
+        ("your change", "yours", {"max_env_steps": 4096})]
 
 
 def test_sweep_and_sweep_check_without_a_solve_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str],

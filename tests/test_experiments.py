@@ -113,7 +113,7 @@ def test_candidates_are_deduplicated_and_capped() -> None:
 
 
 def test_no_candidates_says_what_to_do_instead() -> None:
-    with pytest.raises(NoCandidatesError, match=r"gsolve retry 20260101-000000-abcd --set key=value"):
+    with pytest.raises(NoCandidatesError, match=r"judge your own change over seeds with `gsolve fix 20260101-000000-abcd --set key=value`"):
         build_candidates(diagnosis([finding("info_only", Severity.INFO, change("gamma", 0.9))]), {})
     with pytest.raises(ValueError, match="max_trials must be between 1 and"):
         build_candidates(diagnosis([]), {}, max_trials=0)
@@ -1066,3 +1066,45 @@ def test_the_winner_reports_its_own_seeds_trial() -> None:
     a = vd.arm_result(rec, "c", {"n_epochs": 4}, rec.trials)
     w = vd.make_winner(rec, a, None, "gsolve train ...")
     assert (w.run_id, w.solved_at_env_steps, w.seconds, w.seeds_solved, w.seeds) == ("c0", 1000, 1.5, 2, 2)
+
+
+def test_your_own_change_is_planned_first_and_judged_like_every_candidate(tmp_path: Path) -> None:
+    """`gsolve fix RUN --set k=v` / fix_run(changes=...): your change is the first candidate (a diagnosis candidate
+    that makes the same change is yours then, tried once); one that cannot train, or that is the run's config
+    already, is refused in a sentence before anything is planned."""
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    store, run_id = _p02_store(tmp_path)
+    rec = plan_experiment(store, run_id, own={"learning_rate": 0.001})
+    assert rec.candidates[0].name == "your change" and rec.candidates[0].source == "yours"
+    assert rec.candidates[0].set_args == ["learning_rate=0.001"]
+    assert [t.candidate for t in rec.trials if t.role == "screen"][0] == "your change"
+    # the same change as a diagnosis candidate: yours, once
+    rec = plan_experiment(store, run_id, own={"n_envs": 16})
+    assert [c.name for c in rec.candidates].count("your change") == 1 and "revert n_envs" not in [
+        c.name for c in rec.candidates]
+    with pytest.raises(ValueError, match=r"your change \(batch_size=128\) cannot train: batch_size \(128\) is larger"):
+        plan_experiment(store, run_id, own={"batch_size": 128})
+    with pytest.raises(ValueError, match=r"your change \(n_envs=1\) is run .* config already: nothing to judge"):
+        plan_experiment(store, run_id, own={"n_envs": 1})
+    with pytest.raises(ValueError, match="learning_rat"):
+        plan_experiment(store, run_id, own={"learning_rat": 0.001})
+
+
+def test_the_verdict_says_how_your_own_change_did_when_another_wins(tmp_path: Path) -> None:
+    """Your change (c0 renamed as `gsolve fix --set` names it) solves seed 0 and fails seed 1; gamma solves all
+    three: gamma wins, and the message says what your change did on the seeds it ran."""
+    from gymnasium_solver.experiments.candidates import YOURS
+
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(GAMMA, 0): [("solved", 1200)],
+               key(GAMMA, 1): [("solved", 1300)], key(GAMMA, 2): [("solved", 1400)],
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec = record_for(tmp_path, [LR, GAMMA], seeds=3)
+    rec.candidates[0] = rec.candidates[0].model_copy(update={"name": YOURS, "source": "yours"})
+    for t in rec.trials:
+        if t.candidate == "c0":
+            t.candidate = YOURS
+    rec = run_experiment(RunStore(tmp_path), rec, ScriptedBackend(tmp_path, scripts, capacity=1))
+    assert rec.winner is not None and rec.winner.candidate == "c1"
+    assert ("Your change, learning_rate=0.004, solved 1 of 2 seeds (seed 0: 1,000, seed 1: 2,000 (not solved)).") \
+        in rec.message, rec.message

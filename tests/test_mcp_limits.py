@@ -18,6 +18,7 @@ from mcp import Client
 from gymnasium_solver import launcher
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.experiments.record import experiments_dir
 from mcp_server.common import describe_error
 from mcp_server.server import create_server
 
@@ -182,3 +183,18 @@ def test_describe_error_never_shows_a_path_outside_the_runs_folder(tmp_path: Pat
     outside = describe_error(FileNotFoundError(errno.ENOENT, "No such file", "/var/lib/x/run.log"), tmp_path)
     assert "/var/lib" not in outside and "run.log" in outside
     assert describe_error(TimeoutError(), tmp_path) == "an operation timed out: retry in a moment (TimeoutError)"
+
+
+async def test_your_change_to_a_fix_is_held_to_the_caps_too(real_runs: RealRuns, tmp_path: Path) -> None:
+    """fix_run(changes=...) trains your change in its trials: a budget above the server's cap is refused like a
+    start_training's, naming the cap, and nothing is planned."""
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    _copy_run(real_runs, runs_dir, real_runs.short)
+    limits = launcher.StartLimits(max_live_runs=4, max_env_steps=1_000_000, max_n_envs=8)
+    async with Client(create_server(runs_dir, limits)) as client:
+        res = await client.call_tool("fix_run", {"run_id": real_runs.short, "changes": {"n_timesteps": 20_000_000}})
+        assert res.is_error
+        text = _text(res)
+        assert "max_env_steps=20,000,000" in text and "--max-env-steps" in text and "your change" in text, text
+    assert not experiments_dir(runs_dir).exists() or not any(experiments_dir(runs_dir).iterdir())

@@ -26,6 +26,7 @@ from gymnasium_solver.experiments.parent import ParentConfig, parent_config
 from gymnasium_solver.experiments.retry import RetryResult, retry_verdict
 from gymnasium_solver.experiments.runner import command_line
 from gymnasium_solver.imports.mapping import source_setting
+from gymnasium_solver.launcher import override_pairs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -277,8 +278,9 @@ def cmd_retry(args: argparse.Namespace) -> int:
                         applied_changes=applied, overrides=overrides, config_origin=resolved.origin)
         result.run = run_details(store, trained.run_dir)
         result.comparison = compare_runs(store, [info.run_id, trained.run_id])
-        flags = "".join(f" {shlex.quote(f)}" for f in env_modules.recorded_flags(store.config(run_dir)))
-        result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id, cfg.seed, flags)
+        judge = "".join(f" {shlex.quote(a)}" for a in [*(x for pair in override_pairs(applied) for x in ("--set", pair)),
+                                                      *env_modules.recorded_flags(store.config(run_dir))])
+        result.verdict = retry_verdict(result.comparison, info.run_id, trained.run_id, cfg.seed, judge)
         code = train_exit_code(trained.status, trained.solved_at is not None, cfg.reward_threshold, args.no_fail)
         if not args.json:
             solved = "solved" if trained.solved else "not solved"

@@ -14,6 +14,7 @@ import sys
 
 from gymnasium_solver.cli.env import add_env_module_flags, require_run
 from gymnasium_solver.cli.error import CliError, ExitCode
+from gymnasium_solver.config import in_our_names, parse_overrides
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
@@ -36,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("run", help="run id, unique prefix of one, or @last")
     p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")
+    p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="your own change, tried first and judged on the same seeds beside the diagnosis' "
+                   "candidates and your unchanged config (the RL Zoo's and SB3's key names are read too)")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"seeds every verdict is taken on: the run's own, then fresh ones (default {DEFAULT_SEEDS}; "
                    f"1 = the run's seed only, no baseline)")
@@ -78,6 +82,9 @@ def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
     if args.parallel is not None and args.parallel < 1:
         raise CliError(f"--parallel must be at least 1, got {args.parallel}")
     if args.experiment_id and args.experiment_id in list_experiment_ids(store.runs_dir):
+        if args.overrides:
+            raise CliError(f"--set is for a new experiment; experiment {args.experiment_id} has its candidates "
+                           f"already (start a new one: gsolve fix {args.run} --set ...)")
         record = read_record(store.runs_dir, args.experiment_id)
         if store.resolve(args.run).name != record.parent_run_id:
             raise CliError(f"experiment {args.experiment_id} is for run {record.parent_run_id}, not {args.run}")
@@ -86,8 +93,12 @@ def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
                            f"start a new one with gsolve fix {record.parent_run_id}")
         return record
     try:
+        own = in_our_names(parse_overrides(args.overrides), "--set") if args.overrides else None
+        for note in own.notes if own is not None else []:
+            print(f"gsolve fix: note: {note}", file=sys.stderr)
         return plan_experiment(store, args.run, args.max_trials, experiment_id=args.experiment_id,
-                               timeout_seconds=args.timeout, seeds=args.seeds, required=args.require)
+                               timeout_seconds=args.timeout, seeds=args.seeds, required=args.require,
+                               own=own.values if own is not None else None)
     except ValueError as exc:
         raise CliError(str(exc)) from None
 

@@ -34,8 +34,19 @@ class Candidate(BaseModel):
     name: str = Field(description="short label, e.g. 'finding approx_kl_low' or 'revert learning_rate'")
     changes: dict[str, Any] = Field(description="top-level config keys -> values, applied over the parent's overrides")
     set_args: list[str] = Field(description="the changes as `--set KEY=VALUE` arguments")
-    source: Literal["finding", "revert", "revert_all"]
+    source: Literal["finding", "revert", "revert_all", "yours"] = Field(description="yours: the change you gave (--set / fix_run's changes), judged beside the rest")
     why: str = Field(description="where the change comes from: the finding's title or the preset deviation")
+
+
+YOURS = "your change"
+
+
+def yours_first(own: Mapping[str, Any], candidates: list[Candidate]) -> list[Candidate]:
+    """``candidates`` with your own change set first (as ``YOURS``), and without a candidate that makes the same
+    changes (it is yours then, judged once)."""
+    mine = Candidate(name=YOURS, changes=dict(own), set_args=override_pairs(dict(own)), source="yours",
+                     why="your change, judged on the same seeds beside the diagnosis' candidates")
+    return [mine, *(c for c in candidates if _canonical(c.changes) != _canonical(own))]
 
 
 def _canonical(changes: Mapping[str, Any]) -> str:
@@ -126,7 +137,7 @@ def build_candidates(
             f"nothing to try for run {diagnosis.run_id}: its diagnosis (verdict {diagnosis.verdict}) suggests no "
             f"config change and its config does not differ from the preset {diagnosis.config_id} (nor from the RL "
             f"Zoo's entry, where it has one); "
-            f"see why with `gsolve diagnose {diagnosis.run_id}`, or test your own change with "
-            f"`gsolve retry {diagnosis.run_id} --set key=value`"
+            f"see why with `gsolve diagnose {diagnosis.run_id}`, or judge your own change over seeds with "
+            f"`gsolve fix {diagnosis.run_id} --set key=value`"
         )
     return out[:max_trials]

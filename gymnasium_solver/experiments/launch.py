@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +26,7 @@ from gymnasium_solver.experiments.candidates import (
     Candidate,
     NoCandidatesError,
     build_candidates,
+    yours_first,
 )
 from gymnasium_solver.experiments.parent import ParentConfig, parent_config, refusal
 from gymnasium_solver.experiments.record import (
@@ -42,7 +45,7 @@ from gymnasium_solver.experiments.runner import (
     MAX_SEEDS,
     MAX_TIMEOUT_SECONDS,
 )
-from gymnasium_solver.launcher import start_coordinator
+from gymnasium_solver.launcher import override_pairs, start_coordinator
 from gymnasium_solver.run_store import RunStore
 
 
@@ -55,10 +58,12 @@ def plan_experiment(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     seeds: int = DEFAULT_SEEDS,
     required: int | None = None,
+    own: Mapping[str, Any] | None = None,
 ) -> ExperimentRecord:
     """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written):
     each candidate on the run's own seed, and the run's unchanged config on ``seeds - 1`` fresh seeds.
-    A winner must solve ``required`` of the ``seeds`` seeds (default: all).
+    A winner must solve ``required`` of the ``seeds`` seeds (default: all). ``own``: your change set, tried
+    first (within ``max_trials``) and judged like every candidate.
 
     Raises ValueError (unknown run, a run still training, nothing to try, bad bounds) with what to do instead.
     """
@@ -87,12 +92,26 @@ def plan_experiment(
                          f"(to tune it, start runs with your own changes: gsolve retry {info.run_id} --set key=value)")
     parent = parent_config(run_dir, info)  # the run's config as recorded, even if its preset changed since
     diagnosis = diagnose_run_dir(store, run_dir)
-    candidates, refused = trainable(info.config_id, parent,
-                                    build_candidates(diagnosis, parent.overrides, MAX_TRIALS_LIMIT))
+    try:
+        planned = build_candidates(diagnosis, parent.overrides, MAX_TRIALS_LIMIT)
+    except NoCandidatesError:
+        if not own:
+            raise
+        planned = []  # the diagnosis has nothing to add: your change is judged alone, beside your config
+    if own:
+        mine = dict(own)
+        if (why := refusal(info.config_id, parent, mine)) is not None:
+            raise ValueError(f"your change ({' '.join(override_pairs(mine))}) cannot train: {why}")
+        recorded = store.config(run_dir)  # the run's whole config as it trained
+        if all(k in recorded and recorded[k] == v for k, v in mine.items()):
+            raise ValueError(f"your change ({' '.join(override_pairs(mine))}) is run {info.run_id}'s config already: "
+                             f"nothing to judge; give a value it does not have")
+        planned = yours_first(mine, planned)
+    candidates, refused = trainable(info.config_id, parent, planned)
     if not candidates:
         raise NoCandidatesError(f"nothing to try for run {info.run_id}: the trainer refuses every candidate's config "
-                                f"({'; '.join(refused)}); test your own change with "
-                                f"`gsolve retry {info.run_id} --set key=value`")
+                                f"({'; '.join(refused)}); judge your own change over seeds with "
+                                f"`gsolve fix {info.run_id} --set key=value`")
     candidates = candidates[:max_trials]
     seed_list = [info.seed + i for i in range(seeds)]  # the run's own seed first, then fresh ones
     baseline_seeds = baseline_seed_list(seed_list)
@@ -188,9 +207,11 @@ def start_detached(
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     seeds: int = DEFAULT_SEEDS,
     required: int | None = None,
+    own: Mapping[str, Any] | None = None,
 ) -> ExperimentStart:
     """Plan the experiment, write its pending record and start its coordinator detached. Returns at once."""
-    record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required)
+    record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required,
+                             own=own)
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
     log = experiments_dir(runs_dir) / log_name(record.experiment_id)

@@ -29,17 +29,18 @@ class RetryResult(BaseModel):
 
 
 def retry_verdict(comparison: Comparison, parent: str, child: str, seed: int | None = None,
-                  flags: str = "") -> str | None:
+                  judge: str = "") -> str | None:
     """One sentence: did the retry (``child``) do better than ``parent``, on their one seed? None if either is
     missing. A retry trains the parent's seed only, so a sentence that calls the change good says so and names
-    the command that judges it over seeds (``flags``: the run's --env-package/--env-class, for that command)."""
+    the command that judges it over seeds (``judge``: that command's arguments after the run id, the change as
+    --set and the run's --env-package/--env-class)."""
     after = next((r for r in comparison.runs if r.run_id == child), None)
     before = next((r for r in comparison.runs if r.run_id == parent), None)
     if after is None or before is None:
         return None
     on = f"on seed {seed}" if seed is not None else "on this seed"
-    over_seeds = (f" (one seed, which can be luck: gsolve fix {parent}{flags} judges the change over 3 seeds, "
-                  f"beside your unchanged config)")
+    over_seeds = (f" (one seed, which can be luck: gsolve fix {parent}{judge} judges the change over 3 seeds, "
+                  f"beside your unchanged config and the diagnosis' other candidates)")
     if after.solved and not before.solved:
         return f"the change helped {on}: the retry solved and the parent did not{over_seeds}"
     if after.solved and before.solved:

@@ -21,6 +21,7 @@ import statistics
 from typing import Any
 
 from gymnasium_solver import launcher
+from gymnasium_solver.experiments.candidates import YOURS
 from gymnasium_solver.experiments.record import (
     BASELINE,
     ArmResult,
@@ -192,6 +193,10 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          "--seeds-per-trial, docs/sweeps.md).")
     elif baseline is not None and n > 1:
         parts.append(f"Your unchanged config solves {baseline.solved} of {baseline.ran} seeds ({_seeds_text(baseline)}).")
+    mine = next((a for a in record.arms if a.name == YOURS), None)
+    if mine is not None and (w is None or w.candidate != YOURS):
+        parts.append(f"Your change, {' '.join(mine.set_args)}, solved {mine.solved} of {mine.ran} seeds "
+                     f"({_seeds_text(mine)}).")
     if w is not None:
         spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
                   and w.max_env_steps is not None else "")
