@@ -1108,3 +1108,25 @@ def test_the_verdict_says_how_your_own_change_did_when_another_wins(tmp_path: Pa
     assert rec.winner is not None and rec.winner.candidate == "c1"
     assert ("Your change, learning_rate=0.004, solved 1 of 2 seeds (seed 0: 1,000, seed 1: 2,000 (not solved)).") \
         in rec.message, rec.message
+
+
+def test_a_fix_an_mcp_server_started_keeps_every_trial_within_its_caps(tmp_path: Path) -> None:
+    """The server's caps (gsolve mcp --max-env-steps / --max-n-envs) bound start_training's runs; a fix's trials
+    are runs too: a candidate whose config passes a cap is listed as refused with the cap, the rest planned; the
+    caps are in the record, so no later rung (a longer budget) goes past them either."""
+    from gymnasium_solver.experiments.launch import plan_experiment
+
+    store, run_id = _p02_store(tmp_path)
+    free = plan_experiment(store, run_id)
+    assert "revert max_env_steps" in [c.name for c in free.candidates]  # the preset's 300,000
+    rec = plan_experiment(store, run_id, caps={"max_env_steps": 200_000, "n_envs": 32})
+    assert rec.caps == {"max_env_steps": 200_000, "n_envs": 32}
+    names = [c.name for c in rec.candidates]
+    assert "revert max_env_steps" not in names and "revert n_envs" in names  # 300,000 steps; 16 envs
+    assert any(r.startswith("revert max_env_steps (max_env_steps=300000): max_env_steps=300,000 is above this "
+                            "server's cap of 200,000 (gsolve mcp --max-env-steps)") for r in rec.refused), rec.refused
+    # caps that leave nothing: the error says which cap refused each candidate
+    with pytest.raises(NoCandidatesError, match=r"n_envs=16 is above this server's cap of 8 \(gsolve mcp --max-n-envs\)"):
+        plan_experiment(store, run_id, caps={"max_env_steps": 100_000, "n_envs": 8})
+    job = FixJob(store, rec, None, None, 0)  # type: ignore[arg-type]
+    assert job._trainable({"max_env_steps": 163_840}) and not job._trainable({"max_env_steps": 327_680})  # 4x, 8x

@@ -59,11 +59,13 @@ def plan_experiment(
     seeds: int = DEFAULT_SEEDS,
     required: int | None = None,
     own: Mapping[str, Any] | None = None,
+    caps: Mapping[str, int] | None = None,
 ) -> ExperimentRecord:
     """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written):
     each candidate on the run's own seed, and the run's unchanged config on ``seeds - 1`` fresh seeds.
     A winner must solve ``required`` of the ``seeds`` seeds (default: all). ``own``: your change set, tried
-    first (within ``max_trials``) and judged like every candidate.
+    first (within ``max_trials``) and judged like every candidate. ``caps``: an MCP server's caps (parent.CAP_FLAGS)
+    no trial may exceed (a candidate past them is listed as refused, and no rung goes past them).
 
     Raises ValueError (unknown run, a run still training, nothing to try, bad bounds) with what to do instead.
     """
@@ -100,14 +102,14 @@ def plan_experiment(
         planned = []  # the diagnosis has nothing to add: your change is judged alone, beside your config
     if own:
         mine = dict(own)
-        if (why := refusal(info.config_id, parent, mine)) is not None:
+        if (why := refusal(info.config_id, parent, mine, caps)) is not None:
             raise ValueError(f"your change ({' '.join(override_pairs(mine))}) cannot train: {why}")
         recorded = store.config(run_dir)  # the run's whole config as it trained
         if all(k in recorded and recorded[k] == v for k, v in mine.items()):
             raise ValueError(f"your change ({' '.join(override_pairs(mine))}) is run {info.run_id}'s config already: "
                              f"nothing to judge; give a value it does not have")
         planned = yours_first(mine, planned)
-    candidates, refused = trainable(info.config_id, parent, planned)
+    candidates, refused = trainable(info.config_id, parent, planned, caps)
     if not candidates:
         raise NoCandidatesError(f"nothing to try for run {info.run_id}: the trainer refuses every candidate's config "
                                 f"({'; '.join(refused)}); judge your own change over seeds with "
@@ -121,6 +123,7 @@ def plan_experiment(
         seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, use_zoo=parent.use_zoo, created_at=now, updated_at=now,
         host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
         baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates, refused=refused,
+        caps=dict(caps or {}),
         trials=first_rung(candidates, seed_list, baseline_seeds),
         message=f"{len(candidates)} candidates planned on seed {info.seed}"
         + (f", your unchanged config on seeds {', '.join(map(str, baseline_seeds))}" if baseline_seeds else "")
@@ -129,13 +132,14 @@ def plan_experiment(
     )
 
 
-def trainable(config_id: str, parent: ParentConfig, candidates: list[Candidate]) -> tuple[list[Candidate], list[str]]:
+def trainable(config_id: str, parent: ParentConfig, candidates: list[Candidate],
+              caps: Mapping[str, int] | None = None) -> tuple[list[Candidate], list[str]]:
     """The candidates whose trial config the trainer accepts (parent.refusal), and a line for each it refuses:
     a candidate that cannot start is not a trial, and one refused config must not end the whole experiment."""
     ok: list[Candidate] = []
     refused: list[str] = []
     for c in candidates:
-        why = refusal(config_id, parent, c.changes)
+        why = refusal(config_id, parent, c.changes, caps)
         if why is None:
             ok.append(c)
         else:
@@ -208,10 +212,11 @@ def start_detached(
     seeds: int = DEFAULT_SEEDS,
     required: int | None = None,
     own: Mapping[str, Any] | None = None,
+    caps: Mapping[str, int] | None = None,
 ) -> ExperimentStart:
     """Plan the experiment, write its pending record and start its coordinator detached. Returns at once."""
     record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required,
-                             own=own)
+                             own=own, caps=caps)
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
     log = experiments_dir(runs_dir) / log_name(record.experiment_id)

@@ -128,6 +128,9 @@ class ExperimentRecord(BaseModel):
     refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "
                                "their config, each with why (e.g. a batch larger than the run's rollout)")
     trials: list[Trial]
+    caps: dict[str, int] = Field(default_factory=dict, description="a fix an MCP server started: the server's caps "
+                                 "(max_env_steps, n_envs) no trial may exceed; a candidate or longer budget past "
+                                 "them is not tried")
     extended: str | None = Field(default=None, description="the arm the extend rung retried with a longer budget "
                                  "(it solved some seeds within the run's budget, not the required ones)")
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "

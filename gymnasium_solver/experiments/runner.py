@@ -403,7 +403,7 @@ class FixJob:
 
     def _trainable(self, changes: dict[str, Any]) -> bool:
         """Does the trainer accept the parent's config with ``changes``? (The same check the plan made.)"""
-        return refusal(self.record.config_id, record_parent(self.record), changes) is None
+        return refusal(self.record.config_id, record_parent(self.record), changes, self.record.caps) is None
 
     def _say(self, t: Trial) -> None:
         self.done += 1
