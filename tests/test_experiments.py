@@ -1130,3 +1130,16 @@ def test_a_fix_an_mcp_server_started_keeps_every_trial_within_its_caps(tmp_path:
         plan_experiment(store, run_id, caps={"max_env_steps": 100_000, "n_envs": 8})
     job = FixJob(store, rec, None, None, 0)  # type: ignore[arg-type]
     assert job._trainable({"max_env_steps": 163_840}) and not job._trainable({"max_env_steps": 327_680})  # 4x, 8x
+
+
+def test_the_trim_drops_a_longer_budget_with_the_exploration_fraction_set_beside_it() -> None:
+    """A DQN winner {learning_rate, max_env_steps 20x, exploration_fraction / 20} (a budget raise keeps exploration's
+    length in env steps): its variant without the budget drops the shortened fraction too (kept alone, exploration
+    would end 20x sooner than in any run tried: heldout31's q10 winner kept it, solved its 3 seeds and failed 3 of 3
+    unseen ones); without exploration_fraction keeps the budget."""
+    from gymnasium_solver.experiments.runner import without
+
+    won = {"learning_rate": 0.0001, "max_env_steps": 2_010_000, "exploration_fraction": 0.01}
+    assert without(won, "max_env_steps") == {"learning_rate": 0.0001}
+    assert without(won, "exploration_fraction") == {"learning_rate": 0.0001, "max_env_steps": 2_010_000}
+    assert without(won, "learning_rate") == {"max_env_steps": 2_010_000, "exploration_fraction": 0.01}

@@ -20,7 +20,8 @@ hopeless candidates stop early (successive halving in three rungs):
    it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
    seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
    (best evaluation no higher) gets no more.
-5. **trim**: the best arm with more than one change is re-run without each change in turn; a
+5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
+   together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
    until nothing more can be dropped. A blamed key is dropped only when the variant without it is
    no slower (median env steps to solve): a fix that makes solving faster is not padding. After the
@@ -328,9 +329,9 @@ class FixJob:
                 return
             self.trim_base = self.origin = min(vd.preferred(self.record, good), key=vd.rank)
         else:  # a round has ended: the best variant that still qualifies replaces the base
-            variants = [a for a in arms.values() if set(a.changes) < set(self.trim_base.changes)
-                        and len(a.changes) == len(self.trim_base.changes) - 1 and vd.qualifies(self.record, a, baseline)
-                        and vd.drop_allowed(self.record, self.trim_base, a)]
+            tried = {vd._key(without(self.trim_base.changes, key)) for key in self.trim_base.changes}
+            variants = [a for a in arms.values() if vd._key(a.changes) in tried and a.changes
+                        and vd.qualifies(self.record, a, baseline) and vd.drop_allowed(self.record, self.trim_base, a)]
             if not variants:
                 self.trim_done = True
                 return
@@ -339,10 +340,10 @@ class FixJob:
         if len(base.changes) < 2:
             return
         for key in base.changes:
-            changes = {k: v for k, v in base.changes.items() if k != key}
-            if vd._key(changes) in arms or not self._trainable(changes):
-                continue  # tried already, or the trainer refuses it: the change is needed either way
-            name = f"{base.name} without {key}"
+            changes = without(base.changes, key)
+            if not changes or vd._key(changes) in arms or not self._trainable(changes):
+                continue  # nothing left, tried already, or the trainer refuses it: the change is needed either way
+            name = f"{base.name} without {' and '.join(k for k in base.changes if k not in changes)}"
             self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
 
     def _plan_combine(self, good: list[ArmResult], arms: dict[str, ArmResult]) -> bool:
@@ -436,6 +437,14 @@ class FixJob:
         if self.trim_base is None:
             return good[0]
         return next((a for a in qualifying if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
+
+
+def without(changes: dict[str, Any], key: str) -> dict[str, Any]:
+    """``changes`` less ``key``, for the trim; a longer budget goes with the exploration_fraction set beside it
+    (longer_budget shortens the fraction so that exploration ends at the same env step: kept without the
+    budget it would make exploration that many times shorter, a run no candidate tried)."""
+    drop = {key, "exploration_fraction"} if key == "max_env_steps" else {key}
+    return {k: v for k, v in changes.items() if k not in drop}
 
 
 def extended_name(arm: str, factor: int) -> str:
