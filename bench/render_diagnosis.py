@@ -106,6 +106,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "numerics are 199263c's numpy tanh)",
                  "fix_verdicts_no_preset_21.json": "heldout30 (environments without a preset; blind: run at f437d14, "
                                                    "whose diagnosis is the one that scored it at bb92ee7)",
+                 "fix_verdicts_no_preset_22.json": "heldout31 (environments without a preset; blind: run at 7d7b57c, "
+                                                   "whose diagnosis is the one that scored it at 6984f98, with "
+                                                   "aef3da1's 4x extend; before 941487b and f818525, which its rows "
+                                                   "prompted)",
+                 "fix_verdicts_no_preset_23.json": "heldout32 (environments without a preset; blind: run at fd95d5e, "
+                                                   "whose diagnosis is the one that scored it at 69e7c9f)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
