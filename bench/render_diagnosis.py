@@ -110,6 +110,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "whose diagnosis is the one that scored it at 6984f98, with "
                                                    "aef3da1's 4x extend; before 941487b and f818525, which its rows "
                                                    "prompted)",
+                 "fix_verdicts_no_preset_22_after.json": "heldout31's q10, whose blind winner held on 0 of 3 unseen "
+                                                         "seeds, re-run after the change it prompted (f818525: the "
+                                                         "trim drops a budget raise with its exploration_fraction; "
+                                                         "in-sample)",
                  "fix_verdicts_no_preset_23.json": "heldout32 (environments without a preset; blind: run at fd95d5e, "
                                                    "whose diagnosis is the one that scored it at 69e7c9f)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
