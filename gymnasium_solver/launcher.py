@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -253,14 +253,20 @@ def check_capacity(store: RunStore, limits: StartLimits, needed: int = 1) -> int
         f"or wait for one to finish (get_run_info with wait_seconds), then start again")
 
 
+# The settings an MCP server caps, by config key, and the flag that sets each cap.
+CAP_FLAGS = {"max_env_steps": "--max-env-steps", "n_envs": "--max-n-envs"}
+
+
+def over_caps(values: Mapping[str, int], caps: Mapping[str, int]) -> list[str]:
+    """A sentence for each of ``values`` (CAP_FLAGS' keys) above its cap in ``caps`` (a key without a cap is free)."""
+    return [f"{key}={values[key]:,} is above this server's cap of {caps[key]:,} (gsolve mcp {flag})"
+            for key, flag in CAP_FLAGS.items() if key in caps and key in values and values[key] > caps[key]]
+
+
 def check_budget(limits: StartLimits, max_env_steps: int, n_envs: int, what: str = "the run") -> None:
     """RunLimitError if a run's budget or sub-environment count is above the server's caps."""
-    problems = []
-    if max_env_steps > limits.max_env_steps:
-        problems.append(f"max_env_steps={max_env_steps:,} is above this server's cap of {limits.max_env_steps:,} "
-                        f"(gsolve mcp --max-env-steps)")
-    if n_envs > limits.max_n_envs:
-        problems.append(f"n_envs={n_envs} is above this server's cap of {limits.max_n_envs} (gsolve mcp --max-n-envs)")
+    problems = over_caps({"max_env_steps": max_env_steps, "n_envs": n_envs},
+                         {"max_env_steps": limits.max_env_steps, "n_envs": limits.max_n_envs})
     if problems:
         raise RunLimitError(
             f"{what}: " + "; ".join(problems) + f". Runs started over MCP are capped: pass overrides within the caps "

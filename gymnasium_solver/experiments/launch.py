@@ -64,7 +64,7 @@ def plan_experiment(
     """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written):
     each candidate on the run's own seed, and the run's unchanged config on ``seeds - 1`` fresh seeds.
     A winner must solve ``required`` of the ``seeds`` seeds (default: all). ``own``: your change set, tried
-    first (within ``max_trials``) and judged like every candidate. ``caps``: an MCP server's caps (parent.CAP_FLAGS)
+    first (within ``max_trials``) and judged like every candidate. ``caps``: an MCP server's caps (launcher.CAP_FLAGS)
     no trial may exceed (a candidate past them is listed as refused, and no rung goes past them).
 
     Raises ValueError (unknown run, a run still training, nothing to try, bad bounds) with what to do instead.

@@ -34,6 +34,7 @@ from gymnasium_solver.config import (
 from gymnasium_solver.config.presets import override_pairs
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics.references import changed_by_run
+from gymnasium_solver.launcher import CAP_FLAGS, over_caps
 
 
 class ParentConfig(NamedTuple):
@@ -85,23 +86,15 @@ def is_preset_revert(config_id: str, changes: Mapping[str, Any]) -> bool:
     return not preset_differences(changes, preset)
 
 
-# The settings an MCP server caps (gsolve mcp --max-env-steps / --max-n-envs), by config key: what a fix's trial
-# may not exceed when the server started the fix.
-CAP_FLAGS = {"max_env_steps": "--max-env-steps", "n_envs": "--max-n-envs"}
-
-
 def refusal(config_id: str, parent: ParentConfig, changes: Mapping[str, Any],
             caps: Mapping[str, int] | None = None) -> str | None:
     """Why the trainer refuses the parent's config with ``changes`` (built as a trial builds it), or None when it
     takes it: a fix candidate, a trim variant or a combination that cannot start is not tried. ``caps``: the MCP
-    server's caps (CAP_FLAGS' keys) a trial of a fix it started must stay within."""
+    server's caps (launcher.CAP_FLAGS' keys) a trial of a fix it started must stay within."""
     try:
         cfg = resolve_config(config_id, override_pairs({**parent.base_for(config_id, changes), **changes}),
                              use_zoo=parent.use_zoo)
     except ConfigError as exc:
         return error_reason(exc)
-    for key, cap in (caps or {}).items():
-        value = int(getattr(cfg, key))
-        if value > cap:
-            return f"{key}={value:,} is above this server's cap of {cap:,} (gsolve mcp {CAP_FLAGS[key]})"
-    return None
+    problems = over_caps({key: int(getattr(cfg, key)) for key in CAP_FLAGS}, caps or {})
+    return problems[0] if problems else None
