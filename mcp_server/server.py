@@ -58,7 +58,7 @@ log = logging.getLogger("gymnasium_solver.mcp")
 SERVER_NAME = "gymnasium-solver"
 INSTRUCTIONS = (
     "Inspect, compare, diagnose, fix, start and stop reinforcement-learning training runs of gymnasium-solver. "
-    "Runs are referenced by run id, a unique prefix of one, or '@last' (the newest run). "
+    "Runs are referenced by run id, a unique prefix of one, or '@last' (the newest run, fix and sweep trials aside). "
     "Start a debugging session with diagnose_run, then get_run_info / get_run_metrics / get_run_logs "
     "for evidence, and fix_run to prove a fix over seeds. Step counts are environment steps."
 )

@@ -35,6 +35,27 @@ def test_resolve_full_id_prefix_and_last(tmp_path: Path) -> None:
     assert rs.resolve_run_dir("@last", tmp_path).name == "20261125-221902-bbbb"
 
 
+def _write_info(run_dir: Path, **kw: object) -> None:
+    info = rf.RunInfo(run_id=run_dir.name, config_id="CartPole-v1:ppo", env_id="CartPole-v1", variant="ppo", algo="ppo",
+                      seed=0, created_at="2026-11-25T22:19:00Z", updated_at="2026-11-25T22:19:00Z",
+                      max_env_steps=1000, **kw)
+    rf.write_run_info(run_dir, info)
+
+
+def test_last_is_the_newest_run_not_a_fix_or_sweep_trial(tmp_path: Path) -> None:
+    """After `gsolve fix RUN`, @last still names the run the user started, as `gsolve runs` lists it."""
+    make_dirs(tmp_path, "20261125-221900-3fa9", "20261125-221901-aaaa", "20261125-221902-bbbb", "20261125-221903-cccc")
+    _write_info(tmp_path / "20261125-221900-3fa9")
+    _write_info(tmp_path / "20261125-221901-aaaa")
+    _write_info(tmp_path / "20261125-221902-bbbb", experiment_id="fix-1")
+    _write_info(tmp_path / "20261125-221903-cccc", sweep_id="sweep-1")
+    assert rs.resolve_run_dir("@last", tmp_path).name == "20261125-221901-aaaa"
+    # Only trials: the newest of them.
+    for name in ("20261125-221900-3fa9", "20261125-221901-aaaa"):
+        _write_info(tmp_path / name, experiment_id="fix-1")
+    assert rs.resolve_run_dir("@last", tmp_path).name == "20261125-221903-cccc"
+
+
 def test_ambiguous_prefix_lists_candidates(tmp_path: Path) -> None:
     make_dirs(tmp_path, "20261125-221901-aaaa", "20261125-221901-aabb")
     with pytest.raises(rs.RunNotFoundError, match="ambiguous.*20261125-221901-aabb.*20261125-221901-aaaa"):

@@ -77,6 +77,6 @@ def test_gsolve_fix_runs_its_trials_on_ray(tmp_path: Path, ray_local: Any, capsy
                      "--backend", "ray", "--seeds", "1"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert "Verdict: fixed." in out and "solves 1 of 1 seeds" in out
+    assert "Verdict: fixed." in out and "solves 1 of 1 seed (" in out
     winner = next(line for line in out.splitlines() if line.startswith("Winner run on seed 0: "))
     assert rf.read_run_info(runs / winner.rsplit(": ", 1)[1]).parent_run_id == parent

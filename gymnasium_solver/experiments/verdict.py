@@ -165,6 +165,11 @@ def decide(record: ExperimentRecord, winner: Winner | None, baseline: ArmResult)
     return "fixed" if winner is not None else "not_fixed"
 
 
+def of_seeds(k: int, n: int, other: bool = False) -> str:
+    """'2 of 3 seeds', '0 of 1 seed' ('other seeds' with ``other``)."""
+    return f"{k} of {n} {'other ' if other else ''}seed{'' if n == 1 else 's'}"
+
+
 def _seeds_text(arm: ArmResult) -> str:
     return ", ".join(f"seed {o.seed}: {o.env_steps:,}" + ("" if o.solved else " (not solved)") for o in arm.per_seed)
 
@@ -184,29 +189,29 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         others = baseline.per_seed[1:]
         k = sum(o.solved for o in others)
         if k == len(others):
-            parts.append(f"Bad luck, not a bad config: your unchanged config solves {k} of {len(others)} other seeds "
+            parts.append(f"Bad luck, not a bad config: your unchanged config solves {of_seeds(k, len(others), other=True)} "
                          f"({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no change is needed.")
         else:
-            parts.append(f"Mostly bad luck: your unchanged config solves {k} of {len(others)} other seeds "
+            parts.append(f"Mostly bad luck: your unchanged config solves {of_seeds(k, len(others), other=True)} "
                          f"({_seeds_text(baseline)}), and no change tried beats it; seed {record.seed} was unlucky. "
                          "For a config that solves every seed, search with several seeds per trial (gsolve sweep "
                          "--seeds-per-trial, docs/sweeps.md).")
     elif baseline is not None and n > 1:
-        parts.append(f"Your unchanged config solves {baseline.solved} of {baseline.ran} seeds ({_seeds_text(baseline)}).")
+        parts.append(f"Your unchanged config solves {of_seeds(baseline.solved, baseline.ran)} ({_seeds_text(baseline)}).")
     mine = next((a for a in record.arms if a.name == YOURS), None)
     if mine is not None and (w is None or w.candidate != YOURS):
-        parts.append(f"Your change, {' '.join(mine.set_args)}, solved {mine.solved} of {mine.ran} seeds "
+        parts.append(f"Your change, {' '.join(mine.set_args)}, solved {of_seeds(mine.solved, mine.ran)} "
                      f"({_seeds_text(mine)}).")
     if w is not None:
         spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
                   and w.max_env_steps is not None else "")
         lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
-        parts.append(f"{lead}: {' '.join(w.set_args)} solves {w.seeds_solved} of {w.seeds} seeds ({spread} env "
+        parts.append(f"{lead}: {' '.join(w.set_args)} solves {of_seeds(w.seeds_solved, w.seeds)} ({spread} env "
                      f"steps to solve).")
         base = next((a for a in record.arms if a.name == record.extended), None)
         if base is not None and w.changes.get("max_env_steps") not in (None, base.changes.get("max_env_steps")):
             parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
-                         f"{base.solved} of {base.ran} seeds within the run's budget ({_seeds_text(base)}).")
+                         f"{of_seeds(base.solved, base.ran)} within the run's budget ({_seeds_text(base)}).")
         if w.dropped:
             parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
             unneeded = [k for k in w.dropped if k in record.blamed_keys]
@@ -219,11 +224,11 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         from gymnasium_solver.config.env_modules import env_flags
 
         flags = "".join(f" {shlex.quote(f)}" for f in env_flags(record.config_id))  # a user's class needs its flag
-        need = f"{record.required} of {n} seeds" if n > 1 else "its seed"
+        need = of_seeds(record.required, n) if n > 1 else "its seed"
         parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget.")
         if (close := closest(record, baseline)) is not None:
             arm, theirs = close
-            parts.append(f"Closest: {' '.join(arm.set_args)} solved {arm.solved} of {arm.ran} seeds "
+            parts.append(f"Closest: {' '.join(arm.set_args)} solved {of_seeds(arm.solved, arm.ran)} "
                          f"({_seeds_text(arm)}), where your unchanged config solved {theirs} of those {arm.ran}: it "
                          f"helps, but not on every seed. To judge it on more seeds: gsolve fix "
                          f"{record.parent_run_id} --seeds 5 --require 4{flags}.")

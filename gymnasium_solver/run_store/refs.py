@@ -93,6 +93,24 @@ def _checked(root: Path, name: str) -> Path:
     return path
 
 
+def _is_trial(run_dir: Path) -> bool:
+    """True if the run is a trial of a fix experiment or a sweep (an unreadable run.json is not)."""
+    try:
+        info = rf.read_run_info(run_dir)
+    except (OSError, ValueError):
+        return False
+    return bool(info.experiment_id or info.sweep_id)
+
+
+def _newest_not_trial(root: Path, ids: list[str]) -> str:
+    """The newest of ``ids`` that is not a fix / sweep trial (as `gsolve runs` lists them); the newest trial
+    when every run is one. After `gsolve fix RUN`, @last is still the run the user started, not a trial."""
+    for run_id in reversed(ids):
+        if not _is_trial(root / run_id):
+            return run_id
+    return ids[-1]
+
+
 def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
     """The folder of the run ``ref`` names: a full id, a unique id prefix, or ``@last``.
 
@@ -108,10 +126,11 @@ def resolve_run_dir(ref: str, runs_dir: Path | str | None = None) -> Path:
         if not ids:
             raise RunNotFoundError(f"@last: {no_runs(root)}; start one with `gsolve train ENV:VARIANT`")
         # Newest by id; folders not named like run ids (hand-made, renamed) only if nothing else.
-        real = [i for i in ids if rf.RUN_ID_PATTERN.match(i)]
-        return _checked(root, (real or ids)[-1])
+        real = [i for i in ids if rf.RUN_ID_PATTERN.match(i)] or ids
+        return _checked(root, _newest_not_trial(root, real))
     if ref.startswith("@"):
-        raise RunNotFoundError(f"unknown run alias {ref!r}; the only alias is @last (the newest run)")
+        raise RunNotFoundError(f"unknown run alias {ref!r}; the only alias is @last (the newest run that is not a fix "
+                               "or sweep trial)")
     if ref in ids:
         return _checked(root, ref)
     matches = [i for i in ids if i.startswith(ref)]
