@@ -503,6 +503,39 @@ def test_the_trim_drops_a_blamed_key_only_when_solving_is_no_slower_without_it()
     assert not vd.drop_allowed(rec, base, arm([(False, 9), (False, 9), (False, 9)], {"max_env_steps": 9}))
 
 
+def test_the_trim_drops_a_blamed_budget_raise_whenever_the_variant_solves_within_the_run_budget() -> None:
+    """{hidden_sizes, max_env_steps=1,000,000} solved at 10,016 on every seed (the first evaluation of the
+    longer budget's grid), {hidden_sizes} alone at 9,024-15,008 within the run's own 30,016: the raise is
+    padding, even when a finding blamed the budget and the median is higher (heldout32's p05, as numbers)."""
+    rec = seeded_record(3)
+    rec.blamed_keys = ["hidden_sizes", "max_env_steps"]
+    base = arm([(True, 10_016), (True, 10_016), (True, 10_016)],
+               {"hidden_sizes": [64, 64], "max_env_steps": 1_000_000})
+    alone = arm([(True, 15_008), (True, 9_024), (True, 12_032)], {"hidden_sizes": [64, 64]})
+    assert vd.drop_allowed(rec, base, alone)
+    dqn = arm([(True, 1000)] * 3, {"learning_rate": 1e-4, "max_env_steps": 9, "exploration_fraction": 0.01})
+    assert vd.drop_allowed(rec, dqn, arm([(True, 5000)] * 3, {"learning_rate": 1e-4}))
+    # The blamed network change itself still has to be no slower to go.
+    assert not vd.drop_allowed(rec, base, arm([(True, 20_000)] * 3, {"max_env_steps": 1_000_000}))
+
+
+def test_the_trim_takes_a_variant_already_run_as_a_candidate(tmp_path: Path) -> None:
+    """heldout32's p05: c0 = {learning_rate, max_env_steps} (a revert-all) is fastest; each of its variants is a
+    candidate of its own, so the trim queues nothing, and the next round must still judge them: c1 =
+    {learning_rate} solves every seed, so the budget raise is dropped (it was kept, the round never ran)."""
+    both = {"learning_rate": 0.004, "max_env_steps": 300_000}
+    budget_only = {"max_env_steps": 300_000}
+    scripts = {key(both, s): [("solved", 1000)] for s in (0, 1, 2)}
+    scripts |= {key(LR, 0): [("solved", 3000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 4000)],
+                key(budget_only, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [LR, budget_only, both], capacity=1, seeds=3, blamed=["learning_rate"])
+    assert not [t for t in rec.trials if t.role == "trim"]
+    w = rec.winner
+    assert w is not None and rec.verdict == "fixed"
+    assert w.changes == LR and w.dropped == ["max_env_steps"], (w.changes, w.dropped)
+    assert "Dropped as unnecessary (it still solves every seed without them): max_env_steps." in rec.message
+
+
 @pytest.mark.parametrize("variant_solves_all", [True, False])
 def test_the_winner_is_trimmed_to_the_changes_that_matter(tmp_path: Path, variant_solves_all: bool) -> None:
     """c0 = {learning_rate, max_env_steps} solves every seed. Trim: without learning_rate it fails the

@@ -24,7 +24,8 @@ hopeless candidates stop early (successive halving in three rungs):
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
    until nothing more can be dropped. A blamed key is dropped only when the variant without it is
-   no slower (median env steps to solve): a fix that makes solving faster is not padding. After the
+   no slower (median env steps to solve): a fix that makes solving faster is not padding; a budget raise
+   always goes when the variant solves without it (the run's budget was enough). After the
    extend rung this is what tells a fix that needed more budget from a budget that alone suffices.
 
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
@@ -328,23 +329,33 @@ class FixJob:
             if self._plan_combine(good, arms):
                 return
             self.trim_base = self.origin = min(vd.preferred(self.record, good), key=vd.rank)
-        else:  # a round has ended: the best variant that still qualifies replaces the base
-            tried = {vd._key(without(self.trim_base.changes, key)) for key in self.trim_base.changes}
-            variants = [a for a in arms.values() if vd._key(a.changes) in tried and a.changes
-                        and vd.qualifies(self.record, a, baseline) and vd.drop_allowed(self.record, self.trim_base, a)]
-            if not variants:
+        elif not self._next_trim_base(self.trim_base, arms, baseline):
+            return
+        while True:  # a round whose variants had all been tried as candidates goes straight to the next
+            base = self.trim_base
+            if len(base.changes) < 2:
                 self.trim_done = True
                 return
-            self.trim_base = min(variants, key=vd.rank)
-        base = self.trim_base
-        if len(base.changes) < 2:
-            return
-        for key in base.changes:
-            changes = without(base.changes, key)
-            if not changes or vd._key(changes) in arms or not self._trainable(changes):
-                continue  # nothing left, tried already, or the trainer refuses it: the change is needed either way
-            name = f"{base.name} without {' and '.join(k for k in base.changes if k not in changes)}"
-            self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
+            for key in base.changes:
+                changes = without(base.changes, key)
+                if not changes or vd._key(changes) in arms or not self._trainable(changes):
+                    continue  # nothing left, tried already, or refused by the trainer: judged without a trial
+                name = f"{base.name} without {' and '.join(k for k in base.changes if k not in changes)}"
+                self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
+            if self.queue or not self._next_trim_base(base, arms, baseline):
+                return
+
+    def _next_trim_base(self, base: ArmResult, arms: dict[str, ArmResult], baseline: ArmResult) -> bool:
+        """A round has ended: the best variant of the base that still qualifies (run as a trim or as a
+        candidate of its own) replaces it. False, and the trim is done, when none does."""
+        tried = {vd._key(without(base.changes, key)) for key in base.changes}
+        variants = [a for a in arms.values() if vd._key(a.changes) in tried and a.changes
+                    and vd.qualifies(self.record, a, baseline) and vd.drop_allowed(self.record, base, a)]
+        if not variants:
+            self.trim_done = True
+            return False
+        self.trim_base = min(variants, key=vd.rank)
+        return True
 
     def _plan_combine(self, good: list[ArmResult], arms: dict[str, ArmResult]) -> bool:
         """Queue the combine rung (once): the best arm that changes a blamed key, with the best qualifying
