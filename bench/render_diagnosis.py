@@ -120,7 +120,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
                                                              "budget when twice raised an unsolved seed's best "
-                                                             "evaluation, a change t68 prompted (in-sample)"}
+                                                             "evaluation, a change t68 prompted (in-sample)",
+                 "fix_verdicts_no_preset_trim_after.json": "cases whose winner kept a budget raise although its "
+                                                           "held-out seeds solved within the run's own budget (p05, "
+                                                           "p73, t07, t08, t51, t55, w07, w10), re-run after 65d24ee "
+                                                           "let the trim judge variants that had run as candidates "
+                                                           "of their own, a change p05 prompted (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
