@@ -172,12 +172,13 @@ class ScriptedBackend:
     Scripts are keyed by :func:`key` (the trial's changes and its seed). A script is a list of
     env-step counts; a final ``("solved", S)`` entry solves at S. A trial whose script runs out
     completes with budget_exhausted; a stopped trial ends 'stopped'. Starting a trial that has no
-    script (or starting one twice) fails the test."""
+    script (or starting one twice, unless the first was stopped) fails the test."""
 
     def __init__(self, runs_dir: Path, scripts: dict[str, Any], capacity: int):
         self.runs_dir, self.scripts, self.capacity = runs_dir, scripts, capacity
         self.started: list[str] = []
         self.stopped: list[str] = []
+        self.stopped_runs: set[str] = set()
         self.pos: dict[str, int] = {}
 
     def start(self, spec: TrialSpec) -> TrialHandle:
@@ -186,7 +187,7 @@ class ScriptedBackend:
         assert spec.overrides.get("seed", PARENT_SEED) == seed, spec
         name = key(applied, seed)
         assert name in self.scripts, f"no script for {name}"
-        assert name not in self.started, f"{name} started twice"
+        assert name not in self.started or name in self.stopped, f"{name} started twice"
         self.started.append(name)
         run_id = f"20260101-{len(self.started):06d}-beef"
         run_dir = self.runs_dir / run_id
@@ -207,7 +208,7 @@ class ScriptedBackend:
             return 130 if info.status == rf.RunStatus.STOPPED else 0
         script, i = self.scripts[handle.token], self.pos[handle.run_id]
         self.pos[handle.run_id] = i + 1
-        if handle.token in self.stopped:
+        if handle.run_id in self.stopped_runs:
             info.status, info.stop_reason = rf.RunStatus.STOPPED, rf.StopReason.USER_STOPPED
             rf.write_run_info(handle.run_dir, info)
         else:
@@ -216,6 +217,7 @@ class ScriptedBackend:
 
     def stop(self, handle: TrialHandle, force: bool = False) -> None:
         self.stopped.append(handle.token)
+        self.stopped_runs.add(handle.run_id)
 
 
 def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 60.0, *, seeds: int = 1,
@@ -534,6 +536,30 @@ def test_the_trim_takes_a_variant_already_run_as_a_candidate(tmp_path: Path) -> 
     assert w is not None and rec.verdict == "fixed"
     assert w.changes == LR and w.dropped == ["max_env_steps"], (w.changes, w.dropped)
     assert "Dropped as unnecessary (it still solves every seed without them): max_env_steps." in rec.message
+
+
+def test_the_trim_reruns_a_variant_a_race_stopped(tmp_path: Path) -> None:
+    """A new user's CartPole fix: c0 = {learning_rate, max_env_steps} (a revert-all) solves every seed first, so
+    the race stops c1 = {learning_rate} alone, a candidate of its own ("cannot beat c0"). A stopped candidate has
+    not shown that it fails: the trim trains it on the seeds it did not finish, and it wins without the budget
+    (it was judged "tried already", and the 30x budget raise stayed in the fix)."""
+    lr2 = {"learning_rate": 0.004}
+    both = {"learning_rate": 0.004, "max_env_steps": 300_000}
+    scripts = {key(both, s): [("solved", 1000)] for s in (0, 1, 2)}
+    scripts |= {key(lr2, s): [1000, 1500, ("solved", 2000)] for s in (0, 1, 2)}
+    scripts |= {key({"max_env_steps": 300_000}, s): UNSOLVED for s in (0, 1, 2)}
+    scripts |= {key({}, 1): UNSOLVED, key({}, 2): UNSOLVED}
+    rec, _ = run(tmp_path, scripts, [both, lr2], capacity=1, seeds=3, blamed=["learning_rate"])
+    stopped = [t for t in rec.trials if t.changes == lr2 and t.outcome == "stopped_early"]
+    assert stopped and all("cannot beat" in t.detail for t in stopped), [(t.seed, t.outcome) for t in rec.trials]
+    trims = [(t.changes, t.seed, t.outcome) for t in rec.trials if t.role == "trim" and t.changes == lr2]
+    solved_before = {t.seed for t in rec.trials if t.changes == lr2 and t.role != "trim" and t.outcome == "solved"}
+    assert sorted(s for _, s, _ in trims) == [s for s in (0, 1, 2) if s not in solved_before]  # the seeds it lacks
+    assert {o for _, _, o in trims} == {"solved"}
+    w = rec.winner
+    assert w is not None and rec.verdict == "fixed"
+    assert w.changes == lr2 and w.dropped == ["max_env_steps"], (w.changes, w.dropped)
+    assert (w.seeds_solved, w.max_env_steps) == (3, 2000)
 
 
 @pytest.mark.parametrize("variant_solves_all", [True, False])

@@ -338,12 +338,24 @@ class FixJob:
                 return
             for key in base.changes:
                 changes = without(base.changes, key)
-                if not changes or vd._key(changes) in arms or not self._trainable(changes):
-                    continue  # nothing left, tried already, or refused by the trainer: judged without a trial
+                if not changes or not self._trainable(changes):
+                    continue  # nothing left, or refused by the trainer: the change is needed either way
                 name = f"{base.name} without {' and '.join(k for k in base.changes if k not in changes)}"
-                self.queue.extend(self._add(name, changes, s, "trim") for s in self.seeds)
+                self.queue.extend(self._add(name, changes, s, "trim") for s in self._unjudged_seeds(changes))
             if self.queue or not self._next_trim_base(base, arms, baseline):
                 return
+
+    def _unjudged_seeds(self, changes: dict[str, Any]) -> list[int]:
+        """The seeds the trim must still train ``changes`` on: every seed when it never ran; none when it
+        failed a seed on its own (ran out of budget, crashed, or a trim stopped it as too slow); else the
+        seeds where a race stopped it, or skipped it, before it could solve (a candidate stopped because
+        another arm was faster has not shown that it fails)."""
+        trials = [t for t in self.record.trials if t.role != "baseline" and vd._key(t.changes) == vd._key(changes)]
+        if any(t.outcome in ("not_solved", "failed") or (t.outcome == "stopped_early" and t.role == "trim")
+               for t in trials):
+            return []
+        solved = {vd.trial_seed(self.record, t) for t in trials if t.outcome == "solved"}
+        return [s for s in self.seeds if s not in solved]
 
     def _next_trim_base(self, base: ArmResult, arms: dict[str, ArmResult], baseline: ArmResult) -> bool:
         """A round has ended: the best variant of the base that still qualifies (run as a trim or as a
