@@ -41,7 +41,8 @@ STOPS_PROCESS = ToolAnnotations(read_only_hint=False, destructive_hint=True, ide
 
 RunRef = Annotated[
     str,
-    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run (fix and sweep trials aside)"),
+    Field(description="run id (e.g. 20261125-221900-3fa9), a unique prefix of one, or '@last' for the newest run "
+                      "(fix and sweep trials aside)"),
 ]
 
 # What to do about an OS error, by errno: the model should learn the cause and the next step.

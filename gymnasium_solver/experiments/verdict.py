@@ -125,8 +125,7 @@ def drop_allowed(record: ExperimentRecord, base: ArmResult, variant: ArmResult) 
     change of a key the top finding blames only when solving is no slower without it (median env steps). A
     budget raise (with the exploration_fraction shortened beside it) may always go: the variant solved every
     seed within the run's own budget, so the budget was not what the run lacked, and "faster" with a longer
-    budget is the evaluation grid and the schedules stretched over it (heldout32's p05 kept a 33x raise for
-    10,016 env steps against 12,032)."""
+    budget is mostly the evaluation grid (eval_freq follows the budget) and schedules stretched over it."""
     dropped = set(base.changes) - set(variant.changes)
     if not dropped & set(record.blamed_keys) or dropped <= BUDGET_KEYS:
         return True
@@ -197,8 +196,9 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         others = baseline.per_seed[1:]
         k = sum(o.solved for o in others)
         if k == len(others):
-            parts.append(f"Bad luck, not a bad config: your unchanged config solves {of_seeds(k, len(others), other=True)} "
-                         f"({_seeds_text(baseline)}); seed {record.seed} was unlucky, so no change is needed.")
+            parts.append(f"Bad luck, not a bad config: your unchanged config solves "
+                         f"{of_seeds(k, len(others), other=True)} ({_seeds_text(baseline)}); seed {record.seed} was "
+                         "unlucky, so no change is needed.")
         else:
             parts.append(f"Mostly bad luck: your unchanged config solves {of_seeds(k, len(others), other=True)} "
                          f"({_seeds_text(baseline)}), and no change tried beats it; seed {record.seed} was unlucky. "
