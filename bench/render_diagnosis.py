@@ -116,6 +116,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                          "in-sample)",
                  "fix_verdicts_no_preset_23.json": "heldout32 (environments without a preset; blind: run at fd95d5e, "
                                                    "whose diagnosis is the one that scored it at 69e7c9f)",
+                 "fix_verdicts_no_preset_24.json": "heldout33 (environments without a preset; blind: run at 0fa718b, "
+                                                   "whose diagnosis is the one that scored it at 9b74b25)",
+                 "fix_verdicts_no_preset_25.json": "heldout34 (environments without a preset; blind: run at 98a4a30, "
+                                                   "whose diagnosis is the one that scored it at 29a27c4)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
