@@ -109,8 +109,8 @@ def held_out(config_id: str, command_overrides: dict[str, Any], seed: int, runs:
 
 def winner_overrides(record: dict[str, Any]) -> dict[str, Any]:
     """The overrides the winner's reproduce command trains (the parent's config plus the change)."""
+    from gymnasium_solver.experiments.changes import trial_overrides
     from gymnasium_solver.experiments.record import ExperimentRecord
-    from gymnasium_solver.experiments.runner import trial_overrides
 
     rec = ExperimentRecord.model_validate(record)
     assert rec.winner is not None

@@ -28,6 +28,7 @@ from gymnasium_solver.diagnostics.models import (
 from gymnasium_solver.experiments import NoCandidatesError, build_candidates, read_record, run_experiment
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.candidates import Candidate
+from gymnasium_solver.experiments.changes import longer_budget
 from gymnasium_solver.experiments.launch import baseline_seed_list, first_rung
 from gymnasium_solver.experiments.record import (
     ArmResult,
@@ -36,7 +37,7 @@ from gymnasium_solver.experiments.record import (
     new_experiment_id,
     write_record,
 )
-from gymnasium_solver.experiments.runner import FixJob, longer_budget
+from gymnasium_solver.experiments.runner import FixJob
 from gymnasium_solver.jobs import pool as pool_mod
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialHandle, TrialSpec
@@ -1196,7 +1197,7 @@ def test_the_trim_drops_a_longer_budget_with_the_exploration_fraction_set_beside
     length in env steps): its variant without the budget drops the shortened fraction too (kept alone, exploration
     would end 20x sooner than in any run tried: heldout31's q10 winner kept it, solved its 3 seeds and failed 3 of 3
     unseen ones); without exploration_fraction keeps the budget."""
-    from gymnasium_solver.experiments.runner import without
+    from gymnasium_solver.experiments.changes import without
 
     won = {"learning_rate": 0.0001, "max_env_steps": 2_010_000, "exploration_fraction": 0.01}
     assert without(won, "max_env_steps") == {"learning_rate": 0.0001}

@@ -18,9 +18,9 @@ import pytest
 from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.experiments.changes import record_parent, trial_overrides
 from gymnasium_solver.experiments.launch import plan_experiment
 from gymnasium_solver.experiments.parent import parent_config
-from gymnasium_solver.experiments.runner import record_parent, trial_overrides
 from gymnasium_solver.jobs.backend import ForkBackend
 from gymnasium_solver.jobs.trial import TrialSpec
 from gymnasium_solver.run_store import RunStore

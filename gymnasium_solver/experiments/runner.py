@@ -43,11 +43,18 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from gymnasium_solver import config as config_mod
 from gymnasium_solver.config.env_modules import env_flags
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import verdict as vd
-from gymnasium_solver.experiments.parent import ParentConfig, refusal
+from gymnasium_solver.experiments.changes import (
+    EXTEND_FACTORS,
+    extended_name,
+    longer_budget,
+    record_parent,
+    trial_overrides,
+    without,
+)
+from gymnasium_solver.experiments.parent import refusal
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
@@ -60,27 +67,7 @@ DEFAULT_SEEDS = 3
 MAX_SEEDS = 10
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
-# The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
-# evaluation of a seed it still did not solve.
-EXTEND_FACTORS = (2, 4)
-
 Progress = Callable[[str], None]
-
-
-def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
-    """The parent's config plus the trial's changes (today's preset instead for a pure revert to it,
-    experiments/parent.py), on the trial's seed."""
-    parent = record_parent(record)
-    overrides = {**parent.base_for(record.config_id, trial.changes), **trial.changes}
-    seed = vd.trial_seed(record, trial)
-    if config_mod.resolve_config(record.config_id, override_pairs(overrides), use_zoo=record.use_zoo).seed != seed:
-        overrides["seed"] = seed
-    return overrides
-
-
-def record_parent(record: ExperimentRecord) -> ParentConfig:
-    """The parent's config as the experiment recorded it (the base every trial starts from)."""
-    return ParentConfig(record.parent_overrides, record.drifted, record.use_zoo)
 
 
 def command_line(config_id: str, set_args: list[str], flags: list[str] | None = None, use_zoo: bool = True) -> str:
@@ -460,36 +447,6 @@ class FixJob:
         if self.trim_base is None:
             return good[0]
         return next((a for a in qualifying if vd._key(a.changes) == vd._key(self.trim_base.changes)), good[0])
-
-
-def without(changes: dict[str, Any], key: str) -> dict[str, Any]:
-    """``changes`` less ``key``, for the trim; a longer budget goes with the exploration_fraction set beside it
-    (longer_budget shortens the fraction so that exploration ends at the same env step: kept without the
-    budget it would make exploration that many times shorter, a run no candidate tried)."""
-    drop = {key, "exploration_fraction"} if key == "max_env_steps" else {key}
-    return {k: v for k, v in changes.items() if k not in drop}
-
-
-def extended_name(arm: str, factor: int) -> str:
-    """The name of the extend rung's arm: ``arm`` with ``factor`` times its budget."""
-    return f"{arm} with {factor}x the budget"
-
-
-def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int) -> dict[str, Any] | None:
-    """``changes`` with ``factor`` times the max_env_steps the parent's config trains with under them, and an
-    exploration_fraction (DQN) divided by ``factor`` so that exploration ends at the same env step: the same
-    run, longer. None when the config does not resolve (the trainer refuses it)."""
-    parent = record_parent(record)
-    try:
-        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
-                                                                          **changes}), use_zoo=record.use_zoo)
-    except config_mod.ConfigError:
-        return None
-    out = {**changes, "max_env_steps": int(cfg.max_env_steps) * factor}
-    fraction = getattr(cfg, "exploration_fraction", None)
-    if isinstance(fraction, float) and "exploration_fraction" not in changes:
-        out["exploration_fraction"] = round(fraction / factor, 6)
-    return out
 
 
 MAX_TRIALS_IN_ALL = 64  # screen + confirm + baseline + trim trials: a bound on what one experiment trains

@@ -1,0 +1,62 @@
+"""The change sets a fix experiment's trials train: a trial's overrides on top of its parent's config, the
+trim's variants (:func:`without`) and the extend rung's longer budgets (:func:`longer_budget`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium_solver import config as config_mod
+from gymnasium_solver.experiments import verdict as vd
+from gymnasium_solver.experiments.parent import ParentConfig
+from gymnasium_solver.experiments.record import ExperimentRecord, Trial
+from gymnasium_solver.launcher import override_pairs
+
+# The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
+# evaluation of a seed it still did not solve.
+EXTEND_FACTORS = (2, 4)
+
+
+def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
+    """The parent's config plus the trial's changes (today's preset instead for a pure revert to it,
+    experiments/parent.py), on the trial's seed."""
+    parent = record_parent(record)
+    overrides = {**parent.base_for(record.config_id, trial.changes), **trial.changes}
+    seed = vd.trial_seed(record, trial)
+    if config_mod.resolve_config(record.config_id, override_pairs(overrides), use_zoo=record.use_zoo).seed != seed:
+        overrides["seed"] = seed
+    return overrides
+
+
+def record_parent(record: ExperimentRecord) -> ParentConfig:
+    """The parent's config as the experiment recorded it (the base every trial starts from)."""
+    return ParentConfig(record.parent_overrides, record.drifted, record.use_zoo)
+
+
+def without(changes: dict[str, Any], key: str) -> dict[str, Any]:
+    """``changes`` less ``key``, for the trim; a longer budget goes with the exploration_fraction set beside it
+    (longer_budget shortens the fraction so that exploration ends at the same env step: kept without the
+    budget it would make exploration that many times shorter, a run no candidate tried)."""
+    drop = {key, "exploration_fraction"} if key == "max_env_steps" else {key}
+    return {k: v for k, v in changes.items() if k not in drop}
+
+
+def extended_name(arm: str, factor: int) -> str:
+    """The name of the extend rung's arm: ``arm`` with ``factor`` times its budget."""
+    return f"{arm} with {factor}x the budget"
+
+
+def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int) -> dict[str, Any] | None:
+    """``changes`` with ``factor`` times the max_env_steps the parent's config trains with under them, and an
+    exploration_fraction (DQN) divided by ``factor`` so that exploration ends at the same env step: the same
+    run, longer. None when the config does not resolve (the trainer refuses it)."""
+    parent = record_parent(record)
+    try:
+        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
+                                                                          **changes}), use_zoo=record.use_zoo)
+    except config_mod.ConfigError:
+        return None
+    out = {**changes, "max_env_steps": int(cfg.max_env_steps) * factor}
+    fraction = getattr(cfg, "exploration_fraction", None)
+    if isinstance(fraction, float) and "exploration_fraction" not in changes:
+        out["exploration_fraction"] = round(fraction / factor, 6)
+    return out
