@@ -129,7 +129,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                            "held-out seeds solved within the run's own budget (p05, "
                                                            "p73, t07, t08, t51, t55, w07, w10), re-run after 65d24ee "
                                                            "let the trim judge variants that had run as candidates "
-                                                           "of their own, a change p05 prompted (in-sample)"}
+                                                           "of their own, a change p05 prompted (in-sample)",
+                 "fix_verdicts_no_preset_trim_dqn_after.json": "three DQN-family winners that kept a budget raise "
+                                                               "with its exploration_fraction (t64, t72, x13), re-run "
+                                                               "after 7c435e9 let the trim also train a variant a race "
+                                                               "had stopped (in-sample)"}
 
 
 def _verdict_sets(rows: list[dict[str, Any]]) -> str:
