@@ -202,6 +202,11 @@ class StartLimits(NamedTuple):
     max_env_steps: int
     max_n_envs: int
 
+    @property
+    def caps(self) -> dict[str, int]:
+        """The caps by config key (CAP_FLAGS' keys), as over_caps and a fix's record take them."""
+        return {"max_env_steps": self.max_env_steps, "n_envs": self.max_n_envs}
+
     @classmethod
     def from_options(
         cls, max_live_runs: int | None = None, max_env_steps: int | None = None, max_n_envs: int | None = None
@@ -265,8 +270,7 @@ def over_caps(values: Mapping[str, int], caps: Mapping[str, int]) -> list[str]:
 
 def check_budget(limits: StartLimits, max_env_steps: int, n_envs: int, what: str = "the run") -> None:
     """RunLimitError if a run's budget or sub-environment count is above the server's caps."""
-    problems = over_caps({"max_env_steps": max_env_steps, "n_envs": n_envs},
-                         {"max_env_steps": limits.max_env_steps, "n_envs": limits.max_n_envs})
+    problems = over_caps({"max_env_steps": max_env_steps, "n_envs": n_envs}, limits.caps)
     if problems:
         raise RunLimitError(
             f"{what}: " + "; ".join(problems) + f". Runs started over MCP are capped: pass overrides within the caps "

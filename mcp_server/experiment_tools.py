@@ -69,7 +69,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             check_budget(limits, int(trial_cfg.get("max_env_steps") or 0), int(trial_cfg.get("n_envs") or 1), what)
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), default_parallel())
-        caps = None if limits is None else {"max_env_steps": limits.max_env_steps, "n_envs": limits.max_n_envs}
+        caps = None if limits is None else limits.caps
         return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds, own=own, caps=caps)
 
     @tool(server, READ_ONLY, store.runs_dir)

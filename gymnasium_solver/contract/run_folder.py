@@ -258,6 +258,11 @@ class RunInfo(BaseModel):
     read_only: bool = Field(default=False, description="true for imported runs: nothing may train into them")
 
 
+def trial_of(info: RunInfo) -> str | None:
+    """The fix experiment or sweep the run is a trial of (None for a run someone started)."""
+    return info.sweep_id or info.experiment_id
+
+
 def refuse_read_only(info: RunInfo, action: str) -> None:
     """ValueError with a sentence when ``info`` is a read-only (imported) run that ``action`` would write to."""
     if not info.read_only:

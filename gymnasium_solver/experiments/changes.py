@@ -36,7 +36,7 @@ def without(changes: dict[str, Any], key: str) -> dict[str, Any]:
     """``changes`` less ``key``, for the trim; a longer budget goes with the exploration_fraction set beside it
     (longer_budget shortens the fraction so that exploration ends at the same env step: kept without the
     budget it would make exploration that many times shorter, a run no candidate tried)."""
-    drop = {key, "exploration_fraction"} if key == "max_env_steps" else {key}
+    drop = vd.BUDGET_KEYS if key == "max_env_steps" else {key}
     return {k: v for k, v in changes.items() if k not in drop}
 
 

@@ -99,7 +99,7 @@ def _is_trial(run_dir: Path) -> bool:
         info = rf.read_run_info(run_dir)
     except (OSError, ValueError):
         return False
-    return bool(info.experiment_id or info.sweep_id)
+    return rf.trial_of(info) is not None
 
 
 def _newest_not_trial(root: Path, ids: list[str]) -> str:

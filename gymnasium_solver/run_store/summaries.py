@@ -103,7 +103,7 @@ def summarize_run(store: RunStore, run_dir: Path) -> RunSummary:
         solved=info.solved,
         solved_at_env_steps=None if info.solved_at is None else info.solved_at.env_steps,
         solved_at_wall_seconds=None if info.solved_at is None else info.solved_at.wall_seconds,
-        trial_of=info.sweep_id or info.experiment_id,
+        trial_of=rf.trial_of(info),
     )
 
 
