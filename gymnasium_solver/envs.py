@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.config import Config
 from gymnasium_solver.config.atari import (
+    ATARI_FIRE,
     ATARI_FRAME_SKIP,
     ATARI_FRAME_STACK,
     ATARI_NOOP_MAX,
@@ -64,16 +65,56 @@ def _check_ale_game(env_id: str) -> None:
                          "one (set atari_wrappers: false and network: mlp)")
 
 
+class FireAtLifeStart(gym.Wrapper):
+    """Presses FIRE after a reset and after every lost life, in a game whose action 1 is FIRE: Breakout and many
+    others wait for it to start a life, and a policy that has not learnt to press it (an untrained one, or any
+    deterministic one that never picks it) would stand still until the ALE truncates the game at 108,000
+    frames: every evaluation game minutes long. SB3's AtariWrapper (the RL Zoo's, CleanRL's) gets the same
+    from FireResetEnv at reset with an episode per life. The FIRE step's reward counts in the step it
+    follows; a FIRE that ends the game ends the step's episode."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self._ale = env.unwrapped.ale  # type: ignore[attr-defined]
+        self._lives = 0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        obs, _, terminated, truncated, info = self.env.step(ATARI_FIRE)
+        if terminated or truncated:  # cannot happen in an ALE game's first step; SB3's FireResetEnv guards it too
+            obs, info = self.env.reset(**kwargs)
+        self._lives = self._ale.lives()
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if not (terminated or truncated) and self._ale.lives() < self._lives:
+            obs, fire_reward, terminated, truncated, info = self.env.step(ATARI_FIRE)
+            reward = float(reward) + float(fire_reward)
+        self._lives = self._ale.lives()
+        return obs, reward, terminated, truncated, info
+
+
+def waits_for_fire(env: gym.Env) -> bool:
+    """The ALE game's action 1 is FIRE (SB3's FireResetEnv's condition)."""
+    meanings = env.unwrapped.get_action_meanings()  # type: ignore[attr-defined]
+    return len(meanings) > ATARI_FIRE and meanings[ATARI_FIRE] == "FIRE"
+
+
 def atari_wrappers(env: gym.Env) -> gym.Env:
     """Noop reset, frame skip 4 with max-pooling, 84x84 grayscale, not terminal on life loss
     (Gymnasium's default and Machado et al. 2018's advice; SB3's AtariWrapper/CleanRL end an episode
-    per life instead, which Pong, with no lives, does not notice), then a stack of the last 4 frames.
+    per life instead, which Pong, with no lives, does not notice), FIRE at the start of every life in
+    a game that has it (FireAtLifeStart), then a stack of the last 4 frames.
     Rewards are left alone: clipping is the learner's business (config ``reward_clip``) so that
     episode returns and evaluations stay in game score."""
+    fire = waits_for_fire(env)
     env = gym.wrappers.AtariPreprocessing(
         env, noop_max=ATARI_NOOP_MAX, frame_skip=ATARI_FRAME_SKIP, screen_size=ATARI_SCREEN_SIZE,
         terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False,
     )
+    if fire:
+        env = FireAtLifeStart(env)
     return gym.wrappers.FrameStackObservation(env, ATARI_FRAME_STACK)
 
 

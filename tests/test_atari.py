@@ -159,3 +159,37 @@ def test_without_ale_py_the_preset_says_which_pip_command(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "ale_py", None)  # import ale_py now raises ImportError
     with pytest.raises(ValueError, match=r"pip install \"gymnasium-solver\[atari\]\""):
         make_vec_env(resolve_config(PONG, ["device=cpu"]), 1)
+
+
+def _wrapper_types(env: object) -> list[type]:
+    types = []
+    while env is not None:
+        types.append(type(env))
+        env = getattr(env, "env", None)
+    return types
+
+
+def test_fire_starts_every_life_so_a_policy_that_never_fires_still_ends_its_game() -> None:
+    """Breakout waits for FIRE at the start of every life: a policy that never presses it (an untrained or a
+    deterministic one) stood still until the ALE truncated the game at 27,000 env steps, so one evaluation game
+    took minutes. With FIRE pressed after reset and after each lost life, NOOP loses its 5 lives in a few hundred."""
+    import gymnasium as gym
+
+    from gymnasium_solver.envs import FireAtLifeStart, atari_wrappers, register_atari
+
+    register_atari()
+    env = atari_wrappers(gym.make("BreakoutNoFrameskip-v4"))
+    env.reset(seed=0)
+    lives, rewards, steps, ended = [env.unwrapped.ale.lives()], 0.0, 0, False
+    while not ended and steps < 5_000:
+        _, reward, terminated, truncated, info = env.step(0)  # NOOP, always
+        steps, rewards, ended = steps + 1, rewards + float(reward), terminated or truncated
+        lives.append(info["lives"])
+    env.close()
+    assert terminated and not truncated and steps < 5_000, steps
+    assert lives[0] == 5 and lives[-1] == 0 and sorted(set(lives), reverse=True) == [5, 4, 3, 2, 1, 0]
+    assert FireAtLifeStart in _wrapper_types(env)
+    # A game whose action 1 is not FIRE (Freeway: NOOP, UP, DOWN) is left as it is.
+    freeway = atari_wrappers(gym.make("FreewayNoFrameskip-v4"))
+    assert FireAtLifeStart not in _wrapper_types(freeway)
+    freeway.close()

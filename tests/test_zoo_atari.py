@@ -47,7 +47,8 @@ def test_an_ale_game_without_an_entry_takes_the_zoos_atari_entry_with_its_origin
     assert f"the RL Zoo has no {BREAKOUT} entry for ppo; this is its atari entry" in origin.notes[0]
     # What gsolve's preprocessing does differently from SB3's AtariWrapper is said, in one sentence.
     [wrapper] = [n for n in origin.notes if n.startswith("env_wrapper AtariWrapper")]
-    assert "does not end an episode at a lost life nor press FIRE at reset" in wrapper and "\n" not in wrapper
+    assert "does not end an episode at a lost life, as SB3's AtariWrapper does" in wrapper and "\n" not in wrapper
+    assert "both press FIRE where a game waits for it, gsolve at the start of every life" in wrapper
     # The bare id picks ppo and takes the same entry; the raw frames are no longer refused.
     assert resolve_with_origin(BREAKOUT).origin.where == origin.where
 
@@ -116,7 +117,7 @@ def test_an_unmappable_atari_key_is_refused_naming_it(tmp_path: Path, monkeypatc
     _fake_zoo(tmp_path, monkeypatch, {"atari": {**ZOO_ATARI_PPO, "env_wrapper": [
         {"stable_baselines3.common.atari_wrappers.AtariWrapper": {"terminal_on_life_loss": False}}]}})
     notes = resolve_with_origin(f"{BREAKOUT}:ppo").origin.notes
-    assert any("does not press FIRE at reset" in n and "lost life" not in n for n in notes), notes
+    assert any("neither ending an episode at a lost life; both press FIRE" in n for n in notes), notes
 
 
 @needs_zoo
@@ -157,8 +158,7 @@ def test_breakout_trains_from_the_atari_entry_and_writes_its_run_folder(tmp_path
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from gymnasium_solver.contract import run_folder as rf
 
-    # One rollout of 2 envs x 64 steps; the final evaluation is one game cut at 2,000 frames (an untrained policy
-    # that never presses FIRE would otherwise play Breakout to the ALE's 108,000).
+    # One rollout of 2 envs x 64 steps; the final evaluation is one game cut at 2,000 frames.
     tiny = ["n_envs=2", "n_steps=64", "batch_size=128", "n_epochs=1", "max_env_steps=128", "eval_freq=1000000",
             "eval_episodes=1", "device=cpu", "env_kwargs.max_num_frames_per_episode=2000"]
     code = cli.main(["train", f"{BREAKOUT}:ppo", "--quiet", "--no-fail", "--runs-dir", str(tmp_path), "--set", *tiny])

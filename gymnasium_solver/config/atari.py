@@ -13,6 +13,8 @@ ATARI_FRAME_SKIP = 4
 ATARI_NOOP_MAX = 30
 ATARI_SCREEN_SIZE = 84
 ATARI_FRAME_STACK = 4
+# The action that starts a life in the games that wait for it (Breakout): ALE action 1, where a game has FIRE.
+ATARI_FIRE = 1
 
 # The RL Zoo's entry for every ALE game that has none of its own (rl_zoo3's ExperimentManager: is_atari).
 ZOO_ATARI_ENTRY = "atari"
@@ -24,8 +26,8 @@ _SAME_AS_OURS: dict[str, Any] = {"noop_max": ATARI_NOOP_MAX, "frame_skip": ATARI
 ATARI_WRAPPER_NOTE = ("env_wrapper AtariWrapper with frame_stack 4 -> atari_wrappers=true (noop reset, frame skip 4, "
                       "84x84 grayscale, 4 stacked frames), reward_clip=1.0 (its reward clipping by sign: the same for "
                       "the ALE's whole-number scores) and normalize_observations=false (the CNN scales pixels), except "
-                      "that gsolve's preprocessing does not end an episode at a lost life nor press FIRE at reset, as "
-                      "SB3's AtariWrapper does (docs/atari.md)")
+                      "that gsolve's preprocessing does not end an episode at a lost life, as SB3's AtariWrapper does; "
+                      "both press FIRE where a game waits for it, gsolve at the start of every life (docs/atari.md)")
 
 
 def looks_like_ale(env_id: str) -> bool:
@@ -126,7 +128,8 @@ def read_atari_wrapper(entry: Mapping[str, Any]) -> AtariRead | None:
     clip = kwargs.get("clip_reward", True)
     settings = {"atari_wrappers": True, "normalize_observations": False, **({"reward_clip": 1.0} if clip else {})}
     notes = [ATARI_WRAPPER_NOTE if kwargs.get("terminal_on_life_loss", True) else
-             ATARI_WRAPPER_NOTE.replace("does not end an episode at a lost life nor press", "does not press")]
+             ATARI_WRAPPER_NOTE.replace("except that gsolve's preprocessing does not end an episode at a lost life, as "
+                                        "SB3's AtariWrapper does; both", "neither ending an episode at a lost life; both")]
     if not clip:
         notes[0] = notes[0].replace("reward_clip=1.0 (its reward clipping by sign: the same for the ALE's "
                                     "whole-number scores)", "no reward_clip (clip_reward=false)")
