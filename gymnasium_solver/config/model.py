@@ -344,7 +344,7 @@ class ConfigBase(BaseModel):
                                               "OTEL_EXPORTER_OTLP_* variables of whoever runs the trainer: a client "
                                               "must not choose which host it sends to"))
     torch_threads: int = Field(default=1, ge=1, le=MAX_TORCH_THREADS,
-                               description="torch intra-op threads (small nets are fastest on 1)",
+                               description="threads of torch's and numpy's (BLAS) math (small nets are fastest on 1)",
                                json_schema_extra=_why(f"at most {MAX_TORCH_THREADS}, and at most this machine's "
                                                       "CPU count when a run starts: more threads than cores "
                                                       "only oversubscribe them"))

@@ -60,11 +60,13 @@ class CheckpointEvaluation(NamedTuple):
 
 def evaluate_checkpoint(path: Path, episodes: int, seed: int) -> CheckpointEvaluation:
     """Load a checkpoint and evaluate it deterministically over ``episodes`` parallel episodes."""
+    from gymnasium_solver.agents.networks import limit_threads
     from gymnasium_solver.envs import make_vec_env, space_spec
     from gymnasium_solver.train.checkpoints import checkpoint_config, load_checkpoint
     from gymnasium_solver.train.evaluation import evaluate
 
     cfg = checkpoint_config(path)
+    limit_threads(cfg.torch_threads)
     env = make_vec_env(cfg, episodes)
     try:
         loaded = load_checkpoint(path, space_spec(env))

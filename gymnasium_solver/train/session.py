@@ -17,6 +17,7 @@ import torch
 from gymnasium_solver.agents import agent_class
 from gymnasium_solver.agents.common import Batch, NonFiniteLossError, ObsNormalizer, Policy, UpdateStats
 from gymnasium_solver.agents.interface import Agent, LearnChunk, OffPolicyAgent, OnPolicyAgent
+from gymnasium_solver.agents.networks import limit_threads
 from gymnasium_solver.config import Config, PPOConfig
 from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.contract import run_folder as rf
@@ -178,7 +179,7 @@ class Session:
     # -- setup ---------------------------------------------------------------------------------
     def setup(self) -> _Parts:
         cfg, info = self.cfg, self.writer.info
-        torch.set_num_threads(cfg.torch_threads)
+        limit_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.t_start = time.perf_counter()
         self.eval_env = make_vec_env(cfg, cfg.eval_episodes)
