@@ -91,9 +91,12 @@ def environment_notes(recorded: Measured, machine: bench_results.Machine, versio
     """What differs between the record's machine and libraries and this one's (empty: the same)."""
     notes = []
     if recorded.machine != machine:
-        notes.append(f"the record was measured on another machine ({recorded.machine.cpu}, "
+        notes.append(f"the record was measured on another machine ({recorded.machine.label}, "
                      f"{recorded.machine.cores} cores, {recorded.machine.platform}, Python {recorded.machine.python}; "
-                     f"this one: {machine.cpu}, {machine.cores} cores, {machine.platform}, Python {machine.python})")
+                     f"this one: {machine.label}, {machine.cores} cores, {machine.platform}, Python {machine.python})")
+        if recorded.machine.kernels is None:
+            notes.append("the record does not say which kernels its CPU ran (it was measured before the gate kept "
+                         "them), so the same CPU model with other kernels (AVX2 against AVX512) looks the same to it")
     changed = {lib: (recorded.versions.get(lib), v) for lib, v in versions.items() if recorded.versions.get(lib) != v}
     if changed:
         notes.append("library versions differ from the record's: " +
@@ -105,8 +108,8 @@ def environment_notes(recorded: Measured, machine: bench_results.Machine, versio
 
 
 def machine_record_name(machine: bench_results.Machine) -> str:
-    """The results name of a further machine's record: gate-<its cpu, lower-case, words joined by '-'>."""
-    words = "".join(c if c.isalnum() else " " for c in machine.cpu.lower()).split()
+    """The results name of a further machine's record: gate-<its cpu and kernels, lower-case, words joined by '-'>."""
+    words = "".join(c if c.isalnum() else " " for c in f"{machine.cpu} {machine.kernels or ''}".lower()).split()
     return MACHINE_PREFIX + ("-".join(words) or "unknown")
 
 
@@ -124,7 +127,7 @@ def own_record(found: list[Results], machine: bench_results.Machine, versions: d
 
 
 def no_record_note(found: list[Results]) -> str:
-    held = "; ".join(f"{r.measured.machine.cpu} at commit {r.measured.commit}" for r in found)
+    held = "; ".join(f"{r.measured.machine.label} at commit {r.measured.commit}" for r in found)
     return (f"the gate holds no record of this machine and its libraries (it holds: {held}), so a figure that differs "
             "here need not be a regression: where the gate passes on a recorded machine at this commit, record this "
             "one beside it with `make bench-record-machine`")
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.record:
             for other in (r for r in found if r.name != NAME):
                 bench_results.results_path(other.name, args.results_dir).unlink()
-                print(f"removed {other.name}.json ({other.measured.machine.cpu}): measured on the code before this "
+                print(f"removed {other.name}.json ({other.measured.machine.label}): measured on the code before this "
                       "change; re-record it on that machine with `make bench-record-machine`")
         return 0
     recorded = mine or found[0]
@@ -256,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                      environment_notes(recorded.measured, measured.machine, measured.versions) + notes))
         return 1
     print(f"bench-check: all {sum(map(len, rows.values()))} figures match {which} (commit {recorded.measured.commit}, "
-          f"{recorded.measured.machine.cpu}) in {wall:.0f} s")
+          f"{recorded.measured.machine.label}) in {wall:.0f} s")
     for note in notes:
         print(f"  note: {note}")
     return 0

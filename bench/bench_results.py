@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from cpu_identity import cpu_model  # noqa: E402 - scripts/cpu_identity.py, the one reader of /proc/cpuinfo
+from cpu_identity import cpu_model, kernels  # noqa: E402 - scripts/cpu_identity.py, the one reader of /proc/cpuinfo
 
 RESULTS_DIR = ROOT / "bench" / "results"
 # The libraries whose versions change a figure; the ones a bench does not import are recorded anyway
@@ -43,6 +43,15 @@ class Machine(BaseModel):
     cores: int
     platform: str
     python: str
+    kernels: str | None = Field(default=None, description="the CPU's maker and the kernels torch dispatches to "
+                                "(scripts/cpu_identity.kernels: amd-avx2, amd-avx512, intel-avx512): two AMD EPYCs "
+                                "with and without AVX512 train some seeds to other env steps; None in a file "
+                                "measured before it was kept")
+
+    @property
+    def label(self) -> str:
+        """The CPU as the docs and messages name it: its model, and its kernels where they are known."""
+        return f"{self.cpu} ({self.kernels})" if self.kernels else self.cpu
 
 
 class Measured(BaseModel):
@@ -97,7 +106,7 @@ class Results(BaseModel):
 def machine() -> Machine:
     cpu = cpu_model() or platform.processor() or platform.machine()
     return Machine(cpu=cpu, cores=os.cpu_count() or 1, platform=platform.system().lower(),
-                   python=platform.python_version())
+                   python=platform.python_version(), kernels=kernels())
 
 
 def versions() -> dict[str, str | None]:

@@ -293,7 +293,7 @@ def _other_machine(gate: Results, other: Results) -> str:
     n = sum(len(p.arms["ours"]) for p in other.presets.values())
     differ = f"{len(moved)} of its {n} figures differ from the table's ({', '.join(moved)})" if moved else \
         f"its {n} figures are the table's"
-    return (f"`bench/results/{other.name}.json`, {m.machine.cpu} ({m.machine.cores} cores, Python {m.machine.python}), "
+    return (f"`bench/results/{other.name}.json`, {m.machine.label} ({m.machine.cores} cores, Python {m.machine.python}), "
             f"recorded at commit `{m.commit}` ({m.date}): {differ}")
 
 

@@ -28,8 +28,9 @@ def provenance(m: Measured) -> str:
     """The sentence every block ends with: command, commit, machine, libraries, load."""
     libs = ", ".join(f"{lib} {v}" for lib, v in m.versions.items() if v is not None)
     edited = f" plus uncommitted edits to {len(m.edited)} training files (listed in the results file)" if m.edited else ""
+    kernels = f", {m.machine.kernels} kernels" if m.machine.kernels else ""
     return (f"Measured by `{m.command}` at commit `{m.commit}`{edited}, {m.date}, on {m.machine.cpu} "
-            f"({m.machine.cores} cores, {m.machine.platform}, Python {m.machine.python}; {libs}), load average "
+            f"({m.machine.cores} cores{kernels}, {m.machine.platform}, Python {m.machine.python}; {libs}), load average "
             f"{m.load_start:g} at the start and {m.load_end:g} at the end.")
 
 

@@ -158,8 +158,11 @@ def test_the_gate_checks_against_its_own_machines_record_and_names_it(results: M
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Env steps differ across CPUs: gate.json of another CPU and this machine's gate-<cpu>.json; the check
     takes this machine's, and without one it says the figures cannot be judged here."""
-    assert gate.machine_record_name(results.machine().model_copy(update={"cpu": "AMD EPYC 7B13"})) == "gate-amd-epyc-7b13"
-    assert gate.machine_record_name(results.machine().model_copy(update={"cpu": "Intel(R) Xeon(R) Processor"})) == \
+    epyc = results.machine().model_copy(update={"cpu": "AMD EPYC 7B13", "kernels": "amd-avx2"})
+    assert gate.machine_record_name(epyc) == "gate-amd-epyc-7b13-amd-avx2"
+    assert gate.machine_record_name(epyc.model_copy(update={"kernels": None})) == "gate-amd-epyc-7b13"
+    assert gate.machine_record_name(results.machine().model_copy(update={"cpu": "Intel(R) Xeon(R) Processor",
+                                                                         "kernels": None})) == \
         "gate-intel-r-xeon-r-processor"
     results.write_results(_elsewhere(results, [(0, True, 14_336)], "Some Other CPU"), tmp_path)
     _fake_training(gate, results, monkeypatch, 22_528)
@@ -186,6 +189,25 @@ def test_the_gate_checks_against_its_own_machines_record_and_names_it(results: M
     assert gate.records(tmp_path)[0].measured.machine == results.machine()
     with pytest.raises(SystemExit, match="gate.json is this machine's record already"):
         gate.main(["--add-machine", *args])
+
+
+def test_the_same_cpu_model_with_other_kernels_is_another_machine(results: ModuleType, gate: ModuleType, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Two AMD EPYCs, one with AVX512 and one without, train some seeds to other env steps: a record of this CPU model
+    that ran other kernels (or does not say which) is not this machine's, and the check says why a figure may differ."""
+    here = results.machine()
+    assert here.kernels  # what torch dispatches to on this machine, recorded with every figure
+    r = _results(results, [(0, True, 14_336)], "gate")
+    for kernels in ("other-avx512", None):
+        other = r.model_copy(update={"measured": r.measured.model_copy(
+            update={"machine": here.model_copy(update={"kernels": kernels})})})
+        results.write_results(other, tmp_path)
+        _fake_training(gate, results, monkeypatch, 22_528)
+        assert gate.main(["--results-dir", str(tmp_path)]) == 1
+        out = " ".join(capsys.readouterr().out.split())
+        assert "holds no record of this machine" in out and f"this one: {here.label}" in out
+        assert ("does not say which kernels its CPU ran" in out) == (kernels is None)
 
 
 def test_the_gate_table_says_which_figures_another_machine_records_differently(results: ModuleType,
