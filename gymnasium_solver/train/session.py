@@ -125,8 +125,9 @@ def unfinished_message(cfg: Config, result: EvalResult) -> str:
 
 # An evaluation that steps this many times the env steps trained between evaluations (and at least COSTLY_EVAL_MIN
 # env steps) is most of the run's time: the run says so once. Counted in env steps, not seconds, so the warning is the
-# same on every machine and load (Breakout's untrained greedy policy never presses FIRE: 10 episodes to the ALE's
-# truncation at 27,000 steps each are 270,000 env steps per evaluation of a 1,024-step budget).
+# same on every machine and load (a greedy policy that stands still until a long time limit: Breakout's, before
+# atari_wrappers pressed FIRE, played 10 episodes to the ALE's truncation at 27,000 steps each, 270,000 env steps per
+# evaluation of a 1,024-step budget).
 COSTLY_EVAL_RATIO = 10
 COSTLY_EVAL_MIN = 50_000
 
