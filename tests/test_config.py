@@ -55,6 +55,9 @@ def test_unknown_env_and_variant():
         resolve_config("CartPole-v2:ppo")
     with pytest.raises(ConfigError, match="no variant 'pp'.*did you mean 'ppo'"):
         resolve_config("CartPole-v1:pp")
+    # A name that is neither a variant nor an algorithm (TRPO is sb3-contrib's, not ours): the algorithms are named.
+    with pytest.raises(ConfigError, match="trains without the preset: ppo, reinforce, dqn, qrdqn, a2c, sac, td3, tqc"):
+        resolve_config("Pendulum-v1:trpo")
 
 
 def test_schedule_override_keeps_other_end():

@@ -171,7 +171,8 @@ def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base
         variants = list_variants(env_id, folder)  # the environment's, ours and the user's
         names = list(dict.fromkeys([*variants, *(a.value for a in Algo)]))
         raise ConfigError(f"{preset.path}: no variant {variant!r}{did_you_mean(variant, names)} ({env_id}'s variants: "
-                          f"{', '.join(variants)}; an algorithm's name trains without the preset)"
+                          f"{', '.join(variants)}; an algorithm's name trains without the preset: "
+                          f"{', '.join(a.value for a in Algo)})"
                           f"{_saved_elsewhere(env_id, variant, folder)}")
     data = _resolve_variant_dict(preset, variant)
     check_keys(data, f"{preset.path} (variant {variant!r})")
