@@ -109,7 +109,7 @@ def environment_notes(recorded: Measured, machine: bench_results.Machine, versio
 
 def machine_record_name(machine: bench_results.Machine) -> str:
     """The results name of a further machine's record: gate-<its cpu and kernels, lower-case, words joined by '-'>."""
-    words = "".join(c if c.isalnum() else " " for c in f"{machine.cpu} {machine.kernels or ''}".lower()).split()
+    words = "".join(c if c.isalnum() else " " for c in machine.label.lower()).split()
     return MACHINE_PREFIX + ("-".join(words) or "unknown")
 
 
