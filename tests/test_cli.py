@@ -26,6 +26,24 @@ def test_compare_with_an_unknown_run_is_one_actionable_line(real_runs, capsys) -
     assert "Traceback" not in err
 
 
+def test_a_run_folder_path_names_its_run_and_one_outside_names_the_runs_dir(real_runs, tmp_path, capsys) -> None:
+    # `gsolve train` ends by printing runs/<id>; users paste it into the next command.
+    runs_dir = str(real_runs.runs_dir)
+    assert main(["show", f"{runs_dir}/{real_runs.solved}/", "--runs-dir", runs_dir]) == 0
+    assert f"run {real_runs.solved}" in capsys.readouterr().out
+    assert main(["compare", f"{runs_dir}/{real_runs.short}", real_runs.solved, "--runs-dir", runs_dir]) == 0
+    assert f"first to the threshold: {real_runs.solved}" in capsys.readouterr().out
+    # A mistyped id inside the runs folder gets the close matches of a mistyped id.
+    assert main(["show", f"{runs_dir}/{real_runs.solved[:-1]}x", "--runs-dir", runs_dir]) == 2
+    assert real_runs.solved in capsys.readouterr().err
+    # A run folder elsewhere is not read: the message says which --runs-dir would reach it.
+    elsewhere = tmp_path / "other-runs"
+    (elsewhere / real_runs.solved).mkdir(parents=True)
+    assert main(["show", str(elsewhere / real_runs.solved), "--runs-dir", runs_dir]) == 2
+    err = capsys.readouterr().err
+    assert f"--runs-dir {elsewhere.resolve()}" in err and "Traceback" not in err
+
+
 def test_a_closed_stdout_pipe_is_not_a_traceback(real_runs) -> None:
     # `gsolve show RUN | head -0` style: the reader is gone before we write anything.
     proc = subprocess.Popen(

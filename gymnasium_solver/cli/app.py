@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _refs_from_paths(args)
         cli_env.grant(args)  # --env-package/--env-class: imported now, because this command line names them
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
@@ -83,6 +84,34 @@ def main(argv: list[str] | None = None) -> int:
         # A full disk, a read-only runs folder, a directory where a file belongs: a sentence, not a traceback.
         print(f"gsolve {args.command}: error: {_os_error(exc)}", file=sys.stderr)
         return ExitCode.BAD_INPUT
+
+
+def _refs_from_paths(args: argparse.Namespace) -> None:
+    """Run folders given as paths (``gsolve train`` ends by printing ``runs/<id>``, and a shell completes it) name
+    their runs when they lie directly inside the runs folder; a run folder elsewhere is refused with the
+    --runs-dir that would reach it. Only the command line does this: references over MCP stay folder names.
+    Anything else is left as typed (``ALE/Pong-v5:ppo`` is a config id)."""
+    from gymnasium_solver.contract.run_folder import resolve_runs_dir
+
+    root = resolve_runs_dir(getattr(args, "runs_dir", None))
+
+    def name_of(value: str) -> str:
+        path = Path(value)
+        if not any(sep in value for sep in ("/", "\\")):
+            return value
+        if path.parent.resolve() == root.resolve():  # a typo in the id still gets the close matches
+            return path.name
+        if not path.is_dir():
+            return value
+        raise CliError(f"{value} is a folder outside the runs folder {root}: runs are read only from the runs "
+                       f"folder; pass --runs-dir {path.resolve().parent} and the run id {path.resolve().name}")
+
+    if isinstance(getattr(args, "run", None), str):
+        args.run = name_of(args.run)
+    if isinstance(getattr(args, "runs", None), list):
+        args.runs = [name_of(r) if isinstance(r, str) else r for r in args.runs]
+    if args.command == "train" and isinstance(getattr(args, "resume", None), str):
+        args.resume = name_of(args.resume)
 
 
 def _os_error(exc: OSError) -> str:
