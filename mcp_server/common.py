@@ -77,7 +77,7 @@ def _shown_path(filename: Any, runs_dir: Path | None) -> str | None:
 # The library speaks the command line's `--set KEY=VALUE` (and run.json keeps its notes so); a tool's settings
 # are its `overrides` argument. The value: a flow list or mapping, '...', or a word without closing punctuation.
 _VALUE = r"(?:\[[^\]]*\]|\{[^}]*\}|\.\.\.|[^\s,;)]*[^\s,;).])"
-_PAIR = rf"[A-Za-z_][\w.]*={_VALUE}"
+_PAIR = rf"'?[A-Za-z_][\w.]*={_VALUE}'?"  # shell-quoted where needed: --set 'lr={start: 1, end: 0}'
 _CLI_SETS = re.compile(rf"--set {_PAIR}(?: {_PAIR})*(?: --set {_PAIR}(?: {_PAIR})*)*")
 _CLI_OVERRIDES = re.compile(r"--set( override)?")  # "--set override: unknown key", "CartPole-v1:ppo with --set: ..."
 _M = TypeVar("_M", bound=BaseModel)
@@ -86,7 +86,7 @@ _M = TypeVar("_M", bound=BaseModel)
 def _as_overrides(match: re.Match[str]) -> str:
     """`--set a=1 --set b=[64, 64]` -> `overrides={"a": 1, "b": [64, 64]}`; a placeholder (R, N, ...) stays as is."""
     parts = []
-    for key, value in re.findall(rf"([A-Za-z_][\w.]*)=({_VALUE})", match.group(0)):
+    for key, value in re.findall(rf"'?([A-Za-z_][\w.]*)=({_VALUE})'?", match.group(0)):
         try:
             parsed = yaml.safe_load(value)
             shown = value if value == "..." or value.isupper() else json.dumps(parsed)

@@ -7,6 +7,7 @@ of real runs (test_diagnostics_corpus.py) checks the same rules on our trainer's
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 import numpy as np
@@ -146,6 +147,9 @@ def test_approx_kl_high_suggests_lower_learning_rate() -> None:
     lr = resolve_config("CartPole-v1:ppo", [top.set_arg]).learning_rate
     assert lr.start == 0.0001 and lr.end == 0.0  # type: ignore[union-attr]
     assert d.verdict == Verdict.WARNING
+    # The headline's `try` pastes into a shell as one argument per --set (a schedule has spaces in it).
+    assert d.summary.endswith("; try --set 'learning_rate={start: 0.0001, end: 0.0}'"), d.summary
+    assert shlex.split(d.summary.split("; try ")[1]) == ["--set", top.set_arg]
 
 
 def test_approx_kl_near_zero_suggests_higher_learning_rate() -> None:

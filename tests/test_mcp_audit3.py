@@ -59,6 +59,15 @@ async def test_results_name_the_tools_argument_not_the_command_lines(client: Cli
     assert any('overrides={"reward_threshold": ...}' in n for n in cfg["notes"]), cfg["notes"]
 
 
+def test_a_shell_quoted_set_reads_as_the_overrides_argument() -> None:
+    """The diagnosis quotes a --set whose value has spaces (a schedule) for a shell; a tool says it as overrides."""
+    from mcp_server.common import in_tool_terms
+
+    text = "most likely: X [x]; try --set 'learning_rate={start: 0.0001, end: 0.0}' --set max_env_steps=200000"
+    assert in_tool_terms(text) == ('most likely: X [x]; try overrides={"learning_rate": {"start": 0.0001, "end": 0.0}, '
+                                   '"max_env_steps": 200000}')
+
+
 async def test_start_training_notes_name_the_overrides_argument(tmp_path: Path) -> None:
     async with Client(create_server(tmp_path)) as client:
         failed, started = await _call(client, "start_training", {"config_id": "Blackjack-v1:ppo", "overrides": {

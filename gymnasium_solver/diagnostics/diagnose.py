@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -275,7 +276,8 @@ def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Fin
     top = next((f for f in findings if f.severity != Severity.INFO), None)
     if top is None:
         return head + "; no problems found."
-    fix = "; try " + " ".join(f"--set {c.set_arg}" for c in top.suggested_changes) if top.suggested_changes else ""
+    # Quoted as `try (all together)` quotes it: a schedule {start: a, end: b} pasted unquoted is three arguments.
+    fix = "; try " + " ".join(f"--set {shlex.quote(c.set_arg)}" for c in top.suggested_changes) if top.suggested_changes else ""
     if fix and ctx.info.source is not None:
         fix = f"; try {_in_source(ctx, top)} in the {ctx.info.source.framework} config"
     return f"{head}; most likely: {top.title} [{top.id}]{fix}"
