@@ -171,10 +171,18 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
         solved: Annotated[bool | None, Field(description="only runs that did (true) / did not (false) solve")] = None,
         limit: Annotated[int, Field(ge=1, le=rs.MAX_LIST_LIMIT, description="runs per page")] = 20,
         cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
+        kind: Annotated[rs.RunKind, Field(description="'train' (default): runs someone started; 'trial': only the "
+                                          "trial runs of fixes and sweeps; 'all': both")] = rs.RunKind.TRAIN,
     ) -> rs.RunList:
         """Use to find runs: newest first, with status, progress, best/final eval return and solved;
-        filter by environment, algorithm, status or solved, page with cursor."""
-        return rs.list_runs(store, env_id, algo, status, solved, limit, cursor)
+        filter by environment, algorithm, status or solved, page with cursor. Fix and sweep trials are
+        counted in `hidden` unless kind asks for them (`gsolve runs` lists the same way)."""
+        result = rs.list_runs(store, env_id, algo, status, solved, limit, cursor, kind)
+        if result.hidden:
+            what = "fix/sweep trial runs" if kind == rs.RunKind.TRAIN else "runs that are not trials"
+            hint = f"{result.hidden} {what} hidden (kind='all' lists them)"
+            result.note = f"{result.note}; {hint}" if result.note else hint
+        return result
 
     @tool(server, READ_ONLY, store.runs_dir)
     async def get_run_info(

@@ -110,6 +110,25 @@ async def test_list_runs_filters_and_paging(client: Client, real_runs: RealRuns)
     assert none["runs"] == [] and "CartPole-v1" in none["note"]
 
 
+async def test_list_runs_hides_fix_and_sweep_trials_unless_asked(real_runs: RealRuns, tmp_path: Path) -> None:
+    """After gsolve fix, its trials (the newest runs) would fill the page an assistant reads: they are counted in
+    `hidden` and named in the note, as `gsolve runs` does, and kind lists them."""
+    runs = tmp_path / "runs"
+    shutil.copytree(real_runs.runs_dir, runs)
+    trial = runs / "20991231-000000-00000aa"  # newer than every real run
+    shutil.copytree(runs / real_runs.short, trial)
+    info = rf.read_run_info(trial)
+    rf.write_run_info(trial, info.model_copy(update={"run_id": trial.name, "experiment_id": "fix-20991231-000000-0000"}))
+    async with Client(create_server(runs)) as client:
+        started = await ok(client, "list_runs", {})
+        assert trial.name not in [r["run_id"] for r in started["runs"]] and len(started["runs"]) == 3
+        assert started["hidden"] == 1 and "1 fix/sweep trial runs hidden (kind='all'" in started["note"]
+        trials = await ok(client, "list_runs", {"kind": "trial"})
+        assert [r["run_id"] for r in trials["runs"]] == [trial.name] and trials["runs"][0]["trial_of"]
+        every = await ok(client, "list_runs", {"kind": "all"})
+        assert every["runs"][0]["run_id"] == trial.name and len(every["runs"]) == 4 and every["hidden"] == 0
+
+
 @pytest.mark.parametrize(
     "args",
     [{"limit": -1}, {"limit": 0}, {"limit": 10**9}, {"limit": "many"}, {"status": "exploded"}, {"cursor": "../x"}],
