@@ -96,10 +96,12 @@ def _play(path: Path, seed: int, max_frames: int, on_frame: Callable[[int, Any],
     chooses): the return, the length, the render fps and whether it was cut at ``max_frames``."""
     import numpy as np
 
+    from gymnasium_solver.agents.networks import limit_threads
     from gymnasium_solver.envs import batch_obs, make_vec_env, space_spec
     from gymnasium_solver.train.checkpoints import checkpoint_config, load_checkpoint
 
     cfg = checkpoint_config(path)
+    limit_threads(cfg.torch_threads)  # as evaluate_checkpoint: numpy's BLAS would take every core for one env
     # Frames are drawn off screen: without a display SDL (pygame) otherwise prints "XDG_RUNTIME_DIR is invalid or not
     # set" looking for one. A driver the user set is kept.
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
