@@ -7,8 +7,10 @@ files. They take a few seconds in total (tiny budgets, 4 envs).
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,6 +18,11 @@ import pytest
 
 # scripts/ holds the corpus scorer and generators (not part of the installed package).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+# Training reads the user's saved presets (~/.config/gsolve/presets) and tracking defaults (~/.config/gsolve/config.yaml):
+# the suite reads an empty config home of its own, and no preset folder the shell named, whoever runs it.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="gsolve-test-config-")
+os.environ.pop("GSOLVE_CONFIG_DIR", None)
 
 
 class RealRuns(NamedTuple):

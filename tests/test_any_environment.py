@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -19,6 +19,9 @@ from gymnasium_solver.config import zoo as zoo_mod
 from gymnasium_solver.config.chain import NO_THRESHOLD
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract import run_folder as rf
+
+if TYPE_CHECKING:
+    from conftest import RealRuns
 
 needs_zoo = pytest.mark.skipif(zoo_entry("MountainCar-v0", "ppo") is None, reason="rl_zoo3 is not installed")
 
@@ -222,19 +225,47 @@ def test_presets_save_writes_a_run_as_the_users_own_preset(tmp_path: Path, capsy
     assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 2  # exists
     assert "already has a variant 'mine'" in capsys.readouterr().err
 
-    # Saved without $GSOLVE_CONFIG_DIR (into ~/.config/gsolve/presets, here $XDG_CONFIG_HOME's), the variant is not
-    # trained from the shipped presets; training it says where it is and how to train it, not only "no preset".
+    # Saved without $GSOLVE_CONFIG_DIR, into ~/.config/gsolve/presets (here $XDG_CONFIG_HOME's): training reads that
+    # folder too, so the saved variant trains by its name with nothing else set.
     monkeypatch.delenv("GSOLVE_CONFIG_DIR")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert cli.main(["presets", "save", "@last", "mine", "--runs-dir", str(tmp_path / "runs")]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
     saved = tmp_path / "xdg" / "gsolve" / "presets"
+    assert f"MountainCar-v0:mine in {saved / 'MountainCar-v0.yaml'}" in out and "train it with" not in out
+    r = resolve_with_origin("MountainCar-v0:mine")
+    assert r.origin.settings == "preset" and r.config.model_dump() == {**cfg.model_dump(), "variant": "mine"}
+    # With $GSOLVE_CONFIG_DIR naming another folder, the default one is not read; the error says where it is.
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(tmp_path / "elsewhere"))
     with pytest.raises(ConfigError, match=f"your saved preset MountainCar-v0:mine is in {saved}, .*"
                                           f"GSOLVE_CONFIG_DIR={saved} gsolve train MountainCar-v0:mine"):
         resolve_config("MountainCar-v0:mine")
     with pytest.raises(ConfigError) as other:
         resolve_config("MountainCar-v0:theirs")
     assert "your saved preset" not in str(other.value)
+
+
+def test_the_default_preset_folder_adds_variants_and_never_replaces_ours(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_runs: RealRuns, capsys: pytest.CaptureFixture[str]) -> None:
+    """~/.config/gsolve/presets is read without $GSOLVE_CONFIG_DIR, so a preset of ours is never replaced from it: the
+    drift gate and every figure train what we ship. Saving one of our names there is refused; a file written by hand
+    with one adds its other variants only."""
+    from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, list_variants
+
+    monkeypatch.delenv("GSOLVE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    runs = ["--runs-dir", str(real_runs.runs_dir)]
+    assert cli.main(["presets", "save", real_runs.solved, "ppo", *runs]) == 2
+    assert "CartPole-v1:ppo is a preset shipped with gsolve" in capsys.readouterr().err
+    assert cli.main(["presets", "save", real_runs.solved, "mine", *runs]) == 0
+    folder = tmp_path / "gsolve" / "presets"
+    text = (folder / "CartPole-v1.yaml").read_text(encoding="utf-8")
+    (folder / "CartPole-v1.yaml").write_text(text.replace("  mine:", "  ppo:\n    algo: ppo\n    gamma: 0.5\n  mine:"),
+                                             encoding="utf-8")
+    assert resolve_with_origin("CartPole-v1:ppo").config == resolve_with_origin(
+        "CartPole-v1:ppo", folder=PACKAGE_CONFIG_DIR).config
+    assert resolve_config("CartPole-v1:mine").gamma == resolve_config("CartPole-v1:ppo", folder=PACKAGE_CONFIG_DIR).gamma
+    assert {"ppo", "mine", "a2c"} <= set(list_variants("CartPole-v1"))
 
 
 def test_a_users_preset_folder_adds_to_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

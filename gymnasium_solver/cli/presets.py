@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 from pathlib import Path
 
 from gymnasium_solver.config.build import config_from_yaml_text
-from gymnasium_solver.config.presets import CONFIG_DIR_ENV, SavedPreset, save_user_preset, user_presets_dir
+from gymnasium_solver.config.presets import (
+    CONFIG_DIR_ENV,
+    SavedPreset,
+    save_user_preset,
+    user_config_dir,
+    user_presets_dir,
+)
 from gymnasium_solver.contract import run_folder as rf
 
 
@@ -42,8 +47,8 @@ def cmd_presets_save(args: argparse.Namespace) -> int:
     config = config_from_yaml_text(read_run_text(run_dir, rf.CONFIG_YAML), f"{run_dir.name}/{rf.CONFIG_YAML}")
     folder = Path(args.dir).expanduser() if args.dir else user_presets_dir()
     path = save_user_preset(config, args.name, folder, f"saved from run {info.run_id} ({info.config_id})")
-    env = os.environ.get(CONFIG_DIR_ENV)
-    active = bool(env) and Path(str(env)).expanduser().resolve() == folder.resolve()
+    read = user_config_dir()  # the folder training reads presets of yours from (the default one once it exists)
+    active = read is not None and read.resolve() == folder.resolve()
     config_id = f"{config.env_id}:{args.name}"
     command = f"gsolve train {config_id}" if active else f"{CONFIG_DIR_ENV}={shlex.quote(str(folder))} gsolve train {config_id}"
     saved = SavedPreset(run_id=info.run_id, config_id=config_id, path=str(path), folder=str(folder), active=active,

@@ -28,14 +28,14 @@ from gymnasium_solver.config.presets import (
     _apply_overrides,
     _check_time_limit,
     _resolve_variant_dict,
-    config_dir,
+    default_presets_dir,
     list_env_files,
     list_variants,
     load_preset,
     parse_overrides,
     preset_folder,
     spec_reward_threshold,
-    user_presets_dir,
+    user_config_dir,
     zoo_name_notes,
 )
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
@@ -138,18 +138,19 @@ def split_config_id(config_id: str) -> tuple[str, str | None]:
 
 
 def _saved_elsewhere(env_id: str, variant: str, folder: Path | None) -> str:
-    """'; ...' naming how to train ``ENV:variant`` when `gsolve presets save` put it in the user's preset folder and
-    training reads another (no $GSOLVE_CONFIG_DIR: the shipped presets), else ''."""
-    saved = user_presets_dir()
-    if saved == (folder or config_dir()) or env_id not in list_env_files(saved):
+    """'; ...' naming how to train ``ENV:variant`` when `gsolve presets save` put it in the default preset folder
+    (~/.config/gsolve/presets) and training reads another ($GSOLVE_CONFIG_DIR names another folder), else ''."""
+    saved = default_presets_dir()
+    reading = folder or user_config_dir()
+    if (reading is not None and saved.resolve() == reading.resolve()) or env_id not in list_env_files(saved):
         return ""
     try:
         if variant not in load_preset(env_id, saved).variants:
             return ""
     except ConfigError:
         return ""
-    return (f"; your saved preset {env_id}:{variant} is in {saved}, which training reads only when "
-            f"{CONFIG_DIR_ENV} points at it: {CONFIG_DIR_ENV}={saved} gsolve train {env_id}:{variant}")
+    return (f"; your saved preset {env_id}:{variant} is in {saved}, which training does not read while "
+            f"{CONFIG_DIR_ENV} names another folder: {CONFIG_DIR_ENV}={saved} gsolve train {env_id}:{variant}")
 
 
 def _from_preset(env_id: str, variant: str | None, folder: Path | None) -> _Base | None:

@@ -30,8 +30,6 @@ PACKAGE_CONFIG_DIR = PACKAGE_DATA_DIR / "environments"
 
 
 def config_dir() -> Path:
-    import os
-
     env = os.environ.get(CONFIG_DIR_ENV)
     return Path(env) if env else PACKAGE_CONFIG_DIR
 
@@ -112,17 +110,34 @@ def _files_in(folder: Path) -> dict[str, Path]:
 
 
 def user_config_dir() -> Path | None:
-    """The user's preset folder ($GSOLVE_CONFIG_DIR), None when unset or when it names ours."""
+    """The user's preset folder: $GSOLVE_CONFIG_DIR when set (None when it names ours), else the folder `gsolve presets
+    save` writes to by default (``~/.config/gsolve/presets``) when it exists, else None."""
     folder = config_dir()
-    return None if folder.resolve() == PACKAGE_CONFIG_DIR.resolve() else folder
+    if folder.resolve() != PACKAGE_CONFIG_DIR.resolve():
+        return folder
+    if _config_dir_set():
+        return None
+    saved = default_presets_dir()
+    return saved if saved.is_dir() else None
+
+
+def _config_dir_set() -> bool:
+    return bool(os.environ.get(CONFIG_DIR_ENV))
+
+
+def _adds_only(user: Path) -> bool:
+    """Whether the user's folder only adds variants to ours: the default folder, read without $GSOLVE_CONFIG_DIR, never
+    replaces a preset we ship (so `make bench-check` and our figures train ours); $GSOLVE_CONFIG_DIR's does, on purpose."""
+    return not _config_dir_set() and user == default_presets_dir()
 
 
 def neutral_preset_paths(text: str) -> str:
     """``text`` with the preset folders named as a reader on another machine can take them (an MCP client): ours
     relative to the package, the user's as $GSOLVE_CONFIG_DIR; never where they lie on this disk."""
     user = user_config_dir()
+    shown_user = "~/.config/gsolve/presets" if user is not None and _adds_only(user) else f"${CONFIG_DIR_ENV}"
     names = {PACKAGE_CONFIG_DIR: "gymnasium_solver/presets/environments",
-             **({user: f"${CONFIG_DIR_ENV}"} if user is not None else {})}
+             **({user: shown_user} if user is not None else {})}
     for folder, name in names.items():
         for shown in dict.fromkeys([str(folder.resolve()), str(folder)]):
             text = text.replace(shown, name)
@@ -149,6 +164,8 @@ def preset_folder(env_id: str, variant: str | None = None) -> Path:
     ours = env_id in _files_in(PACKAGE_CONFIG_DIR)
     if variant is None:
         return PACKAGE_CONFIG_DIR if ours or not theirs else user  # type: ignore[return-value]
+    if theirs and ours and _adds_only(user) and variant in load_preset(env_id, PACKAGE_CONFIG_DIR).variants:  # type: ignore[arg-type]
+        return PACKAGE_CONFIG_DIR
     if theirs:
         try:
             if variant in load_preset(env_id, user).variants:
@@ -360,6 +377,8 @@ def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
         theirs = list_variants(env_id, user) if user is not None and env_id in _files_in(user) else {}
         if not ours and not theirs:
             load_preset(env_id)  # the error that names the presets there are
+        if user is not None and _adds_only(user):
+            return {**theirs, **ours}  # ours win: the default folder only adds
         return {**ours, **theirs}
     preset = load_preset(env_id, folder)
     out = {}
@@ -416,11 +435,16 @@ _NOT_SAVED = frozenset({"env_id", "variant", "env_package", "env_class", *RECORD
 
 
 def user_presets_dir() -> Path:
-    """Where `gsolve presets save` writes: $GSOLVE_CONFIG_DIR when set (the folder training reads), else
-    ``$XDG_CONFIG_HOME/gsolve/presets`` (``~/.config/gsolve/presets``), used by pointing $GSOLVE_CONFIG_DIR at it."""
+    """Where `gsolve presets save` writes: $GSOLVE_CONFIG_DIR when set, else :func:`default_presets_dir`. Training
+    reads either (the default folder adding variants to ours, never replacing one)."""
     env = os.environ.get(CONFIG_DIR_ENV)
     if env:
         return Path(env).expanduser()
+    return default_presets_dir()
+
+
+def default_presets_dir() -> Path:
+    """``$XDG_CONFIG_HOME/gsolve/presets`` (``~/.config/gsolve/presets``)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "gsolve" / "presets"
 
@@ -431,9 +455,9 @@ class SavedPreset(BaseModel):
     run_id: str
     config_id: str = Field(description="the new ENV:VARIANT")
     path: str = Field(description="the preset file the variant was added to")
-    folder: str = Field(description=f"the presets folder; gsolve reads it when ${CONFIG_DIR_ENV} names it")
-    active: bool = Field(description=f"${CONFIG_DIR_ENV} already names this folder, so `gsolve train CONFIG_ID` "
-                         "finds the variant")
+    folder: str = Field(description=f"the presets folder; gsolve reads it when ${CONFIG_DIR_ENV} names it, or when "
+                        f"it is ~/.config/gsolve/presets and ${CONFIG_DIR_ENV} is unset")
+    active: bool = Field(description="training reads this folder, so `gsolve train CONFIG_ID` finds the variant")
     train_command: str = Field(description="the shell command that trains the saved variant")
 
 
@@ -445,6 +469,12 @@ def save_user_preset(config: Config, name: str, folder: Path, description: str) 
         raise ConfigError(f"preset name {name!r} must be letters, digits, '_', '.', '-' (at most 64), e.g. my-ppo")
     if folder.resolve() == PACKAGE_CONFIG_DIR.resolve():
         raise ConfigError(f"{folder} holds the presets shipped with gsolve; save yours elsewhere (${CONFIG_DIR_ENV})")
+    if (not _config_dir_set() and folder.resolve() == default_presets_dir().resolve()
+            and config.env_id in _files_in(PACKAGE_CONFIG_DIR)
+            and name in load_preset(config.env_id, PACKAGE_CONFIG_DIR).variants):
+        raise ConfigError(f"{config.env_id}:{name} is a preset shipped with gsolve, and {folder} adds variants to ours "
+                          f"without replacing any; choose another name (to replace ours on purpose, save it in a "
+                          f"folder of yours named by ${CONFIG_DIR_ENV})")
     path = folder / f"{config.env_id}.yaml"
     raw: dict[str, Any] = {"env_id": config.env_id, "variants": {}}
     if path.exists():
