@@ -28,8 +28,10 @@ class ExitCode(IntEnum):
 # a test runs every row. Commands not listed answer OK, BAD_INPUT or INTERNAL_ERROR only.
 EXIT_MEANINGS: dict[str, dict[ExitCode, str]] = {
     "train": {ExitCode.OK: "solved (or, with no reward threshold, trained its budget); with --no-fail: any run "
-              "that finished", ExitCode.UNSOLVED: "budget exhausted without reaching the threshold",
-              ExitCode.INTERNAL_ERROR: "the run failed (non-finite loss, error, a write failure)",
+              "that finished; with --seeds: every seed solved", ExitCode.UNSOLVED: "budget exhausted without reaching "
+              "the threshold; with --seeds: some seed did not solve",
+              ExitCode.INTERNAL_ERROR: "the run failed (non-finite loss, error, a write failure); with --seeds: a "
+              "seed's run failed or could not start",
               ExitCode.INTERRUPTED: "stopped by the user"},
     "retry": {ExitCode.OK: "the new run solved (with --no-fail: any run that finished); --dry-run",
               ExitCode.UNSOLVED: "the new run finished without reaching the threshold",

@@ -26,7 +26,7 @@ JSON_MODELS: dict[str, str] = {
     "plot": "gymnasium_solver.plotting:GroupPlotResult",
     "config": "gymnasium_solver.config.view:ConfigResult",
     "list-envs": "gymnasium_solver.environment_list:EnvironmentList",
-    "train": "gymnasium_solver.run_store:RunDetails",
+    "train": "gymnasium_solver.jobs.seed_runs:TrainOutput",  # RunDetails; with --seeds, SeedRuns
     "eval": "gymnasium_solver.train.policy_eval:EvalReport",
     "diagnose": "gymnasium_solver.diagnostics:Diagnosis",
     "retry": "gymnasium_solver.experiments.retry:RetryResult",

@@ -17,7 +17,7 @@ from gymnasium_solver import config as config_mod
 from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
 from gymnasium_solver.jobs.backend import BACKENDS, make_backend
-from gymnasium_solver.jobs.seeds import SEED_STATISTICS
+from gymnasium_solver.jobs.seeds import SEED_STATISTICS, parse_seeds
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import check, launch, report
 from gymnasium_solver.sweeps.record import SweepRecord, read_record, write_record
@@ -169,7 +169,7 @@ def cmd_sweep_check(args: argparse.Namespace) -> int:
     store = RunStore(args.runs_dir)
     record = read_record(store.runs_dir, args.sweep_id)
     bind_env_class(record.config_id, args.env_classes)
-    seeds = check.parse_seeds(args.seeds) if args.seeds else None
+    seeds = parse_seeds(args.seeds) if args.seeds else None
     backend = make_backend(store.runs_dir, args.parallel, args.backend, args.address)
     result = check.check_sweep(store, record, backend, top=args.top, seeds=seeds,
                                progress=lambda line: print(line, file=sys.stderr, flush=True))

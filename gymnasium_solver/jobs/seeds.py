@@ -79,3 +79,20 @@ def seed_list(base: int, n: int) -> list[int]:
     if n < 1:
         raise ValueError(f"need at least one seed, got {n}")
     return [base + i for i in range(n)]
+
+
+def parse_seeds(text: list[str]) -> list[int]:
+    """``['1', '2', '5-9']`` -> [1, 2, 5, 6, 7, 8, 9]; ValueError naming the bad item."""
+    out: list[int] = []
+    for item in text:
+        try:
+            if "-" in item.strip("-"):
+                lo, hi = (int(x) for x in item.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            else:
+                out.append(int(item))
+        except ValueError:
+            raise ValueError(f"--seeds takes integers or ranges like 1-5, got {item!r}") from None
+    return out

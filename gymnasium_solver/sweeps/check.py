@@ -314,23 +314,6 @@ def _interval(sp: seeds_mod.Spread | None, objective: str) -> str:
     return f"{format_value(sp.iqm, objective)} [{format_value(sp.ci_low, objective)}, {format_value(sp.ci_high, objective)}]"
 
 
-def parse_seeds(text: list[str]) -> list[int]:
-    """``['1', '2', '5-9']`` -> [1, 2, 5, 6, 7, 8, 9]; ValueError naming the bad item."""
-    out: list[int] = []
-    for item in text:
-        try:
-            if "-" in item.strip("-"):
-                lo, hi = (int(x) for x in item.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                out.extend(range(lo, hi + 1))
-            else:
-                out.append(int(item))
-        except ValueError:
-            raise ValueError(f"--seeds takes integers or ranges like 1-5, got {item!r}") from None
-    return out
-
-
 def check_path(runs_dir: Path, sweep_id: str) -> Path:
     """Where the latest check of a sweep is kept, beside its record (sweep-status and get_sweep show it)."""
     return sweeps_dir(runs_dir) / f"{sweep_id}.check.json"
