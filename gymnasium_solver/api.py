@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gymnasium_solver.diagnostics import Diagnosis
+    from gymnasium_solver.jobs.seed_runs import SeedRuns
 
 
 def _pandas() -> Any:
@@ -260,6 +261,37 @@ class Runs:
         result = train(resolved.config, self.runs_dir, run_id=run_id, show_progress=progress, overrides=overrides,
                        config_origin=resolved.origin)  # where each value came from, as `gsolve train` records
         return Run(self.store, result.run_dir)
+
+
+    def train_seeds(self, config_id: str, seeds: Sequence[int], set: Mapping[str, Any] | Sequence[str] | None = None,  # noqa: A002
+                    *, parallel: int | None = None, progress: bool = True, env_package: Sequence[str] = (),
+                    env_class: str | None = None) -> SeedRuns:
+        """Train ``config_id`` once per seed, ``parallel`` runs at a time (default: the machine's cores), each a
+        `gsolve train` process, and judge it over them, like `gsolve train CONFIG --seeds ...`: the result holds
+        every seed's run id, outcome and env steps, and ``env_steps`` the spread (solved k/n, median, interquartile
+        mean with its 95% bootstrap interval, fastest, slowest; an unsolved seed at the env steps it trained).
+        ``set``, ``env_package`` and ``env_class`` as in :meth:`train`. Interrupting stops the running seeds
+        gracefully and starts no more (``stopped`` says so)."""
+        from gymnasium_solver.jobs.backend import LocalProcessBackend
+        from gymnasium_solver.jobs.seed_runs import check_seeds, train_seeds
+
+        seeds = check_seeds([int(s) for s in seeds])
+        env_modules.grant_from_flags(env_package, [env_class] if env_class else [])
+        if env_class:
+            env_modules.bind_class(split_config_id(config_id)[0], env_class)
+        overrides = in_our_names(_overrides(set), "set").values
+        if "seed" in overrides:
+            raise ConfigError("train_seeds sets each run's seed; give no 'seed' in set")
+        cfg = resolve_with_origin(config_id, {**overrides, "seed": seeds[0]}).config  # a bad key fails here, once
+
+        def ended(run: Any, done: int, total: int) -> None:
+            if progress:
+                print(f"[{done}/{total}] seed {run.seed}: {run.outcome}"
+                      + ("" if run.env_steps is None else f" ({run.env_steps:,} env steps)"), flush=True)
+
+        # Processes, not forks: a notebook's process may hold torch's threads already, which a fork must not copy.
+        return train_seeds(LocalProcessBackend(self.runs_dir, parallel), self.runs_dir, config_id, overrides, seeds,
+                           True, cfg.reward_threshold, ended)
 
 
 def _overrides(given: Mapping[str, Any] | Sequence[str] | None) -> dict[str, Any]:

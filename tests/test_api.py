@@ -155,6 +155,21 @@ def test_train_takes_any_env_and_a_users_own_class_as_the_cli_flags_do(tmp_path:
         Runs(tmp_path).train("ApiCorridor-v0:ppo", env_class="tests.envs.my_env")
 
 
+def test_train_seeds_trains_a_run_per_seed_in_processes_and_judges_them(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    runs = Runs(tmp_path)
+    result = runs.train_seeds("CartPole-v1:ppo", [4, 7], set={**TINY, "reward_threshold": 15}, parallel=2)
+    assert [r.seed for r in result.runs] == [4, 7] and all(r.solved for r in result.runs)
+    assert {runs.get(r.run_id).config.seed for r in result.runs if r.run_id} == {4, 7}  # ordinary runs, listed
+    assert result.env_steps.seeds == 2 and result.env_steps.solved == 2 and result.stopped is None
+    assert result.env_steps.low == min(r.env_steps or 0 for r in result.runs)
+    assert capsys.readouterr().out.count("] seed ") == 2
+    with pytest.raises(ConfigError, match="give no 'seed' in set"):
+        runs.train_seeds("CartPole-v1:ppo", [1, 2], set={"seed": 3})
+    with pytest.raises(ValueError, match="seed 1 is given twice"):
+        runs.train_seeds("CartPole-v1:ppo", [1, 1])
+
+
 def test_progress_bar_redraws_in_place_on_a_terminal() -> None:
     screen = io.StringIO()
     bar = ProgressBar(1000, Console(file=screen, force_terminal=True, width=120))
