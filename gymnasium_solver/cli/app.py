@@ -112,6 +112,8 @@ def _refs_from_paths(args: argparse.Namespace) -> None:
         args.runs = [name_of(r) if isinstance(r, str) else r for r in args.runs]
     if args.command == "train" and isinstance(getattr(args, "resume", None), str):
         args.resume = name_of(args.resume)
+    if args.command == "check" and isinstance(getattr(args, "against", None), str):
+        args.against = name_of(args.against)  # a baseline run (or the word preset)
 
 
 def _os_error(exc: OSError) -> str:
