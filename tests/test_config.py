@@ -378,9 +378,9 @@ def test_env_kwargs_dotted_adds_a_whole_value_replaces() -> None:
 def test_a_dotted_env_kwargs_override_is_recorded_whole() -> None:
     """run.json's overrides hold the env_kwargs the run used, so replaying them (a whole value replaces) rebuilds
     the same environment instead of dropping the preset's `continuous: true`."""
-    from gymnasium_solver.cli.train import _resolve
+    from gymnasium_solver.cli.resolving import resolve_for_training
 
-    resolved, recorded = _resolve("LunarLander-v3:ppo_continuous", ["env_kwargs.gravity=-5.0"])
+    resolved, recorded = resolve_for_training("LunarLander-v3:ppo_continuous", ["env_kwargs.gravity=-5.0"])
     assert recorded == {"env_kwargs": {"continuous": True, "gravity": -5.0}}
     assert resolve_config("LunarLander-v3:ppo_continuous", recorded).env_kwargs == resolved.config.env_kwargs
 

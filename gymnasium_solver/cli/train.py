@@ -18,17 +18,16 @@ from typing import Any
 from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints
 from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
+from gymnasium_solver.cli.resolving import resolve_for_training, say_origin
 from gymnasium_solver.config import (
     ConfigError,
     Resolved,
     check_trainable,
     env_modules,
-    parse_overrides,
-    resolve_with_origin,
 )
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog, page_note
 from gymnasium_solver.config.chain import resolve_config
-from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants, recorded_overrides
+from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.train.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
 from gymnasium_solver.train.run_writer import WRITE_FAILURE_KINDS
@@ -128,35 +127,11 @@ def _add_no_zoo(p: argparse.ArgumentParser) -> None:
                    "RL Zoo has an entry for the environment and algorithm")
 
 
-def _resolve(config_id: str, sets: list[str], seed: int | None = None,
-             no_zoo: bool = False) -> tuple[Resolved, dict[str, Any]]:
-    overrides = parse_overrides(sets)
-    if seed is not None:
-        if seed < 0:
-            raise ConfigError(f"--seed must be >= 0, got {seed}")
-        if overrides.get("seed", seed) != seed:  # one would silently win over the other
-            raise ConfigError(f"--seed {seed} and --set seed={overrides['seed']} disagree; give the seed once")
-        overrides["seed"] = seed
-    # Recorded in our names (run.json overrides); the resolution notes what was read from the Zoo's names.
-    resolved = resolve_with_origin(config_id, overrides, use_zoo=not no_zoo)
-    return resolved, recorded_overrides(overrides, resolved.config)
-
-
-def _say_origin(resolved: Resolved) -> None:
-    """On stderr, before training: where the settings came from and what the resolution noted."""
-    origin = resolved.origin
-    if origin.settings == "preset" and not origin.notes:
-        return
-    cid = resolved.config.config_id
-    print(f"gsolve train: {cid}: settings from {origin.where} (`gsolve config {cid}` shows each value's source)",
-          file=sys.stderr)
-    for note in origin.notes:
-        print(f"gsolve train: note: {note}", file=sys.stderr)
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     if args.seeds is not None:
-        return _cmd_seeds(args)
+        from gymnasium_solver.cli.seeds import cmd_train_seeds
+
+        return cmd_train_seeds(args)
     if args.parallel is not None:
         raise CliError("--parallel is for --seeds (how many of the seeds' runs train at once)")
     if args.resume is not None:
@@ -164,12 +139,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.config_id is None:
         raise ConfigError("give ENV_ID or ENV:VARIANT to train (e.g. gsolve train CartPole-v1:ppo), or --resume RUN")
     bind_env_class(args.config_id, args.env_classes)
-    resolved, overrides = _resolve(args.config_id, args.sets, args.seed, args.no_zoo)
+    resolved, overrides = resolve_for_training(args.config_id, args.sets, args.seed, args.no_zoo)
     cfg = resolved.config
     check_trainable(cfg)  # an environment this machine cannot create is refused before a run folder exists
     applied = _applied_changes(args.applied_changes)
     if not args.quiet or args.run_id is None:
-        _say_origin(resolved)
+        say_origin(resolved)
     from gymnasium_solver.train.training import train  # torch: only now
 
     gc.freeze()  # torch's objects live to the exit (one run a process): the collector skips them, exit -1 s
@@ -177,90 +152,6 @@ def cmd_train(args: argparse.Namespace) -> int:
                    show_progress=not args.quiet, overrides=overrides, parent_run_id=args.parent_run_id,
                    experiment_id=args.experiment_id, applied_changes=applied, config_origin=resolved.origin)
     return _report(cfg.config_id, cfg.reward_threshold, result, args.no_fail, args.json)
-
-
-def _cmd_seeds(args: argparse.Namespace) -> int:
-    """`gsolve train CONFIG --seeds ...`: one run per seed through the trial pool (forked trainers, --parallel at
-    a time), each line as it ends, then the config over the seeds (jobs/seed_runs.py)."""
-    from gymnasium_solver.jobs.backend import default_parallel, make_backend
-    from gymnasium_solver.jobs.seed_runs import check_seeds, train_seeds
-    from gymnasium_solver.jobs.seeds import parse_seeds
-
-    for given, flag in ((args.seed, "--seed"), (args.resume, "--resume"), (args.run_id, "--run-id"),
-                        (args.experiment_id, "--experiment-id"), (args.parent_run_id, "--parent-run-id")):
-        if given is not None:
-            raise CliError(f"--seeds trains one new run per seed; give {flag} without --seeds")
-    if args.config_id is None:
-        raise ConfigError("give ENV_ID or ENV:VARIANT to train over seeds (e.g. gsolve train CartPole-v1:ppo --seeds 0-9)")
-    seeds = check_seeds(parse_seeds(args.seeds))
-    parallel = default_parallel(args.parallel)
-    if "seed" in parse_overrides(args.sets):
-        raise ConfigError("--seeds sets each run's seed; give no --set seed=... with it")
-    bind_env_class(args.config_id, args.env_classes)
-    resolved, overrides = _resolve(args.config_id, args.sets, seeds[0], args.no_zoo)
-    overrides.pop("seed", None)
-    cfg = resolved.config
-    check_trainable(cfg)
-    _say_origin(resolved)
-    runs_dir = rf.resolve_runs_dir(args.runs_dir)
-    width = len(str(len(seeds)))
-
-    def ended(run: Any, done: int, total: int) -> None:
-        if args.quiet:
-            return
-        what = run.outcome
-        if run.env_steps is not None:
-            at = "at" if run.solved else "after"
-            what += f" {at} {run.env_steps:,} env steps, {run.wall_seconds:.1f} s"
-        print(f"[{done:>{width}}/{total}] seed {run.seed}: {what}" + (f" (run {run.run_id})" if run.run_id else ""),
-              file=sys.stderr, flush=True)
-
-    if not args.quiet:
-        print(f"gsolve train: {cfg.config_id} on {len(seeds)} seeds, {min(parallel, len(seeds))} at a time",
-              file=sys.stderr, flush=True)
-    result = train_seeds(make_backend(runs_dir, parallel), runs_dir, args.config_id, overrides, seeds,
-                         not args.no_zoo, cfg.reward_threshold, ended)
-    if args.json:
-        print(result.model_dump_json(indent=2))
-    else:
-        print(seeds_report(result))
-    if result.stopped is not None:
-        return ExitCode.INTERRUPTED
-    if any(r.outcome.startswith("failed") or r.run_id is None for r in result.runs):
-        return ExitCode.INTERNAL_ERROR
-    solved_all = all(r.solved for r in result.runs)
-    return ExitCode.OK if solved_all or cfg.reward_threshold is None or args.no_fail else ExitCode.UNSOLVED
-
-
-def seeds_report(result: Any) -> str:
-    """A table of the seeds' runs and one line for the config over them."""
-    rows = [("SEED", "RUN", "OUTCOME", "ENV STEPS", "SECONDS", "BEST EVAL")]
-    for r in result.runs:
-        steps = "-" if r.env_steps is None else (f"{r.env_steps:,}" if r.solved else f">= {r.env_steps:,}")
-        rows.append((str(r.seed), r.run_id or "-", r.outcome, steps,
-                     "-" if r.wall_seconds is None else f"{r.wall_seconds:.1f}",
-                     "-" if r.best_eval is None else f"{r.best_eval:.4g}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-    sp, finished = result.env_steps, [r for r in result.runs if r.env_steps is not None and r.outcome in ("solved", "not solved")]
-    if not finished:
-        lines.append(f"{result.config_id}: no seed finished, nothing to judge")
-        return "\n".join(lines)
-    ge = "" if sp.solved == sp.seeds else ">= "  # an unsolved seed counts with the env steps it trained
-    fastest = min(finished, key=lambda r: r.env_steps)
-    slowest = max(finished, key=lambda r: (r.env_steps, not r.solved))
-    interval = "" if sp.ci_low is None else f" (95% interval {sp.ci_low:,.0f}-{sp.ci_high:,.0f})"
-    lines.append(f"{result.config_id} over {sp.seeds} seed{'s' if sp.seeds > 1 else ''}: solved {sp.solved}/{sp.seeds}; env steps to solve: median "
-                 f"{ge}{sp.median:,.0f}, interquartile mean {ge}{sp.iqm:,.0f}{interval}, fastest {fastest.env_steps:,} "
-                 f"(seed {fastest.seed}), slowest {'' if slowest.solved else '>= '}{slowest.env_steps:,} (seed "
-                 f"{slowest.seed}{'' if slowest.solved else ', not solved'})")
-    if sp.solved < sp.seeds:
-        lines.append("an unsolved seed counts with the env steps it trained, so its figures are lower bounds")
-    ids = [r.run_id for r in result.runs if r.run_id]
-    lines.append(f"compare them: gsolve compare {' '.join(ids)}")
-    if result.stopped is not None:
-        lines.append(f"{result.stopped}; the seeds not started are listed as such")
-    return "\n".join(lines)
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
@@ -543,7 +434,7 @@ def _list_registered(args: argparse.Namespace) -> int:
 
 def cmd_config(args: argparse.Namespace) -> int:
     bind_env_class(args.config_id, args.env_classes)
-    resolved, _ = _resolve(args.config_id, args.sets, no_zoo=args.no_zoo)
+    resolved, _ = resolve_for_training(args.config_id, args.sets, no_zoo=args.no_zoo)
     if args.json:
         from gymnasium_solver.config.view import resolved_config_result
 
