@@ -1,5 +1,6 @@
 """The change sets a fix experiment's trials train: a trial's overrides on top of its parent's config, the
-trim's variants (:func:`without`) and the extend rung's longer budgets (:func:`longer_budget`)."""
+trim's variants (:func:`without`), the extend rung's longer budgets (:func:`longer_budget`) and the explore
+rung's entropy bonus (:func:`with_exploration`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from gymnasium_solver.launcher import override_pairs
 # The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
 # evaluation of a seed it still did not solve.
 EXTEND_FACTORS = (2, 4)
+# The explore rung's entropy bonus for a PPO or A2C arm that has none: CleanRL's PPO default, and what many of the RL
+# Zoo's discrete-action entries set.
+EXPLORE_ENT_COEF = 0.01
 
 
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
@@ -60,3 +64,22 @@ def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int
     if isinstance(fraction, float) and "exploration_fraction" not in changes:
         out["exploration_fraction"] = round(fraction / factor, 6)
     return out
+
+
+def with_exploration(record: ExperimentRecord, changes: dict[str, Any]) -> dict[str, Any] | None:
+    """``changes`` with an entropy bonus (EXPLORE_ENT_COEF), when the parent's config under them is PPO or A2C
+    without one: the explore rung's arm, for a seed that never got anywhere, whatever the budget (a sparse reward
+    the policy stopped looking for). None otherwise (an entropy bonus set already, another algorithm, or a config
+    the trainer refuses)."""
+    if "ent_coef" in changes:
+        return None
+    parent = record_parent(record)
+    try:
+        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
+                                                                          **changes}), use_zoo=record.use_zoo)
+    except config_mod.ConfigError:
+        return None
+    if str(cfg.algo) not in ("ppo", "a2c"):
+        return None
+    start = config_mod.schedule_start(cfg.ent_coef)  # type: ignore[union-attr]
+    return {**changes, "ent_coef": EXPLORE_ENT_COEF} if start == 0 else None

@@ -23,7 +23,7 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "trim"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -38,7 +38,8 @@ class Trial(BaseModel):
                             "confirm: a candidate that solved there, on the fresh seeds; baseline: the parent's "
                             "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
                             "the change that solved around it; extend: when nothing qualifies, the arm that solved some "
-                            "seeds with a longer budget; trim: the winner without one of its changes")
+                            "seeds with a longer budget; explore: when the longer budget did not move a seed it had not solved, the "
+                            "same arm with an entropy bonus; trim: the winner without one of its changes")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")

@@ -19,7 +19,9 @@ hopeless candidates stop early (successive halving in three rungs):
    steps): a fix that is right but slower than the run's budget allows is still the answer, with the budget
    it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
    seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
-   (best evaluation no higher) gets no more.
+   (best evaluation no higher) gets no more budget. **explore**: then, once, the arm at its own budget with an
+   entropy bonus (PPO, A2C without one: changes.with_exploration), on every seed: a seed that more budget did not
+   move is one whose policy stopped looking (a sparse reward it never found), which more of the same will not fix.
 5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
@@ -52,6 +54,7 @@ from gymnasium_solver.experiments.changes import (
     longer_budget,
     record_parent,
     trial_overrides,
+    with_exploration,
     without,
 )
 from gymnasium_solver.experiments.parent import refusal
@@ -149,6 +152,7 @@ class FixJob:
         self.trim_done = False
         self.combined = any(t.role == "combine" for t in record.trials)
         self.extends = len({t.candidate for t in record.trials if t.role == "extend"})  # extend arms queued
+        self.explored = any(t.role == "explore" for t in record.trials)
         self.ends = 0  # trials ended so far: the racing bar below is recomputed only when one has
         self._bars_at, self._bars = -1, list[ArmResult]()
 
@@ -392,6 +396,7 @@ class FixJob:
             arm = next((a for a in arms.values() if a.name == self.record.extended), None)
             longer = extended_name(self.record.extended or "", EXTEND_FACTORS[self.extends - 1])
             if arm is not None and not self._closer(arm.name, longer):
+                self._plan_explore(arm, arms)
                 arm = None
         changes = None if arm is None else longer_budget(self.record, arm.changes, factor)
         if arm is None or changes is None or vd._key(changes) in arms or not self._trainable(changes):
@@ -401,6 +406,19 @@ class FixJob:
         self.record.extended = arm.name
         name = extended_name(arm.name, factor)
         self.queue.extend(self._add(name, changes, s, "extend") for s in self.seeds)
+
+    def _plan_explore(self, arm: ArmResult, arms: dict[str, ArmResult]) -> None:
+        """Queue the explore rung (once): ``arm`` solved some seeds, and a longer budget did not move a seed it had
+        not solved, so more of the same will not either; the same arm with an entropy bonus (with_exploration) on
+        every seed, when it has none."""
+        if self.explored:
+            return
+        self.explored = True
+        changes = with_exploration(self.record, arm.changes)
+        if changes is None or vd._key(changes) in arms or not self._trainable(changes):
+            return
+        name = f"{arm.name} + ent_coef={changes['ent_coef']:g}"
+        self.queue.extend(self._add(name, changes, s, "explore") for s in self.seeds)
 
     def _closer(self, shorter: str, longer: str) -> bool:
         """Did arm ``longer`` (``shorter`` with more budget) run out of budget on a seed where its best evaluation
