@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gymnasium_solver import config as config_mod
+from gymnasium_solver.contract.algorithms import ON_POLICY
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial
@@ -15,7 +16,7 @@ from gymnasium_solver.launcher import override_pairs
 # The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
 # evaluation of a seed it still did not solve.
 EXTEND_FACTORS = (2, 4)
-# The explore rung's entropy bonus for a PPO or A2C arm that has none: CleanRL's PPO default, and what many of the RL
+# The explore rung's entropy bonus for an on-policy arm (PPO, A2C, REINFORCE) that has none: CleanRL's PPO default, and what many of the RL
 # Zoo's discrete-action entries set.
 EXPLORE_ENT_COEF = 0.01
 
@@ -67,8 +68,8 @@ def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int
 
 
 def with_exploration(record: ExperimentRecord, changes: dict[str, Any]) -> dict[str, Any] | None:
-    """``changes`` with an entropy bonus (EXPLORE_ENT_COEF), when the parent's config under them is PPO or A2C
-    without one: the explore rung's arm, for a seed that never got anywhere, whatever the budget (a sparse reward
+    """``changes`` with an entropy bonus (EXPLORE_ENT_COEF), when the parent's config under them is an on-policy
+    algorithm of ours (PPO, A2C, REINFORCE) without one: the explore rung's arm, for a seed that never got anywhere, whatever the budget (a sparse reward
     the policy stopped looking for). None otherwise (an entropy bonus set already, another algorithm, or a config
     the trainer refuses)."""
     if "ent_coef" in changes:
@@ -79,7 +80,7 @@ def with_exploration(record: ExperimentRecord, changes: dict[str, Any]) -> dict[
                                                                           **changes}), use_zoo=record.use_zoo)
     except config_mod.ConfigError:
         return None
-    if str(cfg.algo) not in ("ppo", "a2c"):
+    ent_coef = getattr(cfg, "ent_coef", None)
+    if cfg.algo not in ON_POLICY or ent_coef is None:
         return None
-    start = config_mod.schedule_start(cfg.ent_coef)  # type: ignore[union-attr]
-    return {**changes, "ent_coef": EXPLORE_ENT_COEF} if start == 0 else None
+    return {**changes, "ent_coef": EXPLORE_ENT_COEF} if config_mod.schedule_start(ent_coef) == 0 else None

@@ -20,7 +20,7 @@ hopeless candidates stop early (successive halving in three rungs):
    it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
    seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
    (best evaluation no higher) gets no more budget. **explore**: then, once, the arm at its own budget with an
-   entropy bonus (PPO, A2C without one: changes.with_exploration), on every seed: a seed that more budget did not
+   entropy bonus (on-policy algorithms without one: changes.with_exploration), on every seed: a seed that more budget did not
    move is one whose policy stopped looking (a sparse reward it never found), which more of the same will not fix.
 5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
