@@ -76,7 +76,7 @@ def seeds_report(result: SeedRuns) -> str:
                      "-" if r.best_eval is None else f"{r.best_eval:.4g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-    sp, finished = result.env_steps, [r for r in result.runs if r.env_steps is not None and r.outcome in ("solved", "not solved")]
+    sp, finished = result.env_steps, result.finished()
     if not finished:
         lines.append(f"{result.config_id}: no seed finished, nothing to judge")
         return "\n".join(lines)

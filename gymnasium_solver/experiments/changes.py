@@ -54,11 +54,8 @@ def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int
     """``changes`` with ``factor`` times the max_env_steps the parent's config trains with under them, and an
     exploration_fraction (DQN) divided by ``factor`` so that exploration ends at the same env step: the same
     run, longer. None when the config does not resolve (the trainer refuses it)."""
-    parent = record_parent(record)
-    try:
-        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
-                                                                          **changes}), use_zoo=record.use_zoo)
-    except config_mod.ConfigError:
+    cfg = _config_under(record, changes)
+    if cfg is None:
         return None
     out = {**changes, "max_env_steps": int(cfg.max_env_steps) * factor}
     fraction = getattr(cfg, "exploration_fraction", None)
@@ -72,15 +69,20 @@ def with_exploration(record: ExperimentRecord, changes: dict[str, Any]) -> dict[
     algorithm of ours (PPO, A2C, REINFORCE) without one: the explore rung's arm, for a seed that never got anywhere, whatever the budget (a sparse reward
     the policy stopped looking for). None otherwise (an entropy bonus set already, another algorithm, or a config
     the trainer refuses)."""
-    if "ent_coef" in changes:
-        return None
-    parent = record_parent(record)
-    try:
-        cfg = config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
-                                                                          **changes}), use_zoo=record.use_zoo)
-    except config_mod.ConfigError:
+    cfg = None if "ent_coef" in changes else _config_under(record, changes)
+    if cfg is None:
         return None
     ent_coef = getattr(cfg, "ent_coef", None)
     if cfg.algo not in ON_POLICY or ent_coef is None:
         return None
     return {**changes, "ent_coef": EXPLORE_ENT_COEF} if config_mod.schedule_start(ent_coef) == 0 else None
+
+
+def _config_under(record: ExperimentRecord, changes: dict[str, Any]) -> config_mod.Config | None:
+    """The parent's config with ``changes`` as a trial would train it; None when the trainer refuses it."""
+    parent = record_parent(record)
+    try:
+        return config_mod.resolve_config(record.config_id, override_pairs({**parent.base_for(record.config_id, changes),
+                                                                           **changes}), use_zoo=record.use_zoo)
+    except config_mod.ConfigError:
+        return None

@@ -43,6 +43,14 @@ class SeedRuns(BaseModel):
                               "counting with the env steps it trained (at least its budget)")
     stopped: str | None = Field(default=None, description="why the seeds stopped before all had run (Ctrl-C)")
 
+    def finished(self) -> list[SeedRun]:
+        """The seeds whose run ended solved or at its budget: what ``env_steps`` is taken over."""
+        return _finished(self.runs)
+
+
+def _finished(runs: list[SeedRun]) -> list[SeedRun]:
+    return [r for r in runs if r.env_steps is not None and r.outcome in ("solved", "not solved")]
+
 
 def _seed(key: Hashable) -> int:
     assert isinstance(key, int)  # the job's keys are its seeds
@@ -137,7 +145,7 @@ def train_seeds(backend: TrialBackend, runs_dir: Path, config_id: str, overrides
     job = _SeedJob(config_id, overrides, seeds, use_zoo, on_end)
     ending = TrialPool(RunStore(runs_dir), backend).run(job, timeout_seconds=math.inf, what="training over seeds")
     runs = [job.results.get(s, SeedRun(seed=s, outcome="not started")) for s in seeds]
-    finished = [r for r in runs if r.env_steps is not None and r.outcome in ("solved", "not solved")]
+    finished = _finished(runs)
     return SeedRuns(config_id=config_id, reward_threshold=reward_threshold, runs=runs,
                     env_steps=spread([float(r.env_steps or 0) for r in finished], sum(r.solved for r in finished)),
                     stopped=ending)
