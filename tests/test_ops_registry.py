@@ -7,6 +7,7 @@ import json
 import math
 import multiprocessing
 import shutil
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -277,6 +278,20 @@ def test_non_finite_returns_fail_the_evaluation_and_cannot_be_approved(
     detail = d.checks[-1].detail
     assert "not finite" in detail or "finite numbers" in detail, detail
     assert reg.read_log(runs_dir, ENV) == reg.DecisionLog([d], [], 1, 0, 0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 189, 1000])
+def test_the_largest_finite_returns_summarize_without_an_exception(n: int) -> None:
+    """Hypothesis found 189 returns of the largest float: their sum overflows, and so did the sum of
+    each divided by 189 (rounding up past the largest float). The mean is the largest float; the
+    summary is the finite record or a failed check, never an OverflowError."""
+    big = sys.float_info.max
+    mean, std = promotion._mean_std([big] * n)
+    assert (mean, std) == (big, 0.0)
+    played = promotion.EpisodeReturns([big] * n, 0)
+    info = rf.RunInfo.model_construct(env_id=ENV, algo="ppo", reward_threshold=475.0)
+    result = promotion.summarize(played, info, seed=1)
+    assert (result.summary is None) == (not result.check.passed)
 
 
 def _promote_slowly(runs_dir: str, run: str, out: Any) -> None:

@@ -106,8 +106,9 @@ def _mean_std(returns: list[float]) -> tuple[float, float]:
     n = len(returns)
     try:
         mean = math.fsum(returns) / n
-    except OverflowError:  # finite returns whose sum is not: divide each first
-        mean = math.fsum(r / n for r in returns)
+    except OverflowError:  # finite returns whose sum is not: scale by the largest, which cannot overflow
+        scale = max(abs(r) for r in returns)
+        mean = scale * (math.fsum(r / scale for r in returns) / n)
     try:
         return mean, math.sqrt(math.fsum(((r - mean) / math.sqrt(n)) ** 2 for r in returns))
     except OverflowError:  # float ** raises where * would give inf
