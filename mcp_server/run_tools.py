@@ -259,8 +259,9 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
                                             "e.g. 'CartPole-v1'")] = None,
         algo: Annotated[config_mod.Algo | None, Field(description="with env_id: only this algorithm")] = None,
     ) -> RunComparison:
-        """Use to compare runs side by side (run_ids: config keys that differ, results, who solved first), or
-        to find a good baseline (env_id: the best run of an environment and the top 5)."""
+        """Use to compare runs side by side (run_ids: config keys that differ, results, who solved first; runs of
+        one config on several seeds are grouped: solved k of n and the spread of env steps to solve), or to find
+        a good baseline (env_id: the best run of an environment and the top 5)."""
         if (run_ids is None) == (env_id is None):
             raise ValueError("pass exactly one of run_ids (2 to 10 runs to compare) or env_id (to rank its runs)")
         if run_ids is not None:

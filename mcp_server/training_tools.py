@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import config as config_mod
 from gymnasium_solver import launcher
 from gymnasium_solver.contract.locations import LocationPolicy
+from gymnasium_solver.jobs.seed_runs import check_seeds
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
-from gymnasium_solver.run_store import RunStore
+from gymnasium_solver.run_store import MAX_COMPARE, RunStore
 from gymnasium_solver.train.resume import ResumeStart, plan_resume, start_resume
 from mcp_server.common import STARTS_PROCESS, STOPS_PROCESS, RunRef, result_in_tool_terms, tool
 
@@ -26,7 +27,10 @@ log = logging.getLogger("gymnasium_solver.mcp")
 
 
 class TrainingStart(BaseModel):
-    run_id: str = Field(description="the run to follow with get_run_info(view='status', wait_seconds=60)")
+    run_id: str = Field(description="the run to follow with get_run_info(view='status', wait_seconds=60) (with "
+                        "seeds: the first seed's)")
+    run_ids: list[str] = Field(default_factory=list, description="with seeds: one run per seed, in the seeds' "
+                               "order; judge them together with compare_runs(run_ids=...) once they have ended")
     started: launcher.StartResult | None = Field(default=None, description="a new run: its config id, budget, "
                                                  "threshold, overrides and where its settings came from")
     resumed: ResumeStart | None = Field(default=None, description="a resumed run: the checkpoint and env steps it "
@@ -67,25 +71,54 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                                             "continue from its latest checkpoint (run id, prefix or '@last')")] = None,
         zoo: Annotated[bool, Field(description="false: skip the RL Zoo's entry for an environment without a preset "
                                    "(gsolve's defaults; for an entry that is refused)")] = True,
+        seeds: Annotated[list[int] | None, Field(
+            max_length=MAX_COMPARE, description="judge the config over seeds, not one: one run per seed, all started "
+            "now (up to 10 and the server's free live-run slots), e.g. [0, 1, 2, 3, 4]; then "
+            "compare_runs(run_ids=...) gives solved k of n and the spread")] = None,
     ) -> TrainingStart:
         """Use to train: starts a run in the background (settings from our preset, else the RL Zoo's entry,
-        else defaults; validated first) or resumes a crashed/stopped/failed one from its latest checkpoint,
-        and returns its run_id at once; the process keeps running if this server stops."""
+        else defaults; validated first), or with seeds one run per seed to judge a config over seeds, or
+        resumes a crashed/stopped/failed one from its latest checkpoint, and returns at once; the processes
+        keep running if this server stops."""
         if (config_id is None) == (resume is None):
             raise ValueError("pass exactly one of config_id (a new run, e.g. 'CartPole-v1:ppo') or resume "
                              "(a run to continue)")
         if resume is not None:
-            if overrides:
-                raise ValueError("a resumed run keeps its config; start a new run (config_id) to change settings")
+            if overrides or seeds:
+                raise ValueError("a resumed run keeps its config and seed; start new runs (config_id) to change "
+                                 "settings or seeds")
             resumed = resume_run(resume)
             log.info("resumed run %s pid %s", resumed.run_id, resumed.pid)
             return TrainingStart(run_id=resumed.run_id, resumed=resumed)
         assert config_id is not None
         cfg = config_mod.resolve_config(config_id, launcher.override_pairs(overrides or {}), use_zoo=zoo)
         policy.check_config(cfg.model_dump(mode="json"), store.runs_dir, cfg.config_id)
+        if seeds is not None:
+            return start_seeds(config_id, overrides or {}, check_seeds(list(seeds)), zoo)
         started = launcher.start_training(store.runs_dir, config_id, overrides, limits, use_zoo=zoo)
         log.info("started run %s (%s) pid %s", started.run_id, started.config_id, started.pid)
         return TrainingStart(run_id=started.run_id, started=result_in_tool_terms(started))
+
+    def start_seeds(config_id: str, overrides: dict[str, Any], seeds: list[int], zoo: bool) -> TrainingStart:
+        """One run per seed, started together: all of them fit under the live-run cap, or none starts."""
+        if "seed" in overrides:
+            raise ValueError("pass the seeds in seeds, not a seed in overrides")
+        check_capacity(store, limits, needed=len(seeds))
+        started: list[launcher.StartResult] = []
+        for seed in seeds:
+            try:
+                started.append(launcher.start_training(store.runs_dir, config_id, {**overrides, "seed": seed}, limits,
+                                                       use_zoo=zoo))
+            except ValueError as exc:  # another client took a slot in between: say what did start
+                begun = ", ".join(r.run_id for r in started) or "none"
+                raise ValueError(f"seed {seed} did not start ({exc}); started before it: {begun}") from exc
+        log.info("started %d runs of %s over seeds %s", len(started), config_id, seeds)
+        ids = [r.run_id for r in started]
+        first = result_in_tool_terms(started[0])
+        first.note = (f"{len(ids)} runs started in the background, one per seed ({', '.join(map(str, seeds))}); "
+                      f"follow one with get_run_info(view='status', wait_seconds=60), then judge them together "
+                      f"with compare_runs(run_ids={ids!r})")
+        return TrainingStart(run_id=ids[0], run_ids=ids, started=first)
 
     @tool(server, STOPS_PROCESS, store.runs_dir)
     async def stop_training(

@@ -131,6 +131,19 @@ def test_compare_groups_seeds_without_a_cap_and_runs_hides_trials(seed_runs: Pat
     groups = [ln for ln in out.splitlines() if ln.startswith("  CartPole-v1:ppo learning_rate=")]
     assert len(groups) == 2 and all("seeds 0,1,2,3,4" in g for g in groups), out
     assert re.search(r"learning_rate=0.003 +solved 5/5", out), out
+    fast, slow = (next(g for g in groups if f"learning_rate={lr} " in g) for lr in ("0.003", "0.0003"))
+    assert "interquartile mean 8.2k (95% interval" in fast and "interquartile mean" not in slow, out
+    assert cli.main(["compare", "CartPole-v1:ppo", *rd, "--json"]) == 0
+    for g in json.loads(capsys.readouterr().out)["groups"]:  # the spread over seeds, from each run's own record
+        infos = [rf.read_run_info(seed_runs / r) for r in g["run_ids"]]
+        trained = [i.solved_at.env_steps if i.solved_at else i.progress.env_steps for i in infos]
+        sp = g["env_steps"]
+        assert (sp["seeds"], sp["solved"]) == (5, sum(i.solved_at is not None for i in infos)) == (5, g["solved"])
+        assert (sp["low"], sp["median"], sp["high"]) == (min(trained), float(np.median(trained)), max(trained))
+        if min(trained) < max(trained):  # something to resample: an interval around the IQM
+            assert sp["ci_low"] <= sp["iqm"] <= sp["ci_high"]
+        else:
+            assert sp["ci_low"] is None and sp["iqm"] == trained[0]
     assert cli.main(["runs", *rd]) == 0
     out = capsys.readouterr().out
     assert "20260101-000009-trial" not in out and "1 trial run(s) hidden; --kind all" in out

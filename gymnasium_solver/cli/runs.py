@@ -210,8 +210,16 @@ def format_group(g: rs.SeedGroup) -> str:
             f"best eval mean {_fmt(g.best_eval_mean)} (min {_fmt(g.best_eval_min)}, max {_fmt(g.best_eval_max)})")
     steps = ("" if g.steps_to_solve_median is None else
              f", steps to solve median {_steps(int(g.steps_to_solve_median))} (slowest {_steps(g.steps_to_solve_max)})")
+    sp, iqm = g.env_steps, ""
+    if sp is not None and sp.iqm is not None and sp.solved and sp.seeds >= 2:
+        interval = ("" if sp.ci_low is None or sp.ci_high is None else
+                    f" (95% interval {_steps(int(sp.ci_low))}-{_steps(int(sp.ci_high))})")
+        iqm = (f", interquartile mean {_steps(int(sp.iqm))}{interval}" if sp.solved == sp.seeds else
+               f", over all {sp.seeds} ended with the unsolved at the env steps they trained: median >="
+               f"{_steps(int(sp.median or 0))}, interquartile mean >={_steps(int(sp.iqm))}{interval}")
+    running = f", {g.running} running" if g.running else ""
     seeds = ",".join("?" if s is None else str(s) for s in g.seeds)
-    return f"  {g.label}  solved {g.solved}/{len(g.run_ids)}  {best}{steps}  seeds {seeds}"
+    return f"  {g.label}  solved {g.solved}/{len(g.run_ids)}{running}  {best}{steps}{iqm}  seeds {seeds}"
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver.config.presets import yaml_value
 from gymnasium_solver.config.registry import RECORDING_KEYS
+from gymnasium_solver.jobs.seeds import Spread, spread
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import RunKind, RunSummary, is_kind, summarize_run
@@ -62,6 +63,11 @@ class SeedGroup(BaseModel):
     best_eval_max: float | None
     steps_to_solve_median: float | None = Field(description="median env steps to solve over the solved runs")
     steps_to_solve_max: int | None = Field(description="the slowest solved run's env steps to solve")
+    running: int = Field(default=0, description="runs still training: not in env_steps until they end")
+    env_steps: Spread | None = Field(default=None, description="env steps to solve over the runs that ended solved "
+                                     "or at their budget, an unsolved run counting with the env steps it trained "
+                                     "(a lower bound), as `gsolve train --seeds` reports: median, interquartile "
+                                     "mean with its 95% bootstrap interval, fastest and slowest")
 
 
 def _config_without_seed(store: RunStore, run_dir: Path) -> dict[str, Any]:
@@ -99,10 +105,17 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
             except RunFileError:
                 seed = None
             seeds.append(seed if isinstance(seed, int) else None)
+        ended = [s for s in summaries if s.solved or s.status == "completed"]
         groups.append(SeedGroup(
             label=label, config_id=cid, run_ids=[s.run_id for s in summaries], seeds=seeds,
             solved=sum(s.solved for s in summaries), best_eval_mean=statistics.fmean(best) if best else None,
             best_eval_min=min(best) if best else None, best_eval_max=max(best) if best else None,
             steps_to_solve_median=statistics.median(steps) if steps else None,
-            steps_to_solve_max=steps[-1] if steps else None))
+            steps_to_solve_max=steps[-1] if steps else None, running=sum(s.status == "running" for s in summaries),
+            env_steps=spread([float(_steps_trained(s)) for s in ended], sum(s.solved for s in ended)) if ended else None))
     return groups
+
+
+def _steps_trained(s: RunSummary) -> int:
+    """To solve, or for an unsolved run the env steps it trained."""
+    return s.solved_at_env_steps if s.solved and s.solved_at_env_steps is not None else s.env_steps
