@@ -75,7 +75,7 @@ class RunComparison(BaseModel):
     comparison: rs.Comparison | None = Field(default=None, description="run_ids: config keys that differ, best and "
                                              "final eval, who reached the threshold first in env steps and time")
     best: rs.BestRun | None = Field(default=None, description="env_id: the best run (solved in fewest env steps, "
-                                    "else highest eval) and the top 5")
+                                    "else highest eval), the top 5 runs, and the top 5 configs over their seeds")
 
 
 async def run_report(store: rs.RunStore, run_dir: Path, view: RunView, wait_seconds: float,
@@ -261,7 +261,8 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
     ) -> RunComparison:
         """Use to compare runs side by side (run_ids: config keys that differ, results, who solved first; runs of
         one config on several seeds are grouped: solved k of n and the spread of env steps to solve), or to find
-        a good baseline (env_id: the best run of an environment and the top 5)."""
+        a good baseline (env_id: the best run of an environment, the top 5 runs, and the top 5 configs judged over
+        their seeds)."""
         if (run_ids is None) == (env_id is None):
             raise ValueError("pass exactly one of run_ids (2 to 10 runs to compare) or env_id (to rank its runs)")
         if run_ids is not None:

@@ -444,9 +444,41 @@ def test_best_run_is_the_one_solved_in_fewest_env_steps_then_less_wall_time(tmp_
     best = rs.best_run(store, "CartPole-v1", "ppo")
     assert [s.run_id for s in best.ranking] == [tie_quicker, fast, slow]
     assert best.best is not None and best.best.run_id == tie_quicker and best.runs_considered == 4
-    assert best.criterion == "solved in the fewest env steps (ties: less wall time)" and best.note == ""
+    assert best.criterion == "solved in the fewest env steps (ties: less wall time)"
+    assert "has ended on 1 seed(s): judge it over more" in best.note  # every config here ran one seed
     # Without the algo filter the REINFORCE run (5,000 steps) is the fastest.
     assert [s.solved_at_env_steps for s in rs.best_run(store, "CartPole-v1").ranking] == [5_000, 10_000, 10_000, 30_000]
+
+
+def _configured(runs: Path, run_id: str, learning_rate: float, trained: int) -> str:
+    """Give a ranked run a config (so runs group by it) and the env steps it trained."""
+    run = runs / run_id
+    info = rf.read_run_info(run)
+    rf.write_run_info(run, info.model_copy(update={"progress": rf.Progress(env_steps=trained)}))
+    (run / rf.CONFIG_YAML).write_text(yaml.safe_dump({"env_id": "CartPole-v1", "algo": "ppo", "seed": info.seed,
+                                                      "learning_rate": learning_rate}))
+    return run_id
+
+
+def test_the_best_config_is_judged_over_its_seeds_not_by_its_luckiest_run(tmp_path: Path) -> None:
+    steady = [_configured(tmp_path, _ranked_run(tmp_path, m, solved_at=at, best=480), 0.001, at)
+              for m, at in ((1, 10_000), (2, 12_000), (3, 14_000))]
+    lucky = _configured(tmp_path, _ranked_run(tmp_path, 4, solved_at=3_000, best=500), 0.01, 3_000)
+    unlucky = _configured(tmp_path, _ranked_run(tmp_path, 5, best=150), 0.01, 100_000)
+    once = _configured(tmp_path, _ranked_run(tmp_path, 6, solved_at=5_000, best=490), 0.003, 5_000)
+    best = rs.best_run(rs.RunStore(tmp_path), "CartPole-v1")
+    assert best.best is not None and best.best.run_id == lucky  # the fastest single run is still named
+    # 3 of 3 (lower bound 0.44) before 1 of 1 (0.21) before 1 of 2 (0.09), whatever their single fastest run.
+    assert [g.run_ids for g in best.configs] == [steady, [once], [lucky, unlucky]]
+    first, _, last = best.configs
+    assert first.env_steps is not None and (first.env_steps.median, first.env_steps.high) == (12_000, 14_000)
+    assert first.solved_share_low == pytest.approx(0.4385, abs=1e-3)
+    assert last.env_steps is not None and (last.env_steps.solved, last.env_steps.high) == (1, 100_000)
+    assert "learning_rate=0.01) solved 1 of its 2 ended runs" in best.note, best.note
+    assert "judge it over more" not in best.note  # the best config has 3 seeds
+    alone = tmp_path / "alone"
+    _configured(alone, _ranked_run(alone, 1, solved_at=4_000, best=500), 0.001, 4_000)
+    assert "has ended on 1 seed(s): judge it over more" in rs.best_run(rs.RunStore(alone), "CartPole-v1").note
 
 
 def test_with_nothing_solved_the_best_run_is_the_highest_best_eval(tmp_path: Path) -> None:

@@ -20,7 +20,14 @@ from gymnasium_solver.run_store.details import (
     run_details,
 )
 from gymnasium_solver.run_store.files import RunFileError, read_run_file, read_run_text
-from gymnasium_solver.run_store.groups import SeedGroup, group_runs, select_runs
+from gymnasium_solver.run_store.groups import (
+    BestRun,
+    SeedGroup,
+    best_run,
+    group_runs,
+    rank_configs,
+    select_runs,
+)
 from gymnasium_solver.run_store.limits import (
     MAX_COMPARE,
     MAX_LIST_LIMIT,
@@ -58,12 +65,10 @@ from gymnasium_solver.run_store.series import (
 from gymnasium_solver.run_store.status import TrainingStatus, refuse_live, training_status
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import (
-    BestRun,
     EvalSummary,
     RunKind,
     RunList,
     RunSummary,
-    best_run,
     list_runs,
     summarize_run,
     threshold,
@@ -71,7 +76,7 @@ from gymnasium_solver.run_store.summaries import (
 
 __all__ = [
     "DEFAULT_CACHE_MB", "DEFAULT_METRICS", "KEY_HYPERPARAMETERS", "LAST_REF", "LIST_RUNS_HINT", "MAX_COMPARE",
-    "MAX_LIST_LIMIT", "RunKind", "SeedGroup", "select_runs", "group_runs", "MAX_LOG_CHARS", "MAX_LOG_LINES", "MAX_LOG_LINE_CHARS", "MAX_NON_FINITE_LISTED",
+    "MAX_LIST_LIMIT", "RunKind", "SeedGroup", "select_runs", "group_runs", "rank_configs", "MAX_LOG_CHARS", "MAX_LOG_LINES", "MAX_LOG_LINE_CHARS", "MAX_NON_FINITE_LISTED",
     "MAX_POINTS_PER_SERIES", "MAX_POINTS_TOTAL", "SIGNIFICANT_DIGITS", "BestRun", "ByteLRU", "CheckpointInfo",
     "CheckpointList", "ComparedRun", "Comparison", "ConfigDifference", "EvalSummary", "FileState", "LogTail",
     "MetricInfo", "MetricList", "MetricSeries", "MetricsArrays", "MetricsFile", "MetricsResult", "NonFiniteKind",

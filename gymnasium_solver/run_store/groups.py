@@ -1,4 +1,5 @@
-"""Runs of one config over seeds: selecting them (run refs or ENV:VARIANT) and grouping them."""
+"""Runs of one config over seeds: selecting them (run refs or ENV:VARIANT), grouping them, and ranking an
+environment's runs and configs (the best config is judged over its seeds, not by its luckiest run)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from gymnasium_solver.jobs.seeds import Spread, spread
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import RunKind, RunSummary, is_kind, summarize_run
+
+TOP = 5  # runs and configs a ranking shows
 
 # Keys that differ between seeds of one config without making it another config: the seed, and what a run only
 # writes elsewhere or measures besides (tensorboard, grad_norm_parts, ...): its training is the same.
@@ -64,6 +67,9 @@ class SeedGroup(BaseModel):
     steps_to_solve_median: float | None = Field(description="median env steps to solve over the solved runs")
     steps_to_solve_max: int | None = Field(description="the slowest solved run's env steps to solve")
     running: int = Field(default=0, description="runs still training: not in env_steps until they end")
+    solved_share_low: float | None = Field(default=None, description="95% lower bound (scipy's Wilson interval) of "
+                                           "the share of seeds this config solves, over the runs that ended: 3 of 3 "
+                                           "gives 0.44, 10 of 10 0.72, 1 of 1 0.21")
     env_steps: Spread | None = Field(default=None, description="env steps to solve over the runs that ended solved "
                                      "or at their budget, an unsolved run counting with the env steps it trained "
                                      "(a lower bound), as `gsolve train --seeds` reports: median, interquartile "
@@ -112,10 +118,85 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
             best_eval_min=min(best) if best else None, best_eval_max=max(best) if best else None,
             steps_to_solve_median=statistics.median(steps) if steps else None,
             steps_to_solve_max=steps[-1] if steps else None, running=sum(s.status == "running" for s in summaries),
-            env_steps=spread([float(_steps_trained(s)) for s in ended], sum(s.solved for s in ended)) if ended else None))
+            env_steps=spread([float(_steps_trained(s)) for s in ended], sum(s.solved for s in ended)) if ended else None,
+            solved_share_low=_share_low(sum(s.solved for s in ended), len(ended)) if ended else None))
     return groups
+
+
+def _share_low(solved: int, n: int) -> float:
+    from scipy import stats
+
+    return float(stats.binomtest(solved, n).proportion_ci(confidence_level=0.95, method="wilson").low)
 
 
 def _steps_trained(s: RunSummary) -> int:
     """To solve, or for an unsolved run the env steps it trained."""
     return s.solved_at_env_steps if s.solved and s.solved_at_env_steps is not None else s.env_steps
+
+
+class BestRun(BaseModel):
+    env_id: str
+    best: RunSummary | None = Field(description="the fastest solved run (fewest env steps), else the highest best eval")
+    ranking: list[RunSummary] = Field(description="up to 5 runs, best first")
+    runs_considered: int
+    criterion: str
+    configs: list[SeedGroup] = Field(default_factory=list, description="up to 5 configs of these runs, best first "
+                                     "over their seeds: the highest lower bound of the share of seeds solved "
+                                     "(solved_share_low), then the lowest median env steps to solve (an unsolved "
+                                     "seed counting with the env steps it trained)")
+    note: str = ""
+
+
+def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
+    """The best run for an environment: solved in the fewest env steps, else the highest best eval return;
+    and its best configs over their seeds, which is what a user should copy (one run's speed can be its seed's)."""
+    if not isinstance(env_id, str) or not env_id.strip():
+        raise ValueError("env_id must be a Gymnasium id such as 'CartPole-v1'")
+    summaries = [summarize_run(store, store.runs_dir / i) for i in store.run_ids()]
+    mine = [s for s in summaries if s.env_id == env_id and (algo is None or s.algo == algo)]
+    if not mine:
+        known = sorted({s.env_id for s in summaries if s.env_id})
+        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else "."
+        return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
+                       note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
+                            f"Environments with runs: {', '.join(known) or 'none'}.")
+    configs = rank_configs(group_runs(store, [store.runs_dir / s.run_id for s in mine]))
+    solved = sorted((s for s in mine if s.solved and s.solved_at_env_steps is not None),
+                    key=lambda s: (s.solved_at_env_steps or 0, s.solved_at_wall_seconds or 0.0))
+    if solved:
+        return BestRun(env_id=env_id, best=solved[0], ranking=solved[:TOP], runs_considered=len(mine),
+                       criterion="solved in the fewest env steps (ties: less wall time)", configs=configs[:TOP],
+                       note=_over_seeds(solved[0], configs))
+    scored = sorted((s for s in mine if s.best_eval_return is not None), key=lambda s: -(s.best_eval_return or 0.0))
+    return BestRun(env_id=env_id, best=scored[0] if scored else None, ranking=scored[:TOP], runs_considered=len(mine),
+                   criterion="no run solved it; highest best eval return", configs=configs[:TOP],
+                   note="" if scored else "no run has finished an evaluation yet")
+
+
+def rank_configs(groups: list[SeedGroup]) -> list[SeedGroup]:
+    """Configs with a run that ended, best first over their seeds: the lower bound of the share of seeds solved (so
+    3 of 3 beats 1 of 1: more seeds are more evidence), then the median env steps to solve (unsolved seeds at what
+    they trained)."""
+    ended = [g for g in groups if g.env_steps is not None and g.env_steps.median is not None]
+
+    def key(g: SeedGroup) -> tuple[float, float]:
+        assert g.env_steps is not None and g.env_steps.median is not None and g.solved_share_low is not None
+        return -g.solved_share_low, g.env_steps.median
+
+    return sorted(ended, key=key)
+
+
+def _over_seeds(best: RunSummary, configs: list[SeedGroup]) -> str:
+    """What the best run's own config did on its other seeds, and how much evidence the best config has."""
+    notes = []
+    mine = next((g for g in configs if best.run_id in g.run_ids), None)
+    if mine is not None and mine.env_steps is not None and mine.env_steps.seeds > 1 \
+            and mine.env_steps.solved < mine.env_steps.seeds:
+        notes.append(f"the best run's config ({mine.label}) solved {mine.env_steps.solved} of its "
+                     f"{mine.env_steps.seeds} ended runs: its speed is partly its seed's")
+    top = configs[0] if configs else None
+    if top is not None and top.env_steps is not None and top.env_steps.seeds < 3:
+        notes.append(f"the best config ({top.label}) has ended on {top.env_steps.seeds} seed(s): judge it over "
+                     "more (start_training with seeds, or `gsolve train CONFIG --seeds 0-4`) before relying on it")
+    return "; ".join(notes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -185,38 +184,3 @@ def list_runs(
     elif next_cursor:
         note = f"showing {len(out)}; more runs match: call again with cursor={next_cursor!r}"
     return RunList(runs=out, total_runs=len(ids), next_cursor=next_cursor, hidden=hidden, note=note)
-
-
-
-class BestRun(BaseModel):
-    env_id: str
-    best: RunSummary | None = Field(description="the fastest solved run (fewest env steps), else the highest best eval")
-    ranking: list[RunSummary] = Field(description="up to 5 runs, best first")
-    runs_considered: int
-    criterion: str
-    note: str = ""
-
-
-def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
-    """The best run for an environment: solved in the fewest env steps, else the highest best eval return."""
-    if not isinstance(env_id, str) or not env_id.strip():
-        raise ValueError("env_id must be a Gymnasium id such as 'CartPole-v1'")
-    summaries = [summarize_run(store, store.runs_dir / i) for i in store.run_ids()]
-    mine = [s for s in summaries if s.env_id == env_id and (algo is None or s.algo == algo)]
-    if not mine:
-        known = sorted({s.env_id for s in summaries if s.env_id})
-        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(close)}?" if close else "."
-        return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
-                       note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
-                            f"Environments with runs: {', '.join(known) or 'none'}.")
-    solved = sorted((s for s in mine if s.solved and s.solved_at_env_steps is not None),
-                    key=lambda s: (s.solved_at_env_steps or 0, s.solved_at_wall_seconds or 0.0))
-    if solved:
-        return BestRun(env_id=env_id, best=solved[0], ranking=solved[:5], runs_considered=len(mine),
-                       criterion="solved in the fewest env steps (ties: less wall time)")
-    scored = sorted((s for s in mine if s.best_eval_return is not None), key=lambda s: -(s.best_eval_return or 0.0))
-    return BestRun(env_id=env_id, best=scored[0] if scored else None, ranking=scored[:5], runs_considered=len(mine),
-                   criterion="no run solved it; highest best eval return",
-                   note="" if scored else "no run has finished an evaluation yet")
-
