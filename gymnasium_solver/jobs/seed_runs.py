@@ -7,6 +7,7 @@ config (no experiment or sweep: `gsolve runs` lists them, `gsolve compare` group
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,7 @@ def check_seeds(seeds: list[int]) -> list[int]:
         raise ValueError("--seeds needs at least one seed, e.g. --seeds 0-9")
     if min(seeds) < 0:
         raise ValueError(f"seeds must be >= 0, got {min(seeds)}")
-    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    repeated = sorted(s for s, n in Counter(seeds).items() if n > 1)
     if repeated:
         raise ValueError(f"seed {repeated[0]} is given twice; each seed trains once")
     if len(seeds) > MAX_SEEDS:
