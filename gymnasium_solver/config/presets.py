@@ -128,7 +128,7 @@ def _config_dir_set() -> bool:
 def _adds_only(user: Path) -> bool:
     """Whether the user's folder only adds variants to ours: the default folder, read without $GSOLVE_CONFIG_DIR, never
     replaces a preset we ship (so `make bench-check` and our figures train ours); $GSOLVE_CONFIG_DIR's does, on purpose."""
-    return not _config_dir_set() and user == default_presets_dir()
+    return not _config_dir_set() and user.resolve() == default_presets_dir().resolve()
 
 
 def neutral_preset_paths(text: str) -> str:
@@ -469,8 +469,7 @@ def save_user_preset(config: Config, name: str, folder: Path, description: str) 
         raise ConfigError(f"preset name {name!r} must be letters, digits, '_', '.', '-' (at most 64), e.g. my-ppo")
     if folder.resolve() == PACKAGE_CONFIG_DIR.resolve():
         raise ConfigError(f"{folder} holds the presets shipped with gsolve; save yours elsewhere (${CONFIG_DIR_ENV})")
-    if (not _config_dir_set() and folder.resolve() == default_presets_dir().resolve()
-            and config.env_id in _files_in(PACKAGE_CONFIG_DIR)
+    if (_adds_only(folder) and config.env_id in _files_in(PACKAGE_CONFIG_DIR)
             and name in load_preset(config.env_id, PACKAGE_CONFIG_DIR).variants):
         raise ConfigError(f"{config.env_id}:{name} is a preset shipped with gsolve, and {folder} adds variants to ours "
                           f"without replacing any; choose another name (to replace ours on purpose, save it in a "
