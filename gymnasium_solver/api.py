@@ -226,6 +226,11 @@ class Runs:
         (the same :class:`Comparison` as `gsolve compare`)."""
         return rs.compare_runs(self.store, [r.id if isinstance(r, Run) else r for r in refs])
 
+    def best(self, env: str, algo: str | None = None) -> rs.BestRun:
+        """An environment's best run, top 5 runs and top 5 configs judged over their seeds (the same
+        :class:`BestRun` as `gsolve compare --env` and MCP's compare_runs(env_id=...))."""
+        return rs.best_run(self.store, env, algo)
+
     def plot(self, *refs: str | Run, metric: str = rf.M.EVAL_RETURN_MEAN) -> Figure:
         """A matplotlib Figure of ``metric`` for 1 to 10 runs on shared axes."""
         from gymnasium_solver.plotting import metric_figure

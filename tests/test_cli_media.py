@@ -18,6 +18,8 @@ from PIL import Image
 from rich.console import Console
 
 from gymnasium_solver import config
+from gymnasium_solver import run_store as rs
+from gymnasium_solver.api import Runs
 from gymnasium_solver.cli import app as cli
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.metric_names import M
@@ -64,6 +66,27 @@ def seed_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
             write_synthetic_run(runs, f"20260101-00000{i}-{seed:02d}{name[:2]}", seed, lr)
     write_synthetic_run(runs, "20260101-000009-trial", 0, 0.001, sweep_id="sweep-20260101-000000-abcd")
     return runs
+
+
+def test_compare_env_ranks_configs_over_their_seeds(seed_runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rd = ["--runs-dir", str(seed_runs)]
+    assert cli.main(["compare", "--env", "CartPole-v1", *rd]) == 0
+    out = capsys.readouterr().out
+    configs = out.split("configs over their seeds")[1].splitlines()[1:4]
+    # 5 of 5 (share solved >= 0.57) before the sweep trial's 1 of 1 (>= 0.21), which solved, before 0 of 5.
+    assert "learning_rate=0.003 " in configs[0] and "solved 5/5" in configs[0], out
+    assert "learning_rate=0.001 " in configs[1] and "solved 1/1" in configs[1] and ">= 0.21" in configs[1], out
+    assert "learning_rate=0.0003 " in configs[2] and "share solved >= 0.00" in configs[2], out
+    assert cli.main(["compare", "--env", "CartPole-v1", "--algo", "ppo", *rd, "--json"]) == 0
+    best = rs.BestRun.model_validate_json(capsys.readouterr().out)
+    assert best == Runs(seed_runs).best("CartPole-v1", "ppo")  # the API answers the same
+    assert [len(g.run_ids) for g in best.configs] == [5, 1, 5] and best.runs_considered == 11
+    for args, says in (([], "not both and not neither"), (["@last", "--env", "CartPole-v1"], "not both"),
+                       (["@last", "--algo", "ppo"], "--algo filters the runs of --env")):
+        assert cli.main(["compare", *args, *rd]) == 2
+        assert says in capsys.readouterr().err
+    assert cli.main(["compare", "--env", "CartPole-v9", *rd]) == 2
+    assert "did you mean CartPole-v1?" in capsys.readouterr().out
 
 
 def test_plot_draws_a_mean_and_a_band_per_config(seed_runs: Path, tmp_path: Path,

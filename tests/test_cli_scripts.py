@@ -58,6 +58,8 @@ def test_read_commands_print_their_models(runs: tuple[Path, Any], capsys: pytest
     assert run_json(capsys, "show", real.solved, *rd)["summary"]["solved"] is True
     comparison = run_json(capsys, "compare", real.short, real.solved, real.reinforce, *rd)
     assert len(comparison["runs"]) == 3
+    best = run_json(capsys, "compare", "--env", "CartPole-v1", *rd)
+    assert best["best"]["run_id"] == real.solved and best["configs"]
     assert run_json(capsys, "checkpoints", real.solved, *rd)["checkpoints"]
     plot = run_json(capsys, "plot", "CartPole-v1:ppo", "-o", str(tmp_path / "p.png"), *rd)
     assert plot["groups"] and (tmp_path / "p.png").stat().st_size > 1000

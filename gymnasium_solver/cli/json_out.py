@@ -21,7 +21,7 @@ from gymnasium_solver.cli.error import CliError
 JSON_MODELS: dict[str, str] = {
     "runs": "gymnasium_solver.run_store:RunList",
     "show": "gymnasium_solver.run_store:RunDetails",
-    "compare": "gymnasium_solver.run_store:Comparison",
+    "compare": "gymnasium_solver.run_store.compare:CompareOutput",  # Comparison; with --env, BestRun
     "checkpoints": "gymnasium_solver.run_store:CheckpointList",
     "plot": "gymnasium_solver.plotting:GroupPlotResult",
     "config": "gymnasium_solver.config.view:ConfigResult",

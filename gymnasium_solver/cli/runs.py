@@ -38,11 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("compare", help="compare runs side by side, seeds of one config grouped",
+    p = sub.add_parser("compare", help="compare runs side by side, seeds of one config grouped; or an env's best",
                        description="Compare any number of runs: results side by side, config differences, who "
                        "solved first; runs of one config over seeds are grouped (mean, spread, solved k/n). "
-                       "ENV:VARIANT stands for every run of that config (trials left out).")
-    p.add_argument("runs", nargs="+", help="run ids, unique prefixes, @last or ENV:VARIANT")
+                       "ENV:VARIANT stands for every run of that config (trials left out). With --env instead: "
+                       "an environment's best run, its top 5 runs and its top 5 configs judged over their seeds.")
+    p.add_argument("runs", nargs="*", help="run ids, unique prefixes, @last or ENV:VARIANT")
+    p.add_argument("--env", dest="env_id", help="instead of runs: rank this environment's runs and configs, e.g. "
+                   "CartPole-v1")
+    p.add_argument("--algo", choices=[a.value for a in Algo], help="with --env: only this algorithm")
     _json(p, "compare")
     p.add_argument("--runs-dir", help="runs folder (default: $GSOLVE_RUNS_DIR or ./runs)")
     p.set_defaults(func=cmd_compare)
@@ -222,8 +226,35 @@ def format_group(g: rs.SeedGroup) -> str:
     return f"  {g.label}  solved {g.solved}/{len(g.run_ids)}{running}  {best}{steps}{iqm}  seeds {seeds}"
 
 
+def format_best(b: rs.BestRun) -> str:
+    """`gsolve compare --env`: the best run, the top runs, the top configs over their seeds."""
+    if b.best is None:
+        return b.note
+    lines = [f"{b.env_id}: {b.runs_considered} run(s); runs ranked by {b.criterion}:"]
+    for r in b.ranking:
+        result = (f"solved at {_steps(r.solved_at_env_steps)} env steps, {r.solved_at_wall_seconds:.1f}s"
+                  if r.solved and r.solved_at_wall_seconds is not None else f"best eval {_fmt(r.best_eval_return)}")
+        lines.append(f"  {r.run_id}  {r.config_id or '?'}  {result}")
+    if b.configs:
+        lines.append("configs over their seeds, best first (the share of seeds solved, its 95% lower bound; then "
+                     "the median env steps to solve):")
+        lines.extend(f"{format_group(g)}  (share solved >= {g.solved_share_low:.2f})" for g in b.configs)
+    if b.note:
+        lines.append(b.note)
+    return "\n".join(lines)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
+    if bool(args.runs) == bool(args.env_id):
+        raise CliError("give runs to compare (ids, prefixes, @last, ENV:VARIANT) or --env ENV to rank an "
+                       "environment's runs and configs, not both and not neither")
+    if args.algo and not args.env_id:
+        raise CliError("--algo filters the runs of --env; with runs named, leave it out")
+    if args.env_id:
+        best = rs.best_run(store, args.env_id, args.algo)
+        print(best.model_dump_json(indent=2) if args.json else format_best(best))
+        return 0 if best.best is not None or best.runs_considered else 2
     comparison = rs.compare_runs(store, list(args.runs), max_runs=None)  # a terminal has no token budget
     print(comparison.model_dump_json(indent=2) if args.json else format_comparison(comparison))
     return 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from gymnasium_solver.run_store.details import run_details
 from gymnasium_solver.run_store.files import RunFileError
-from gymnasium_solver.run_store.groups import SeedGroup, group_runs, select_runs
+from gymnasium_solver.run_store.groups import BestRun, SeedGroup, group_runs, select_runs
 from gymnasium_solver.run_store.limits import MAX_COMPARE
 from gymnasium_solver.run_store.store import RunStore
 
@@ -101,3 +101,6 @@ def compare_runs(store: RunStore, refs: list[str], max_runs: int | None = MAX_CO
     out.note = "; ".join(notes)
     return out
 
+
+class CompareOutput(RootModel[Comparison | BestRun]):
+    """What `gsolve compare --json` prints: the runs' Comparison, or with --env the environment's BestRun."""
