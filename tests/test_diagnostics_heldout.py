@@ -221,9 +221,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     ("heldout37", False, _line(5, 5, 5, healthy=3)),
     ("heldout37", True, _line(5, 5, 5, healthy=3)),
     # heldout38 (2026-12-04): blind at 36332a0 (the merge) 3/4 strict and lenient both ways, 0/3 healthy runs warned;
-    # pinned after the scoring, unread.
-    ("heldout38", False, _line(4, 3, 3, healthy=3)),
-    ("heldout38", True, _line(4, 3, 3, healthy=3)),
+    # read after the scoring: g02's buffer_size=256 (the Zoo's 100,000) ranked second, because the Zoo's off-policy
+    # numbers were not among those a run is held against; with them (zoo._COMPARED), 4/4 (in-sample from now on).
+    ("heldout38", False, _line(4, 4, 4, healthy=3)),
+    ("heldout38", True, _line(4, 4, 4, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

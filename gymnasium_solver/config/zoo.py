@@ -35,7 +35,8 @@ from gymnasium_solver.contract.algorithms import MAX_ENTROPY, ZOO
 
 # Our keys whose Zoo value the diagnosis compares a run's with (numbers; a schedule by its start).
 _COMPARED = frozenset({"gamma", "gae_lambda", "learning_rate", "n_steps", "batch_size", "n_epochs", "ent_coef",
-                       "clip_range", "n_envs", "max_grad_norm", "vf_coef", "max_env_steps"})
+                       "clip_range", "n_envs", "max_grad_norm", "vf_coef", "max_env_steps",
+                       "buffer_size", "learning_starts", "target_update_interval", "train_freq", "gradient_steps"})
 # Our algorithms the Zoo has a hyperparams file for (same names; algorithms.py's ``zoo``).
 ZOO_ALGOS = frozenset(a.value for a in ZOO)
 MAX_ZOO_FILE_BYTES = 1 << 20  # the Zoo's largest hyperparams file is ~40 kB

@@ -19,7 +19,7 @@ run.json's ``config_origin``) is held against the Zoo's entry, as in 3, and then
    tests a revert by running it.
 
 The Zoo's entry sets more than the numbers the diagnosis sizes (``zoo._COMPARED``): its on/off switches
-(``normalize``, gSDE), network and off-policy schedule. A run that differs from the entry there gets those keys
+(``normalize``, gSDE), network and exploration schedule. A run that differs from the entry there gets those keys
 as ``unranked`` deviations: listed, never evidence for a finding (the rules do not see them), and tried last by
 ``gsolve fix``, which decides by running whether reverting one solves.
 

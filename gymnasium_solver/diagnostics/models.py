@@ -152,7 +152,7 @@ class References(BaseModel):
                                         "(one per key, the first config that names it)")
     unranked: list[Deviation] = Field(default_factory=list, description="keys the RL Zoo's entry sets that the "
                                       "diagnosis does not compare (on/off switches such as normalize, the network, "
-                                      "off-policy schedules) and this run has changed: listed, not evidence for "
+                                      "the exploration schedule) and this run has changed: listed, not evidence for "
                                       "any finding; `gsolve fix` tries reverting them after every other candidate")
     solved_runs: list[str] = Field(default_factory=list, description="run ids of the solved references used")
     solved_source: str = Field(default="", description="where the solved references come from")
