@@ -280,3 +280,19 @@ def test_a_key_the_diagnosis_sizes_is_never_also_unranked() -> None:
         pytest.skip("rl_zoo3 is not installed")
     d = _diagnose(Path(__file__).parent / "fixtures" / "heldout14", "z05")
     assert "learning_rate" in {x.key for x in d.references.deviations} and d.references.unranked == []
+
+
+def test_the_zoos_off_policy_numbers_are_held_against_like_its_on_policy_ones() -> None:
+    """heldout38 g02 (in-sample: read after its blind scoring, which it missed): CartPole-v1 QR-DQN from the Zoo's
+    entry with buffer_size 256 for the entry's 100,000. While the Zoo's off-policy numbers were not compared, the
+    buffer was no deviation, replay_buffer_too_small counted as 'at the reference's values' (score halved) and the
+    budget ranked first. Now the buffer is a deviation the buffer finding explains, ranked first."""
+    if zoo_entry("CartPole-v1", "qrdqn") is None:
+        pytest.skip("rl_zoo3 is not installed")
+    d = _diagnose(Path(__file__).parent / "fixtures" / "heldout38", "g02")
+    dev = next(x for x in d.references.deviations if x.key == "buffer_size")
+    assert (dev.value, dev.preset, dev.source) == (256, 100_000, "rl_zoo") and "buffer_size" not in {
+        x.key for x in d.references.unranked}
+    top = d.findings[0]
+    assert top.id == "replay_buffer_too_small" and dev.explains[0] == top.id
+    assert (top.suggested_changes[0].key, top.suggested_changes[0].direction) == ("buffer_size", "increase")
