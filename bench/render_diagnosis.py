@@ -132,6 +132,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_28.json": "heldout37 (environments without a preset; blind: run at f105374, "
                                                    "with the explore rung, whose diagnosis is the one that scored it "
                                                    "at cb50561)",
+                 "fix_verdicts_no_preset_29.json": "heldout38 (environments without a preset; blind: run at its merge "
+                                                   "36332a0, the diagnosis that scored it, with the extend and explore "
+                                                   "rungs)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
