@@ -85,3 +85,18 @@ def _env_module_grants():
     env_modules.restore(type(state)())  # nothing granted, presets trusted: a fresh `gsolve` process
     yield
     env_modules.restore(state)
+
+
+def kill_run_if_alive(run_dir: Path) -> None:
+    """SIGKILL the process group of a run a test started, if its run.json names a live one (cleanup after a test
+    that may have failed before the run ended)."""
+    import signal
+
+    from gymnasium_solver.contract import run_folder as rf
+
+    try:
+        pid = rf.read_run_info(run_dir).pid
+    except (OSError, ValueError):
+        return
+    if pid and rf.pid_alive(pid):
+        os.killpg(pid, signal.SIGKILL)

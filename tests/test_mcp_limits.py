@@ -6,13 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from conftest import kill_run_if_alive
 from mcp import Client
 
 from gymnasium_solver import launcher
@@ -30,15 +30,6 @@ pytestmark = pytest.mark.anyio
 
 def _text(res: Any) -> str:
     return " ".join(getattr(c, "text", "") for c in res.content)
-
-
-def _kill_if_alive(run_dir: Path) -> None:
-    try:
-        pid = rf.read_run_info(run_dir).pid
-    except (OSError, ValueError):
-        return
-    if pid and rf.pid_alive(pid):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _copy_run(real_runs: RealRuns, runs_dir: Path, run_id: str) -> Path:
@@ -87,7 +78,7 @@ async def test_live_run_cap_refuses_with_the_live_runs_and_how_to_stop_one(real_
             await client.call_tool("stop_training", {"run_id": started[-1], "timeout_seconds": 30})
     finally:
         for rid in started:
-            _kill_if_alive(runs_dir / rid)
+            kill_run_if_alive(runs_dir / rid)
 
 
 async def test_budget_and_sub_environment_caps_say_so(tmp_path: Path) -> None:

@@ -4,13 +4,13 @@ start -> wait -> status -> stop lifecycle on a real detached training process.""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from conftest import kill_run_if_alive
 from mcp import Client, StdioServerParameters
 
 from gymnasium_solver.contract import run_folder as rf
@@ -49,15 +49,6 @@ async def test_gsolve_mcp_over_stdio(real_runs: RealRuns) -> None:
         assert res.structured_content["details"]["summary"]["solved"] is True
         bad = await client.call_tool("get_run_info", {"run_id": "../../etc"})
         assert bad.is_error
-
-
-def _kill_if_alive(run_dir: Path) -> None:
-    try:
-        pid = rf.read_run_info(run_dir).pid
-    except (OSError, ValueError):
-        return
-    if pid and rf.pid_alive(pid):
-        os.killpg(pid, signal.SIGKILL)
 
 
 async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
@@ -114,7 +105,7 @@ async def test_start_wait_status_stop_lifecycle(tmp_path: Path) -> None:
             again = await call("stop_training", {"run_id": run_id})
             assert "not running" in again["message"]
         finally:
-            _kill_if_alive(run_dir)
+            kill_run_if_alive(run_dir)
 
 
 async def test_stop_is_forced_when_the_trainer_ignores_sigterm(real_runs: RealRuns, tmp_path: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import kill_run_if_alive
 from mcp import Client
 
 from gymnasium_solver import launcher
@@ -28,12 +28,7 @@ def _text(res: Any) -> str:
 
 def _kill(runs_dir: Path) -> None:
     for d in runs_dir.iterdir() if runs_dir.is_dir() else []:
-        try:
-            pid = rf.read_run_info(d).pid
-        except (OSError, ValueError):
-            continue
-        if pid and rf.pid_alive(pid):
-            os.killpg(pid, signal.SIGKILL)
+        kill_run_if_alive(d)
 
 
 async def _ended(runs_dir: Path, run_ids: list[str], seconds: float = 240) -> None:
