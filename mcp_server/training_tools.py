@@ -117,7 +117,9 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         first = result_in_tool_terms(started[0])
         first.note = (f"{len(ids)} runs started in the background, one per seed ({', '.join(map(str, seeds))}); "
                       f"follow one with get_run_info(view='status', wait_seconds=60), then judge them together "
-                      f"with compare_runs(run_ids={ids!r})")
+                      f"with compare_runs(run_ids={ids!r})" if len(ids) > 1 else
+                      f"1 run started in the background (seed {seeds[0]}); one seed is one draw: follow it with "
+                      f"get_run_info(run_id={ids[0]!r}, view='status', wait_seconds=60)")
         return TrainingStart(run_id=ids[0], run_ids=ids, started=first)
 
     @tool(server, STOPS_PROCESS, store.runs_dir)

@@ -57,6 +57,12 @@ async def test_seeds_start_one_run_each_and_compare_runs_judges_them(tmp_path: P
                                                             "seeds": [7]})
             assert res.is_error and "at most 2" in _text(res)
             await _ended(runs_dir, ids)
+            res = await client.call_tool("start_training", {"config_id": "CartPole-v1:ppo", "overrides": FAST,
+                                                            "seeds": [7]})
+            assert res.structured_content is not None and len(res.structured_content["run_ids"]) == 1
+            assert "one seed is one draw" in res.structured_content["started"]["note"]
+            ids7 = res.structured_content["run_ids"]
+            await _ended(runs_dir, ids7)
             assert [yaml.safe_load((runs_dir / r / "config.yaml").read_text())["seed"] for r in ids] == [5, 6]
 
             res = await client.call_tool("compare_runs", {"run_ids": ids})
@@ -68,7 +74,7 @@ async def test_seeds_start_one_run_each_and_compare_runs_judges_them(tmp_path: P
             assert group["seeds"] == [5, 6] and group["running"] == 0
             assert group["env_steps"]["seeds"] == 2 and group["env_steps"]["solved"] == group["solved"]
             assert group["env_steps"]["low"] == min(trained) and group["env_steps"]["high"] == max(trained)
-            assert sorted(os.listdir(runs_dir)) == sorted(ids)
+            assert sorted(os.listdir(runs_dir)) == sorted(ids + ids7)
     finally:
         _kill(runs_dir)
 
