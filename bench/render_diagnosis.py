@@ -135,6 +135,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_29.json": "heldout38 (environments without a preset; blind: run at its merge "
                                                    "36332a0, the diagnosis that scored it, with the extend and explore "
                                                    "rungs)",
+                 "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
+                                                            "re-run with the fix loop of 4e09f10 (the extend and "
+                                                            "explore rungs): the 10 not_fixed calls (j04's re-run is "
+                                                            "in _27_after) and 2 of the 11 unlucky_seed calls (the "
+                                                            "other 9 not re-run for want of time); in-sample: every "
+                                                            "set was read after its scoring",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
