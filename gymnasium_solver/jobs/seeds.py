@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+
+from gymnasium_solver.maths.spread import Spread, spread  # noqa: F401 - re-exported: the jobs report it (maths/spread.py)
 
 SeedStatistic = Literal["p90", "iqm", "median", "mean", "max"]
 SEED_STATISTICS: tuple[str, ...] = ("p90", "iqm", "median", "mean", "max")
-BOOTSTRAP_RESAMPLES = 2000
-CONFIDENCE = 0.95
 
 
 def aggregate(values: Sequence[float], statistic: str) -> float:
@@ -42,36 +41,6 @@ def aggregate(values: Sequence[float], statistic: str) -> float:
     if statistic == "max":
         return float(np.max(x))
     raise ValueError(f"unknown seed statistic {statistic!r}; use one of {', '.join(SEED_STATISTICS)}")
-
-
-class Spread(BaseModel):
-    """A config's result over seeds: how many solved, the middle and the extremes, and an interval."""
-
-    seeds: int
-    solved: int
-    median: float | None = Field(description="over every seed, an unsolved one counting with its whole budget")
-    iqm: float | None = Field(description="interquartile mean (the middle 50% of seeds)")
-    low: float | None = Field(description="the fastest seed")
-    high: float | None = Field(description="the slowest seed (unsolved: its budget)")
-    ci_low: float | None = Field(default=None, description=f"{CONFIDENCE:.0%} bootstrap interval of the IQM, low end")
-    ci_high: float | None = Field(default=None, description=f"{CONFIDENCE:.0%} bootstrap interval of the IQM, high end")
-
-
-def spread(values: Sequence[float], solved: int, seed: int = 0) -> Spread:
-    """The spread of ``values`` (one per seed; unsolved ones at their budget). The interval needs at
-    least 3 seeds and some variation (with less there is nothing to resample: None)."""
-    if not values:
-        return Spread(seeds=0, solved=0, median=None, iqm=None, low=None, high=None)
-    from scipy import stats
-
-    x = np.asarray(values, dtype=float)
-    out = Spread(seeds=len(x), solved=solved, median=float(np.median(x)), iqm=float(stats.trim_mean(x, 0.25)),
-                 low=float(x.min()), high=float(x.max()))
-    if len(x) >= 3 and float(x.min()) != float(x.max()):
-        res = stats.bootstrap((x,), lambda s, axis: stats.trim_mean(s, 0.25, axis=axis), n_resamples=BOOTSTRAP_RESAMPLES,
-                              confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed))
-        out.ci_low, out.ci_high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return out
 
 
 def seed_list(base: int, n: int) -> list[int]:

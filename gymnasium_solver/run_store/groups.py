@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver.config.presets import yaml_value
 from gymnasium_solver.config.registry import RECORDING_KEYS
-from gymnasium_solver.jobs.seeds import Spread, spread
+from gymnasium_solver.maths.spread import Spread, share_lower_bound, spread
 from gymnasium_solver.run_store.files import RunFileError
 from gymnasium_solver.run_store.store import RunStore
 from gymnasium_solver.run_store.summaries import RunKind, RunSummary, is_kind, summarize_run
@@ -119,14 +119,8 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
             steps_to_solve_median=statistics.median(steps) if steps else None,
             steps_to_solve_max=steps[-1] if steps else None, running=sum(s.status == "running" for s in summaries),
             env_steps=spread([float(_steps_trained(s)) for s in ended], sum(s.solved for s in ended)) if ended else None,
-            solved_share_low=_share_low(sum(s.solved for s in ended), len(ended)) if ended else None))
+            solved_share_low=share_lower_bound(sum(s.solved for s in ended), len(ended)) if ended else None))
     return groups
-
-
-def _share_low(solved: int, n: int) -> float:
-    from scipy import stats
-
-    return float(stats.binomtest(solved, n).proportion_ci(confidence_level=0.95, method="wilson").low)
 
 
 def _steps_trained(s: RunSummary) -> int:
