@@ -13,7 +13,7 @@ from gymnasium_solver.cli.resolving import resolve_for_training, say_origin
 from gymnasium_solver.config import ConfigError, check_trainable, parse_overrides
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs.backend import default_parallel, make_backend
-from gymnasium_solver.jobs.seed_runs import SeedRuns, check_seeds, train_seeds
+from gymnasium_solver.jobs.seed_runs import SeedRun, SeedRuns, check_seeds, train_seeds
 from gymnasium_solver.jobs.seeds import parse_seeds
 
 
@@ -85,9 +85,8 @@ def seeds_report(result: SeedRuns) -> str:
     slowest = max(finished, key=lambda r: (r.env_steps or 0, not r.solved))
     interval = "" if sp.ci_low is None else f" (95% interval {sp.ci_low:,.0f}-{sp.ci_high:,.0f})"
     lines.append(f"{result.config_id} over {sp.seeds} seed{'s' if sp.seeds > 1 else ''}: solved {sp.solved}/{sp.seeds}; env steps to solve: median "
-                 f"{ge}{sp.median:,.0f}, interquartile mean {ge}{sp.iqm:,.0f}{interval}, fastest {fastest.env_steps:,} "
-                 f"(seed {fastest.seed}), slowest {'' if slowest.solved else '>= '}{slowest.env_steps:,} (seed "
-                 f"{slowest.seed}{'' if slowest.solved else ', not solved'})")
+                 f"{ge}{sp.median:,.0f}, interquartile mean {ge}{sp.iqm:,.0f}{interval}, fastest {_bound(fastest)}, "
+                 f"slowest {_bound(slowest)}")
     if sp.solved < sp.seeds:
         lines.append("an unsolved seed counts with the env steps it trained, so its figures are lower bounds")
     ids = [r.run_id for r in result.runs if r.run_id]
@@ -95,3 +94,10 @@ def seeds_report(result: SeedRuns) -> str:
     if result.stopped is not None:
         lines.append(f"{result.stopped}; the seeds not started are listed as such")
     return "\n".join(lines)
+
+
+def _bound(run: SeedRun) -> str:
+    """One seed's env steps to solve: exact when it solved, a lower bound (what it trained) when not."""
+    assert run.env_steps is not None
+    return (f"{run.env_steps:,} (seed {run.seed})" if run.solved else
+            f">= {run.env_steps:,} (seed {run.seed}, not solved)")

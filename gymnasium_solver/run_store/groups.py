@@ -149,6 +149,10 @@ def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
     summaries = [summarize_run(store, store.runs_dir / i) for i in store.run_ids()]
     mine = [s for s in summaries if s.env_id == env_id and (algo is None or s.algo == algo)]
     if not mine:
+        algos = sorted({str(s.algo) for s in summaries if s.env_id == env_id and s.algo})
+        if algos:  # the environment has runs, of other algorithms
+            return BestRun(env_id=env_id, best=None, ranking=[], runs_considered=0, criterion="none",
+                           note=f"no runs for {env_id!r} with algo {algo!r}; its runs are of {', '.join(algos)}.")
         known = sorted({s.env_id for s in summaries if s.env_id})
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(close)}?" if close else "."
