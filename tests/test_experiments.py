@@ -369,7 +369,8 @@ def test_a_running_trial_of_a_candidate_that_failed_a_seed_is_stopped(tmp_path: 
     long = list(range(500, 50_000, 500))
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [500], key(LR, 2): long,
                key(NSTEPS, 0): long, key({}, 1): long, key({}, 2): long,
-               **{key(LR_LONGER, s): UNSOLVED for s in (0, 1, 2)}, **{key(LR_EXPLORE, s): UNSOLVED for s in (0, 1, 2)}}
+               **{key(LR_LONGER, s): UNSOLVED for s in (0, 1, 2)}, **{key(LR_EXPLORE, s): UNSOLVED for s in (0, 1, 2)},
+               **{key(LR_ENVS, s): UNSOLVED for s in (0, 1, 2)}}
     rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=8, seeds=3, timeout=30)
     c0 = trials_of(rec, "c0")
     assert (c0[1].outcome, c0[2].outcome) == ("not_solved", "stopped_early")
@@ -432,7 +433,8 @@ def test_a_config_that_solves_most_fresh_seeds_is_unlucky_when_no_change_beats_i
     luck, said with the seed it fails too, and no 'no change is needed'."""
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(LR, 2): UNSOLVED, key(NSTEPS, 0): UNSOLVED,
                key({}, 1): [("solved", 9000)], key({}, 2): UNSOLVED, key({}, 3): [("solved", 8000)],
-               **{key(LR_LONGER, s): UNSOLVED for s in (0, 1, 2)}, **{key(LR_EXPLORE, s): UNSOLVED for s in (0, 1, 2)}}
+               **{key(LR_LONGER, s): UNSOLVED for s in (0, 1, 2)}, **{key(LR_EXPLORE, s): UNSOLVED for s in (0, 1, 2)},
+               **{key(LR_ENVS, s): UNSOLVED for s in (0, 1, 2)}}
     rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=2, seeds=3, planned_baseline=True)
     assert rec.verdict == "unlucky_seed" and rec.winner is None
     assert ("Mostly bad luck: your unchanged config solves 2 of 3 other seeds (seed 0: 50,000 (not solved), "
@@ -672,7 +674,7 @@ def test_one_seed_screen_boundary_exactly_at_the_fastest_is_not_stopped(tmp_path
 def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path, required: int, verdict: str) -> None:
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(LR, 2): [("solved", 3000)],
                key(NSTEPS, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED, key(LR_LONGER, 0): UNSOLVED,
-               key(LR_EXPLORE, 0): UNSOLVED}
+               key(LR_EXPLORE, 0): UNSOLVED, key(LR_ENVS, 0): UNSOLVED}
     rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=1, seeds=3, required=required)
     assert rec.verdict == verdict
     c0 = trials_of(rec, "c0")
@@ -693,14 +695,17 @@ def test_require_k_of_n_lets_a_candidate_with_one_failed_seed_win(tmp_path: Path
         assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"] == [
             ("c0 with 2x the budget", 0, "not_solved"), ("c0 with 2x the budget", 1, "skipped"),
             ("c0 with 2x the budget", 2, "skipped")]
-        # More budget moved nothing: then, once, c0 with an entropy bonus (CartPole-v1:ppo has none).
+        # More budget moved nothing: then, once, c0 with an entropy bonus (CartPole-v1:ppo has none) and c0 with
+        # twice the preset's 32 envs.
         assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "explore"] == [
             ("c0 + ent_coef=0.01", 0, "not_solved"), ("c0 + ent_coef=0.01", 1, "skipped"),
-            ("c0 + ent_coef=0.01", 2, "skipped")]
+            ("c0 + ent_coef=0.01", 2, "skipped"), ("c0 + n_envs=64", 0, "not_solved"), ("c0 + n_envs=64", 1, "skipped"),
+            ("c0 + n_envs=64", 2, "skipped")]
 
 
 LR_LONGER = {**LR, "max_env_steps": 2 * 200_000}  # LR with twice CartPole-v1:ppo's budget: the extend rung
 LR_EXPLORE = {**LR, "ent_coef": 0.01}  # LR with an entropy bonus: the explore rung, after an extend that moved nothing
+LR_ENVS = {**LR, "n_envs": 64}  # LR with twice CartPole-v1:ppo's 32 envs: the explore rung's other arm
 
 
 @pytest.mark.parametrize("budget_alone_solves", [False, True])
@@ -747,7 +752,8 @@ def test_a_longer_budget_that_moved_the_failing_seed_is_doubled_again(tmp_path: 
                **{key({"max_env_steps": 800_000}, s): UNSOLVED for s in (0, 1, 2)},
                # not closer: gamma with an entropy bonus, at the run's budget, solves every seed
                **{key({**GAMMA, "ent_coef": 0.01}, s): [("solved", 1200 + s)] for s in (0, 1, 2)},
-               **{key({"ent_coef": 0.01}, s): UNSOLVED for s in (0, 1, 2)}}  # its trim: the bonus alone
+               **{key({"ent_coef": 0.01}, s): UNSOLVED for s in (0, 1, 2)},  # its trim: the bonus alone
+               **{key({**GAMMA, "n_envs": 64}, s): UNSOLVED for s in (0, 1, 2)}}  # the explore rung's other arm
     rec, backend = run(tmp_path, scripts, [GAMMA], capacity=1, seeds=3, blamed=["gamma"])
     extends = [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"]
     assert extends[:3] == [("c0 with 2x the budget", 0, "solved"), ("c0 with 2x the budget", 1, "not_solved"),
@@ -762,9 +768,29 @@ def test_a_longer_budget_that_moved_the_failing_seed_is_doubled_again(tmp_path: 
     else:  # no more budget; the explore rung: gamma with an entropy bonus solves every seed, and needs both
         assert extends[3:] == [] and key(x4, 0) not in backend.started
         assert [(t.candidate, t.outcome) for t in rec.trials if t.role == "explore"] == [
-            ("c0 + ent_coef=0.01", "solved")] * 3
+            ("c0 + ent_coef=0.01", "solved")] * 3 + [("c0 + n_envs=64", "stopped_early")] + [("c0 + n_envs=64", "skipped")] * 2
         w = rec.winner
         assert rec.verdict == "fixed" and w is not None and w.changes == {**GAMMA, "ent_coef": 0.01}, rec.message
+
+
+def test_the_explore_rung_doubles_the_envs_when_an_entropy_bonus_does_not_help(tmp_path: Path) -> None:
+    """heldout15's u30 (in-sample): the revert solves the run's seed, fails the next with a best eval of 0 and 2x the
+    budget does not move it; the entropy bonus fails the run's seed too. Twice the envs (updates from twice the
+    samples) solves every seed: the winner is the revert with it, and the trim keeps both (neither alone solves)."""
+    x2 = {**GAMMA, "max_env_steps": 400_000}
+    envs = {**GAMMA, "n_envs": 64}
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [1000, ("eval", 2000, 0.0)],
+               key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               key(x2, 0): [("solved", 1000)], key(x2, 1): [1000, ("eval", 4000, 0.0)],
+               key({**GAMMA, "ent_coef": 0.01}, 0): UNSOLVED,
+               **{key(envs, s): [("solved", 1500 + s)] for s in (0, 1, 2)},
+               **{key({"n_envs": 64}, s): UNSOLVED for s in (0, 1, 2)}}  # the trim: twice the envs alone
+    rec, _ = run(tmp_path, scripts, [GAMMA], capacity=1, seeds=3, blamed=["gamma"])
+    assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "explore"] == [
+        ("c0 + ent_coef=0.01", 0, "not_solved"), ("c0 + ent_coef=0.01", 1, "skipped"), ("c0 + ent_coef=0.01", 2, "skipped"),
+        ("c0 + n_envs=64", 0, "solved"), ("c0 + n_envs=64", 1, "solved"), ("c0 + n_envs=64", 2, "solved")]
+    w = rec.winner
+    assert rec.verdict == "fixed" and w is not None and w.changes == envs and w.seeds_solved == 3, rec.message
 
 
 def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Path) -> None:

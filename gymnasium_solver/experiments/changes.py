@@ -1,6 +1,6 @@
 """The change sets a fix experiment's trials train: a trial's overrides on top of its parent's config, the
 trim's variants (:func:`without`), the extend rung's longer budgets (:func:`longer_budget`) and the explore
-rung's entropy bonus (:func:`with_exploration`)."""
+rung's arms (:func:`explore_arms`: an entropy bonus, more samples per update)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ EXTEND_FACTORS = (2, 4)
 # The explore rung's entropy bonus for an on-policy arm (PPO, A2C, REINFORCE) that has none: CleanRL's PPO default, and what many of the RL
 # Zoo's discrete-action entries set.
 EXPLORE_ENT_COEF = 0.01
+# The explore rung's other arm doubles an on-policy arm's parallel envs (the samples of every update, at the same
+# budget): an update from twice the samples has half the gradient noise, which is what random-walks a policy that has
+# no reward to learn from yet; not past this many envs.
+EXPLORE_MAX_ENVS = 64
 
 
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
@@ -64,18 +68,25 @@ def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int
     return out
 
 
-def with_exploration(record: ExperimentRecord, changes: dict[str, Any]) -> dict[str, Any] | None:
-    """``changes`` with an entropy bonus (EXPLORE_ENT_COEF), when the parent's config under them is an on-policy
-    algorithm of ours (PPO, A2C, REINFORCE) without one: the explore rung's arm, for a seed that never got anywhere, whatever the budget (a sparse reward
-    the policy stopped looking for). None otherwise (an entropy bonus set already, another algorithm, or a config
-    the trainer refuses)."""
-    cfg = None if "ent_coef" in changes else _config_under(record, changes)
-    if cfg is None:
-        return None
+def explore_arms(record: ExperimentRecord, changes: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The explore rung's arms for ``changes``, each (what it adds, the changes): for a seed that never got anywhere,
+    whatever the budget, when the parent's config under them is an on-policy algorithm of ours (PPO, A2C,
+    REINFORCE). An entropy bonus (EXPLORE_ENT_COEF) when it has none: a policy that stopped looking for a sparse
+    reward; twice the parallel envs (up to EXPLORE_MAX_ENVS) when ``changes`` do not set them: updates from twice the
+    samples, whose noise does not random-walk the policy before it has a reward to learn from. Empty for another
+    algorithm, or a config the trainer refuses; an arm whose config the trainer refuses is left out."""
+    cfg = _config_under(record, changes)
+    if cfg is None or cfg.algo not in ON_POLICY:
+        return []
+    arms: list[dict[str, Any]] = []
     ent_coef = getattr(cfg, "ent_coef", None)
-    if cfg.algo not in ON_POLICY or ent_coef is None:
-        return None
-    return {**changes, "ent_coef": EXPLORE_ENT_COEF} if config_mod.schedule_start(ent_coef) == 0 else None
+    if "ent_coef" not in changes and ent_coef is not None and config_mod.schedule_start(ent_coef) == 0:
+        arms.append({**changes, "ent_coef": EXPLORE_ENT_COEF})
+    n_envs = int(getattr(cfg, "n_envs", 0) or 0)
+    if "n_envs" not in changes and 0 < n_envs and 2 * n_envs <= EXPLORE_MAX_ENVS:
+        arms.append({**changes, "n_envs": 2 * n_envs})
+    return [(", ".join(f"{k}={v:g}" for k, v in arm.items() if k not in changes), arm) for arm in arms
+            if _config_under(record, arm) is not None]
 
 
 def _config_under(record: ExperimentRecord, changes: dict[str, Any]) -> config_mod.Config | None:

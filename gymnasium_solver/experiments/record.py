@@ -39,7 +39,7 @@ class Trial(BaseModel):
                             "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
                             "the change that solved around it; extend: when nothing qualifies, the arm that solved some "
                             "seeds with a longer budget; explore: when the longer budget did not move a seed it had not solved, the "
-                            "same arm with an entropy bonus; trim: the winner without one of its changes")
+                            "same arm with an entropy bonus, and with twice the parallel envs; trim: the winner without one of its changes")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")

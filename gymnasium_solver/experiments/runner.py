@@ -20,8 +20,9 @@ hopeless candidates stop early (successive halving in three rungs):
    it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
    seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
    (best evaluation no higher) gets no more budget. **explore**: then, once, the arm at its own budget with an
-   entropy bonus (on-policy algorithms without one: changes.with_exploration), on every seed: a seed that more budget did not
-   move is one whose policy stopped looking (a sparse reward it never found), which more of the same will not fix.
+   entropy bonus, and the arm with twice the parallel envs (on-policy algorithms: changes.explore_arms), each on every
+   seed: a seed that more budget did not move is one whose policy stopped looking (a sparse reward it never found), or
+   random-walked on noisy updates before it found one, which more of the same will not fix.
 5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
@@ -50,11 +51,11 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.changes import (
     EXTEND_FACTORS,
+    explore_arms,
     extended_name,
     longer_budget,
     record_parent,
     trial_overrides,
-    with_exploration,
     without,
 )
 from gymnasium_solver.experiments.parent import refusal
@@ -409,16 +410,16 @@ class FixJob:
 
     def _plan_explore(self, arm: ArmResult, arms: dict[str, ArmResult]) -> None:
         """Queue the explore rung (once): ``arm`` solved some seeds, and a longer budget did not move a seed it had
-        not solved, so more of the same will not either; the same arm with an entropy bonus (with_exploration) on
-        every seed, when it has none."""
+        not solved, so more of the same will not either; the same arm with an entropy bonus, and with twice the
+        samples per update (changes.explore_arms), each on every seed."""
         if self.explored:
             return
         self.explored = True
-        changes = with_exploration(self.record, arm.changes)
-        if changes is None or vd._key(changes) in arms or not self._trainable(changes):
-            return
-        name = f"{arm.name} + ent_coef={changes['ent_coef']:g}"
-        self.queue.extend(self._add(name, changes, s, "explore") for s in self.seeds)
+        for added, changes in explore_arms(self.record, arm.changes):
+            if vd._key(changes) in arms or not self._trainable(changes):
+                continue
+            name = f"{arm.name} + {added}"
+            self.queue.extend(self._add(name, changes, s, "explore") for s in self.seeds)
 
     def _closer(self, shorter: str, longer: str) -> bool:
         """Did arm ``longer`` (``shorter`` with more budget) run out of budget on a seed where its best evaluation
