@@ -260,3 +260,10 @@ ACTOR_CRITIC_REPLAY_RATIO = _t(
     "SB3 SAC/TD3 default (train_freq 1, gradient_steps 1); Ours: half that (TD3 train_freq 2 for gradient_steps "
     "1) left a Pendulum TD3 run at -238 of -200 in 11k env steps, the default solved it",
 )
+EXPLORE_MAX_ENVS = _t(
+    "explore_max_envs", 64,
+    "a run that never found its reward, or a fix's explore rung, doubles an on-policy run's parallel envs up to "
+    "this many: twice the episodes at once to find the reward, and updates from twice the samples",
+    "RL Zoo (on-policy entries use 1-64 envs, MiniGrid's PPO 8-16); Ours: heldout15's u30 (MiniGrid-Empty-8x8 A2C, "
+    "in-sample) solved 4 of 4 seeds with 16 envs where 8 solved 1",
+)

@@ -8,6 +8,7 @@ from typing import Any
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.contract.algorithms import ON_POLICY
+from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial
@@ -21,8 +22,8 @@ EXTEND_FACTORS = (2, 4)
 EXPLORE_ENT_COEF = 0.01
 # The explore rung's other arm doubles an on-policy arm's parallel envs (the samples of every update, at the same
 # budget): an update from twice the samples has half the gradient noise, which is what random-walks a policy that has
-# no reward to learn from yet; not past this many envs.
-EXPLORE_MAX_ENVS = 64
+# no reward to learn from yet; not past EXPLORE_MAX_ENVS (the diagnosis' reward_never_found doubles them the same way).
+EXPLORE_MAX_ENVS = int(B.EXPLORE_MAX_ENVS.value)
 
 
 def trial_overrides(record: ExperimentRecord, trial: Trial) -> dict[str, Any]:
