@@ -684,6 +684,9 @@ def test_a_run_that_never_found_its_reward_is_named_with_exploring_changes() -> 
     assert top.id == "reward_never_found", ids(d)
     assert [(c.key, c.current, c.suggested) for c in top.suggested_changes] == [("n_envs", 16, 32), ("ent_coef", 0.0, 0.01)]
     assert "every training episode returned 0" in top.evidence[0].observed
+    # A live run is not judged on it: a sparse reward is often found late.
+    live = run(_never_rewarded(), reward_threshold=0.9, status=RunStatus.RUNNING, stop_reason=None)
+    assert "reward_never_found" not in ids(live)
     # An epsilon-greedy run explores longer instead: epsilon anneals over at least twice the env steps it did (the
     # budget this DQN config needs is added beside, with the fraction that keeps that anneal: offpolicy_budget).
     dqn = run(_never_rewarded(), {"algo": "dqn", "variant": "dqn", "exploration_fraction": 0.1}, reward_threshold=0.9)

@@ -96,8 +96,8 @@ def return_plateau(ctx: Ctx) -> Finding | None:
 def reward_never_found(ctx: Ctx) -> Finding | None:
     """Every training episode and every evaluation returned the same: the agent never reached the (sparse) reward,
     so no update had anything to learn from. Exploration, not optimisation: named from the run's own metrics,
-    with or without a preset to revert to."""
-    if ctx.solved or ctx.too_early or ctx.threshold is None:
+    with or without a preset to revert to. A live run is not judged: a sparse reward is often found late."""
+    if ctx.solved or not ctx.finished or ctx.threshold is None:
         return None
     x, ret = ctx.data.finite(M.EP_RETURN_MEAN)
     _, std = ctx.data.finite(M.EP_RETURN_STD)
