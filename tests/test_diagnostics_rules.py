@@ -685,7 +685,8 @@ def test_a_run_that_never_found_its_reward_is_named_with_exploring_changes() -> 
     assert [(c.key, c.current, c.suggested) for c in top.suggested_changes] == [("n_envs", 16, 32), ("ent_coef", 0.0, 0.01)]
     assert "every training episode returned 0" in top.evidence[0].observed
     # A live run is not judged on it: a sparse reward is often found late.
-    live = run(_never_rewarded(), reward_threshold=0.9, status=RunStatus.RUNNING, stop_reason=None)
+    live = run(_never_rewarded(), reward_threshold=0.9, status=RunStatus.RUNNING, stop_reason=None, pid=None,
+               updated_at="2033-05-18T03:33:10+00:00")  # updated at NOW: alive
     assert "reward_never_found" not in ids(live)
     # An epsilon-greedy run explores longer instead: epsilon anneals over at least twice the env steps it did (the
     # budget this DQN config needs is added beside, with the fraction that keeps that anneal: offpolicy_budget).
