@@ -146,6 +146,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                               "calls, v13's not_fixed, w04's error), re-run with the "
                                                               "fix loop of db793d9 (in-sample; v07_s407, recorded "
                                                               "fixed, came along by its --only prefix)",
+                 "fix_verdicts_no_preset_explore_envs_after.json": "the two confirmed faults still not_fixed after "
+                                                                   "those re-runs (heldout15's u30, heldout37's i01), "
+                                                                   "re-run at d4b04bf, whose explore rung also tries "
+                                                                   "twice the envs, a change u30 prompted (in-sample)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
