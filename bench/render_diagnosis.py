@@ -135,6 +135,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_29.json": "heldout38 (environments without a preset; blind: run at its merge "
                                                    "36332a0, the diagnosis that scored it, with the extend and explore "
                                                    "rungs)",
+                 "fix_verdicts_no_preset_30.json": "heldout39 (environments without a preset; blind: run at caa0bd3, "
+                                                   "the diagnosis that scored it at its merge 9d8f345, with the "
+                                                   "explore rung's twice-the-envs arm)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
