@@ -793,6 +793,29 @@ def test_the_explore_rung_doubles_the_envs_when_an_entropy_bonus_does_not_help(t
     assert rec.verdict == "fixed" and w is not None and w.changes == envs and w.seeds_solved == 3, rec.message
 
 
+def test_the_explore_rung_follows_the_last_longer_budget_that_left_a_seed_unsolved(tmp_path: Path) -> None:
+    """heldout37's i01 (in-sample): the revert solves seeds 0 and 2 and runs out of budget on seed 1, which 2x and 4x
+    the budget bring closer (best eval 300, 450) without solving. With every factor spent, the explore rung tries the
+    revert at the run's budget with an entropy bonus and with twice the envs; twice the envs solves every seed."""
+    x2, x4 = {**GAMMA, "max_env_steps": 400_000}, {**GAMMA, "max_env_steps": 800_000}
+    envs = {**GAMMA, "n_envs": 64}
+    scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [1000, ("eval", 2000, 100.0)],
+               key(GAMMA, 2): [("solved", 1500)], key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               key(x2, 0): [("solved", 1000)], key(x2, 1): [1000, ("eval", 4000, 300.0)],
+               key(x4, 0): [("solved", 1000)], key(x4, 1): [1000, ("eval", 8000, 450.0)],
+               key({**GAMMA, "ent_coef": 0.01}, 0): UNSOLVED,
+               **{key(envs, s): [("solved", 1200 + s)] for s in (0, 1, 2)},
+               **{key({"n_envs": 64}, s): UNSOLVED for s in (0, 1, 2)}}  # the trim: twice the envs alone
+    rec, _ = run(tmp_path, scripts, [GAMMA], capacity=1, seeds=3, blamed=["gamma"])
+    assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend" and t.outcome != "skipped"] == [
+        ("c0 with 2x the budget", 0, "solved"), ("c0 with 2x the budget", 1, "not_solved"),
+        ("c0 with 4x the budget", 0, "solved"), ("c0 with 4x the budget", 1, "not_solved")]
+    assert [(t.candidate, t.outcome) for t in rec.trials if t.role == "explore" and t.outcome != "skipped"] == [
+        ("c0 + ent_coef=0.01", "not_solved")] + [("c0 + n_envs=64", "solved")] * 3
+    w = rec.winner
+    assert rec.verdict == "fixed" and w is not None and w.changes == envs, rec.message
+
+
 def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Path) -> None:
     """A seed that failed for another reason than its budget (the trial crashed) gets no extend rung."""
     scripts = {key(GAMMA, 0): [("solved", 1000)], key(GAMMA, 1): [("fail", 500)], key(NSTEPS, 0): UNSOLVED,

@@ -22,7 +22,8 @@ hopeless candidates stop early (successive halving in three rungs):
    (best evaluation no higher) gets no more budget. **explore**: then, once, the arm at its own budget with an
    entropy bonus, and the arm with twice the parallel envs (on-policy algorithms: changes.explore_arms), each on every
    seed: a seed that more budget did not move is one whose policy stopped looking (a sparse reward it never found), or
-   random-walked on noisy updates before it found one, which more of the same will not fix.
+   random-walked on noisy updates before it found one, which more of the same will not fix. The same when the last
+   factor still left a seed unsolved: the longest budget is spent, another way in is what is left.
 5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
@@ -385,8 +386,12 @@ class FixJob:
         """Queue the extend rung: the best arm that solved some seeds and ran out of budget on another, a fix of a
         blamed key first, with EXTEND_FACTORS[0] times its budget, on every seed; once that arm has ended without
         qualifying, the same arm with the next factor, if the longer budget raised the best evaluation of a seed
-        it still did not solve."""
+        it still did not solve. Once every factor has been tried and the arm still failed a seed, the explore rung
+        (at the arm's own budget): a seed that even the longest budget left unsolved needs another way in."""
         if self.extends >= len(EXTEND_FACTORS):
+            extended = next((a for a in arms.values() if a.name == self.record.extended), None)
+            if extended is not None:
+                self._plan_explore(extended, arms)
             return
         factor = EXTEND_FACTORS[self.extends]
         if self.extends == 0:
