@@ -138,6 +138,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_30.json": "heldout39 (environments without a preset; blind: run at caa0bd3, "
                                                    "the diagnosis that scored it at its merge 9d8f345, with the "
                                                    "explore rung's twice-the-envs arm)",
+                 "fix_verdicts_no_preset_31.json": "heldout40 (environments without a preset; blind: run at 820f647, "
+                                                   "the diagnosis that scored it at its merge a926b1d, with both "
+                                                   "explore arms, also after the last longer budget)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -153,6 +156,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                    "those re-runs (heldout15's u30, heldout37's i01), "
                                                                    "re-run at d4b04bf, whose explore rung also tries "
                                                                    "twice the envs, a change u30 prompted (in-sample)",
+                 "fix_verdicts_no_preset_explore_last_after.json": "heldout37's i01, still not_fixed after that, "
+                                                                   "re-run at 1e7f272, whose explore rung also follows "
+                                                                   "the last longer budget when it left a seed "
+                                                                   "unsolved, a change i01 prompted (in-sample)",
                  "fix_verdicts_no_preset_extend_after.json": "the not_fixed cases whose top finding blamed the "
                                                              "planted key (x05, u04, u30, v22, t67, t68), re-run "
                                                              "after aef3da1 let the extend rung try four times the "
