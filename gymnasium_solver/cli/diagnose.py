@@ -22,9 +22,9 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.diagnostics import Diagnosis, SuggestedChange, diagnose_run_dir
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.suggest import yaml_value
+from gymnasium_solver.experiments.commands import command_line
 from gymnasium_solver.experiments.parent import ParentConfig, parent_config
 from gymnasium_solver.experiments.retry import RetryResult, retry_verdict
-from gymnasium_solver.experiments.runner import command_line
 from gymnasium_solver.imports.mapping import source_setting
 from gymnasium_solver.launcher import override_pairs
 

@@ -41,13 +41,11 @@ computes it and the message from the record's numbers.
 from __future__ import annotations
 
 import os
-import shlex
 import socket
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from gymnasium_solver.config.env_modules import env_flags
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.changes import (
@@ -59,11 +57,12 @@ from gymnasium_solver.experiments.changes import (
     trial_overrides,
     without,
 )
+from gymnasium_solver.experiments.commands import train_command
 from gymnasium_solver.experiments.parent import refusal
 from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
-from gymnasium_solver.launcher import override_pairs, zoo_flag
+from gymnasium_solver.launcher import override_pairs
 from gymnasium_solver.run_store import RunStore
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
@@ -73,20 +72,6 @@ MAX_SEEDS = 10
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
 Progress = Callable[[str], None]
-
-
-def command_line(config_id: str, set_args: list[str], flags: list[str] | None = None, use_zoo: bool = True) -> str:
-    """The `gsolve train` command line of ``config_id`` with ``set_args`` (KEY=VALUE). ``flags``: the
-    --env-package/--env-class the run needs (default: those this process was granted); ``use_zoo=False``: a run
-    that took gsolve's defaults where the RL Zoo has an entry (``--no-zoo``)."""
-    return " ".join(["gsolve", "train", config_id, *zoo_flag(use_zoo),
-                     *(f"--set {shlex.quote(a)}" for a in set_args),
-                     *map(shlex.quote, env_flags(config_id) if flags is None else flags)])
-
-
-def train_command(config_id: str, overrides: dict[str, Any], use_zoo: bool = True) -> str:
-    """The `gsolve train` command line that runs ``config_id`` with ``overrides`` (``--no-zoo`` when not ``use_zoo``)."""
-    return command_line(config_id, override_pairs(overrides), use_zoo=use_zoo)
 
 
 def trial_line(trial: Trial, done: int, total: int) -> str:

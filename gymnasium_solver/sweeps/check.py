@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.contract import run_folder as rf
-from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.experiments.commands import train_command
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import (
     TrialBackend,

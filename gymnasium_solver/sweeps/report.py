@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.config import env_modules
-from gymnasium_solver.experiments.runner import train_command
+from gymnasium_solver.experiments.commands import train_command
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.check import SweepCheck, check_in_progress, read_check
