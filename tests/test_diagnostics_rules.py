@@ -701,3 +701,47 @@ def test_one_paid_episode_means_the_reward_was_found(where: str) -> None:
     s = _never_rewarded()
     s[M.EP_RETURN_MEAN if where == "rollout" else M.EVAL_RETURN_MEAN][31] = 0.3  # row 32: an evaluation row
     assert "reward_never_found" not in ids(run(s, reward_threshold=0.9))
+
+
+def _rarely_rewarded(n: int = N, best: float = 0.04, episodes: float = 20) -> dict[str, np.ndarray]:
+    """A run in which one training window paid a little (``best`` of a 0.9 threshold) and every evaluation returned
+    0: a new user's MiniGrid-Empty-16x16 A2C run at 20,000 env steps (about 20 episodes of 1,024 steps)."""
+    s = _never_rewarded(n)
+    s[M.EP_RETURN_MEAN][n // 2: n // 2 + 8] = best
+    s[M.EPISODES] = np.linspace(1, episodes, n)
+    s[M.EP_LEN_MEAN] = np.full(n, 1024.0)  # each episode ran to MiniGrid-Empty-16x16's time limit
+    return s
+
+
+def test_a_run_that_rarely_found_its_reward_is_named_with_the_tries_it_needs() -> None:
+    """One paid window in about 20 episodes of 1,024 steps, every evaluation 0: reward_never_found is quiet (an episode
+    paid) and only 'return has plateaued' was said. With so few episodes, each run to its time limit, the budget sets
+    the number of tries (twice the envs gives each half the steps): room for 100 episodes of that length, alone (a new
+    user's MiniGrid-Empty-16x16 A2C: its config solved at 120,000 env steps, 16 envs with ent_coef=0.01 did not). With
+    episodes enough, the changes explore more."""
+    d = run(_rarely_rewarded(), reward_threshold=0.9)
+    top = d.findings[0]
+    assert top.id == "reward_rarely_found" and "reward_never_found" not in ids(d), ids(d)
+    assert [(c.key, c.current, c.suggested) for c in top.suggested_changes] == [("max_env_steps", N * STEP, 103_000)]
+    assert "4.44% of the way from 0 to the threshold 0.9" in top.evidence[0].observed, top.evidence[0].observed
+    assert "20 training episodes finished" in top.evidence[2].observed
+    assert "room for 100 episodes of the 1,024 env steps" in top.suggested_changes[0].why
+    many = run(_rarely_rewarded(episodes=500), reward_threshold=0.9).findings[0]
+    assert many.id == "reward_rarely_found" and [(c.key, c.suggested) for c in many.suggested_changes] == [
+        ("n_envs", 32), ("ent_coef", 0.01)]
+    assert "reward_rarely_found" not in ids(run(_rarely_rewarded(), reward_threshold=0.9, status=RunStatus.RUNNING,
+                                                stop_reason=None, pid=None, updated_at="2033-05-18T03:33:10+00:00"))
+
+
+@pytest.mark.parametrize("case", ["learning", "evaluation_paid", "never_paid"])
+def test_a_reward_found_often_or_never_is_not_rarely_found(case: str) -> None:
+    """Quiet when a training window got past a quarter of the way to the threshold (the run is learning to reach it),
+    when an evaluation paid (the greedy policy reaches it), and when nothing ever paid (reward_never_found's case)."""
+    s = _rarely_rewarded(best=0.3) if case == "learning" else _rarely_rewarded()
+    if case == "evaluation_paid":
+        s[M.EVAL_RETURN_MEAN][-1] = 0.05  # the last row evaluates
+    if case == "never_paid":
+        s = _never_rewarded()
+    d = run(s, reward_threshold=0.9)
+    assert "reward_rarely_found" not in ids(d), ids(d)
+    assert ("reward_never_found" in ids(d)) == (case == "never_paid"), ids(d)

@@ -22,7 +22,7 @@ from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, divergence, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.series import median, split, theil_sen
-from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
+from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, round_up
 
 FINDING_ID = "budget_ends_while_learning"
 _MAX_HORIZON = 1000.0  # gamma ~ 1: the horizon is the episode, not 1/(1-gamma)
@@ -184,21 +184,13 @@ def still_learning(ctx: Ctx) -> StillLearning | None:
     return StillLearning(evidence, projected) if evidence else None
 
 
-def _round_up(v: float) -> int:
-    """Up to 3 significant digits (52,134 -> 52,200): a suggestion never lands below what it is sized from."""
-    if v <= 0:
-        return 0
-    step = 10 ** max(int(math.floor(math.log10(v))) - 2, 0)
-    return int(math.ceil(v / step) * step)
-
-
 def sized_budget(current: float, need: BudgetNeed | None, projected: int | None) -> int:
     """The budget to suggest: what the config needs and what the curve projects, at least 1.5x and
     at most BUDGET_MAX_FACTOR x the current one; BUDGET_STEP x when nothing sizes it."""
     wanted = [v for v in (need.steps if need else None, projected) if v is not None and v > current]
     target = max(wanted) if wanted else current * T.BUDGET_STEP.value
     target = min(max(target, current * _MIN_RAISE), current * T.BUDGET_MAX_FACTOR.value)
-    return _round_up(target)
+    return round_up(target)
 
 
 def _set(changes: list[SuggestedChange], new: SuggestedChange) -> list[SuggestedChange]:
@@ -217,7 +209,7 @@ def _complete(ctx: Ctx, f: Finding, current: float, floor: int | None) -> Findin
     required = max(need.steps if need else 0, floor or 0)
     changes, evidence = list(f.suggested_changes), list(f.evidence)
     if required > new_budget:
-        new_budget = float(_round_up(required))
+        new_budget = float(round_up(required))
         why = (f"with these changes the config needs {new_budget:,.0f} env steps: the run's budget gives "
                f"{need.periods:.0f} of the {math.ceil(T.TARGET_HORIZONS.value * need.horizon):,} target periods "
                f"(one per {need.period:,} env steps) that {T.TARGET_HORIZONS.value:g} discount horizons need"

@@ -78,6 +78,14 @@ def round_sig(v: float) -> float:
     return float(f"{v:.3g}")
 
 
+def round_up(v: float) -> int:
+    """Up to 3 significant digits (52,134 -> 52,200): a suggestion never lands below what it is sized from."""
+    if v <= 0:
+        return 0
+    step = 10 ** max(int(math.floor(math.log10(v))) - 2, 0)
+    return int(math.ceil(v / step) * step)
+
+
 def scaled(value: Any, factor: float) -> Any:
     """Scale a constant or a {start, end} schedule, keeping its shape."""
     if isinstance(value, dict) and "start" in value:

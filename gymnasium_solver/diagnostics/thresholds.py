@@ -159,6 +159,20 @@ TREND_MATERIAL_FRACTION = _t(
     "threshold (or of the return range when there is no threshold)",
     "Ours: noise of eval returns on CartPole is ~5% of 475",
 )
+RARE_REWARD_FRACTION = _t(
+    "rare_reward_fraction", 0.25,
+    "reward rarely found: the training return's best window mean got less than this fraction of the way from the "
+    "evaluations' constant value to the threshold",
+    "Ours: a new user's MiniGrid-Empty-16x16 A2C runs at 20,000 env steps (best windows 5% and 20% of the way, every "
+    "evaluation 0), chosen by hand, not tuned on a fault set: a run that is learning passes a quarter of the way in its "
+    "training windows before its greedy evaluations all stay at the floor",
+)
+RARE_REWARD_MIN_EPISODES = _t(
+    "rare_reward_min_episodes", 100,
+    "reward rarely found: fewer training episodes than this in the whole run, so a budget with room for this many "
+    "episodes of the length they ran is suggested too",
+    "Ours: one window of rollout/ep_return_mean (the last 100 episodes, SB3's ep_info_buffer)",
+)
 COLLAPSE_PEAK_FRACTION = _t(
     "collapse_peak_fraction", 0.5,
     "return collapse: the last evaluations fell below this fraction of the peak evaluation",

@@ -10,6 +10,7 @@ above solved runs') score above symptoms (a plateau), which score above side obs
 
 from gymnasium_solver.diagnostics.rules import (  # noqa: F401 - importing registers the rules
     config_checks,
+    exploration,
     offpolicy,
     offpolicy_settings,
     onpolicy_settings,

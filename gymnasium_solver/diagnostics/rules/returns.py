@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY, ON_POLICY, ONE_STEP_UPDATE
+from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, OFF_POLICY, ONE_STEP_UPDATE
 from gymnasium_solver.contract.run_folder import M, StopReason
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
@@ -25,7 +25,14 @@ from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, Sug
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.series import median, split
-from gymnasium_solver.diagnostics.suggest import best_of, change, fmt, lr_change, round_sig, start_value
+from gymnasium_solver.diagnostics.suggest import (
+    best_of,
+    change,
+    fmt,
+    lr_change,
+    round_sig,
+    start_value,
+)
 
 
 @rule("diverged_after_solving")
@@ -89,52 +96,6 @@ def return_plateau(ctx: Ctx) -> Finding | None:
                            healthy=f"rising toward {fmt(ctx.threshold)}")],
         cause="Learning has stalled; more steps of the same config are unlikely to solve it. Look at the "
         "other findings for the mechanism.",
-    )
-
-
-@rule("reward_never_found")
-def reward_never_found(ctx: Ctx) -> Finding | None:
-    """Every training episode and every evaluation returned the same: the agent never reached the (sparse) reward,
-    so no update had anything to learn from. Exploration, not optimisation: named from the run's own metrics,
-    with or without a preset to revert to. A live run is not judged: a sparse reward is often found late."""
-    if ctx.solved or not ctx.finished or ctx.threshold is None:
-        return None
-    x, ret = ctx.data.finite(M.EP_RETURN_MEAN)
-    _, std = ctx.data.finite(M.EP_RETURN_STD)
-    if len(ret) < T.TREND_MIN_POINTS.value or float(np.ptp(ret)) > 0 or (len(std) and float(np.max(std)) > 0):
-        return None
-    value = float(ret[0])
-    if value >= ctx.threshold or (len(ctx.eval_y) and float(np.ptp(ctx.eval_y)) > 0) or \
-            (len(ctx.eval_y) and float(ctx.eval_y[0]) != value):
-        return None
-    evidence = [ev(M.EP_RETURN_MEAN, x, f"every training episode returned {fmt(value)} ({len(ret):,} metrics rows to "
-                   f"{int(x[-1]):,} env steps)", "some episodes that reach the reward, so returns vary")]
-    if len(ctx.eval_y):
-        evidence.append(ev(M.EVAL_RETURN_MEAN, ctx.eval_x, f"all {len(ctx.eval_y)} evaluations returned {fmt(value)}",
-                           f"rising toward {fmt(ctx.threshold)}"))
-    changes = []
-    if ctx.algo in ON_POLICY:
-        n_envs = ctx.setting("n_envs")
-        if isinstance(n_envs, int) and 0 < n_envs and 2 * n_envs <= B.EXPLORE_MAX_ENVS.value:
-            changes.append(change("n_envs", n_envs, 2 * n_envs, "increase", "twice the episodes at once: more chances "
-                                  "to stumble on the reward, and each update from twice the samples"))
-        ent = ctx.setting("ent_coef")
-        if ent is not None and start_value(ent) <= 0:
-            changes.append(change("ent_coef", ent, 0.01, "increase", "an entropy bonus keeps the policy trying "
-                                  "other actions until one pays"))
-    elif ctx.algo in EPSILON_GREEDY:
-        fraction = ctx.setting("exploration_fraction")
-        if isinstance(fraction, (int, float)) and 0 < fraction < 0.5:
-            changes.append(change("exploration_fraction", fraction, round_sig(min(0.5, 2 * fraction)), "increase",
-                                  "random actions for twice as long before epsilon reaches its floor"))
-    return Finding(
-        id="reward_never_found", severity=Severity.WARNING, score=0.55,
-        title="The agent never found a reward: every episode returned the same",
-        evidence=evidence,
-        cause=f"No episode of the run returned anything but {fmt(value)}: the agent never reached what the reward "
-        "pays for, so its updates had no signal to learn from. A sparse reward has to be found by exploring before "
-        "it can be learned; more steps of the same config explore the same way.",
-        suggested_changes=changes,
     )
 
 
