@@ -228,6 +228,25 @@ def test_return_collapse_after_peak() -> None:
     assert f.suggested_changes[0].key == "learning_rate" and f.suggested_changes[0].direction == "decrease"
 
 
+def test_an_evaluation_swing_within_its_noise_is_not_a_collapse() -> None:
+    """A new user's Blackjack-v1 PPO run (no threshold): 10-episode evaluations of -1/0/+1 returns, each with a
+    standard deviation near 0.9, swung between -0.7 and 0.7 with no trend, and 'return collapsed after a peak (100%
+    of the gain lost)' was said. The drop from the best of many noisy evaluations is a collapse only when the
+    episodes say so (Welch over the peak's and the last evaluations' episodes, Bonferroni over the evaluations);
+    the same evaluations measured tightly still collapse."""
+    evals = [0.0, -0.2, -0.3, 0.2, 0.0, -0.1, 0.2, -0.4, -0.4, -0.3, -0.7, 0.3, 0.7, 0.1, 0.1, -0.3, -0.3, -0.4, 0.0, 0.2]
+    s = healthy_series(4 * len(evals))
+    y = np.repeat(np.array(evals), 4)  # the table keeps every 4th row's evaluation
+    s[M.EVAL_RETURN_MEAN], s[M.EP_RETURN_MEAN] = y, np.zeros(len(y))
+    s[M.EVAL_RETURN_STD] = np.full(len(y), 0.9)
+    s[M.APPROX_KL] = np.full(len(y), 0.02)  # the policy moved: the KL guard does not explain the swing away
+    noisy = run(s, {"max_env_steps": len(y) * STEP, "reward_threshold": None}, reward_threshold=None)
+    assert "return_collapse" not in ids(noisy), ids(noisy)
+    s[M.EVAL_RETURN_STD] = np.full(len(y), 0.05)
+    tight = run(s, {"max_env_steps": len(y) * STEP, "reward_threshold": None}, reward_threshold=None)
+    assert "return_collapse" in ids(tight), ids(tight)
+
+
 def test_non_finite_loss_is_critical_and_blank_cells_are_not_nan() -> None:
     s = unsolved(healthy_series())
     s[M.POLICY_LOSS] = s[M.POLICY_LOSS].copy()

@@ -12,6 +12,7 @@ from gymnasium_solver.contract.run_folder import M, RunInfo, RunStatus
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend, lowers
 from gymnasium_solver.diagnostics.series import RunData, median, split
+from gymnasium_solver.maths.stats import sample_sd, welch_less
 
 LOSS_COLUMNS = (M.POLICY_LOSS, M.VALUE_LOSS, M.ENTROPY, M.GRAD_NORM, M.APPROX_KL)
 
@@ -212,3 +213,29 @@ def rolling_median3(y: np.ndarray) -> np.ndarray:
     a, b, c = y[:-2], y[1:-1], y[2:]
     mid = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
     return np.concatenate([[(y[0] + y[1]) / 2], mid, [(y[-2] + y[-1]) / 2]])
+
+
+def eval_drop_p(ctx: Ctx, high: slice, low: slice) -> float | None:
+    """One-sided p-value that the evaluations in ``low`` returned less than those in ``high``, over their episodes
+    (Welch's t-test on the pooled episodes of each group, from each evaluation's mean and standard deviation), or
+    None when the run records no evaluation spread (an import without eval/return_std): then nothing says how
+    noisy one evaluation is."""
+    sx, sd = ctx.data.finite(M.EVAL_RETURN_STD)
+    if len(sx) == 0:
+        return None
+    std = dict(zip(sx.tolist(), sd.tolist(), strict=True))
+    episodes = ctx.setting("eval_episodes", 10)
+    if not isinstance(episodes, int) or episodes < 2:
+        return None
+    groups = []
+    for part in (high, low):
+        xs, ms = ctx.eval_x[part], ctx.eval_y[part]
+        if len(xs) == 0 or any(x not in std for x in xs.tolist()):
+            return None
+        mean = float(np.mean(ms))
+        # the pooled episodes' variance: the mean of each evaluation's second moment, less the pooled mean squared
+        var = float(np.mean([std[x] ** 2 + m * m for x, m in zip(xs.tolist(), ms.tolist(), strict=True)])) - mean**2
+        n = episodes * len(xs)
+        groups.append((mean, sample_sd(math.sqrt(max(var, 0.0)), n), n))
+    (mh, sh, nh), (ml, sl, nl) = groups
+    return welch_less(ml, sl, nl, mh, sh, nh).p_value

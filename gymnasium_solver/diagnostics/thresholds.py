@@ -178,6 +178,14 @@ COLLAPSE_PEAK_FRACTION = _t(
     "return collapse: the last evaluations fell below this fraction of the peak evaluation",
     "Ours",
 )
+COLLAPSE_NOISE_ALPHA = _t(
+    "collapse_noise_alpha", 0.05,
+    "return collapse: the drop from the peak evaluations to the last ones must be significant at this level "
+    "(one-sided Welch t-test over the evaluation episodes, divided by the number of evaluations the peak was "
+    "the best of), or it is evaluation noise",
+    "Ours: the usual 5% level with a Bonferroni correction, chosen by hand, not tuned on a fault set (a new user's "
+    "Blackjack-v1 PPO run, returns -1/0/+1, had 10-episode evaluations swing from -0.7 to 0.7 with no trend)",
+)
 COLLAPSE_MIN_GAIN = _t(
     "collapse_min_gain", 0.2,
     "return collapse needs the peak (of the 3-evaluation rolling median, so one lucky evaluation is "

@@ -14,6 +14,7 @@ from gymnasium_solver.diagnostics.context import (
     budget_covers_solved,
     divergence,
     ev,
+    eval_drop_p,
     fraction_of,
     late_entropy_fraction,
     late_window,
@@ -115,6 +116,14 @@ def return_collapse(ctx: Ctx) -> Finding | None:
         return None
     drop = (peak - last) / (peak - base)
     if not drop > T.COLLAPSE_PEAK_FRACTION.value:
+        return None
+    # The peak is the best of len(y) noisy evaluations: a drop from it is a collapse only when the episodes say so
+    # (a Blackjack evaluation of 10 episodes of -1/0/+1 swings by 0.6 with no trend), Bonferroni over the evaluations.
+    # The peak's episodes are those of the evaluation the rolling median took; the last ones', the last 3 evaluations'.
+    lo = max(k - 1, 0)
+    j = lo + int(np.argmin(np.abs(y[lo:k + 2] - peak)))
+    p = eval_drop_p(ctx, slice(j, j + 1), slice(len(y) - 3, len(y)))
+    if p is not None and not p < T.COLLAPSE_NOISE_ALPHA.value / len(y):
         return None
     return Finding(
         id="return_collapse",
