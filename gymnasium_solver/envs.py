@@ -26,7 +26,7 @@ from gymnasium_solver.config.atari import (
     looks_like_ale,
 )
 from gymnasium_solver.config.env_modules import require_config
-from gymnasium_solver.config.spaces import install_hint, observation_plan
+from gymnasium_solver.config.spaces import install_hint, observation_plan, space_kind
 from gymnasium_solver.contract.run_folder import ActionSpaceInfo
 from gymnasium_solver.vector_envs import FASTER
 
@@ -243,3 +243,15 @@ def action_space_info(spec: SpaceSpec) -> ActionSpaceInfo:
         low=[float(x) for x in spec.action_low],
         high=[float(x) for x in spec.action_high],
     )
+
+
+def observation_kind(env: gym.vector.VectorEnv) -> str | None:
+    """The kind of the environment's own observation space, before flat_observations ('discrete': one-hot encoded,
+    'box', 'multi_discrete', 'dict', 'tuple'); None when the vector env does not expose its sub-envs."""
+    sub = getattr(env, "envs", None)
+    if not sub:
+        return None if not isinstance(env.single_observation_space, gym.spaces.Box) else "box"
+    inner = sub[0]
+    while isinstance(inner, (gym.wrappers.FlattenObservation, gym.wrappers.FilterObservation)):
+        inner = inner.env
+    return space_kind(inner.observation_space)

@@ -22,6 +22,7 @@ from gymnasium_solver.contract.run_folder import (
     MetricsTable,
     RunInfo,
     RunStatus,
+    RunWarning,
     StopReason,
     columns_for,
 )
@@ -685,6 +686,34 @@ def test_a_network_without_hidden_layers_is_too_small() -> None:
     assert f.suggested_changes[0].key == "hidden_sizes" and f.suggested_changes[0].direction == "increase"
     assert run(unsolved(healthy_series()), {"hidden_sizes": [64, 64]}).findings == [
         g for g in run(unsolved(healthy_series())).findings]  # a sized network: nothing said about it
+
+
+def test_a_table_over_one_hot_states_is_not_a_network_too_small() -> None:
+    """gsolve's own defaults learn a table on Discrete observations (DQN, hidden_sizes=[] over the one-hot state),
+    and the diagnosis called that table 'too small to represent the policy or the value' (a new user's CliffWalking-v1
+    run). Linear in a one-hot state represents any policy and value; on Box observations it is still too small."""
+    s = unsolved(healthy_series())
+    table = run(s, {"hidden_sizes": []}, observation_kind="discrete")
+    assert "network_too_small" not in ids(table), ids(table)
+    assert "network_too_small" in ids(run(s, {"hidden_sizes": []}, observation_kind="box"))
+    assert "network_too_small" in ids(run(s, {"hidden_sizes": [2]}, observation_kind="discrete"))
+
+
+def test_evaluations_that_end_later_leave_the_early_unfinished_ones_as_information() -> None:
+    """A new user's CliffWalking-v1 DQN run (no time limit): the first 3 evaluations ran to their 100,000-step bound,
+    every later one ended in 13 steps (the optimal path), and the run was told, critically, to judge nothing by its
+    evaluations. It is judged on the ones that ended; when the last evaluations still do not end, it stays critical."""
+    s = unsolved(healthy_series())  # a solved run's findings are capped at information anyway
+    n_evals = N // 4
+    lens = np.repeat(np.array([100_000.0] * 3 + [13.0] * (n_evals - 3)), 4)
+    s[M.EVAL_EP_LEN_MEAN] = lens
+    warned = RunWarning(kind="eval_episodes_unfinished", source="env_kwargs.max_episode_steps", env_steps=4 * STEP,
+                        message="10 of 10 evaluation episodes had not ended after 100,000 steps", time="t")
+    f = next(f for f in run(s, warnings=[warned]).findings if f.id == "eval_episodes_unfinished")
+    assert f.severity == Severity.INFO and "from 8,192 env steps on ended" in f.evidence[1].observed, f
+    s[M.EVAL_EP_LEN_MEAN] = np.full(N, 100_000.0)
+    f = next(f for f in run(s, warnings=[warned]).findings if f.id == "eval_episodes_unfinished")
+    assert f.severity == Severity.CRITICAL
 
 
 def _never_rewarded(n: int = N) -> dict[str, np.ndarray]:

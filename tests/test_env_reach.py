@@ -83,6 +83,14 @@ def test_discrete_observations_default_to_dqn_learning_a_table(tmp_path: Path) -
     path = checkpoint_path(run_dir, rf.BEST_CHECKPOINT)
     weights = {k: v.shape for k, v in torch.load(path, weights_only=True)["model"].items()}
     assert weights == {"q_net.0.weight": (6, 500), "q_net.0.bias": (6,)}, weights  # one linear layer: the table
+    # run.json says the observations were Discrete (one-hot), and the diagnosis does not call the table a network
+    # too small (it did, for a new user's CliffWalking-v1 run with gsolve's own defaults).
+    from gymnasium_solver.diagnostics import diagnose_run_dir
+    from gymnasium_solver.run_store import RunStore
+
+    assert rf.read_run_info(run_dir).observation_kind == "discrete"
+    d = diagnose_run_dir(RunStore(tmp_path), run_dir)
+    assert "network_too_small" not in [f.id for f in d.findings], [f.id for f in d.findings]
     spec, obs = _first_obs(path, 3, seed=5)
     first, second = load_checkpoint(path, spec), load_checkpoint(path, spec)
     np.testing.assert_array_equal(first.policy.act(obs, None, deterministic=True).env_actions,

@@ -234,6 +234,9 @@ class RunInfo(BaseModel):
     solved_at: SolvedAt | None = None
     action_space: ActionSpaceInfo | None = None
     observation_shape: list[int] | None = None
+    observation_kind: str | None = Field(default=None, description="the environment's own observation space before "
+                                         "flattening: discrete (one-hot encoded), box, multi_discrete, dict, tuple "
+                                         "(None: written before 2026-12-04, or an import)")
     device: str | None = Field(default=None, description="where the network ran: cpu, cuda or cuda:N (None: "
                                                          "written before the trainer recorded it)")
     versions: dict[str, str] = Field(default_factory=dict)

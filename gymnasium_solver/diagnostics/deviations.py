@@ -164,7 +164,7 @@ _NOT_SET_BY_DEFAULTS = frozenset({"seed", "env_kwargs", "max_env_steps", "reward
                                   "torch_threads", "atari_wrappers", *RECORDING_KEYS})
 
 
-def _observation_kind(env_id: str) -> str | None:
+def observation_kind_of(env_id: str) -> str | None:
     """The kind of ``env_id``'s observation space ('discrete', 'box', ...), which some defaults depend on; None
     when this machine cannot make the environment (a package it lacks): the defaults for any observation."""
     import warnings
@@ -189,7 +189,7 @@ def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Compar
     if model is None or kind is None:
         return None
     whole = {k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items() if not f.is_required()}
-    whole |= defaults_for(algo, kind, _observation_kind(info.env_id) if algo in TABULAR else None)
+    whole |= defaults_for(algo, kind, (info.observation_kind or observation_kind_of(info.env_id)) if algo in TABULAR else None)
     keys = sorted(k for k in own - zoo_keys - _NOT_SET_BY_DEFAULTS if k in whole)
     if not keys:
         return None

@@ -22,7 +22,7 @@ from gymnasium_solver.config import Config, PPOConfig
 from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import M, RunStatus, StopReason
-from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, space_spec
+from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, observation_kind, space_spec
 from gymnasium_solver.train import checkpoint_retention as retention
 from gymnasium_solver.train import evaluation
 from gymnasium_solver.train.checkpoints import (
@@ -190,6 +190,7 @@ class Session:
             self._restore(self.restore)
         info.action_space = action_space_info(spec)
         info.observation_shape = list(spec.observation_shape)
+        info.observation_kind = observation_kind(self.eval_env)
         assert self.agent is not None
         info.device = str(self.agent.policy.device)
         for key, message in cfg.wasteful_settings() if self.restore is None else []:

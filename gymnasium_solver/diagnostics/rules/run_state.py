@@ -10,6 +10,7 @@ from gymnasium_solver.diagnostics.context import LOSS_COLUMNS, Ctx, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import std_at
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, start_value
 
 
@@ -56,6 +57,25 @@ def eval_unfinished(ctx: Ctx) -> Finding | None:
     w = next((w for w in ctx.info.warnings if w.kind == "eval_episodes_unfinished"), None)
     if w is None:
         return None
+    ended_from = _evaluations_ended_from(ctx, w.env_steps)
+    if ended_from is not None:
+        return Finding(
+            id="eval_episodes_unfinished",
+            severity=Severity.INFO,
+            score=0.3,
+            title="Early evaluation episodes never ended; the later ones did",
+            evidence=[Evidence(metric="run.json:warnings", env_steps_from=w.env_steps, env_steps_to=w.env_steps,
+                               observed=w.message, healthy="every evaluation episode ends"),
+                      ev(M.EVAL_EP_LEN_MEAN, ctx.eval_x[ctx.eval_x >= ended_from],
+                         f"every evaluation from {ended_from:,} env steps on ended its episodes (the last 3 averaged "
+                         f"{fmt(median(ctx.data.finite(M.EVAL_EP_LEN_MEAN)[1][-3:]))} steps)",
+                         "every evaluation episode ends")],
+            cause="The environment has no time limit and the early policy never reached an end, so the evaluations "
+            f"before {ended_from:,} env steps ran to their step bound: their returns are not episode returns, and "
+            "each cost up to the bound's steps of wall time. The later policy ends its episodes, so the run is "
+            "judged on the evaluations that ended. A time limit (--set env_kwargs.max_episode_steps=N, N a few "
+            "times the steps a good episode takes) makes the early evaluations cheap and their returns episodes'.",
+        )
     return Finding(
         id="eval_episodes_unfinished",
         severity=Severity.CRITICAL,
@@ -70,6 +90,23 @@ def eval_unfinished(ctx: Ctx) -> Finding | None:
         "--set env_kwargs.max_episode_steps=N (Gymnasium's TimeLimit), N a few times the steps a good episode "
         "takes, and train again.",
     )
+
+
+def _evaluations_ended_from(ctx: Ctx, warned_at: int | None) -> int | None:
+    """The env steps from which every evaluation ended all its episodes, when the last 3 did; None when not (or the
+    run records no evaluation episode lengths). An evaluation with an unfinished episode averages at least the
+    bound / eval_episodes steps, and the warned one at most the bound: below the warned one's mean / eval_episodes
+    every episode ended."""
+    lx, lens = ctx.data.finite(M.EVAL_EP_LEN_MEAN)
+    episodes = ctx.setting("eval_episodes", 10)
+    warned = lens[lx == warned_at]
+    if warned_at is None or len(lens) < 4 or not len(warned) or not isinstance(episodes, int) or episodes < 1:
+        return None
+    ended = lens < float(warned[0]) / episodes
+    if not ended[-3:].all():
+        return None
+    first = len(ended) - int(next(i for i, e in enumerate(ended[::-1]) if not e)) if not ended.all() else 0
+    return int(lx[first])
 
 
 @rule("non_finite_loss")
