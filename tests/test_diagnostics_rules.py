@@ -743,6 +743,26 @@ def test_a_run_that_never_found_its_reward_is_named_with_exploring_changes() -> 
     assert found["exploration_fraction"] * found.get("max_env_steps", N * STEP) >= 2 * 0.1 * N * STEP, found
 
 
+def test_returns_that_climb_to_the_floor_and_stop_are_a_reward_never_found() -> None:
+    """A new user's Taxi-v4 PPO run: -1 a step, -10 a wrong pick-up or drop-off, +20 a delivery. The training mean rose
+    from -822 to the time limit's -200 (it learned to stop paying penalties) and never above; all 20 evaluations
+    returned -200; only 'return has plateaued' was said. Still climbing toward the floor at the end, or above it
+    once, is not this."""
+    s = _never_rewarded()
+    s[M.EP_RETURN_MEAN] = np.minimum(0.0, np.linspace(-5.0, 10.0, N))
+    s[M.EP_RETURN_STD] = np.ones(N)
+    top = run(s, reward_threshold=0.9).findings[0]
+    assert top.id == "reward_never_found", top.id
+    assert "rose from -5 at 512 env steps to 0 and was never above 0" in top.evidence[0].observed
+    assert top.title.endswith("the training returns never rose above 0") and "all 15 evaluations returned 0" in \
+        top.evidence[1].observed
+    climbing = dict(s, **{M.EP_RETURN_MEAN: np.linspace(-5.0, -0.5, N)})
+    assert "reward_never_found" not in ids(run(climbing, reward_threshold=0.9))
+    above = dict(s, **{M.EP_RETURN_MEAN: np.minimum(0.0, np.linspace(-5.0, 10.0, N))})
+    above[M.EP_RETURN_MEAN][N // 2] = 0.2
+    assert "reward_never_found" not in ids(run(above, reward_threshold=0.9))
+
+
 @pytest.mark.parametrize("where", ["rollout", "eval"])
 def test_one_paid_episode_means_the_reward_was_found(where: str) -> None:
     """Quiet as soon as one training log or one evaluation returned something else: the reward was reached."""

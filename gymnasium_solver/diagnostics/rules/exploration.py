@@ -38,32 +38,50 @@ def explore_changes(ctx: Ctx) -> list[SuggestedChange]:
 
 @rule("reward_never_found")
 def reward_never_found(ctx: Ctx) -> Finding | None:
-    """Every training episode and every evaluation returned the same: the agent never reached the (sparse) reward,
-    so no update had anything to learn from. Exploration, not optimisation: named from the run's own metrics,
-    with or without a preset to revert to. A live run is not judged: a sparse reward is often found late."""
+    """No episode earned more than one floor value: every evaluation returned it, and every training episode returned
+    it too, or (where the environment also charges for mistakes) the training returns rose to it from below and never
+    above: the agent learned to avoid what costs but never reached what pays (a new user's Taxi-v4 PPO run: -510 to
+    -200, the time limit's -1 a step, never a delivery). Exploration, not optimisation: named from the run's own
+    metrics, with or without a preset to revert to. A live run is not judged: a sparse reward is often found late."""
     if ctx.solved or not ctx.finished or ctx.threshold is None:
         return None
     x, ret = ctx.data.finite(M.EP_RETURN_MEAN)
     _, std = ctx.data.finite(M.EP_RETURN_STD)
-    if len(ret) < T.TREND_MIN_POINTS.value or float(np.ptp(ret)) > 0 or (len(std) and float(np.max(std)) > 0):
+    if len(ret) < T.TREND_MIN_POINTS.value or (len(ctx.eval_y) and float(np.ptp(ctx.eval_y)) > 0):
         return None
-    value = float(ret[0])
-    if value >= ctx.threshold or (len(ctx.eval_y) and float(np.ptp(ctx.eval_y)) > 0) or \
-            (len(ctx.eval_y) and float(ctx.eval_y[0]) != value):
+    value = float(ctx.eval_y[0]) if len(ctx.eval_y) else float(ret[0])
+    if value >= ctx.threshold:
         return None
-    evidence = [ev(M.EP_RETURN_MEAN, x, f"every training episode returned {fmt(value)} ({len(ret):,} metrics rows to "
-                   f"{int(x[-1]):,} env steps)", "some episodes that reach the reward, so returns vary")]
+    constant = float(np.ptp(ret)) == 0 and not (len(std) and float(np.max(std)) > 0) and float(ret[0]) == value
+    # Penalties: the training mean was below the floor and climbed to it (within the trend's material fraction of the
+    # way to the threshold), never above it; two evaluations at least say the greedy policy sits on it.
+    penalised = (len(ctx.eval_y) >= 2 and float(np.max(ret)) <= value and float(np.min(ret)) < value
+                 and float(ret[-1]) >= value - T.TREND_MATERIAL_FRACTION.value * (ctx.threshold - value))
+    if not (constant or penalised):
+        return None
+    if constant:
+        evidence = [ev(M.EP_RETURN_MEAN, x, f"every training episode returned {fmt(value)} ({len(ret):,} metrics rows "
+                       f"to {int(x[-1]):,} env steps)", "some episodes that reach the reward, so returns vary")]
+    else:
+        low = int(np.argmin(ret))
+        evidence = [ev(M.EP_RETURN_MEAN, x, f"the training episodes' mean rose from {fmt(float(ret[low]))} at "
+                       f"{int(x[low]):,} env steps to {fmt(float(ret[-1]))} and was never above {fmt(value)}",
+                       f"above {fmt(value)} once episodes reach the reward")]
     if len(ctx.eval_y):
         evidence.append(ev(M.EVAL_RETURN_MEAN, ctx.eval_x, f"all {len(ctx.eval_y)} evaluations returned {fmt(value)}",
                            f"rising toward {fmt(ctx.threshold)}"))
     changes = explore_changes(ctx)
     return Finding(
         id="reward_never_found", severity=Severity.WARNING, score=0.55,
-        title="The agent never found a reward: every episode returned the same",
+        title="The agent never found a reward: " + ("every episode returned " if constant else
+                                                   "the training returns never rose above ") + fmt(value),
         evidence=evidence,
-        cause=f"No episode of the run returned anything but {fmt(value)}: the agent never reached what the reward "
-        "pays for, so its updates had no signal to learn from. A sparse reward has to be found by exploring before "
-        "it can be learned; more steps of the same config explore the same way.",
+        cause=(f"No episode of the run returned anything but {fmt(value)}" if constant else
+               f"The training returns climbed to {fmt(value)} and stopped there, never above it, as every "
+               "evaluation did: the agent learned to avoid what the environment charges for")
+        + ": the agent never reached what the reward pays for, so its updates had no signal to learn it from. A "
+        "sparse reward has to be found by exploring before it can be learned; more steps of the same config "
+        "explore the same way.",
         suggested_changes=changes,
     )
 
