@@ -756,6 +756,10 @@ def test_returns_that_climb_to_the_floor_and_stop_are_a_reward_never_found() -> 
     assert "rose from -5 at 512 env steps to 0 and was never above 0" in top.evidence[0].observed
     assert top.title.endswith("the training returns never rose above 0") and "all 15 evaluations returned 0" in \
         top.evidence[1].observed
+    assert "gsolve's own defaults learn a table" not in top.cause  # CartPole's observations are a Box
+    # On one-hot states (Taxi's) the cause says what gsolve's own defaults train there instead: a table with DQN.
+    taxi = run(s, reward_threshold=0.9, observation_kind="discrete", env_id="Taxi-v4").findings[0]
+    assert taxi.id == "reward_never_found" and "`gsolve train Taxi-v4:dqn`" in taxi.cause, taxi.cause
     climbing = dict(s, **{M.EP_RETURN_MEAN: np.linspace(-5.0, -0.5, N)})
     assert "reward_never_found" not in ids(run(climbing, reward_threshold=0.9))
     above = dict(s, **{M.EP_RETURN_MEAN: np.minimum(0.0, np.linspace(-5.0, 10.0, N))})

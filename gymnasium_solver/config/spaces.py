@@ -325,3 +325,17 @@ def choose_algo(spaces: EnvSpaces) -> tuple[str, str]:
                   f"{algo}, which {how} (others that would: "
                   f"{', '.join(a for a in takes(spaces.action_kind) if a != algo) or 'none'}; "
                   f"choose one with {spaces.env_id}:ALGO)")
+
+
+def observation_kind_of(env_id: str) -> str | None:
+    """The kind of the registered ``env_id``'s observation space ('discrete', 'box', ...), for runs whose run.json
+    does not record it; None when this machine cannot make the environment (a package it lacks, or not a registered
+    id: nothing is imported here)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # an old version's deprecation notice is not the diagnosis' to print
+            warnings.simplefilter("ignore")
+            return env_spaces(env_id).observation_kind
+    except ConfigError:
+        return None

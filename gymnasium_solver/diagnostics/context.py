@@ -239,3 +239,13 @@ def eval_drop_p(ctx: Ctx, high: slice, low: slice) -> float | None:
         groups.append((mean, sample_sd(math.sqrt(max(var, 0.0)), n), n))
     (mh, sh, nh), (ml, sl, nl) = groups
     return welch_less(ml, sl, nl, mh, sh, nh).p_value
+
+
+def observation_kind(ctx: Ctx) -> str | None:
+    """run.json's observation kind ('discrete': one-hot states, 'box', ...); for our runs written before it was
+    recorded, the registered environment's; None for an import that does not say."""
+    if ctx.info.observation_kind is not None or ctx.info.source is not None:
+        return ctx.info.observation_kind
+    from gymnasium_solver.config.spaces import observation_kind_of
+
+    return observation_kind_of(ctx.info.env_id)

@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 from gymnasium_solver.config.chain import TABULAR, defaults_for, preset_config, shipped_preset
 from gymnasium_solver.config.presets import is_shipped_variant, preset_differences, user_config_dir
 from gymnasium_solver.config.registry import CONFIG_MODELS, RECORDING_KEYS, applies_to
+from gymnasium_solver.config.spaces import observation_kind_of
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Deviation, DeviationSource
@@ -162,22 +163,6 @@ def size(key: str, value: Any, preset: Any, config: Mapping[str, Any], ref: Mapp
 _NOT_SET_BY_DEFAULTS = frozenset({"seed", "env_kwargs", "max_env_steps", "reward_threshold", "vectorization",
                                   "device", "eval_freq", "eval_episodes", "checkpoint_freq", "last_checkpoint_seconds",
                                   "torch_threads", "atari_wrappers", *RECORDING_KEYS})
-
-
-def observation_kind_of(env_id: str) -> str | None:
-    """The kind of ``env_id``'s observation space ('discrete', 'box', ...), which some defaults depend on; None
-    when this machine cannot make the environment (a package it lacks): the defaults for any observation."""
-    import warnings
-
-    from gymnasium_solver.config.model import ConfigError
-    from gymnasium_solver.config.spaces import env_spaces
-
-    try:
-        with warnings.catch_warnings():  # an old version's deprecation notice is not the diagnosis' to print
-            warnings.simplefilter("ignore")
-            return env_spaces(env_id).observation_kind
-    except ConfigError:
-        return None
 
 
 def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Comparison | None:

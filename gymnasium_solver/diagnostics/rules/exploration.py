@@ -9,7 +9,7 @@ from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, ON_POLICY
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev
+from gymnasium_solver.diagnostics.context import Ctx, ev, observation_kind
 from gymnasium_solver.diagnostics.models import Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, round_up, start_value
@@ -34,6 +34,14 @@ def explore_changes(ctx: Ctx) -> list[SuggestedChange]:
             changes.append(change("exploration_fraction", fraction, round_sig(min(0.5, 2 * fraction)), "increase",
                                   "random actions for twice as long before epsilon reaches its floor"))
     return changes
+
+
+def table_hint(ctx: Ctx) -> str:
+    """For a policy-gradient run on one-hot states: gsolve's own defaults learn those with a table (DQN) instead."""
+    if ctx.algo in EPSILON_GREEDY or observation_kind(ctx) != "discrete":
+        return ""
+    return (f" On Discrete observations gsolve's own defaults learn a table with DQN instead (`gsolve train "
+            f"{ctx.info.env_id}:dqn`; docs/benchmarks.md compares the two on Taxi-v4).")
 
 
 @rule("reward_never_found")
@@ -76,12 +84,12 @@ def reward_never_found(ctx: Ctx) -> Finding | None:
         title="The agent never found a reward: " + ("every episode returned " if constant else
                                                    "the training returns never rose above ") + fmt(value),
         evidence=evidence,
-        cause=(f"No episode of the run returned anything but {fmt(value)}" if constant else
+        cause=(f"No episode of the run returned anything but {fmt(value)}: the agent" if constant else
                f"The training returns climbed to {fmt(value)} and stopped there, never above it, as every "
-               "evaluation did: the agent learned to avoid what the environment charges for")
-        + ": the agent never reached what the reward pays for, so its updates had no signal to learn it from. A "
+               "evaluation did: the agent learned to avoid what the environment charges for, but")
+        + " never reached what the reward pays for, so its updates had no signal to learn it from. A "
         "sparse reward has to be found by exploring before it can be learned; more steps of the same config "
-        "explore the same way.",
+        "explore the same way." + table_hint(ctx),
         suggested_changes=changes,
     )
 
@@ -135,6 +143,6 @@ def reward_rarely_found(ctx: Ctx) -> Finding | None:
         cause=f"Only a few training episodes earned more than {fmt(floor)} and the greedy policy never did: the "
         "agent reached what the reward pays for too rarely for its updates to learn the way there. A sparse "
         "reward has to be found often before it can be learned"
-        + (f"; in {int(episodes[-1]):,} episodes the run had few tries at it." if few else "."),
+        + (f"; in {int(episodes[-1]):,} episodes the run had few tries at it." if few else ".") + table_hint(ctx),
         suggested_changes=changes,
     )
