@@ -242,10 +242,6 @@ def eval_drop_p(ctx: Ctx, high: slice, low: slice) -> float | None:
 
 
 def observation_kind(ctx: Ctx) -> str | None:
-    """run.json's observation kind ('discrete': one-hot states, 'box', ...); for our runs written before it was
-    recorded, the registered environment's; None for an import that does not say."""
-    if ctx.info.observation_kind is not None or ctx.info.source is not None:
-        return ctx.info.observation_kind
-    from gymnasium_solver.config.spaces import observation_kind_of
-
-    return observation_kind_of(ctx.info.env_id)
+    """run.json's observation kind ('discrete': one-hot states, 'box', ...); None for runs written before it was
+    recorded and imports that do not say (the diagnosis makes no environment to find out: docs/security.md)."""
+    return ctx.info.observation_kind
