@@ -46,6 +46,21 @@ def entropy_collapse(ctx: Ctx) -> Finding | None:
             suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "small updates keep the policy stochastic while it learns"),
                                ent_change],
         )
+    if ctx.threshold is None:
+        # Nothing says whether it had learned enough first: a converged policy is nearly deterministic too (a new
+        # user's Blackjack-v1 PPO run, whose best play is a fixed rule, was told it collapsed "before solving").
+        return Finding(
+            id="entropy_collapse",
+            severity=Severity.INFO,
+            score=0.3,
+            title="The policy became nearly deterministic (no reward threshold to say whether too early)",
+            evidence=evidence,
+            cause="The policy stopped exploring. With no reward threshold nothing says whether it had learned "
+            "enough first: if its returns are what you expect, a deterministic policy is where learning ends; if "
+            "not, it is stuck on what it knows, and an entropy bonus keeps it trying (set --set "
+            "reward_threshold=R to have the run judged).",
+            suggested_changes=[ent_change],
+        )
     return Finding(
         id="entropy_collapse",
         severity=Severity.WARNING,
