@@ -46,28 +46,21 @@ def entropy_collapse(ctx: Ctx) -> Finding | None:
             suggested_changes=[lr_change(ctx, 1 / T.LR_STEP.value, "small updates keep the policy stochastic while it learns"),
                                ent_change],
         )
-    if ctx.threshold is None:
-        # Nothing says whether it had learned enough first: a converged policy is nearly deterministic too (a new
-        # user's Blackjack-v1 PPO run, whose best play is a fixed rule, was told it collapsed "before solving").
-        return Finding(
-            id="entropy_collapse",
-            severity=Severity.INFO,
-            score=0.3,
-            title="The policy became nearly deterministic (no reward threshold to say whether too early)",
-            evidence=evidence,
-            cause="The policy stopped exploring. With no reward threshold nothing says whether it had learned "
-            "enough first: if its returns are what you expect, a deterministic policy is where learning ends; if "
-            "not, it is stuck on what it knows, and an entropy bonus keeps it trying (set --set "
-            "reward_threshold=R to have the run judged).",
-            suggested_changes=[ent_change],
-        )
+    # With no reward threshold nothing says whether it had learned enough first: a converged policy is nearly
+    # deterministic too (a new user's Blackjack-v1 PPO run, whose best play is a fixed rule, was told it collapsed
+    # "before solving", a warning).
+    judged = ctx.threshold is not None
     return Finding(
         id="entropy_collapse",
-        severity=Severity.WARNING,
-        score=0.7,
-        title="The policy became nearly deterministic before solving (entropy collapse)",
+        severity=Severity.WARNING if judged else Severity.INFO,
+        score=0.7 if judged else 0.3,
+        title="The policy became nearly deterministic " + (
+            "before solving (entropy collapse)" if judged else "(no reward threshold to say whether too early)"),
         evidence=evidence,
-        cause="The policy stopped exploring and is stuck on what it knows.",
+        cause="The policy stopped exploring and is stuck on what it knows." if judged else
+        "The policy stopped exploring. With no reward threshold nothing says whether it had learned enough first: "
+        "if its returns are what you expect, a deterministic policy is where learning ends; if not, it is stuck on "
+        "what it knows, and an entropy bonus keeps it trying (--set reward_threshold=R has the run judged).",
         suggested_changes=[ent_change],
     )
 
