@@ -141,6 +141,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_31.json": "heldout40 (environments without a preset; blind: run at 820f647, "
                                                    "the diagnosis that scored it at its merge a926b1d, with both "
                                                    "explore arms, also after the last longer budget)",
+                 "fix_verdicts_no_preset_32.json": "heldout41 (environments without a preset; blind: run from 25427d8, "
+                                                   "the diagnosis that scored it at its merge f591262, with the "
+                                                   "reward_rarely_found and noise-guarded return_collapse rules; "
+                                                   "HEAD moved to ce876f3 during it, a refactor of one rule's "
+                                                   "text, the same findings)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
