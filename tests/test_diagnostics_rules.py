@@ -811,6 +811,19 @@ def test_a_run_that_rarely_found_its_reward_is_named_with_the_tries_it_needs() -
                                                 stop_reason=None, pid=None, updated_at="2033-05-18T03:33:10+00:00"))
 
 
+def test_a_critic_fitting_returns_at_the_floor_is_not_said_to_collapse() -> None:
+    """A new user's MiniGrid-DoorKey-8x8 PPO run: every evaluation 0, the training mean never above 0.016 of 0.9; its
+    explained variance peaked at 0.79 and ended at -0.44, and 'the value function collapsed' led, with a learning rate
+    cut. Returns at one floor leave the ratio nothing to measure: the reward found too rarely leads instead."""
+    s = _rarely_rewarded(episodes=500)
+    s[M.EXPLAINED_VARIANCE] = np.concatenate([np.linspace(0.0, 0.8, N // 3), np.full(N - N // 3, -0.4)])
+    d = run(s, reward_threshold=0.9)
+    assert d.findings[0].id == "reward_rarely_found", ids(d)
+    assert not {"explained_variance_collapse", "explained_variance_low"} & set(ids(d)), ids(d)
+    paid = dict(s, **{M.EVAL_RETURN_MEAN: np.linspace(0.0, 0.5, N)})  # the reward found: the critic is judged
+    assert "explained_variance_collapse" in ids(run(paid, reward_threshold=0.9))
+
+
 @pytest.mark.parametrize("case", ["learning", "evaluation_paid", "never_paid"])
 def test_a_reward_found_often_or_never_is_not_rarely_found(case: str) -> None:
     """Quiet when a training window got past a quarter of the way to the threshold (the run is learning to reach it),

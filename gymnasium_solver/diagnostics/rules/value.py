@@ -6,7 +6,7 @@ import numpy as np
 
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, epochs_cut, ev, late_window, late_x
+from gymnasium_solver.diagnostics.context import Ctx, epochs_cut, ev, late_window, late_x, returns_at_floor
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
@@ -20,6 +20,9 @@ def explained_variance(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.EXPLAINED_VARIANCE)
     if w is None or ctx.algo != "ppo":
         return None
+    # Returns at one floor (the reward never or rarely found) leave the explained variance nothing to measure: a new
+    # user's MiniGrid-DoorKey-8x8 PPO run was told its critic collapsed. A critic starved by vf_coef is still named.
+    floor = returns_at_floor(ctx)
     x, y, late = w
     cut = epochs_cut(ctx)
     if cut is not None and cut < T.EPOCHS_CUT_FRACTION.value:
@@ -27,7 +30,7 @@ def explained_variance(ctx: Ctx) -> Finding | None:
     lm = median(late)
     peak = float(np.max(np.convolve(y, np.ones(5) / 5, mode="valid"))) if len(y) >= 5 else float(np.max(y))
     collapsed = (peak > T.EXPLAINED_VARIANCE_COLLAPSE_FROM.value and lm < T.EXPLAINED_VARIANCE_COLLAPSE_TO.value
-                 and len(y) >= T.EXPLAINED_VARIANCE_MIN_UPDATES.value)
+                 and len(y) >= T.EXPLAINED_VARIANCE_MIN_UPDATES.value and not floor)
     if collapsed:
         return Finding(
             id="explained_variance_collapse",
@@ -44,7 +47,7 @@ def explained_variance(ctx: Ctx) -> Finding | None:
         return None
     vf_coef = ctx.config.get("vf_coef")
     starved = ctx.algo == "ppo" and vf_coef is not None and float(vf_coef) < T.VF_COEF_SUGGESTED.value / 5
-    if not starved and len(y) < T.EXPLAINED_VARIANCE_MIN_UPDATES.value:
+    if not starved and (floor or len(y) < T.EXPLAINED_VARIANCE_MIN_UPDATES.value):
         return None
     changes = []
     if starved:
