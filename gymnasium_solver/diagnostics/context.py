@@ -241,19 +241,20 @@ def eval_drop_p(ctx: Ctx, high: slice, low: slice) -> float | None:
     return welch_less(ml, sl, nl, mh, sh, nh).p_value
 
 
-def observation_kind(ctx: Ctx) -> str | None:
-    """run.json's observation kind ('discrete': one-hot states, 'box', ...); None for runs written before it was
-    recorded and imports that do not say (the diagnosis makes no environment to find out: docs/security.md)."""
-    return ctx.info.observation_kind
+def eval_floor(ctx: Ctx) -> float | None:
+    """The one value every evaluation returned (at least 2 of them), when it is below the threshold: the greedy policy
+    never reached what the reward pays for. None otherwise, or with no threshold."""
+    if ctx.threshold is None or len(ctx.eval_y) < 2 or float(np.ptp(ctx.eval_y)) > 0:
+        return None
+    floor = float(ctx.eval_y[0])
+    return floor if floor < ctx.threshold else None
 
 
 def returns_at_floor(ctx: Ctx) -> bool:
-    """Every evaluation (at least 2) returned one value below the threshold and no training window got a quarter of the
+    """Every evaluation returned one value below the threshold (eval_floor) and no training window got a quarter of the
     way from it to the threshold: the reward was never or rarely found, so the returns the critic fits are nearly
     constant and its explained variance (a ratio to their variance) measures nothing."""
-    if ctx.threshold is None or len(ctx.eval_y) < 2 or float(np.ptp(ctx.eval_y)) > 0:
-        return False
-    floor = float(ctx.eval_y[0])
+    floor = eval_floor(ctx)
     _, ret = ctx.data.finite(M.EP_RETURN_MEAN)
-    return floor < ctx.threshold and len(ret) > 0 and \
+    return floor is not None and ctx.threshold is not None and len(ret) > 0 and \
         float(np.max(ret)) - floor <= T.RARE_REWARD_FRACTION.value * (ctx.threshold - floor)

@@ -12,7 +12,7 @@ from gymnasium_solver.contract.algorithms import MAX_ENTROPY
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev, observation_kind
+from gymnasium_solver.diagnostics.context import Ctx, ev
 from gymnasium_solver.diagnostics.deviations import narrowest
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import (
@@ -156,7 +156,7 @@ def network_too_small(ctx: Ctx) -> Finding | None:
     if hidden is None or not failing(ctx):
         return None
     width = narrowest(hidden)  # 0 for [], no hidden layer: a linear policy and value
-    if width == 0 and observation_kind(ctx) == "discrete":
+    if width == 0 and ctx.info.observation_kind == "discrete":
         return None  # linear in a one-hot state is a table: it represents any policy and value (gsolve's tabular DQN)
     dev = ctx.deviation("hidden_sizes", -1)
     small_rel = dev is not None and width < T.NETWORK_PRESET_RATIO.value * narrowest(dev.preset)

@@ -9,7 +9,7 @@ from gymnasium_solver.contract.algorithms import EPSILON_GREEDY, ON_POLICY
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev, observation_kind
+from gymnasium_solver.diagnostics.context import Ctx, ev, eval_floor, returns_at_floor
 from gymnasium_solver.diagnostics.models import Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, round_up, start_value
@@ -38,7 +38,7 @@ def explore_changes(ctx: Ctx) -> list[SuggestedChange]:
 
 def table_hint(ctx: Ctx) -> str:
     """For a policy-gradient run on one-hot states: gsolve's own defaults learn those with a table (DQN) instead."""
-    if ctx.algo in EPSILON_GREEDY or observation_kind(ctx) != "discrete":
+    if ctx.algo in EPSILON_GREEDY or ctx.info.observation_kind != "discrete":
         return ""
     return (f" On Discrete observations gsolve's own defaults learn a table with DQN instead (`gsolve train "
             f"{ctx.info.env_id}:dqn`; docs/benchmarks.md compares the two on Taxi-v4).")
@@ -63,7 +63,7 @@ def reward_never_found(ctx: Ctx) -> Finding | None:
     constant = float(np.ptp(ret)) == 0 and not (len(std) and float(np.max(std)) > 0) and float(ret[0]) == value
     # Penalties: the training mean was below the floor and climbed to it (within the trend's material fraction of the
     # way to the threshold), never above it; two evaluations at least say the greedy policy sits on it.
-    penalised = (len(ctx.eval_y) >= 2 and float(np.max(ret)) <= value and float(np.min(ret)) < value
+    penalised = (eval_floor(ctx) is not None and float(np.max(ret)) <= value and float(np.min(ret)) < value
                  and float(ret[-1]) >= value - T.TREND_MATERIAL_FRACTION.value * (ctx.threshold - value))
     if not (constant or penalised):
         return None
@@ -100,17 +100,15 @@ def reward_rarely_found(ctx: Ctx) -> Finding | None:
     value (the greedy policy never reaches it) and the training return's best window stayed near that floor. The
     same mechanism as reward_never_found one step later (a new user's MiniGrid-Empty-16x16 A2C run with 20,000 env
     steps: one paid episode in about 20, every evaluation 0, and nothing but "return has plateaued" said)."""
-    if ctx.solved or not ctx.finished or ctx.threshold is None or len(ctx.eval_y) < 2:
-        return None
-    floor = float(ctx.eval_y[0])
-    if float(np.ptp(ctx.eval_y)) > 0 or not floor < ctx.threshold:
-        return None
+    floor = eval_floor(ctx)
+    if ctx.solved or not ctx.finished or floor is None or ctx.threshold is None or not returns_at_floor(ctx):
+        return None  # paid often enough that exploring is not what is missing (or an evaluation paid)
     x, ret = ctx.data.finite(M.EP_RETURN_MEAN)
     if len(ret) < T.TREND_MIN_POINTS.value or float(np.min(ret)) < floor:
         return None
     best = float(np.max(ret))
-    if not best > floor or best - floor > T.RARE_REWARD_FRACTION.value * (ctx.threshold - floor):
-        return None  # never paid (reward_never_found), or paid often enough that exploring is not what is missing
+    if not best > floor:
+        return None  # never paid: reward_never_found
     k = int(np.argmax(ret))
     evidence = [ev(M.EP_RETURN_MEAN, x, f"the training episodes' best mean {fmt(best)} at {int(x[k]):,} env steps, "
                    f"{fmt(100 * (best - floor) / (ctx.threshold - floor))}% of the way from {fmt(floor)} to the "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from gymnasium_solver.contract.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import LOSS_COLUMNS, Ctx, ev
@@ -99,14 +101,16 @@ def _evaluations_ended_from(ctx: Ctx, warned_at: int | None) -> int | None:
     every episode ended."""
     lx, lens = ctx.data.finite(M.EVAL_EP_LEN_MEAN)
     episodes = ctx.setting("eval_episodes", 10)
+    if warned_at is None or len(lens) < 4 or not isinstance(episodes, int) or episodes < 1:
+        return None
     warned = lens[lx == warned_at]
-    if warned_at is None or len(lens) < 4 or not len(warned) or not isinstance(episodes, int) or episodes < 1:
+    if not len(warned):
         return None
     ended = lens < float(warned[0]) / episodes
+    unfinished = np.flatnonzero(~ended)
     if not ended[-3:].all():
         return None
-    first = len(ended) - int(next(i for i, e in enumerate(ended[::-1]) if not e)) if not ended.all() else 0
-    return int(lx[first])
+    return int(lx[int(unfinished[-1]) + 1 if len(unfinished) else 0])
 
 
 @rule("non_finite_loss")
