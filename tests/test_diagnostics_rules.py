@@ -773,6 +773,20 @@ def test_returns_that_climb_to_the_floor_and_stop_are_a_reward_never_found() -> 
     assert "reward_never_found" not in ids(run(above, reward_threshold=0.9))
 
 
+def test_a_climb_toward_the_evaluations_floor_is_not_a_budget_that_ran_out() -> None:
+    """A new user's Taxi-v4 PPO run at 50,000 env steps: the training mean still rising (-822 to -202: fewer
+    penalties) and every evaluation at the time limit's -200 was told 'the budget ran out while still learning, 3x the
+    budget'; at 200,000 and 800,000 env steps that config sat at -200. A climb that never passes the floor every
+    evaluation sits on is not progress toward the reward; once training passes the floor, the budget rule holds."""
+    s = _never_rewarded()
+    s[M.EP_RETURN_MEAN] = np.linspace(-5.0, -0.02, N)  # still rising at the end, never above the evaluations' 0
+    s[M.EP_RETURN_STD] = np.ones(N)
+    d = run(s, reward_threshold=0.9)
+    assert "budget_exhausted_improving" not in ids(d) and d.findings[0].id == "reward_never_found", ids(d)
+    s[M.EP_RETURN_MEAN] = np.linspace(-5.0, 0.5, N)  # passes the floor: the reward is being found
+    assert "budget_exhausted_improving" in ids(run(s, reward_threshold=0.9))
+
+
 @pytest.mark.parametrize("where", ["rollout", "eval"])
 def test_one_paid_episode_means_the_reward_was_found(where: str) -> None:
     """Quiet as soon as one training log or one evaluation returned something else: the reward was reached."""
