@@ -223,11 +223,11 @@ class ScriptedBackend:
 
 def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 60.0, *, seeds: int = 1,
                required: int | None = None, blamed: list[str] | None = None,
-               planned_baseline: bool = False) -> ExperimentRecord:
+               planned_baseline: bool = False, findings: list[str | None] | None = None) -> ExperimentRecord:
     """A pending record for candidates c0, c1, ... (one per change set), as plan_experiment makes it,
     and the parent run it fixes (failed at PARENT_ENV_STEPS on PARENT_SEED). ``planned_baseline``: the
     unchanged config on plan_experiment's fresh seeds (at least three); else on the other seeds only,
-    as a record from before baseline_seeds."""
+    as a record from before baseline_seeds. ``findings``: the finding id each candidate's change comes from."""
     now = rf.utc_now_iso()
     parent_id = "20260101-000000-abcd"
     if not (runs_dir / parent_id).exists():
@@ -237,8 +237,9 @@ def record_for(runs_dir: Path, changes: list[dict[str, Any]], timeout: float = 6
             seed=PARENT_SEED, created_at=now, updated_at=now, max_env_steps=PARENT_ENV_STEPS,
             status=rf.RunStatus.COMPLETED, stop_reason=rf.StopReason.BUDGET_EXHAUSTED,
             progress=rf.Progress(env_steps=PARENT_ENV_STEPS, wall_seconds=50.0), overrides={"learning_rate": 1e-5}))
-    cands = [Candidate(name=f"c{i}", changes=c, set_args=[f"{k}={v}" for k, v in c.items()], source="finding", why="")
-             for i, c in enumerate(changes)]
+    ids = findings or [None] * len(changes)
+    cands = [Candidate(name=f"c{i}", changes=c, set_args=[f"{k}={v}" for k, v in c.items()], source="finding", why="",
+                       finding=ids[i]) for i, c in enumerate(changes)]
     seed_list = [PARENT_SEED + i for i in range(seeds)]
     fresh = baseline_seed_list(seed_list) if planned_baseline else []
     trials = (first_rung(cands, seed_list, fresh or None) if seeds > 1
@@ -814,6 +815,32 @@ def test_the_explore_rung_follows_the_last_longer_budget_that_left_a_seed_unsolv
         ("c0 + ent_coef=0.01", "not_solved")] + [("c0 + n_envs=64", "solved")] * 3
     w = rec.winner
     assert rec.verdict == "fixed" and w is not None and w.changes == envs, rec.message
+
+
+@pytest.mark.parametrize("finding", ["reward_rarely_found", "learning_rate_high"])
+def test_nothing_solved_gives_the_exploring_findings_arm_the_longest_budget(tmp_path: Path, finding: str) -> None:
+    """MiniGrid-DoorKey-8x8-v0:ppo (in-sample): no candidate solves a seed at the run's budget, so no seed can say a
+    longer one gets closer. The arm of a finding that says the reward was (almost) never found is a change that shows
+    late: it gets 4x the budget at once on every seed, solves them all and wins; the trim keeps both its changes.
+    Another finding's arm that solved nothing gets no more budget: not fixed."""
+    explore = {"n_envs": 64, "ent_coef": 0.01}
+    x4 = {**explore, "max_env_steps": 800_000}
+    scripts = {key(explore, 0): UNSOLVED, key(LR, 0): UNSOLVED, key({}, 1): UNSOLVED, key({}, 2): UNSOLVED,
+               **{key(x4, s): [("solved", 500_000 + s)] for s in (0, 1, 2)},
+               **{key(without, s): UNSOLVED for s in (0, 1, 2)
+                  for without in ({"ent_coef": 0.01, "max_env_steps": 800_000}, {"n_envs": 64, "max_env_steps": 800_000})}}
+    rec, backend = run(tmp_path, scripts, [explore, LR], capacity=1, seeds=3, blamed=["n_envs", "ent_coef"],
+                       findings=[finding, "approx_kl_low"])
+    if finding != "reward_rarely_found":
+        assert rec.verdict == "not_fixed" and rec.extended is None and key(x4, 0) not in backend.started
+        return
+    assert rec.extended == "c0"
+    assert [(t.candidate, t.seed, t.outcome) for t in rec.trials if t.role == "extend"] == [
+        ("c0 with 4x the budget", s, "solved") for s in (0, 1, 2)]
+    w = rec.winner
+    assert rec.verdict == "fixed" and w is not None and w.changes == x4 and w.seeds_solved == 3, rec.message
+    assert ("It needs the longer budget: n_envs=64 ent_coef=0.01 alone solved 0 of 1 seed within the run's budget "
+            "(seed 0: 2,000 (not solved)).") in rec.message, rec.message
 
 
 def test_no_longer_budget_for_a_change_that_never_ran_out_of_budget(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ class Candidate(BaseModel):
     set_args: list[str] = Field(description="the changes as `--set KEY=VALUE` arguments")
     source: Literal["finding", "revert", "revert_all", "yours"] = Field(description="yours: the change you gave (--set / fix_run's changes), judged beside the rest")
     why: str = Field(description="where the change comes from: the finding's title or the preset deviation")
+    finding: str | None = Field(default=None, description="the id of the finding whose change it is (source finding)")
 
 
 YOURS = "your change"
@@ -76,7 +77,7 @@ def _finding_candidates(diagnosis: Diagnosis) -> list[Candidate]:
         changes = _from_changes(f.suggested_changes)
         if changes:
             out.append(Candidate(name=f"finding {f.id}", changes=changes, set_args=override_pairs(changes),
-                                 source="finding", why=f"[{f.severity}] {f.title}"))
+                                 source="finding", why=f"[{f.severity}] {f.title}", finding=f.id))
     return out
 
 

@@ -1,6 +1,7 @@
 """The change sets a fix experiment's trials train: a trial's overrides on top of its parent's config, the
 trim's variants (:func:`without`), the extend rung's longer budgets (:func:`longer_budget`) and the explore
-rung's arms (:func:`explore_arms`: an entropy bonus, more samples per update)."""
+rung's arms (:func:`explore_arms`: an entropy bonus, more samples per update) and the arm that gets the longest
+budget when nothing solved (:func:`exploring_arm`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 from gymnasium_solver import config as config_mod
 from gymnasium_solver.contract.algorithms import ON_POLICY
 from gymnasium_solver.diagnostics import setting_bounds as B
+from gymnasium_solver.diagnostics.rules.exploration import EXPLORING_FINDINGS
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.parent import ParentConfig
-from gymnasium_solver.experiments.record import ExperimentRecord, Trial
+from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial
 from gymnasium_solver.launcher import override_pairs
 
 # The extend rung's budgets, as multiples of the arm's own budget: the next only when the last raised the best
@@ -67,6 +69,16 @@ def longer_budget(record: ExperimentRecord, changes: dict[str, Any], factor: int
     if isinstance(fraction, float) and "exploration_fraction" not in changes:
         out["exploration_fraction"] = round(fraction / factor, 6)
     return out
+
+
+def exploring_arm(record: ExperimentRecord, arms: list[ArmResult], spent: set[str]) -> ArmResult | None:
+    """With no arm that solved a seed: the arm of the best-ranked finding that says the reward was never (or too
+    rarely) found, when it ran out of budget (a name in ``spent``). Such a change shows late (the run must first
+    stumble on the reward: MiniGrid-DoorKey-8x8-v0:ppo at 200,000 env steps, where twice the envs and an entropy bonus
+    solved at 591,872 of 4x the budget and failed at 1x), so no seed's progress can say whether it gets closer."""
+    by_name = {a.name: a for a in arms}
+    return next((by_name[c.name] for c in record.candidates
+                 if c.finding in EXPLORING_FINDINGS and c.name in spent and c.name in by_name), None)
 
 
 def explore_arms(record: ExperimentRecord, changes: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

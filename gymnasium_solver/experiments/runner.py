@@ -17,7 +17,9 @@ hopeless candidates stop early (successive halving in three rungs):
    blamed) and solved some seeds but ran out of budget on another is tried with the first of
    :data:`EXTEND_FACTORS` times its budget, on every seed (an exploration schedule keeps its length in env
    steps): a fix that is right but slower than the run's budget allows is still the answer, with the budget
-   it needs. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
+   it needs. When no arm solved any seed, the arm of the best-ranked finding that says the reward was never (or too
+   rarely) found (rules/exploration.py) gets the last factor at once: its change shows late by nature, and no seed's
+   progress can say it is getting closer. When that longer arm still runs out of budget on a seed whose best evaluation it raised (the
    seed was getting there), the next factor is tried the same way; a seed the longer budget did not move
    (best evaluation no higher) gets no more budget. **explore**: then, once, the arm at its own budget with an
    entropy bonus, and the arm with twice the parallel envs (on-policy algorithms: changes.explore_arms), each on every
@@ -51,6 +53,7 @@ from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.changes import (
     EXTEND_FACTORS,
     explore_arms,
+    exploring_arm,
     extended_name,
     longer_budget,
     record_parent,
@@ -383,6 +386,10 @@ class FixJob:
             spent = {t.candidate for t in self.record.trials if t.outcome == "not_solved" and t.role != "baseline"}
             some = [a for a in arms.values() if 0 < a.solved and a.name in spent]
             arm = min(vd.preferred(self.record, some), key=vd.rank) if some else None
+            if arm is None and not any(a.solved for a in arms.values()):
+                arm = exploring_arm(self.record, list(arms.values()), spent)
+                factor = EXTEND_FACTORS[-1]
+                self.extends = len(EXTEND_FACTORS) - 1  # the longest budget at once: no seed to say it is getting closer
         else:
             arm = next((a for a in arms.values() if a.name == self.record.extended), None)
             longer = extended_name(self.record.extended or "", EXTEND_FACTORS[self.extends - 1])

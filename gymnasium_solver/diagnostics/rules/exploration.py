@@ -14,6 +14,10 @@ from gymnasium_solver.diagnostics.models import Finding, Severity, SuggestedChan
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, round_up, start_value
 
+# The findings of this module: a reward not found (or found too rarely) by exploring. Their changes are found late by
+# nature (a run must first stumble on the reward), so the fix loop gives them its longest budget when nothing solved.
+EXPLORING_FINDINGS = frozenset({"reward_never_found", "reward_rarely_found"})
+
 
 def explore_changes(ctx: Ctx) -> list[SuggestedChange]:
     """What makes a run that (almost) never reaches its reward explore more: on-policy, twice the parallel envs (up
