@@ -817,7 +817,7 @@ def test_a_run_that_rarely_found_its_reward_is_named_with_the_tries_it_needs() -
     assert [(c.key, c.current, c.suggested) for c in top.suggested_changes] == [("max_env_steps", N * STEP, 103_000)]
     assert "4.44% of the way from 0 to the threshold 0.9" in top.evidence[0].observed, top.evidence[0].observed
     assert "20 training episodes finished" in top.evidence[2].observed
-    assert "room for 100 episodes of the 1,024 env steps" in top.suggested_changes[0].why
+    assert "room for 100 episodes of 1,024 env steps each, as long as this run's last ones" in top.suggested_changes[0].why
     many = run(_rarely_rewarded(episodes=500), reward_threshold=0.9).findings[0]
     assert many.id == "reward_rarely_found" and [(c.key, c.suggested) for c in many.suggested_changes] == [
         ("n_envs", 32), ("ent_coef", 0.01)]

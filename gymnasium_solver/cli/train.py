@@ -20,6 +20,7 @@ from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
 from gymnasium_solver.cli.resolving import resolve_for_training, say_origin
 from gymnasium_solver.config import (
+    MAX_EVAL_EPISODES,
     ConfigError,
     Resolved,
     check_trainable,
@@ -31,8 +32,6 @@ from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.train.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
 from gymnasium_solver.train.run_writer import WRITE_FAILURE_KINDS
-
-MAX_EVAL_EPISODES = 1000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gymnasium_solver.config.model import ConfigBase
 from gymnasium_solver.contract.run_folder import M, RunInfo, RunStatus
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.models import Deviation, Evidence, ReferenceBand, Trend, lowers
@@ -73,6 +74,11 @@ class Ctx:
         if key in self.config:
             return self.config[key]
         return None if self.settings_unknown else default
+
+    @property
+    def eval_episodes(self) -> Any:
+        """Episodes per evaluation: the run's setting, else our config's default (None when unknown)."""
+        return self.setting("eval_episodes", ConfigBase.model_fields["eval_episodes"].default)
 
     @property
     def algo(self) -> str:
@@ -224,7 +230,7 @@ def eval_drop_p(ctx: Ctx, high: slice, low: slice) -> float | None:
     if len(sx) == 0:
         return None
     std = dict(zip(sx.tolist(), sd.tolist(), strict=True))
-    episodes = ctx.setting("eval_episodes", 10)
+    episodes = ctx.eval_episodes
     if not isinstance(episodes, int) or episodes < 2:
         return None
     groups = []

@@ -136,8 +136,9 @@ def reward_rarely_found(ctx: Ctx) -> Finding | None:
         needed = round_up(T.RARE_REWARD_MIN_EPISODES.value * per_episode)
         if budget and needed > budget:
             changes.append(change("max_env_steps", budget, int(max(needed, 2 * budget)), "increase",
-                                  f"room for {T.RARE_REWARD_MIN_EPISODES.value:g} episodes of the "
-                                  f"{per_episode:,.0f} env steps these ran (each to its end without the reward)"))
+                                  f"room for {T.RARE_REWARD_MIN_EPISODES.value:g} episodes of "
+                                  f"{per_episode:,.0f} env steps each, as long as this run's last ones (those "
+                                  "that miss the reward run to the time limit)"))
     return Finding(
         id="reward_rarely_found", severity=Severity.WARNING, score=0.5,
         title="The agent rarely found the reward: a few paid episodes, every evaluation at the floor",

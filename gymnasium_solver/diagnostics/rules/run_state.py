@@ -100,7 +100,7 @@ def _evaluations_ended_from(ctx: Ctx, warned_at: int | None) -> int | None:
     bound / eval_episodes steps, and the warned one at most the bound: below the warned one's mean / eval_episodes
     every episode ended."""
     lx, lens = ctx.data.finite(M.EVAL_EP_LEN_MEAN)
-    episodes = ctx.setting("eval_episodes", 10)
+    episodes = ctx.eval_episodes
     if warned_at is None or len(lens) < 4 or not isinstance(episodes, int) or episodes < 1:
         return None
     warned = lens[lx == warned_at]
