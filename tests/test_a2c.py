@@ -35,7 +35,7 @@ def test_three_updates_move_the_weights_exactly_as_sb3s_a2c_train(normalize: boo
     (loss terms, coefficients, gradient clip, optimizer state carried between updates)."""
     sb3 = pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.buffers import RolloutBuffer
-    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.logger import Logger
 
     cfg = resolve_config("CartPole-v1:a2c", ["n_envs=4", "n_steps=8", "ent_coef=0.02", "vf_coef=0.7",
                                              "max_grad_norm=0.3", f"normalize_advantages={str(normalize).lower()}"])
@@ -46,7 +46,7 @@ def test_three_updates_move_the_weights_exactly_as_sb3s_a2c_train(normalize: boo
     theirs = sb3.A2C("MlpPolicy", "CartPole-v1", n_steps=8, learning_rate=cfg.learning_rate, ent_coef=0.02,
                      vf_coef=0.7, max_grad_norm=0.3, normalize_advantage=normalize, device="cpu",
                      policy_kwargs={"net_arch": [64, 64]})
-    theirs.set_logger(configure(None, []))
+    theirs.set_logger(Logger(folder=None, output_formats=[]))  # configure(None, ...) leaves a /tmp/SB3-* folder
     sb3_params = dict(theirs.policy.named_parameters())
     with torch.no_grad():
         for name, p in ours.policy.named_parameters():

@@ -35,7 +35,7 @@ def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: py
     from the target network (n-step discounts, terminal mask), Huber loss, gradient clip, Adam state
     carried between steps. Ours is torch's fused Adam, SB3's the per-tensor one: equal to rounding."""
     sb3 = pytest.importorskip("stable_baselines3")
-    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
     cfg = _cfg("hidden_sizes=[32, 32]", "learning_rate=0.01", "max_grad_norm=0.5", "batch_size=16")
@@ -43,7 +43,7 @@ def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: py
     ours = DQN(cfg, _spec(cfg))
     theirs = sb3.DQN("MlpPolicy", "CartPole-v1", learning_rate=0.01, max_grad_norm=0.5, batch_size=16,
                      device="cpu", policy_kwargs={"net_arch": [32, 32]})
-    theirs.set_logger(configure(None, []))
+    theirs.set_logger(Logger(folder=None, output_formats=[]))  # configure(None, ...) leaves a /tmp/SB3-* folder
     with torch.no_grad():
         for net, sb3_net in ((ours.policy, theirs.q_net), (ours.target, theirs.q_net_target)):
             for p, q in zip(net.parameters(), sb3_net.parameters(), strict=True):

@@ -21,14 +21,17 @@ from gymnasium_solver.imports.sb3_zip import load_data
 @pytest.fixture(scope="module")
 def zips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from stable_baselines3 import PPO, SAC
+    from stable_baselines3.common.logger import Logger  # learn() without one leaves a /tmp/SB3-* folder
 
     folder = tmp_path_factory.mktemp("sb3")
     ppo = PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32, n_epochs=2, learning_rate=1e-3, gamma=0.98,
               gae_lambda=0.9, clip_range=0.25, ent_coef=0.01, seed=3, policy_kwargs={"net_arch": [32, 32]}, device="cpu")
+    ppo.set_logger(Logger(folder=None, output_formats=[]))
     ppo.learn(256)
     ppo.save(folder / "CartPole-v1.zip")  # named as the RL Zoo names it: the environment is read from the name
     sac = SAC("MlpPolicy", "Pendulum-v1", buffer_size=1000, learning_starts=50, batch_size=32, tau=0.01,
               ent_coef="auto_0.5", seed=1, policy_kwargs={"net_arch": [16]}, device="cpu")
+    sac.set_logger(Logger(folder=None, output_formats=[]))
     sac.learn(200)
     sac.save(folder / "sac_model.zip")
     return {"ppo": folder / "CartPole-v1.zip", "sac": folder / "sac_model.zip"}
