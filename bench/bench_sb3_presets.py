@@ -57,7 +57,7 @@ RENAMED = {"normalize_advantage": "normalize_advantages"}
 SB3_NET_ARCH = {"sac": [256, 256], "td3": [400, 300]}
 SB3_ACTIVATION: dict[str, str] = {}
 # What we keep from our preset in the Zoo arm: how it is judged, never how it learns.
-JUDGED_BY = ("eval_freq", "eval_episodes", "reward_threshold", "iteration_steps", "torch_threads")
+JUDGED_BY = ("eval_freq", "eval_episodes", "confirm_episodes", "reward_threshold", "iteration_steps", "torch_threads")
 
 
 def zoo_hyperparams(algo: str, env_id: str) -> dict[str, Any]:

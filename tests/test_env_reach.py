@@ -273,7 +273,7 @@ def test_a_misspelt_class_names_the_classes_its_module_has(tmp_path: Path, capsy
                      str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "has no gymnasium.Env subclass named Corridr; did you mean tests.envs.my_env:Corridor? (its gymnasium.Env "
-        "classes: Chatty, Corridor)")
+        "classes: Chatty, CoinFlip, Corridor)")
 
 
 def test_list_envs_with_a_class_says_how_it_gets_an_id(capsys: pytest.CaptureFixture[str]) -> None:
@@ -361,8 +361,8 @@ def test_an_evaluation_that_steps_far_more_than_the_training_between_two_is_said
     in env steps, so the same on every machine (the bound is 50,000 env steps, here 1,000)."""
     from gymnasium_solver.train import evaluation, session
 
-    real = session.COSTLY_EVAL_MIN
-    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", 1_000)
+    real = evaluation.COSTLY_EVAL_MIN
+    monkeypatch.setattr(evaluation, "COSTLY_EVAL_MIN", 1_000)
     cfg = resolve_config("CliffWalking-v1:dqn", ["max_env_steps=300", "eval_freq=100", "eval_episodes=10",
                                                  "iteration_steps=100", "env_kwargs.max_episode_steps=500"])
     info = rf.read_run_info(training.train(cfg, tmp_path).run_dir)
@@ -379,9 +379,9 @@ def test_an_evaluation_that_steps_far_more_than_the_training_between_two_is_said
     # Not said for an ordinary evaluation, below the bound, or beside the unfinished-episodes warning (which says
     # more: those returns are no episode's).
     said = session.costly_evaluation_message
-    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", real)
+    monkeypatch.setattr(evaluation, "COSTLY_EVAL_MIN", real)
     assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, []), 100) is None  # 5,000 env steps, under 50,000
-    monkeypatch.setattr(session, "COSTLY_EVAL_MIN", 1_000)
+    monkeypatch.setattr(evaluation, "COSTLY_EVAL_MIN", 1_000)
     assert said(evaluation.EvalResult(0.0, 0.0, 99.0, 10, []), 10) is None  # 990 env steps
     assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, [], unfinished=2), 100) is None
     assert said(evaluation.EvalResult(0.0, 0.0, 500.0, 10, []), 1_000) is None  # 5x the training since: not 10x
@@ -435,3 +435,41 @@ def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
     cfg = resolve_config("BreakoutNoFrameskip-v4:ppo", ["atari_wrappers=true", "network=nature_cnn",
                                                         "normalize_observations=false", "reward_clip=1.0"], use_zoo=False)
     assert cfg.atari_wrappers and cfg.network == "nature_cnn" and cfg.reward_clip == 1.0
+
+
+COIN = ["max_env_steps=2048", "n_envs=4", "eval_freq=128", "eval_episodes=3"]
+
+
+@pytest.mark.parametrize(("threshold", "confirm", "solved"), [(0.9, 0, True), (0.9, 50, False), (0.4, 50, True)])
+def test_a_solve_on_a_lucky_evaluation_is_checked_on_more_episodes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, threshold: float,
+        confirm: int, solved: bool) -> None:
+    """A coin flip pays 1 on heads whatever the agent does (every policy averages 0.5), yet seed 0's 3-episode evaluation
+    at 512 env steps returned 1.0: solved, by SB3's and the Zoo's definition (confirm_episodes=0). A new user's
+    FrozenLake-v1 DQN 'solved' the same way (1.0 over 10 episodes; 0.62 over 200 of that checkpoint, threshold 0.7).
+    With confirm_episodes, 50 more episodes must average the threshold too: at 0.9 they do not (not solved, said in
+    run.log), at 0.4 they do (solved at the same evaluation, its check recorded beside it)."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    code, run_dir, _ = _train(capsys, tmp_path, "CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip", "--seed",
+                              "0", "--set", *COIN, f"reward_threshold={threshold}", f"confirm_episodes={confirm}")
+    info = rf.read_run_info(run_dir)
+    assert code == 0 and info.solved is solved
+    log = (run_dir / rf.RUN_LOG).read_text()
+    if not confirm:
+        assert info.solved_at is not None and (info.solved_at.env_steps, info.solved_at.eval_return_mean) == (512, 1.0)
+        assert info.solved_at.confirm_return_mean is None and "more episodes" not in log
+    elif solved:
+        s = info.solved_at
+        assert s is not None and s.env_steps == 512 and s.confirm_episodes == 51 and 0.4 <= s.confirm_return_mean < 0.7  # type: ignore[operator]
+        assert "51 more episodes" in log and "(confirmed)" in log
+    else:
+        assert info.solved_at is None and info.best_eval is not None and info.best_eval.return_mean == 1.0
+        said = "eval at 512 env steps reached 1 >= 0.9; 51 more episodes: 0.5882 +- 0.4922"
+        assert [(w.kind, w.env_steps) for w in info.warnings] == [("solve_not_confirmed", 512)]
+        assert f"{said}: not solved, the evaluation was luck" in log
+        from gymnasium_solver.diagnostics import diagnose_run_dir
+        from gymnasium_solver.run_store import RunStore
+
+        d = diagnose_run_dir(RunStore(tmp_path), run_dir)  # not "Solved: best eval 1 >= 0.9; no problems found"
+        assert not d.returns.solved and d.summary.startswith(f"Not solved (completed): {said};"), d.summary
+        assert "solve_not_confirmed" in [f.id for f in d.findings]

@@ -295,17 +295,23 @@ def test_reinforce_with_more_envs_than_episodes_trains_with_a_warning_that_names
 @pytest.mark.parametrize(("eval_return", "solved"), [(100.0, True), (99.99, False)])
 def test_an_evaluation_exactly_at_the_threshold_solves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        eval_return: float, solved: bool) -> None:
-    """Solved means eval return mean >= reward_threshold: a return equal to the threshold counts."""
-    from gymnasium_solver.train import session
+    """Solved means eval return mean >= reward_threshold: a return equal to the threshold counts, in the evaluation
+    and in the confirmation episodes after it (the same function, evaluation.evaluate)."""
+    from gymnasium_solver.train import evaluation, session
     from gymnasium_solver.train.evaluation import EvalResult
 
-    monkeypatch.setattr(session, "evaluate", lambda *a, **k: EvalResult(eval_return, 0.0, 10.0, 2, [eval_return] * 2))
+    def fake(*a: object, **k: object) -> EvalResult:
+        return EvalResult(eval_return, 0.0, 10.0, 2, [eval_return] * 2)
+
+    monkeypatch.setattr(session, "evaluate", fake)
+    monkeypatch.setattr(evaluation, "evaluate", fake)
     result = train(resolve_config("CartPole-v1:ppo", [*SMALL, "reward_threshold=100"]), tmp_path)
     info = rf.read_run_info(result.run_dir)
     assert result.solved is solved and info.solved is solved
     if solved:
         assert result.stop_reason == rf.StopReason.SOLVED
         assert info.solved_at is not None and info.solved_at.env_steps == 512 and info.solved_at.eval_return_mean == 100.0
+        assert (info.solved_at.confirm_return_mean, info.solved_at.confirm_episodes) == (100.0, 50)
     else:
         assert result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED and info.solved_at is None
 

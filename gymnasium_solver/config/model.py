@@ -280,6 +280,14 @@ class ConfigBase(BaseModel):
                                json_schema_extra=_why(f"all run at once, one sub-environment each; "
                                                       f"{MAX_EVAL_EPISODES} gives a standard error far below "
                                                       "any threshold's margin"))
+    confirm_episodes: int = Field(default=50, ge=0, le=MAX_EVAL_EPISODES,
+                                  description="an evaluation that reaches the reward threshold solves the run only "
+                                  "if this many more episodes (fresh seeds, in rounds of eval_episodes) average "
+                                  "at least the threshold too; 0 = the first evaluation decides (SB3's and the RL "
+                                  "Zoo's definition)",
+                                  json_schema_extra=_why("the evaluation that first reaches the threshold is "
+                                                         "picked for being high: on a stochastic environment "
+                                                         "a 10-episode mean of 1.0 can be luck"))
     checkpoint_freq: int = Field(default=0, ge=0, le=MAX_ENV_STEPS,
                                  description="periodic checkpoint every N env steps; 0 = only best/last",
                                  json_schema_extra=_why(f"0, or at most {MAX_PERIODIC_CHECKPOINTS} periodic "

@@ -18,7 +18,7 @@ from gymnasium_solver.config.build import (
     did_you_mean,
 )
 from gymnasium_solver.config.model import ConfigError
-from gymnasium_solver.config.registry import RECORDING_KEYS, Config
+from gymnasium_solver.config.registry import JUDGING_KEYS, RECORDING_KEYS, Config
 from gymnasium_solver.config.zoo_names import in_our_names
 
 CONFIG_DIR_ENV = "GSOLVE_CONFIG_DIR"
@@ -390,7 +390,7 @@ def list_variants(env_id: str, folder: Path | None = None) -> dict[str, str]:
 
 # Keys that never count as a difference from the preset: identity, the seed (any seed of a
 # preset is the preset), and what a run records besides its training (RECORDING_KEYS).
-_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", "env_package", "env_class", *RECORDING_KEYS})
+_NOT_A_DEVIATION = frozenset({"env_id", "variant", "seed", "env_package", "env_class", *RECORDING_KEYS, *JUDGING_KEYS})
 
 
 

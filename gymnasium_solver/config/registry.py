@@ -57,6 +57,12 @@ OUTPUT_KEYS: tuple[str, ...] = ("tensorboard", "mlflow", "mlflow_tracking_uri", 
 MEASUREMENT_KEYS: tuple[str, ...] = ("grad_norm_parts",)
 
 
+# Keys that only judge a run (whether an evaluation at the threshold solves it), never what it learns: not a deviation
+# from a preset, and not part of a preset's fingerprint (references trained before confirm_episodes existed still
+# describe how the preset learns; their solves were judged by the first evaluation alone).
+JUDGING_KEYS: tuple[str, ...] = ("confirm_episodes",)
+
+
 # Keys that change what a run records, never what it learns (OUTPUT_KEYS and MEASUREMENT_KEYS): runs that differ
 # only in them are seeds of one config, and they are never a difference from a preset nor part of one.
 RECORDING_KEYS: tuple[str, ...] = (*OUTPUT_KEYS, *MEASUREMENT_KEYS)

@@ -135,6 +135,10 @@ class SolvedAt(BaseModel):
     wall_seconds: float = Field(description="seconds from environment creation to the solving evaluation")
     iteration: int
     eval_return_mean: float
+    confirm_return_mean: float | None = Field(default=None, description="the mean of the confirmation episodes that "
+                                              "the solving evaluation was checked on (config confirm_episodes); "
+                                              "None: not checked")
+    confirm_episodes: int = Field(default=0, description="how many confirmation episodes (0: not checked)")
 
 
 class Progress(BaseModel):

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from gymnasium_solver.config.chain import TABULAR, defaults_for, preset_config, shipped_preset
 from gymnasium_solver.config.presets import is_shipped_variant, preset_differences, user_config_dir
-from gymnasium_solver.config.registry import CONFIG_MODELS, RECORDING_KEYS, applies_to
+from gymnasium_solver.config.registry import CONFIG_MODELS, JUDGING_KEYS, RECORDING_KEYS, applies_to
 from gymnasium_solver.config.spaces import observation_kind_of
 from gymnasium_solver.config.zoo import zoo_entry
 from gymnasium_solver.contract.run_folder import M, RunInfo
@@ -162,7 +162,7 @@ def size(key: str, value: Any, preset: Any, config: Mapping[str, Any], ref: Mapp
 # nothing about them (a budget and a threshold are the environment's; the rest does not change what is learned).
 _NOT_SET_BY_DEFAULTS = frozenset({"seed", "env_kwargs", "max_env_steps", "reward_threshold", "vectorization",
                                   "device", "eval_freq", "eval_episodes", "checkpoint_freq", "last_checkpoint_seconds",
-                                  "torch_threads", "atari_wrappers", *RECORDING_KEYS})
+                                  "torch_threads", "atari_wrappers", *RECORDING_KEYS, *JUDGING_KEYS})
 
 
 def _defaults_comparison(info: RunInfo, algo: str, zoo_keys: set[str]) -> Comparison | None:

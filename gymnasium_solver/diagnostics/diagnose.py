@@ -260,8 +260,11 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
 
 
 def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Finding]) -> str:
+    luck = next((w for w in ctx.info.warnings if w.kind == "solve_not_confirmed"), None)
     if ctx.solved:
         head = f"Solved: best eval {fmt(returns.best_eval_return)} >= {fmt(ctx.threshold)}"
+    elif luck is not None:
+        head = f"Not solved ({d_status}): {luck.message.split(': not solved')[0]}"
     elif returns.best_eval_return is not None and ctx.threshold is not None:
         head = (f"Not solved ({d_status}): {best_of(returns.best_eval_return, ctx.threshold)} "
                 f"(gap {fmt(returns.gap_abs)}, {fmt(returns.gap_pct)}%)")
@@ -359,7 +362,11 @@ def diagnose(
     refs = references if references is not None else shipped_references(info.config_id)
     held = deviations(config, info.config_id, info, data, refs)
     devs = held.deviations
-    solved = bool(info.solved) or (threshold is not None and len(ey) > 0 and float(np.max(ey)) >= float(threshold))
+    # An evaluation at the threshold is a solve, unless the run is ours and checked each such evaluation on
+    # confirm_episodes more episodes: then run.json's verdict stands (a failed check is the evaluation's luck).
+    checked = info.source is None and bool(config.get("confirm_episodes"))
+    solved = bool(info.solved) or (not checked and threshold is not None and len(ey) > 0
+                                   and float(np.max(ey)) >= float(threshold))
     ctx = Ctx(
         info=info, config=dict(config), data=data, status=status,
         finished=status not in (RunStatus.RUNNING,),

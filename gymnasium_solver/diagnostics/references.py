@@ -23,7 +23,7 @@ import numpy as np
 
 from gymnasium_solver.config.chain import resolve_config
 from gymnasium_solver.config.presets import PACKAGE_CONFIG_DIR, PACKAGE_DATA_DIR, is_shipped_variant
-from gymnasium_solver.config.registry import RECORDING_KEYS
+from gymnasium_solver.config.registry import JUDGING_KEYS, RECORDING_KEYS
 from gymnasium_solver.contract.run_folder import M, RunInfo
 from gymnasium_solver.diagnostics.models import Evidence, ReferenceBand
 from gymnasium_solver.diagnostics.series import RunData, median
@@ -187,8 +187,8 @@ def preset_fingerprint(config_id: str) -> str | None:
     except ValueError:
         return None
     data.pop("seed", None)
-    for key in RECORDING_KEYS:  # where a run is logged, how many checkpoints it keeps and what
-        data.pop(key, None)                       # else it measures do not change how it learns
+    for key in (*RECORDING_KEYS, *JUDGING_KEYS):  # where a run is logged, how many checkpoints it keeps, what
+        data.pop(key, None)                       # else it measures and when it is judged solved: not how it learns
     for key, before in AS_BEFORE_THE_KEY.items():
         if key in data and any(data[key] == v and type(data[key]) is type(v) for v in before):
             data.pop(key)

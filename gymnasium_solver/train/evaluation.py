@@ -8,6 +8,8 @@ import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.agents.common import ObsNormalizer, Policy
+from gymnasium_solver.config import Config
+from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.envs import batch_obs
 
 # Safety bound on vector steps per evaluation, for environments without a time limit (an ALE game ends its own
@@ -70,3 +72,55 @@ def _step_running(sub_envs: list[gym.Env], running: np.ndarray, actions: np.ndar
     for i in np.flatnonzero(running):
         raw[i], reward[i], term[i], trunc[i], _ = sub_envs[i].step(actions[i])
     return reward, term, trunc
+
+
+def confirm(policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int,
+            episodes: int) -> EvalResult:
+    """At least ``episodes`` more deterministic episodes, in rounds of one episode per sub-env of ``env`` (the
+    evaluation's own envs: nothing more is built), seeded from ``seed`` on: their pooled returns. What checks an
+    evaluation that reached the threshold: that evaluation was picked for being high."""
+    returns: list[float] = []
+    lengths: list[float] = []
+    unfinished = 0
+    while len(returns) < episodes:
+        r = evaluate(policy, normalizer, env, seed + len(returns))
+        returns += r.returns
+        lengths.append(r.ep_len_mean * r.episodes)
+        unfinished += r.unfinished
+    a = np.asarray(returns, np.float64)
+    return EvalResult(float(a.mean()), float(a.std()), float(sum(lengths)) / len(a), len(a), returns, unfinished)
+
+
+def unfinished_message(cfg: Config, result: EvalResult) -> str:
+    """The run warning for an evaluation whose episodes had not ended at its bound: what its figures mean, why
+    (no time limit), and the setting that gives one."""
+    limit = cfg.env_kwargs.get("max_episode_steps") or spec_time_limit(cfg.env_id)
+    why = (f"its time limit of {limit:,} steps is above the evaluation's bound" if limit else
+           f"{cfg.env_id}'s Gymnasium spec sets no time limit (max_episode_steps) and the config none, so an episode "
+           "ends only when the environment ends it, and this policy never got there")
+    return (f"{result.unfinished} of {result.episodes} evaluation episodes had not ended after "
+            f"{MAX_EVAL_STEPS:,} steps; the evaluation counts what they had earned by then, so its return "
+            f"is not an episode's ({why}). Give episodes an end: --set env_kwargs.max_episode_steps=N (Gymnasium's "
+            "TimeLimit), N a few times the steps a good episode takes")
+
+
+# An evaluation that steps this many times the env steps trained between evaluations (and at least COSTLY_EVAL_MIN
+# env steps) is most of the run's time: the run says so once. Counted in env steps, not seconds, so the warning is the
+# same on every machine and load (a greedy policy that stands still until a long time limit: Breakout's, before
+# atari_wrappers pressed FIRE, played 10 episodes to the ALE's truncation at 27,000 steps each, 270,000 env steps per
+# evaluation of a 1,024-step budget).
+COSTLY_EVAL_RATIO = 10
+COSTLY_EVAL_MIN = 50_000
+
+
+def costly_evaluation_message(result: EvalResult, trained: int) -> str | None:
+    """The run warning for an evaluation that steps far more than the ``trained`` env steps since the previous
+    evaluation (or the start), or None."""
+    stepped = round(result.ep_len_mean * result.episodes)
+    # trained == 0: a final evaluation at the previous one's env steps, which says nothing about the ratio.
+    if result.unfinished or trained <= 0 or stepped < COSTLY_EVAL_MIN or stepped < COSTLY_EVAL_RATIO * trained:
+        return None
+    return (f"this evaluation played {result.episodes} episodes of {result.ep_len_mean:,.0f} steps on average "
+            f"({stepped:,} env steps), {stepped / trained:,.0f} times the {trained:,} env steps trained since the "
+            "previous evaluation, so evaluating takes most of this run's time; lower eval_episodes, raise "
+            "eval_freq, or end episodes sooner (--set env_kwargs.max_episode_steps=N)")

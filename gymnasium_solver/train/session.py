@@ -19,12 +19,10 @@ from gymnasium_solver.agents.common import Batch, NonFiniteLossError, ObsNormali
 from gymnasium_solver.agents.interface import Agent, LearnChunk, OffPolicyAgent, OnPolicyAgent
 from gymnasium_solver.agents.networks import limit_threads
 from gymnasium_solver.config import Config, PPOConfig
-from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import M, RunStatus, StopReason
 from gymnasium_solver.envs import SpaceSpec, action_space_info, make_vec_env, observation_kind, space_spec
 from gymnasium_solver.train import checkpoint_retention as retention
-from gymnasium_solver.train import evaluation
 from gymnasium_solver.train.checkpoints import (
     CheckpointState,
     ResumeState,
@@ -34,7 +32,13 @@ from gymnasium_solver.train.checkpoints import (
     set_numpy_rng_state,
     snapshot,
 )
-from gymnasium_solver.train.evaluation import EvalResult, evaluate
+from gymnasium_solver.train.evaluation import (  # noqa: F401 - the messages: tests reach them through here
+    EvalResult,
+    confirm,
+    costly_evaluation_message,
+    evaluate,
+    unfinished_message,
+)
 from gymnasium_solver.train.progress import ProgressBar
 from gymnasium_solver.train.rollout import RolloutCollector
 from gymnasium_solver.train.run_writer import RunWriteError, RunWriter, writing
@@ -43,6 +47,8 @@ from gymnasium_solver.train.run_writer import RunWriteError, RunWriter, writing
 EVAL_SEED_OFFSET = 1_000_000
 # A resumed run's training envs restart fresh episodes seeded away from the run's first reset.
 RESUME_SEED_OFFSET = 2_000_000
+# Confirmation episodes (config confirm_episodes) are seeded away from the evaluations' and the training's.
+CONFIRM_SEED_OFFSET = 3_000_000
 
 _T = TypeVar("_T")
 
@@ -110,41 +116,6 @@ class Iteration(NamedTuple):
     stats: UpdateStats
 
 
-def unfinished_message(cfg: Config, result: EvalResult) -> str:
-    """The run warning for an evaluation whose episodes had not ended at its bound: what its figures mean, why
-    (no time limit), and the setting that gives one."""
-    limit = cfg.env_kwargs.get("max_episode_steps") or spec_time_limit(cfg.env_id)
-    why = (f"its time limit of {limit:,} steps is above the evaluation's bound" if limit else
-           f"{cfg.env_id}'s Gymnasium spec sets no time limit (max_episode_steps) and the config none, so an episode "
-           "ends only when the environment ends it, and this policy never got there")
-    return (f"{result.unfinished} of {result.episodes} evaluation episodes had not ended after "
-            f"{evaluation.MAX_EVAL_STEPS:,} steps; the evaluation counts what they had earned by then, so its return "
-            f"is not an episode's ({why}). Give episodes an end: --set env_kwargs.max_episode_steps=N (Gymnasium's "
-            "TimeLimit), N a few times the steps a good episode takes")
-
-
-# An evaluation that steps this many times the env steps trained between evaluations (and at least COSTLY_EVAL_MIN
-# env steps) is most of the run's time: the run says so once. Counted in env steps, not seconds, so the warning is the
-# same on every machine and load (a greedy policy that stands still until a long time limit: Breakout's, before
-# atari_wrappers pressed FIRE, played 10 episodes to the ALE's truncation at 27,000 steps each, 270,000 env steps per
-# evaluation of a 1,024-step budget).
-COSTLY_EVAL_RATIO = 10
-COSTLY_EVAL_MIN = 50_000
-
-
-def costly_evaluation_message(result: EvalResult, trained: int) -> str | None:
-    """The run warning for an evaluation that steps far more than the ``trained`` env steps since the previous
-    evaluation (or the start), or None."""
-    stepped = round(result.ep_len_mean * result.episodes)
-    # trained == 0: a final evaluation at the previous one's env steps, which says nothing about the ratio.
-    if result.unfinished or trained <= 0 or stepped < COSTLY_EVAL_MIN or stepped < COSTLY_EVAL_RATIO * trained:
-        return None
-    return (f"this evaluation played {result.episodes} episodes of {result.ep_len_mean:,.0f} steps on average "
-            f"({stepped:,} env steps), {stepped / trained:,.0f} times the {trained:,} env steps trained since the "
-            "previous evaluation, so evaluating takes most of this run's time; lower eval_episodes, raise "
-            "eval_freq, or end episodes sooner (--set env_kwargs.max_episode_steps=N)")
-
-
 class _Parts(NamedTuple):
     agent: Agent
     collector: Any  # RolloutCollector, or gymnasium_solver.agents.sb3.SB3Collector
@@ -160,6 +131,8 @@ class Session:
         self.iteration = 0
         self.solved = False
         self.eval_count = 0
+        self.confirmed = 0  # confirmation episodes run so far (their seeds follow on)
+        self.warned_luck = False  # a confirmation failed (warned once per run)
         self.warned_unfinished = False  # an evaluation's episodes did not end (warned once per run)
         self.warned_costly = False  # an evaluation stepped far more than the training between two (warned once)
         self.evaluated_at = 0  # env steps at the previous evaluation
@@ -288,11 +261,14 @@ class Session:
             info.best_eval = record
         threshold = self.cfg.reward_threshold
         if threshold is not None and result.return_mean >= threshold and not self.solved:
-            self.solved = True
-            info.solved = True
-            info.solved_at = rf.SolvedAt(
-                env_steps=steps, wall_seconds=wall, iteration=self.iteration, eval_return_mean=result.return_mean
-            )
+            check = self._confirm(steps, result, threshold)
+            if check is None or check.return_mean >= threshold:
+                self.solved = True
+                info.solved = True
+                info.solved_at = rf.SolvedAt(
+                    env_steps=steps, wall_seconds=wall, iteration=self.iteration, eval_return_mean=result.return_mean,
+                    confirm_return_mean=None if check is None else check.return_mean,
+                    confirm_episodes=0 if check is None else check.episodes)
         self._set_progress()
         self.writer.write()
         if result.unfinished and not self.warned_unfinished:  # after _set_progress: at this evaluation's env steps
@@ -310,6 +286,28 @@ class Session:
         if self.progress_bar is not None:  # piped output: one line per evaluation
             self.progress_bar.evaluated(steps, wall, result.return_mean, result.return_std, self.solved)
         return result
+
+    def _confirm(self, steps: int, result: EvalResult, threshold: float) -> EvalResult | None:
+        """confirm_episodes more episodes of the policy that just reached ``threshold`` (None when 0): a solve only if
+        they average it too. Its time is not the solve's (solved_at is the evaluation's); a failed check is logged."""
+        if not self.cfg.confirm_episodes:
+            return None
+        assert self.agent is not None
+        check = confirm(self.agent.policy, self.normalizer, self.eval_env,
+                        self.cfg.seed + CONFIRM_SEED_OFFSET + self.confirmed, self.cfg.confirm_episodes)
+        self.confirmed += check.episodes
+        said = (f"eval at {steps} env steps reached {result.return_mean:.4g} >= {threshold:g}; {check.episodes} more "
+                f"episodes: {check.return_mean:.4g} +- {check.return_std:.4g}")
+        if check.return_mean >= threshold:
+            self.writer.log(f"{said} (confirmed)")
+        elif self.warned_luck:
+            self.writer.log(f"{said} (not solved: the evaluation was luck; training goes on)")
+        else:  # once per run: in run.json's warnings, which the diagnosis and `gsolve train`'s end say
+            self.warned_luck = True
+            self._set_progress()
+            self.writer.warn("solve_not_confirmed", "confirm_episodes", f"{said}: not solved, the evaluation was luck "
+                             f"(training goes on); the policy is below the threshold by the larger sample")
+        return check
 
     # -- logging -------------------------------------------------------------------------------
     def _set_progress(self) -> None:

@@ -192,3 +192,26 @@ def _non_finite_cause(ctx: Ctx) -> tuple[str, list[SuggestedChange]]:
     changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps keep the weights and the log-probabilities finite"))
     return ("No setting is far outside its usual range; updates overflowed the network anyway (unclipped "
             "gradients or a learning rate too high for this problem)"), changes
+
+
+@rule("solve_not_confirmed")
+def solve_not_confirmed(ctx: Ctx) -> Finding | None:
+    """The trainer's warning that an evaluation reached the threshold and confirm_episodes more episodes did not: that
+    evaluation was luck (picked for being high), so its best eval says nothing about the policy. A coin flip's 3-episode
+    evaluation at 1.0 of 0.9 (every policy averages 0.5); the golden CartPole-v1:dqn run's 500 over 2 episodes, 449.9
+    over 50 more."""
+    w = next((w for w in ctx.info.warnings if w.kind == "solve_not_confirmed"), None)
+    if w is None or ctx.solved:
+        return None
+    return Finding(
+        id="solve_not_confirmed", severity=Severity.WARNING, score=0.52,
+        title="An evaluation reached the threshold on luck: more episodes of that policy fell short",
+        evidence=[Evidence(metric="run.json:warnings", env_steps_from=w.env_steps, env_steps_to=w.env_steps,
+                           observed=w.message, healthy="the episodes after an evaluation at the threshold average "
+                           "it too")],
+        cause="The evaluation that first reaches the threshold is picked for being high: with few episodes and "
+        "returns that vary, a policy below the threshold reaches it now and then. The larger sample that checked it "
+        "is the policy's return; judge the run by that and by the evaluations' trend, not by its best eval. The "
+        "policy needs to get better, not luckier: more evaluation episodes (eval_episodes) only make the noise "
+        "smaller.",
+    )
