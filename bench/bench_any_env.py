@@ -220,13 +220,13 @@ def run_zoo_arm(target: Target, seed: int, max_steps: int | None = None) -> dict
 
 def ours_command(target: Target, seed: int, runs_dir: Path, packages: Sequence[str]) -> list[str]:
     """``gsolve train ENV --seed S``, with only what the bench needs on top: where runs go, no bar, the
-    threshold where the spec has none, the packages that register the id."""
+    threshold where the spec has none, the packages that register the id, and the Zoo arm's solve definition (the
+    first evaluation at the threshold: no confirmation episodes)."""
     cmd = [str(GSOLVE), "train", target.config_id, "--seed", str(seed), "--runs-dir", str(runs_dir), "--quiet",
            "--no-fail"]
     for pkg in packages:
         cmd += ["--env-package", pkg]
-    extra = threshold_set(target)
-    return cmd + (["--set", *extra] if extra else [])
+    return [*cmd, "--set", *threshold_set(target), "confirm_episodes=0"]
 
 
 def threshold_set(target: Target) -> list[str]:

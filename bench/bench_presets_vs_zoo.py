@@ -160,7 +160,8 @@ def run_ours(config_id: str, seed: int) -> dict[str, Any]:
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.train.training import train
 
-    cfg = resolve_config(config_id, [f"seed={seed}"])
+    # One solve definition for both arms: the first evaluation at the threshold (the Zoo arm has no confirmation).
+    cfg = resolve_config(config_id, [f"seed={seed}", "confirm_episodes=0"])
     torch.set_num_threads(cfg.torch_threads)
     with tempfile.TemporaryDirectory() as runs_dir:
         result = train(cfg, Path(runs_dir))

@@ -50,9 +50,10 @@ def test_an_env_without_a_zoo_entry_trains_gsolves_defaults_in_both_arms(bench: 
     assert target.threshold_note  # not the spec's: the reason goes into the results
     cmd = bench.ours_command(target, 2, Path("/tmp/r"), ["minigrid"])
     assert cmd[1:4] == ["train", "CliffWalking-v1", "--seed"] and cmd[4] == "2"
-    assert cmd[-2:] == ["--set", "reward_threshold=-13.0"] and ["--env-package", "minigrid"] == cmd[-4:-2]
+    assert cmd[-3:] == ["--set", "reward_threshold=-13.0", "confirm_episodes=0"] and ["--env-package", "minigrid"] == cmd[-5:-3]
     taxi = bench.resolve_target("Taxi-v4", [], {})
-    assert bench.ours_command(taxi, 0, Path("/tmp/r"), [])[-1] == "--no-fail"  # the spec's threshold: nothing set
+    # the spec's threshold: nothing set but the Zoo arm's solve definition (no confirmation episodes)
+    assert bench.ours_command(taxi, 0, Path("/tmp/r"), [])[-3:] == ["--no-fail", "--set", "confirm_episodes=0"]
 
 
 def test_ours_written_as_a_zoo_entry_builds_sb3s_ppo_with_our_settings(bench: ModuleType) -> None:
