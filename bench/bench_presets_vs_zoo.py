@@ -154,14 +154,18 @@ def normalize_kwargs(value: Any, gamma: float) -> dict[str, Any] | None:
     return kwargs
 
 
-def run_ours(config_id: str, seed: int) -> dict[str, Any]:
+# One solve definition for both arms: the first evaluation at the threshold (the Zoo arm has no confirmation episodes).
+ZOO_SOLVE = ("confirm_episodes=0",)
+
+
+def run_ours(config_id: str, seed: int, sets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Our preset on ``seed`` (with ``sets`` on top: ZOO_SOLVE beside the Zoo's arm; the drift gate adds nothing)."""
     import torch
 
     from gymnasium_solver.config import resolve_config
     from gymnasium_solver.train.training import train
 
-    # One solve definition for both arms: the first evaluation at the threshold (the Zoo arm has no confirmation).
-    cfg = resolve_config(config_id, [f"seed={seed}", "confirm_episodes=0"])
+    cfg = resolve_config(config_id, [f"seed={seed}", *sets])
     torch.set_num_threads(cfg.torch_threads)
     with tempfile.TemporaryDirectory() as runs_dir:
         result = train(cfg, Path(runs_dir))
@@ -328,7 +332,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         config_id, seed = args.presets[0], args.seeds[0]
-        result = run_ours(config_id, seed) if args.worker == "ours" else run_zoo(config_id, seed, args.zoo_max_steps)
+        result = run_ours(config_id, seed, ZOO_SOLVE) if args.worker == "ours" else run_zoo(config_id, seed, args.zoo_max_steps)
         print(json.dumps({"arm": args.worker, "seed": seed, **result}), flush=True)
         return
 

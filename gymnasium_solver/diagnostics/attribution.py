@@ -217,10 +217,12 @@ _LARGEST_FIRST = ("The largest change (listed first) is the most likely cause; `
                   "and together, by running them.")
 
 
-def _deviation_words(sources: set[str]) -> tuple[str, str]:
+def _deviation_words(sources: set[str], alone: bool) -> tuple[str, str]:
     """The title and cause of preset_deviation for what the run's values are held against: a preset that
-    solves, the user's own preset, the RL Zoo's tuned entry, or gsolve's untuned defaults."""
-    unexplained = ", and no other mechanism explains the failure"
+    solves, the user's own preset, the RL Zoo's tuned entry, or gsolve's untuned defaults. ``alone``: no other
+    warning fired (else the title says that what did fire does not trace to these changes)."""
+    unexplained = (", and no other mechanism explains the failure" if alone else
+                   ", which no mechanism found traces to")
     if sources == {"default"}:
         return ("Differs from gsolve's defaults where its overrides changed them" + unexplained,
                 "gsolve's defaults are not tuned for this environment, but they are what this run would have "
@@ -248,7 +250,7 @@ def fallback(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     top_explained = top is not None and any(top.id in d.explains for d in ctx.deviations.values())
     devs = [d for d in suspects(ctx) if not d.explains]
     if devs and not top_explained:
-        title, cause = _deviation_words({d.source for d in devs})
+        title, cause = _deviation_words({d.source for d in devs}, not loud)
         findings = [*findings, Finding(
             id="preset_deviation",
             severity=Severity.WARNING,
