@@ -297,6 +297,10 @@ def test_timeout_stops_running_trials_and_skips_the_rest(tmp_path: Path) -> None
     assert [t.outcome for t in rec.trials] == ["stopped_early", "skipped"]
     assert "timeout of 0.2s" in rec.trials[0].detail and rec.winner is None
     assert "No candidate fixed run" in rec.message and "gsolve retry" in rec.message
+    # The timeout, not the budget, ended them: the message says so and how long to give them (MiniGrid-DoorKey-8x8's
+    # 4x-budget trials took 376-466 s each, past the default 600 s for three seeds two at a time).
+    assert ("The timeout stopped or skipped 2 trials before they could finish (the longest trial ran 0 s); to let "
+            "them finish: gsolve fix 20260101-000000-abcd --timeout 0.4.") in rec.message, rec.message
 
 
 def test_unknown_experiment_names_close_matches(tmp_path: Path) -> None:

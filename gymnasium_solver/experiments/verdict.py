@@ -240,6 +240,13 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          f"({_seeds_text(arm)}), where your unchanged config solved {theirs} of those {arm.ran}: it "
                          f"helps, but not on every seed. To judge it on more seeds: gsolve fix "
                          f"{record.parent_run_id} --seeds 5 --require 4{flags}.")
+        why = (ending or "").removeprefix("stopped: ")
+        cut = [t for t in record.trials if "timeout" in why and why in t.detail]
+        if cut:  # the timeout, not the budget, ended these: say how long to give them
+            longest = max((t.seconds or 0.0 for t in record.trials), default=0.0)
+            parts.append(f"The timeout stopped or skipped {len(cut)} trial{'s' if len(cut) > 1 else ''} before they "
+                         f"could finish (the longest trial ran {longest:,.0f} s); to let them finish: gsolve fix "
+                         f"{record.parent_run_id} --timeout {2 * record.timeout_seconds:g}{flags}.")
         parts.append(f"Diagnose the trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
                      f"gsolve retry {record.parent_run_id} --set key=value{flags}")
     return " ".join(parts)
