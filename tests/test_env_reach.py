@@ -450,8 +450,9 @@ def test_a_solve_on_a_lucky_evaluation_is_checked_on_more_episodes(
     With confirm_episodes, 50 more episodes must average the threshold too: at 0.9 they do not (not solved, said in
     run.log), at 0.4 they do (solved at the same evaluation, its check recorded beside it)."""
     monkeypatch.setenv("GSOLVE_CONFIG", "")
-    code, run_dir, _ = _train(capsys, tmp_path, "CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip", "--seed",
-                              "0", "--set", *COIN, f"reward_threshold={threshold}", f"confirm_episodes={confirm}")
+    code, run_dir, err = _train(capsys, tmp_path, "CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip",
+                                "--seed", "0", "--set", *COIN, f"reward_threshold={threshold}",
+                                f"confirm_episodes={confirm}")
     info = rf.read_run_info(run_dir)
     assert code == 0 and info.solved is solved
     log = (run_dir / rf.RUN_LOG).read_text()
@@ -466,7 +467,15 @@ def test_a_solve_on_a_lucky_evaluation_is_checked_on_more_episodes(
         assert info.solved_at is None and info.best_eval is not None and info.best_eval.return_mean == 1.0
         said = "eval at 512 env steps reached 1 >= 0.9; 51 more episodes: 0.5882 +- 0.4922"
         assert [(w.kind, w.env_steps) for w in info.warnings] == [("solve_not_confirmed", 512)]
-        assert f"{said}: not solved, the evaluation was luck" in log
+        assert f"{said}: not solved, the evaluation was luck" in log and f"warning: {said}" in err
+        from types import SimpleNamespace
+
+        from gymnasium_solver.cli.train import summary_line
+
+        ended = SimpleNamespace(solved_at=None, best_eval=info.best_eval, stop_reason=info.stop_reason, failure=None,
+                                env_steps=2048, wall_seconds=1.0, run_dir=run_dir)  # gsolve train's last line
+        assert "best eval 1.000 (threshold 0.9; that evaluation was luck: more episodes fell short" in summary_line(
+            "CoinFlip-v0:ppo", 0.9, ended)
         from gymnasium_solver.diagnostics import diagnose_run_dir
         from gymnasium_solver.run_store import RunStore
 

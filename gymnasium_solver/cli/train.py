@@ -236,6 +236,8 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
     if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
         what += f" ({result.failure.message})"
     goal = f" (threshold {threshold:g})" if threshold is not None else " (no reward threshold: trained for its budget)"
+    if threshold is not None and result.best_eval is not None and result.best_eval.return_mean >= threshold:
+        goal = f" (threshold {threshold:g}; that evaluation was luck: more episodes fell short, see the warning)"
     return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
             f"{best_s}{goal}; run folder {result.run_dir}")
 
