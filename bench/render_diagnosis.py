@@ -146,6 +146,12 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "reward_rarely_found and noise-guarded return_collapse rules; "
                                                    "HEAD moved to ce876f3 during it, a refactor of one rule's "
                                                    "text, the same findings)",
+                 "fix_verdicts_no_preset_33.json": "heldout42 (environments without a preset, four of five faults "
+                                                   "outside MiniGrid; blind: run from dcac85d, the pin of its scoring "
+                                                   "at its merge e2a8497, with solves confirmed on 50 more episodes "
+                                                   "and the reward-finding arm's longest budget; HEAD moved to "
+                                                   "269fa79 during it, the debugger prompt and gsolve train's last "
+                                                   "line, the same fix loop)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
