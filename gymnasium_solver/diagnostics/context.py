@@ -75,6 +75,10 @@ class Ctx:
             return self.config[key]
         return None if self.settings_unknown else default
 
+    def warning(self, kind: str) -> Any:
+        """The run's first warning of ``kind`` (run.json's warnings, written by the trainer), or None."""
+        return next((w for w in self.info.warnings if w.kind == kind), None)
+
     @property
     def eval_episodes(self) -> Any:
         """Episodes per evaluation: the run's setting, else our config's default (None when unknown)."""

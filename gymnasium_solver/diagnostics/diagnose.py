@@ -254,13 +254,13 @@ def _notes(ctx: Ctx, n_updates: int) -> list[str]:
                      "(get_run_info lists every difference from today's preset).")
     if len(ctx.eval_y) == 0:
         notes.append("No evaluation yet: trends use the training return only.")
-    if (costly := next((w for w in ctx.info.warnings if w.kind == "evaluation_costly"), None)) is not None:
+    if (costly := ctx.warning("evaluation_costly")) is not None:
         notes.append(f"The run warned at {costly.env_steps or 0:,} env steps: {costly.message}")
     return notes
 
 
 def _summary(d_status: str, ctx: Ctx, returns: ReturnSummary, findings: list[Finding]) -> str:
-    luck = next((w for w in ctx.info.warnings if w.kind == "solve_not_confirmed"), None)
+    luck = ctx.warning("solve_not_confirmed")
     if ctx.solved:
         head = f"Solved: best eval {fmt(returns.best_eval_return)} >= {fmt(ctx.threshold)}"
     elif luck is not None:

@@ -56,7 +56,7 @@ def run_failed(ctx: Ctx) -> Finding | None:
 def eval_unfinished(ctx: Ctx) -> Finding | None:
     """The trainer's warning that an evaluation stopped at its bound with episodes still running (an environment
     with no time limit): the eval figures are not episode returns, so nothing judged on them holds."""
-    w = next((w for w in ctx.info.warnings if w.kind == "eval_episodes_unfinished"), None)
+    w = ctx.warning("eval_episodes_unfinished")
     if w is None:
         return None
     ended_from = _evaluations_ended_from(ctx, w.env_steps)
@@ -200,7 +200,7 @@ def solve_not_confirmed(ctx: Ctx) -> Finding | None:
     evaluation was luck (picked for being high), so its best eval says nothing about the policy. A coin flip's 3-episode
     evaluation at 1.0 of 0.9 (every policy averages 0.5); the golden CartPole-v1:dqn run's 500 over 2 episodes, 449.9
     over 50 more."""
-    w = next((w for w in ctx.info.warnings if w.kind == "solve_not_confirmed"), None)
+    w = ctx.warning("solve_not_confirmed")
     if w is None or ctx.solved:
         return None
     return Finding(
