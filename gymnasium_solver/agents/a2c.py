@@ -11,6 +11,7 @@ numpy-acting policy and vectorised rollouts (docs/presets.md has the measured fi
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from gymnasium_solver.agents.common import (
@@ -22,8 +23,15 @@ from gymnasium_solver.agents.common import (
     check_finite,
     step_schedules,
 )
+from gymnasium_solver.agents.numpy_grad import (
+    Categorical,
+    NumpyActorCritic,
+    Tape,
+    categorical,
+    categorical_logit_grad,
+)
 from gymnasium_solver.agents.optim import GradParts, RMSprop, clip_grad_norm
-from gymnasium_solver.agents.ppo import RolloutAgent, gae_targets
+from gymnasium_solver.agents.ppo import _QUIET, RolloutAgent, gae_targets, numpy_scores
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 
@@ -44,15 +52,22 @@ class A2C(RolloutAgent):
                                  alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS)
         self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
         self._scored: tuple[Batch, PolicyEval] | None = None  # targets()' forward pass, kept for update()
+        self._taped: tuple[Batch, Tape, Categorical] | None = None  # the same on the numpy path
 
     def targets(self, rollout: Rollout) -> Batch:
-        """GAE targets from one forward pass with gradients, which update() then differentiates (its one
-        gradient step is on these very weights): one pass of the network per rollout instead of two. A pixel
-        policy (scored in chunks) and a rollout with invalid steps (an autoreset step) take the two passes: the
-        gradient of the valid rows picked from the whole pass sums in another order, so its last bits differ
-        from the two-pass update's, and A2C's results stay bit-identical to the recorded ones."""
+        """GAE targets from one forward pass, which update() then differentiates (its one gradient step is on these
+        very weights): one pass of the network per rollout instead of two. On the numpy path (agents/numpy_grad.py:
+        an MLP with a Categorical policy) the pass is numpy's and keeps its activations for the backward pass;
+        otherwise autograd's, with gradients. A pixel policy (scored in chunks) and a rollout with invalid steps
+        (an autoreset step) take two passes: scoring the rollout, then the valid rows in update()."""
+        self._scored = self._taped = None
+        net = self.policy.numpy_net()
+        if net is not None and rollout.valid.all():
+            scores, tape, dist = numpy_scores(net, rollout)
+            batch = gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda, scores)
+            self._taped = (batch, tape, dist)
+            return batch
         if self.policy.pixels or not rollout.valid.all():
-            self._scored = None
             return gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda)
         scores, ev = self.policy.score_and_evaluate(rollout.obs, rollout.actions, rollout.last_obs)
         batch = gae_targets(self.policy, rollout, self.cfg.gamma, self.cfg.gae_lambda, scores)
@@ -63,30 +78,66 @@ class A2C(RolloutAgent):
         """One gradient step on the whole rollout."""
         cfg = self.cfg
         lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
-        scored, self._scored = self._scored, None  # its graph serves one backward pass
-        ev = scored[1] if scored is not None and scored[0] is batch else self.policy.evaluate(batch.obs, batch.actions)
-        adv = batch.advantages
-        if cfg.normalize_advantages:
-            # SB3's A2C divides by the sample std (Bessel-corrected), unlike PPO's per-minibatch normalize().
-            adv = (adv - adv.mean()) / (adv.std(correction=1 if adv.numel() > 1 else 0) + 1e-8)
-        policy_loss = -(adv * ev.log_probs).mean()
-        assert ev.values is not None
-        value_loss = (batch.returns - ev.values).pow(2).mean()
-        entropy = ev.entropy.mean()
-        loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
-        self.optimizer.zero_grad()
-        loss.backward()
+        net = self.policy.numpy_net()
+        if net is not None:
+            policy_loss, value_loss, entropy, loss = self._numpy_gradients(net, batch, ent_coef)
+        else:
+            policy_loss, value_loss, entropy, loss = self._torch_gradients(batch, ent_coef)
         if self.grad_parts is not None:
             self.grad_parts.measure()
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
         grad_norm = clip_grad_norm(self.optimizer.params, max_norm)
-        if not torch.isfinite(loss.detach() + grad_norm):
-            check_finite("A2C loss", loss.detach())
+        if not torch.isfinite(loss + grad_norm):
+            check_finite("A2C loss", loss)
             check_finite("gradient norm", grad_norm)
         self.optimizer.step()
         return UpdateStats(
-            policy_loss=float(policy_loss.detach()), value_loss=float(value_loss.detach()), entropy=float(entropy.detach()),
+            policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
             grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
             explained_variance=batch.explained_variance, action_std=self.policy.action_std(),
             extra=None if self.grad_parts is None else self.grad_parts.take(),
         )
+
+    def _advantages(self, adv: torch.Tensor) -> torch.Tensor:
+        if not self.cfg.normalize_advantages:
+            return adv
+        # SB3's A2C divides by the sample std (Bessel-corrected), unlike PPO's per-minibatch normalize().
+        return (adv - adv.mean()) / (adv.std(correction=1 if adv.numel() > 1 else 0) + 1e-8)
+
+    def _torch_gradients(self, batch: Batch, ent_coef: float) -> tuple[float, float, float, torch.Tensor]:
+        """The loss's gradients through autograd, from targets()' pass when it scored this batch: the policy
+        loss, value loss and entropy, and the loss."""
+        scored, self._scored = self._scored, None  # its graph serves one backward pass
+        ev = scored[1] if scored is not None and scored[0] is batch else self.policy.evaluate(batch.obs, batch.actions)
+        policy_loss = -(self._advantages(batch.advantages) * ev.log_probs).mean()
+        assert ev.values is not None
+        value_loss = (batch.returns - ev.values).pow(2).mean()
+        entropy = ev.entropy.mean()
+        loss = policy_loss + self.cfg.vf_coef * value_loss - ent_coef * entropy
+        self.optimizer.zero_grad()
+        loss.backward()
+        return float(policy_loss.detach()), float(value_loss.detach()), float(entropy.detach()), loss.detach()
+
+    @_QUIET
+    def _numpy_gradients(self, net: NumpyActorCritic, batch: Batch,
+                         ent_coef: float) -> tuple[float, float, float, torch.Tensor]:
+        """:meth:`_torch_gradients` with the forward pass and the gradients in numpy (agents/numpy_grad.py)."""
+        taped, self._taped = self._taped, None
+        actions = batch.actions.numpy().astype(np.intp)
+        if taped is not None and taped[0] is batch:
+            tape, dist = taped[1], taped[2]
+        else:
+            tape = net.forward(batch.obs.numpy())
+            dist = categorical(tape.logits, actions)
+        rows = len(actions)
+        adv = self._advantages(batch.advantages).numpy()
+        values = tape.values[:rows]
+        returns = batch.returns.numpy()
+        policy_loss = -float((adv * dist.log_probs).mean())
+        error = values - returns
+        value_loss = float((error * error).mean())
+        entropy = float(dist.entropy.mean())
+        d_logits = categorical_logit_grad(dist, actions, adv * (-1.0 / rows), -ent_coef / rows)
+        net.backward(tape, d_logits, error * (2.0 * self.cfg.vf_coef / rows))
+        return policy_loss, value_loss, entropy, torch.tensor(policy_loss + self.cfg.vf_coef * value_loss
+                                                              - ent_coef * entropy)

@@ -26,6 +26,7 @@ from gymnasium_solver.agents.networks import (
     numpy_views,
     torch_mlp,
 )
+from gymnasium_solver.agents.numpy_grad import NumpyActorCritic, numpy_trainable
 from gymnasium_solver.agents.optim import Adam, RMSprop
 from gymnasium_solver.config import Config, schedule_value
 from gymnasium_solver.contract.metric_names import M
@@ -143,6 +144,7 @@ class ActorCritic(nn.Module):
             self._low, self._high = spec.action_low, spec.action_high
         self.activation = cfg.activation
         self._np_cache: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self._numpy_net: NumpyActorCritic | None = None  # numpy_net()'s, on views of the parameters
         self._weights: list[torch.Tensor] | None = None  # the parameters, for all_finite after every update
         # The MLP bodies' (weight, bias) per layer: the actor's, the critic's (None when shared).
         self._layers: tuple[list[tuple[torch.Tensor, torch.Tensor]],
@@ -160,6 +162,14 @@ class ActorCritic(nn.Module):
         trunk = list(self.actor_body.parameters()) if shared else []
         return {M.GRAD_NORM_ACTOR: actor, M.GRAD_NORM_CRITIC: critic, M.GRAD_NORM_TRUNK: trunk}
 
+    def numpy_net(self) -> NumpyActorCritic | None:
+        """The forward and backward pass in numpy (agents/numpy_grad.py) PPO's and A2C's updates take; None where
+        autograd stays (pixels, Gaussian actions, gSDE, no critic)."""
+        if self._numpy_net is None and self.value_head is not None and numpy_trainable(self, list(self.parameters())):
+            self._numpy_net = NumpyActorCritic(self.actor_body, self.critic_body, self.actor_head, self.value_head,
+                                               self.activation)
+        return self._numpy_net
+
     @property
     def has_critic(self) -> bool:
         return self.value_head is not None
@@ -170,7 +180,7 @@ class ActorCritic(nn.Module):
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         # The numpy views used by act() must follow the parameters if assign=True replaces them.
-        self._np_cache = self._weights = self._layers = None
+        self._np_cache = self._weights = self._layers = self._numpy_net = None
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
