@@ -234,7 +234,14 @@ def test_gsolve_runs_and_show(real_runs: RealRuns, capsys: pytest.CaptureFixture
     assert out[0].split()[:2] == ["RUN", "STATUS"] and len(out) == 2 and out[1].startswith(real_runs.solved)
     assert cli.main(["show", real_runs.short, "--runs-dir", str(real_runs.runs_dir)]) == 0
     shown = capsys.readouterr().out
-    assert "completed (budget_exhausted)" in shown and "threshold 475" in shown
+    assert "completed (budget_exhausted)" in shown and "threshold 475" in shown and "confirmed" not in shown
+    assert cli.main(["show", real_runs.solved, "--runs-dir", str(real_runs.runs_dir)]) == 0
+    shown = capsys.readouterr().out
+    info = rs.RunStore(real_runs.runs_dir).info(real_runs.runs_dir / real_runs.solved)
+    assert info.solved_at is not None and info.solved_at.confirm_return_mean is not None
+    # The solve's check, from run.json: its mean over the confirmation episodes beside the evaluation's own.
+    assert (f"confirmed   mean {info.solved_at.confirm_return_mean:.4g} over {info.solved_at.confirm_episodes} more "
+            f"episodes (the solving evaluation's {info.solved_at.eval_return_mean:.4g})") in shown, shown
     assert cli.main(["show", "../etc", "--runs-dir", str(real_runs.runs_dir)]) == 2
     assert "not a run id" in capsys.readouterr().err
     assert cli.main(["runs", "--runs-dir", str(real_runs.runs_dir), "--limit", "0"]) == 2

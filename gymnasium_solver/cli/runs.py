@@ -147,9 +147,12 @@ def format_details(d: rs.RunDetails) -> str:
     if d.final_eval:
         lines.append(f"  final eval  {d.final_eval.return_mean:.4g} at {_steps(d.final_eval.env_steps)}")
     threshold = f" (threshold {_fmt(s.reward_threshold)})" if s.reward_threshold is not None else ""
-    solved = (f"yes, at {_steps(s.solved_at_env_steps)} env steps, {s.solved_at_wall_seconds:.0f}s"
+    solved = (f"yes, at {_steps(s.solved_at_env_steps)} env steps, {s.solved_at_wall_seconds:.1f}s"
               if s.solved and s.solved_at_wall_seconds is not None else ("yes" if s.solved else "no"))
     lines.append(f"  solved      {solved}{threshold}")
+    if d.solved_at is not None and d.solved_at.confirm_episodes and d.solved_at.confirm_return_mean is not None:
+        lines.append(f"  confirmed   mean {d.solved_at.confirm_return_mean:.4g} over {d.solved_at.confirm_episodes} "
+                     f"more episodes (the solving evaluation's {d.solved_at.eval_return_mean:.4g})")
     if d.failure:
         lines.append(f"  failure     {d.failure.get('kind')}: {str(d.failure.get('message'))[:300]}")
     for w in d.warnings:

@@ -57,6 +57,8 @@ class RunDetails(BaseModel):
     failure: dict[str, Any] | None = Field(default=None, description="structured failure (kind, message, where)")
     best_eval: EvalSummary | None = None
     final_eval: EvalSummary | None = None
+    solved_at: rf.SolvedAt | None = Field(default=None, description="the evaluation that solved the run, and the "
+                                          "confirmation episodes it was checked on (confirm_episodes 0: not checked)")
     hyperparameters: dict[str, Any] = Field(
         default_factory=dict, description="key hyperparameters that apply to this run; get_config has every field"
     )
@@ -154,6 +156,7 @@ def _run_details(store: RunStore, run_dir: Path) -> RunDetails:
     details.variant, details.seed = info.variant, info.seed
     details.finished_at, details.updated_at = info.finished_at, info.updated_at
     details.wall_seconds, details.iteration = info.progress.wall_seconds, info.progress.iteration
+    details.solved_at = info.solved_at
     if info.failure is not None:
         details.failure = info.failure.model_dump()
         if len(info.failure.message) > 2000:  # a traceback can be long; get_run_logs has it all
