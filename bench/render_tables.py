@@ -326,6 +326,19 @@ def render_loop_limit(results: dict[str, Results]) -> str:
     return f"{intro}\n\n{bench_loop_limit.table(r.presets)}\n\n{fill(provenance(r.measured))}"
 
 
+def render_update_cost(results: dict[str, Results]) -> str:
+    """bench/bench_update.py's file: one update through numpy's gradients against autograd's."""
+    import bench_update
+
+    r = results[bench_update.NAME]
+    intro = fill(
+        "CPU milliseconds of one update (`targets` + `update` of one rollout of the preset's own shape, its untrained "
+        "policy), through autograd and through `gymnasium_solver/agents/numpy_grad.py`, median of 5 blocks, the "
+        "two paths alternating, one torch thread; the last column is the largest difference of the weights after "
+        "one update from the same start, relative to the largest weight (float32 rounding).")
+    return f"{intro}\n\n{bench_update.table(r.presets)}\n\n{fill(provenance(r.measured))}"
+
+
 # bench/bench_any_env.py's files: any_env*.json, one side-by-side run each (any_env, any_env_2, ...), and the estimates.
 ANY_ENV, ANY_ENV_ESTIMATES = "any_env", "any_env_estimates"
 
@@ -440,6 +453,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
     "loop-limit": render_loop_limit,
+    "update-cost": render_update_cost,
     **{block: heldout_renderer(block) for block in HELDOUT},
     "second-machine": render_second_machine,
 }
