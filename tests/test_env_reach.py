@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from shared_util import stop_after
 
 from gymnasium_solver.cli import app as cli
 from gymnasium_solver.config import ConfigError, env_modules, resolve_config, resolve_with_origin
@@ -438,6 +440,30 @@ def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
 
 
 COIN = ["max_env_steps=2048", "n_envs=4", "eval_freq=128", "eval_episodes=3"]
+
+
+CHECK = re.compile(r"eval at \d+ env steps reached [^;]*; \d+ more episodes: \S+ \+- \S+")
+
+
+def test_a_resumed_run_checks_its_lucky_evaluations_on_the_seeds_an_uninterrupted_one_would(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The confirmation seeds follow a count of the episodes checked so far, which the resumable checkpoint keeps: a
+    coin-flip run stopped after its first failed check and resumed makes the checks an uninterrupted run makes (the
+    same means over the same episodes), and warns once, as that run does."""
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    argv = ["CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip", "--seed", "0", "--set", *COIN,
+            "eval_episodes=2", "n_steps=32", "reward_threshold=0.9", "confirm_episodes=50", "last_checkpoint_seconds=0"]
+    _, whole, _ = _train(capsys, tmp_path / "whole", *argv)
+    checks = CHECK.findall((whole / rf.RUN_LOG).read_text())
+    assert len(checks) >= 2 and checks[0].startswith("eval at 128 "), checks  # one before the stop, more after
+    monkeypatch.setattr(training, "stop_on_signals", lambda: stop_after(6))  # 6 x 128 env steps: after the first
+    _, stopped, _ = _train(capsys, tmp_path / "resumed", *argv)
+    assert rf.read_run_info(stopped).status == rf.RunStatus.STOPPED
+    monkeypatch.undo()
+    assert cli.main(["train", "--resume", stopped.name, "--runs-dir", str(tmp_path / "resumed"), "--quiet",
+                     "--no-fail"]) == 0
+    assert CHECK.findall((stopped / rf.RUN_LOG).read_text()) == checks
+    assert [w.kind for w in rf.read_run_info(stopped).warnings] == ["solve_not_confirmed"]
 
 
 @pytest.mark.parametrize(("threshold", "confirm", "solved"), [(0.9, 0, True), (0.9, 50, False), (0.4, 50, True)])

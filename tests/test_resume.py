@@ -85,7 +85,7 @@ def test_checkpoint_round_trip_restores_optimizer_normaliser_rngs_and_counters(t
     state = TrainingState(
         optimizer=copy.deepcopy(agent.optimizer.state_dict()), torch_rng=torch.get_rng_state(),
         numpy_rng=numpy_rng_state(), collector=collector.state_dict(), eval_count=3, next_eval=2048,
-        next_checkpoint=None,
+        next_checkpoint=None, confirmed=100,
     )
     save_checkpoint(tmp_path, rf.LAST_CHECKPOINT, snapshot(agent.policy, normalizer, env_steps=collector.env_steps,
                     iteration=1, wall_seconds=1.5, eval_return_mean=None, training=state), cfg)
@@ -96,7 +96,7 @@ def test_checkpoint_round_trip_restores_optimizer_normaliser_rngs_and_counters(t
     loaded = load_resume_state(checkpoint_path(tmp_path, rf.LAST_CHECKPOINT))
     assert (loaded.env_steps, loaded.iteration, loaded.wall_seconds) == (ROLLOUT, 1, 1.5)
     t = loaded.training
-    assert (t.eval_count, t.next_eval, t.next_checkpoint) == (3, 2048, None)
+    assert (t.eval_count, t.next_eval, t.next_checkpoint, t.confirmed) == (3, 2048, None, 100)
     fresh = PPO(cfg, spec)
     fresh.policy.load_state_dict(loaded.model)
     fresh.optimizer.load_state_dict(t.optimizer)
@@ -118,6 +118,24 @@ def test_checkpoint_round_trip_restores_optimizer_normaliser_rngs_and_counters(t
     assert torch.equal(torch.rand(4), expected[0])
     assert np.array_equal(np.random.rand(4), expected[1])
     assert np.array_equal(collector2.rng.random(4), expected[2])
+
+
+def test_a_checkpoint_from_before_the_confirmation_counter_resumes_with_none_run(tmp_path: Path) -> None:
+    cfg = resolve_config("CartPole-v1:ppo", SMALL)
+    env = make_vec_env(cfg, cfg.n_envs)
+    agent = PPO(cfg, space_spec(env))
+    state = TrainingState(optimizer=agent.optimizer.state_dict(), torch_rng=torch.get_rng_state(),
+                          numpy_rng=numpy_rng_state(), collector={}, eval_count=2, next_eval=4096, next_checkpoint=None)
+    old = {k: v for k, v in state._asdict().items() if k != "confirmed"}  # what an older trainer wrote
+    save_checkpoint(tmp_path, rf.LAST_CHECKPOINT, snapshot(agent.policy, ObsNormalizer((4,), False), env_steps=64,
+                    iteration=1, wall_seconds=0.5, eval_return_mean=None, training=state), cfg)
+    path = checkpoint_path(tmp_path, rf.LAST_CHECKPOINT)
+    payload = torch.load(path, weights_only=True)
+    torch.save({**payload, "training": old}, path)
+    assert load_resume_state(path).training.confirmed == 0
+    torch.save({**payload, "training": {**old, "stray": 1}}, path)
+    with pytest.raises(ValueError, match="holds no training state"):
+        load_resume_state(path)
 
 
 def test_best_checkpoint_is_not_resumable(stopped: Path) -> None:

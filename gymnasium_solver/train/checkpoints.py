@@ -56,6 +56,9 @@ class TrainingState(NamedTuple):
     eval_count: int  # evaluations so far (evaluation seeds follow it)
     next_eval: int  # env steps of the next scheduled evaluation
     next_checkpoint: int | None  # env steps of the next periodic checkpoint
+    # Confirmation episodes run so far (their seeds follow it, as evaluation seeds follow eval_count); 0 in a
+    # checkpoint written before it was kept.
+    confirmed: int = 0
 
 
 class CheckpointState(NamedTuple):
@@ -201,7 +204,8 @@ def load_resume_state(path: Path) -> ResumeState:
     ValueError if it is not ours or holds no training state (``best``, or written before resume existed)."""
     payload = _read_payload(path)
     training = payload.get("training")
-    if not isinstance(training, dict) or set(training) != set(TrainingState._fields):
+    required = set(TrainingState._fields) - set(TrainingState._field_defaults)
+    if not isinstance(training, dict) or not required <= set(training) <= set(TrainingState._fields):
         raise ValueError(f"checkpoint {path.name} holds no training state (optimizer, RNG, counters) to resume from; "
                          "it is a 'best' checkpoint, the last one of a completed run, or written by a trainer "
                          "without resume support")

@@ -196,7 +196,9 @@ class Session:
         self.collector.load_state_dict(t.collector)
         torch.set_rng_state(t.torch_rng)
         set_numpy_rng_state(t.numpy_rng)
-        self.iteration, self.eval_count = state.iteration, t.eval_count
+        self.iteration, self.eval_count, self.confirmed = state.iteration, t.eval_count, t.confirmed
+        # run.json keeps its warnings across a resume: a check that failed before it was warned of then.
+        self.warned_luck = any(w.kind == "solve_not_confirmed" for w in self.writer.info.warnings)
         self.next_eval, self.next_checkpoint = t.next_eval, t.next_checkpoint
         self.logged_steps = state.env_steps
         self.t_start = time.perf_counter() - state.wall_seconds
@@ -356,7 +358,7 @@ class Session:
         return TrainingState(
             optimizer=copy.deepcopy(self.agent.optimizer.state_dict()), torch_rng=torch.get_rng_state(),
             numpy_rng=numpy_rng_state(), collector=self.collector.state_dict(), eval_count=self.eval_count,
-            next_eval=self.next_eval, next_checkpoint=self.next_checkpoint,
+            next_eval=self.next_eval, next_checkpoint=self.next_checkpoint, confirmed=self.confirmed,
         )
 
     @property
