@@ -30,7 +30,9 @@ def _spec(cfg: DQNConfig) -> Any:
     return space_spec(make_vec_env(cfg, 1))
 
 
-def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("gradients", ["numpy", "autograd"])
+def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: pytest.MonkeyPatch,
+                                                                 gradients: str) -> None:
     """The same weights and minibatches through our gradient step and SB3's DQN.train(): TD target
     from the target network (n-step discounts, terminal mask), Huber loss, gradient clip, Adam state
     carried between steps. Ours is torch's fused Adam, SB3's the per-tensor one: equal to rounding."""
@@ -41,6 +43,9 @@ def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: py
     cfg = _cfg("hidden_sizes=[32, 32]", "learning_rate=0.01", "max_grad_norm=0.5", "batch_size=16")
     torch.manual_seed(0)
     ours = DQN(cfg, _spec(cfg))
+    if gradients == "autograd":  # the path a policy off float32 CPU parameters takes
+        monkeypatch.setattr(ours.policy, "numpy_net", lambda: None)
+    assert (ours.policy.numpy_net() is None) == (gradients == "autograd")
     theirs = sb3.DQN("MlpPolicy", "CartPole-v1", learning_rate=0.01, max_grad_norm=0.5, batch_size=16,
                      device="cpu", policy_kwargs={"net_arch": [32, 32]})
     theirs.set_logger(Logger(folder=None, output_formats=[]))  # configure(None, ...) leaves a /tmp/SB3-* folder
@@ -57,6 +62,7 @@ def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: py
         theirs_b = ReplayBufferSamples(b.obs, b.actions[:, None], b.next_obs, b.terminated[:, None],
                                        b.returns[:, None], b.discounts[:, None])
         monkeypatch.setattr(ours.buffer, "sample", lambda *_, b=b: b)
+        monkeypatch.setattr(ours.buffer, "sample_arrays", lambda *_, b=b: tuple(t.numpy() for t in b))
         monkeypatch.setattr(theirs.replay_buffer, "sample", lambda *_, b=theirs_b, **__: b)
         ours._gradient_step()
         theirs.train(gradient_steps=1, batch_size=16)

@@ -3,11 +3,13 @@ torch's autograd: the same network outputs, the same gradients, the same updates
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 from gymnasium_solver.agents import numpy_grad
 from gymnasium_solver.agents.a2c import A2C
@@ -16,6 +18,18 @@ from gymnasium_solver.agents.optim import clip_grad_norm
 from gymnasium_solver.agents.ppo import PPO
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.envs import SpaceSpec
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    """One torch and BLAS thread, as training sets them: on a loaded 2-core machine two threads on products of a few
+    hundred rows spin-wait on each other (a 44-step update took 30 s instead of 0.1 s beside other work)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+    torch.set_num_threads(threads)
+
 
 NETWORKS = [  # (overrides, obs_dim, n_actions)
     (["hidden_sizes=[64,64]"], 4, 2),
@@ -196,3 +210,29 @@ def test_gaussian_pixel_and_gsde_policies_keep_autograd() -> None:
     kind.pixels = False
     assert numpy_grad.numpy_trainable(kind, [torch.zeros(2)]) is True
     assert numpy_grad.numpy_trainable(kind, [torch.zeros(2, dtype=torch.float64)]) is False
+
+
+@pytest.mark.parametrize(("hidden", "activation"), [([64, 64], "relu"), ([32], "tanh"), ([16, 8, 12], "relu")])
+def test_a_q_networks_forward_and_gradients_equal_autograds(hidden: list[int], activation: str) -> None:
+    from gymnasium_solver.agents.dqn import QNetwork
+
+    cfg = resolve_config("CartPole-v1:dqn", [f"hidden_sizes={hidden}".replace(" ", ""), f"activation={activation}"])
+    torch.manual_seed(2)
+    q = QNetwork(SpaceSpec(5, (5,), True, 3, None, None), cfg)
+    rng = np.random.default_rng(7)
+    obs = rng.standard_normal((100, 5)).astype(np.float32)
+    d_out = rng.standard_normal((100, 3)).astype(np.float32)
+    net = q.numpy_net()
+    assert net is not None
+    acts = net.forward(obs)
+    out = q(torch.from_numpy(obs))
+    np.testing.assert_allclose(acts[-1], out.detach().numpy(), rtol=1e-5, atol=1e-5)
+    ours = net.backward(acts, d_out)
+    assert [p.grad.data_ptr() for p in q.parameters()] == [g.ctypes.data for g in ours]
+    mine = [p.grad.clone() for p in q.parameters()]
+    q.zero_grad()
+    (out * torch.from_numpy(d_out)).sum().backward()
+    for (name, p), g in zip(q.named_parameters(), mine, strict=True):
+        scale = float(p.grad.abs().max())
+        assert scale > 0, name
+        torch.testing.assert_close(g, p.grad, rtol=1e-4, atol=1e-5 * scale, msg=name)

@@ -40,6 +40,8 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.agents.networks import linear_params, mlp, numpy_mlp, numpy_views, torch_mlp
+from gymnasium_solver.agents.numpy_grad import NumpyMLP
+from gymnasium_solver.agents.numpy_grad import clip_grad_norm as numpy_clip_grad_norm
 from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
 from gymnasium_solver.contract.algorithms import BOX, takes
@@ -67,6 +69,7 @@ class QNetwork(nn.Module):
         self.q_net = nn.Sequential(*mlp(sizes, cfg.activation), nn.Linear(sizes[-1], spec.n_actions))
         self._np_cache: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._layers: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        self._numpy_net: NumpyMLP | None = None
 
     @property
     def device(self) -> torch.device:
@@ -86,7 +89,8 @@ class QNetwork(nn.Module):
         return F.linear(torch_mlp(self._layers[:-1], self.activation, obs), weight, bias)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        self._np_cache = self._layers = None  # they must follow the parameters if assign=True replaces them
+        # They must follow the parameters if assign=True replaces them.
+        self._np_cache = self._layers = self._numpy_net = None
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def q_values(self, obs: np.ndarray) -> np.ndarray:
@@ -103,6 +107,14 @@ class QNetwork(nn.Module):
 
     def all_finite(self) -> bool:
         return tensors_finite(list(self.parameters()))
+
+    def numpy_net(self) -> NumpyMLP | None:
+        """The forward and backward pass in numpy (agents/numpy_grad.py) DQN's gradient steps take; None for
+        parameters that are not float32 on the CPU."""
+        if self._numpy_net is None and all(p.dtype == torch.float32 and p.device.type == "cpu"
+                                           for p in self.parameters()):
+            self._numpy_net = NumpyMLP(self.q_net, self.activation)
+        return self._numpy_net
 
 
 class Explorer:
@@ -212,10 +224,13 @@ class ReplayBuffer:
             self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, rng: np.random.Generator, batch_size: int) -> Sample:
+        return Sample(*map(torch.from_numpy, self.sample_arrays(rng, batch_size)))
+
+    def sample_arrays(self, rng: np.random.Generator, batch_size: int) -> tuple[np.ndarray, ...]:
+        """:meth:`sample`'s arrays (the same draw), for the numpy gradient step."""
         idx = rng.integers(0, self.size, batch_size)
-        return Sample(torch.from_numpy(self.obs[idx]), torch.from_numpy(self.actions[idx]),
-                      torch.from_numpy(self.returns[idx]), torch.from_numpy(self.next_obs[idx]),
-                      torch.from_numpy(self.terminated[idx]), torch.from_numpy(self.discounts[idx]))
+        return (self.obs[idx], self.actions[idx], self.returns[idx], self.next_obs[idx], self.terminated[idx],
+                self.discounts[idx])
 
     def drop_pending(self) -> None:
         """Forget the unfinished n-step windows (a resumed run's envs start fresh episodes)."""
@@ -329,19 +344,23 @@ class DQN:
             group["lr"] = lr
 
     def _gradient_step(self) -> None:
-        b = self.buffer.sample(self.rng, self.cfg.batch_size)
-        with torch.no_grad():
-            next_q = self.target(b.next_obs).max(dim=1).values
-            td_target = b.returns + (1.0 - b.terminated) * b.discounts * next_q
-        q = self.policy(b.obs).gather(1, b.actions.unsqueeze(1)).squeeze(1)
-        loss = F.smooth_l1_loss(q, td_target)
-        self.adam.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.grad_parts is not None:
-            self.grad_parts.measure()
         max_norm = self.cfg.max_grad_norm if self.cfg.max_grad_norm is not None else math.inf
-        grad_norm = clip_grad_norm(self.adam.params, max_norm)
-        loss_value, norm_value = float(loss.detach()), float(grad_norm)
+        net = self.policy.numpy_net()
+        if net is not None:
+            loss_value, norm_value = self._numpy_gradients(net, self.buffer.sample_arrays(self.rng, self.cfg.batch_size),
+                                                           max_norm)
+        else:
+            b = self.buffer.sample(self.rng, self.cfg.batch_size)
+            with torch.no_grad():
+                next_q = self.target(b.next_obs).max(dim=1).values
+                td_target = b.returns + (1.0 - b.terminated) * b.discounts * next_q
+            q = self.policy(b.obs).gather(1, b.actions.unsqueeze(1)).squeeze(1)
+            loss = F.smooth_l1_loss(q, td_target)
+            self.adam.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.grad_parts is not None:
+                self.grad_parts.measure()
+            loss_value, norm_value = float(loss.detach()), float(clip_grad_norm(self.adam.params, max_norm))
         if not math.isfinite(loss_value + norm_value):
             raise NonFiniteLossError(f"non-finite TD loss ({loss_value}) or gradient norm ({norm_value}) "
                                      f"at gradient step {self.n_updates + 1}")
@@ -349,6 +368,24 @@ class DQN:
         self.n_updates += 1
         self._losses.append(loss_value)
         self._grad_norms.append(norm_value)
+
+    @np.errstate(over="ignore", invalid="ignore")  # a non-finite loss raises NonFiniteLossError with a sentence
+    def _numpy_gradients(self, net: NumpyMLP, sample: tuple[np.ndarray, ...], max_norm: float) -> tuple[float, float]:
+        """The TD loss's gradients (Huber, SB3's smooth_l1_loss) through numpy (agents/numpy_grad.py), clipped: the
+        loss and the gradient norm before the clip."""
+        obs, actions, returns, next_obs, terminated, discounts = sample
+        td_target = returns + (1.0 - terminated) * discounts * self.target.q_values(next_obs).max(1)
+        acts = net.forward(obs)
+        rows = np.arange(len(td_target))
+        error = acts[-1][rows, actions] - td_target
+        size = np.abs(error)
+        loss = float(np.where(size < 1.0, 0.5 * error * error, size - 0.5).sum()) / len(error)
+        d_q = np.zeros_like(acts[-1])
+        d_q[rows, actions] = np.clip(error, -1.0, 1.0) * np.float32(1.0 / len(error))
+        grads = net.backward(acts, d_q)
+        if self.grad_parts is not None:
+            self.grad_parts.measure()
+        return loss, numpy_clip_grad_norm(grads, max_norm)
 
     def stats(self) -> UpdateStats:
         """What the iteration's gradient steps measured (they ran while collecting, as SB3's do)."""

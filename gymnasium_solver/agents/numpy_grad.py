@@ -171,6 +171,32 @@ def _rows(n: int) -> np.ndarray:
     return np.arange(n)
 
 
+class NumpyMLP:
+    """An MLP ending in a linear layer (DQN's Q-network: ``mlp(...)`` then ``nn.Linear``), its forward and backward
+    pass in numpy on views of its parameters, as :class:`NumpyActorCritic` does for the actor-critic."""
+
+    def __init__(self, net: nn.Module, activation: str):
+        self.activation = activation
+        self._params = linear_params(net)
+        self._np = _views(self._params)
+
+    def forward(self, obs: np.ndarray) -> list[np.ndarray]:
+        """The input, each hidden layer's output, and the last layer's output (the Q-values)."""
+        acts = _forward(self._np[:-1], self.activation, obs)
+        weight, bias = self._np[-1]
+        return [*acts, acts[-1] @ weight.T + bias]
+
+    def backward(self, acts: list[np.ndarray], d_out: np.ndarray) -> list[np.ndarray]:
+        """Set every parameter's ``.grad`` from d loss / d (the last layer's output), given :meth:`forward`'s list;
+        the gradients, as numpy arrays sharing the ``.grad`` tensors' memory."""
+        weight, _ = self._np[-1]
+        hidden = acts[-2]
+        head = [d_out.T @ hidden, _ones(len(d_out)) @ d_out]
+        body: list[np.ndarray] = []
+        _backward(self._np[:-1], self.activation, acts[:-1], d_out @ weight, body)
+        return _assign(self._params, [*_pairs_reversed(body), *head])
+
+
 def _views(params: list[Params]) -> list[Layer]:
     return [(w.detach().numpy(), b.detach().numpy()) for w, b in params]
 
