@@ -1,9 +1,11 @@
-"""One PPO or A2C update through numpy's gradients (gymnasium_solver/agents/numpy_grad.py) against autograd's, on a
-rollout of each preset's own shape (issue 23 item 4: the update is most of a CartPole solve's time).
+"""One PPO, A2C or DQN update through numpy's gradients (gymnasium_solver/agents/numpy_grad.py) against autograd's,
+on data of each preset's own shape (issue 23 item 4: the update is most of a CartPole solve's time).
 
-For each preset: its config and vectorised env, one rollout of its untrained policy (``n_envs`` x ``n_steps``), then
-``targets`` + ``update`` of that rollout timed on both paths in this process's CPU time (one torch thread, as
-training sets it): the median of 5 blocks of ``--repeats`` updates, the paths alternating block by block. The
+For each preset: its config and vectorised env; PPO and A2C: one rollout of its untrained policy (``n_envs`` x
+``n_steps``), then ``targets`` + ``update`` of it; DQN: a replay buffer of 100 collections of its untrained policy,
+then the ``gradient_steps`` gradient steps that follow one collection. Each is timed on both paths in this process's
+CPU time (one torch thread, as training sets it): the median of 5 blocks of ``--repeats`` updates, the paths
+alternating block by block. The
 weights move with every update, which does not change what one costs. The last column is the largest difference
 between the two paths' weights after one update from the same start, relative to the largest weight (float32
 rounding, not a different update).
@@ -34,21 +36,28 @@ from gymnasium_solver.config import resolve_config  # noqa: E402
 from gymnasium_solver.envs import make_vec_env, space_spec  # noqa: E402
 from gymnasium_solver.train.rollout import RolloutCollector  # noqa: E402
 
-PRESETS = ("CartPole-v1:ppo", "CartPole-v1:a2c", "Acrobot-v1:ppo", "LunarLander-v3:ppo")
+PRESETS = ("CartPole-v1:ppo", "CartPole-v1:a2c", "Acrobot-v1:ppo", "LunarLander-v3:ppo", "CartPole-v1:dqn",
+           "LunarLander-v3:dqn")
+DQN_FILL = 100  # collections of train_freq vector steps in the replay buffer before timing
 NAME = "update_cost"
-DESCRIPTION = "One PPO / A2C update through numpy's gradients against autograd's (bench/bench_update.py)"
+DESCRIPTION = "One PPO / A2C / DQN update through numpy's gradients against autograd's (bench/bench_update.py)"
 PATHS = ("autograd_ms", "numpy_ms")
 
 
 def _agent(config_id: str) -> tuple[Any, Any, Any]:
-    """(config, a fresh agent seeded 0, one rollout of its untrained policy)."""
+    """(config, a fresh agent seeded 0, one rollout of its untrained policy; DQN: None, its buffer filled)."""
     cfg = resolve_config(config_id)
     env = make_vec_env(cfg, cfg.n_envs)
     spec = space_spec(env)
     torch.manual_seed(0)
     agent = agent_class(cfg.algo)(cfg, spec)
     collector = RolloutCollector(env, spec, ObsNormalizer((spec.obs_dim,), False), 1.0, seed=0)
-    rollout = agent.collect(collector)
+    rollout = None
+    if cfg.algo == "dqn":
+        for _ in range(DQN_FILL):
+            agent.buffer.add_rollout(collector.collect_steps(agent.explorer, cfg.train_freq))
+    else:
+        rollout = agent.collect(collector)
     env.close()
     return cfg, agent, rollout
 
@@ -59,7 +68,18 @@ def _autograd(agent: Any) -> Any:
 
 
 def _update(agent: Any, rollout: Any) -> None:
-    agent.update(agent.targets(rollout), 0.0)
+    if rollout is None:  # DQN: the gradient steps after one collection
+        for _ in range(agent.cfg.gradient_steps):
+            agent._gradient_step()
+    else:
+        agent.update(agent.targets(rollout), 0.0)
+
+
+def gradient_steps(cfg: Any) -> int:
+    """Gradient steps in one update: PPO's epochs x minibatches, A2C's one, DQN's gradient_steps."""
+    if cfg.algo == "ppo":
+        return int(cfg.n_epochs * max(1, round(cfg.n_envs * cfg.n_steps / cfg.batch_size)))
+    return int(cfg.gradient_steps) if cfg.algo == "dqn" else 1
 
 
 def measure(config_id: str, repeats: int) -> tuple[dict[str, list[float]], int, float]:
@@ -76,8 +96,7 @@ def measure(config_id: str, repeats: int) -> tuple[dict[str, list[float]], int, 
     pairs = list(zip(numpy_agent.policy.parameters(), autograd_agent.policy.parameters(), strict=True))
     scale = max(float(q.detach().abs().max()) for _, q in pairs)
     difference = max(float((p - q).detach().abs().max()) for p, q in pairs) / scale
-    samples = cfg.n_envs * cfg.n_steps
-    steps = cfg.n_epochs * max(1, round(samples / cfg.batch_size)) if cfg.algo == "ppo" else 1
+    steps = gradient_steps(cfg)
     blocks: dict[str, list[float]] = {path: [] for path in PATHS}
     agents = {"autograd_ms": autograd_agent, "numpy_ms": numpy_agent}
     for agent in agents.values():

@@ -332,8 +332,9 @@ def render_update_cost(results: dict[str, Results]) -> str:
 
     r = results[bench_update.NAME]
     intro = fill(
-        "CPU milliseconds of one update (`targets` + `update` of one rollout of the preset's own shape, its untrained "
-        "policy), through autograd and through `gymnasium_solver/agents/numpy_grad.py`, median of 5 blocks, the "
+        "CPU milliseconds of one update (PPO and A2C: `targets` + `update` of one rollout of the preset's own shape, "
+        "its untrained policy; DQN: the `gradient_steps` gradient steps after one collection, on a replay buffer of "
+        "100 collections), through autograd and through `gymnasium_solver/agents/numpy_grad.py`, median of 5 blocks, the "
         "two paths alternating, one torch thread; the last column is the largest difference of the weights after "
         "one update from the same start, relative to the largest weight (float32 rounding).")
     return f"{intro}\n\n{bench_update.table(r.presets)}\n\n{fill(provenance(r.measured))}"
