@@ -153,6 +153,9 @@ async def test_run_info_by_last_prefix_and_full_id(client: Client, real_runs: Re
     s = info["summary"]
     assert s["status"] == "completed" and s["stop_reason"] == "solved" and s["solved"] is True
     assert info["hyperparameters"]["n_envs"] == 4 and info["best_eval"]["return_mean"] >= 15
+    solved_at = info["solved_at"]  # the solve and its check, as run.json has them
+    assert solved_at["eval_return_mean"] >= 15 and solved_at["confirm_episodes"] >= 50
+    assert solved_at["confirm_return_mean"] >= 15
     assert all(f["present"] and f["problem"] is None for f in info["files"])
     newest = max(real_runs.short, real_runs.solved, real_runs.reinforce)
     assert (await ok(client, "get_run_info", {"run_id": "@last"}))["details"]["summary"]["run_id"] == newest
