@@ -442,6 +442,23 @@ def test_an_ale_game_without_a_preset_is_found_and_told_how_it_trains() -> None:
 COIN = ["max_env_steps=2048", "n_envs=4", "eval_freq=128", "eval_episodes=3"]
 
 
+def test_a_check_that_cannot_tell_its_mean_from_the_threshold_runs_more_episodes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every coin-flip policy averages 0.5. Against a threshold of 0.9 the first 51 episodes settle it (0.59, far
+    below); against 0.55 they cannot tell (their mean lies within noise of it), so the check runs another 51, and
+    more, up to 4 x 51, before it decides: not solved, on the larger sample."""
+    from gymnasium_solver.train.evaluation import CONFIRM_ROUNDS, settled
+
+    assert settled([500.0] * 50, 475) and settled([1.0, 0.0] * 25, 0.9) and not settled([1.0, 0.0] * 25, 0.55)
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    _, run_dir, _ = _train(capsys, tmp_path, "CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip",
+                           "--seed", "0", "--set", *COIN, "reward_threshold=0.55", "confirm_episodes=50")
+    checks = [(int(m[1]), float(m[2])) for m in re.finditer(r"; (\d+) more episodes: (\S+) \+-",
+                                                               (run_dir / rf.RUN_LOG).read_text())]
+    assert checks and all(51 < n <= CONFIRM_ROUNDS * 51 and abs(mean - 0.5) < 0.1 for n, mean in checks), checks
+    assert not rf.read_run_info(run_dir).solved
+
+
 CHECK = re.compile(r"eval at \d+ env steps reached [^;]*; \d+ more episodes: \S+ \+- \S+")
 
 

@@ -283,8 +283,9 @@ class ConfigBase(BaseModel):
     confirm_episodes: int = Field(default=50, ge=0, le=MAX_EVAL_EPISODES,
                                   description="an evaluation that reaches the reward threshold solves the run only "
                                   "if this many more episodes (fresh seeds, in rounds of eval_episodes) average "
-                                  "at least the threshold too; 0 = the first evaluation decides (SB3's and the RL "
-                                  "Zoo's definition)",
+                                  "at least the threshold too, and up to 4x as many while a t-test cannot tell "
+                                  "their mean from it; 0 = the first evaluation decides (SB3's and the RL Zoo's "
+                                  "definition)",
                                   json_schema_extra=_why("the evaluation that first reaches the threshold is "
                                                          "picked for being high: on a stochastic environment "
                                                          "a 10-episode mean of 1.0 can be luck"))

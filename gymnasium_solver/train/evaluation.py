@@ -74,21 +74,45 @@ def _step_running(sub_envs: list[gym.Env], running: np.ndarray, actions: np.ndar
     return reward, term, trunc
 
 
+# A check whose sample cannot tell its mean from the threshold runs more rounds of confirm_episodes, up to this many
+# in all; the test that tells them apart is scipy's one-sample t-test at CONFIRM_ALPHA.
+CONFIRM_ROUNDS = 4
+CONFIRM_ALPHA = 0.05
+
+
 def confirm(policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv, seed: int,
-            episodes: int) -> EvalResult:
+            episodes: int, threshold: float | None = None) -> EvalResult:
     """At least ``episodes`` more deterministic episodes, in rounds of one episode per sub-env of ``env`` (the
     evaluation's own envs: nothing more is built), seeded from ``seed`` on: their pooled returns. What checks an
-    evaluation that reached the threshold: that evaluation was picked for being high."""
+    evaluation that reached the threshold: that evaluation was picked for being high. With ``threshold``, while the
+    episodes so far cannot tell their mean from it (``settled``), ``episodes`` more, up to CONFIRM_ROUNDS times as
+    many: a FrozenLake-v1 DQN policy averaged 0.72 over 50 episodes and 0.62 over 200, threshold 0.7."""
     returns: list[float] = []
     lengths: list[float] = []
     unfinished = 0
-    while len(returns) < episodes:
+    target = episodes
+    while len(returns) < target:
         r = evaluate(policy, normalizer, env, seed + len(returns))
         returns += r.returns
         lengths.append(r.ep_len_mean * r.episodes)
         unfinished += r.unfinished
+        if (len(returns) >= target and threshold is not None and target < CONFIRM_ROUNDS * episodes
+                and not settled(returns, threshold)):
+            target += episodes
     a = np.asarray(returns, np.float64)
     return EvalResult(float(a.mean()), float(a.std()), float(sum(lengths)) / len(a), len(a), returns, unfinished)
+
+
+def settled(returns: list[float], threshold: float) -> bool:
+    """Whether ``returns`` tell their mean from ``threshold``: all equal (nothing varies), or scipy's one-sample
+    t-test rejects a mean equal to it at CONFIRM_ALPHA. scipy.stats is imported only here (about a second): most
+    checks of a solved CartPole return 500 every episode and never get this far."""
+    a = np.asarray(returns, np.float64)
+    if len(a) < 2 or float(a.std()) == 0.0:
+        return True
+    from scipy import stats
+
+    return bool(stats.ttest_1samp(a, threshold).pvalue < CONFIRM_ALPHA)
 
 
 def unfinished_message(cfg: Config, result: EvalResult) -> str:

@@ -296,7 +296,7 @@ class Session:
             return None
         assert self.agent is not None
         check = confirm(self.agent.policy, self.normalizer, self.eval_env,
-                        self.cfg.seed + CONFIRM_SEED_OFFSET + self.confirmed, self.cfg.confirm_episodes)
+                        self.cfg.seed + CONFIRM_SEED_OFFSET + self.confirmed, self.cfg.confirm_episodes, threshold)
         self.confirmed += check.episodes
         said = (f"eval at {steps} env steps reached {result.return_mean:.4g} >= {threshold:g}; {check.episodes} more "
                 f"episodes: {check.return_mean:.4g} +- {check.return_std:.4g}")
