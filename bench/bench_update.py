@@ -36,8 +36,8 @@ from gymnasium_solver.config import resolve_config  # noqa: E402
 from gymnasium_solver.envs import make_vec_env, space_spec  # noqa: E402
 from gymnasium_solver.train.rollout import RolloutCollector  # noqa: E402
 
-PRESETS = ("CartPole-v1:ppo", "CartPole-v1:a2c", "Acrobot-v1:ppo", "LunarLander-v3:ppo", "CartPole-v1:dqn",
-           "LunarLander-v3:dqn")
+PRESETS = ("CartPole-v1:ppo", "CartPole-v1:a2c", "Acrobot-v1:ppo", "LunarLander-v3:ppo",
+           "LunarLander-v3:ppo_continuous", "CartPole-v1:dqn", "LunarLander-v3:dqn")
 DQN_FILL = 100  # collections of train_freq vector steps in the replay buffer before timing
 NAME = "update_cost"
 DESCRIPTION = "One PPO / A2C / DQN update through numpy's gradients against autograd's (bench/bench_update.py)"

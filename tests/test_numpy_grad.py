@@ -200,9 +200,66 @@ def test_an_a2c_update_through_numpy_moves_the_weights_as_autograds(all_valid: b
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=name)
 
 
-def test_gaussian_pixel_and_gsde_policies_keep_autograd() -> None:
-    box = SpaceSpec(3, (3,), False, 1, np.array([-2.0], np.float32), np.array([2.0], np.float32))
-    assert ActorCritic(box, resolve_config("Pendulum-v1:ppo"), with_critic=True).numpy_net() is None
+BOX = SpaceSpec(3, (3,), False, 2, np.array([-2.0, -1.0], np.float32), np.array([2.0, 1.0], np.float32))
+
+
+def test_the_gaussian_log_probs_entropy_and_gradients_equal_autograds() -> None:
+    """A diagonal Gaussian with a learned log std: d loss / d means and d loss / d log std against autograd of the
+    ActorCritic's own log-prob and entropy (agents/common.py)."""
+    cfg = resolve_config("Pendulum-v1:ppo", ["use_sde=false", "log_std_init=-0.3"])
+    policy = ActorCritic(BOX, cfg, with_critic=True)
+    rng = np.random.default_rng(8)
+    mean = rng.standard_normal((150, 2)).astype(np.float32)
+    actions = (mean + rng.standard_normal((150, 2))).astype(np.float32)
+    d_log_probs = rng.standard_normal(150).astype(np.float32)
+    assert policy.log_std is not None
+    dist = numpy_grad.gaussian(mean, policy.log_std.detach().numpy(), actions)
+    d_mean, d_log_std = numpy_grad.gaussian_grads(dist, d_log_probs, 0.21)
+    out = torch.from_numpy(mean).requires_grad_()
+    log_probs, entropy = policy._log_prob_entropy(out, torch.from_numpy(actions), out)
+    np.testing.assert_allclose(dist.log_probs, log_probs.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dist.entropy, entropy.detach().numpy(), rtol=1e-6)
+    ((log_probs * torch.from_numpy(d_log_probs)).sum() + 0.21 * entropy.sum()).backward()
+    assert out.grad is not None and policy.log_std.grad is not None
+    np.testing.assert_allclose(d_mean, out.grad.numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(d_log_std, policy.log_std.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("algo", ["ppo", "a2c"])
+def test_a_gaussian_policys_update_through_numpy_moves_the_weights_as_autograds(algo: str) -> None:
+    """Box actions (unclipped samples stored), a learned log std and an entropy bonus: PPO's and A2C's updates on
+    both paths from the same start."""
+    cfg = resolve_config(f"Pendulum-v1:{algo}" if algo == "ppo" else "CartPole-v1:a2c",
+                         ["use_sde=false", "ent_coef=0.01"] if algo == "ppo" else ["ent_coef=0.01"])
+    agents = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        agents.append(PPO(cfg, BOX) if algo == "ppo" else A2C(cfg, BOX))  # type: ignore[arg-type]
+    ours, autograd = agents
+    autograd.policy.numpy_net = lambda: None  # type: ignore[method-assign]
+    assert ours.policy.numpy_net() is not None
+    rng = np.random.default_rng(9)
+    t, n = 16, 4
+    for _ in range(3):
+        mean = rng.standard_normal((t, n, 2)).astype(np.float32)
+        rollout = Rollout(rng.standard_normal((t, n, 3)).astype(np.float32), mean,
+                          rng.standard_normal((t, n)).astype(np.float32), rng.random((t, n)) < 0.1,
+                          np.zeros((t, n), bool), np.ones((t, n), bool), rng.standard_normal((n, 3)).astype(np.float32),
+                          t * n)
+        torch.manual_seed(3)
+        a = ours.update(ours.targets(rollout), 0.2)
+        torch.manual_seed(3)
+        b = autograd.update(autograd.targets(rollout), 0.2)
+        for field in ("policy_loss", "value_loss", "entropy", "grad_norm", "action_std"):
+            assert getattr(a, field) == pytest.approx(getattr(b, field), rel=1e-3, abs=1e-6), field
+    for (name, p), q in zip(ours.policy.named_parameters(), autograd.policy.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=name)
+    assert not torch.equal(ours.policy.log_std, torch.full_like(ours.policy.log_std, float(cfg.log_std_init)))
+
+
+def test_pixel_and_gsde_policies_keep_autograd() -> None:
+    assert ActorCritic(BOX, resolve_config("Pendulum-v1:ppo", ["use_sde=true"]), with_critic=True).numpy_net() is None
+    assert ActorCritic(BOX, resolve_config("Pendulum-v1:ppo", ["use_sde=false"]), with_critic=True).numpy_net()
     cfg = resolve_config("CartPole-v1:ppo")
     assert ActorCritic(SpaceSpec(4, (4,), True, 2, None, None), cfg, with_critic=False).numpy_net() is None
     kind = SimpleNamespace(pixels=True, discrete=True, sde=False)

@@ -23,15 +23,9 @@ from gymnasium_solver.agents.common import (
     check_finite,
     step_schedules,
 )
-from gymnasium_solver.agents.numpy_grad import (
-    Categorical,
-    NumpyActorCritic,
-    Tape,
-    categorical,
-    categorical_logit_grad,
-)
+from gymnasium_solver.agents.numpy_grad import Distribution, NumpyActorCritic, Tape
 from gymnasium_solver.agents.optim import GradParts, RMSprop, clip_grad_norm
-from gymnasium_solver.agents.ppo import _QUIET, RolloutAgent, gae_targets, numpy_scores
+from gymnasium_solver.agents.ppo import _QUIET, RolloutAgent, gae_targets, numpy_actions, numpy_scores
 from gymnasium_solver.config import A2CConfig, Algo, schedule_start
 from gymnasium_solver.envs import SpaceSpec
 
@@ -52,7 +46,7 @@ class A2C(RolloutAgent):
                                  alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS)
         self.grad_parts = GradParts(self.policy.grad_parts()) if cfg.grad_norm_parts else None
         self._scored: tuple[Batch, PolicyEval] | None = None  # targets()' forward pass, kept for update()
-        self._taped: tuple[Batch, Tape, Categorical] | None = None  # the same on the numpy path
+        self._taped: tuple[Batch, Tape, Distribution] | None = None  # the same on the numpy path
 
     def targets(self, rollout: Rollout) -> Batch:
         """GAE targets from one forward pass, which update() then differentiates (its one gradient step is on these
@@ -123,12 +117,12 @@ class A2C(RolloutAgent):
                          ent_coef: float) -> tuple[float, float, float, torch.Tensor]:
         """:meth:`_torch_gradients` with the forward pass and the gradients in numpy (agents/numpy_grad.py)."""
         taped, self._taped = self._taped, None
-        actions = batch.actions.numpy().astype(np.intp)
+        actions = numpy_actions(batch.actions.numpy())
         if taped is not None and taped[0] is batch:
             tape, dist = taped[1], taped[2]
         else:
             tape = net.forward(batch.obs.numpy())
-            dist = categorical(tape.logits, actions)
+            dist = net.distribution(tape.logits, actions)
         rows = len(actions)
         adv = self._advantages(batch.advantages).numpy()
         values = tape.values[:rows]
@@ -137,7 +131,7 @@ class A2C(RolloutAgent):
         error = values - returns
         value_loss = float((error * error).mean())
         entropy = float(dist.entropy.mean())
-        d_logits = categorical_logit_grad(dist, actions, adv * (-1.0 / rows), -ent_coef / rows)
-        net.backward(tape, d_logits, error * (2.0 * self.cfg.vf_coef / rows))
+        d_out, d_log_std = net.head_grads(dist, actions, adv * np.float32(-1.0 / rows), -ent_coef / rows)
+        net.backward(tape, d_out, error * np.float32(2.0 * self.cfg.vf_coef / rows), d_log_std)
         return policy_loss, value_loss, entropy, torch.tensor(policy_loss + self.cfg.vf_coef * value_loss
                                                               - ent_coef * entropy)

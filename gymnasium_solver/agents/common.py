@@ -164,10 +164,10 @@ class ActorCritic(nn.Module):
 
     def numpy_net(self) -> NumpyActorCritic | None:
         """The forward and backward pass in numpy (agents/numpy_grad.py) PPO's and A2C's updates take; None where
-        autograd stays (pixels, Gaussian actions, gSDE, no critic)."""
+        autograd stays (pixels, gSDE, no critic)."""
         if self._numpy_net is None and self.value_head is not None and numpy_trainable(self, list(self.parameters())):
             self._numpy_net = NumpyActorCritic(self.actor_body, self.critic_body, self.actor_head, self.value_head,
-                                               self.activation)
+                                               self.activation, self.log_std)
         return self._numpy_net
 
     @property

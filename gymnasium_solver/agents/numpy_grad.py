@@ -36,9 +36,9 @@ class _Kind(Protocol):
 
 
 def numpy_trainable(policy: _Kind, params: list[torch.Tensor]) -> bool:
-    """Whether a policy's update runs here: an MLP (not the Nature CNN) with a Categorical policy (no Gaussian
-    head, no gSDE) on float32 CPU parameters."""
-    return (not policy.pixels and policy.discrete and not policy.sde
+    """Whether a policy's update runs here: an MLP (not the Nature CNN) with a Categorical or a diagonal Gaussian
+    policy (not gSDE) on float32 CPU parameters."""
+    return (not policy.pixels and not policy.sde
             and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params))
 
 
@@ -82,6 +82,39 @@ def categorical_logit_grad(dist: Categorical, actions: np.ndarray, d_log_probs: 
     return grad
 
 
+class Gaussian(NamedTuple):
+    """A diagonal Gaussian policy's quantities for a batch of means, its state-independent log std and the taken
+    (unclipped) actions."""
+
+    z: np.ndarray  # [B, A], (action - mean) / std
+    std: np.ndarray  # [A]
+    log_probs: np.ndarray  # [B]
+    entropy: np.ndarray  # [B]
+
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+def gaussian(mean: np.ndarray, log_std: np.ndarray, actions: np.ndarray) -> Gaussian:
+    std = np.exp(log_std)
+    z = (actions - mean) / std
+    log_probs = (-0.5 * z * z - log_std - np.float32(0.5 * _LOG_2PI)).sum(1)
+    entropy = np.full(len(mean), float((0.5 + 0.5 * _LOG_2PI + log_std).sum()), np.float32)
+    return Gaussian(z, std, log_probs, entropy)
+
+
+def gaussian_grads(dist: Gaussian, d_log_probs: np.ndarray, d_entropy: float) -> tuple[np.ndarray, np.ndarray]:
+    """(d loss / d means, d loss / d log std), given d loss / d (each sample's log-prob) and d loss / d (each sample's
+    entropy), the same for every sample: d log p / d mean = z / std, d log p / d log std = z^2 - 1, and each
+    sample's entropy grows by 1 with each log std."""
+    d_mean = d_log_probs[:, None] * dist.z / dist.std
+    d_log_std = d_log_probs @ (dist.z * dist.z - 1.0) + np.float32(d_entropy * len(d_log_probs))
+    return d_mean, d_log_std.astype(np.float32)
+
+
+Distribution = Categorical | Gaussian
+
+
 def _forward(layers: list[Layer], activation: str, x: np.ndarray) -> list[np.ndarray]:
     out = [x]
     for weight, bias in layers:
@@ -116,8 +149,10 @@ class NumpyActorCritic:
     optimizers update them in place, so the views stay current; rebuild after a load with assign=True)."""
 
     def __init__(self, actor_body: nn.Module, critic_body: nn.Module | None, actor_head: nn.Linear,
-                 value_head: nn.Linear, activation: str):
+                 value_head: nn.Linear, activation: str, log_std: torch.Tensor | None = None):
         self.activation = activation
+        self._log_std = log_std  # a Gaussian policy's learned log std (None: Categorical)
+        self._np_log_std = None if log_std is None else log_std.detach().numpy()
         self._actor = linear_params(actor_body)
         self._critic = None if critic_body is None else linear_params(critic_body)
         self._heads: list[Params] = [(actor_head.weight, actor_head.bias), (value_head.weight, value_head.bias)]
@@ -134,7 +169,21 @@ class NumpyActorCritic:
         values = (actor[-1] if critic is None else critic[-1]) @ w[0] + b[0]
         return Tape(actor, critic, logits, values)
 
-    def backward(self, tape: Tape, d_logits: np.ndarray, d_values: np.ndarray) -> list[np.ndarray]:
+    def distribution(self, out: np.ndarray, actions: np.ndarray) -> Distribution:
+        """The policy's distribution of the tape's head output (logits, or a Gaussian's means) at ``actions``."""
+        if self._np_log_std is None:
+            return categorical(out, actions)
+        return gaussian(out, self._np_log_std, actions)
+
+    def head_grads(self, dist: Distribution, actions: np.ndarray, d_log_probs: np.ndarray,
+                   d_entropy: float) -> tuple[np.ndarray, np.ndarray | None]:
+        """(d loss / d head output, d loss / d log std or None) from the derivatives by the log-probs and entropies."""
+        if isinstance(dist, Categorical):
+            return categorical_logit_grad(dist, actions, d_log_probs, d_entropy), None
+        return gaussian_grads(dist, d_log_probs, d_entropy)
+
+    def backward(self, tape: Tape, d_logits: np.ndarray, d_values: np.ndarray,
+                 d_log_std: np.ndarray | None = None) -> list[np.ndarray]:
         """Set every parameter's ``.grad`` to d loss / d parameter, given d loss / d logits and d loss / d values
         for the tape's rows (the first ``len(d_values)`` rows of a longer tape: A2C's pass includes the
         observations after the rollout, which no loss term reads). Returns the gradients as numpy arrays (the
@@ -158,7 +207,12 @@ class NumpyActorCritic:
             _backward(self._np_critic, self.activation, [a[:rows] for a in tape.critic],
                       d_values[:, None] * wv, body)
             grads += _assign(self._critic, _pairs_reversed(body))
-        return grads + _assign(self._heads, [*head_grads, *value_grads])
+        grads += _assign(self._heads, [*head_grads, *value_grads])
+        if self._log_std is not None and d_log_std is not None:
+            grad = np.ascontiguousarray(d_log_std, dtype=np.float32)
+            self._log_std.grad = torch.from_numpy(grad)
+            grads.append(grad)
+        return grads
 
 
 @functools.cache

@@ -27,13 +27,7 @@ from gymnasium_solver.agents.common import (
     resolve_device,
     step_schedules,
 )
-from gymnasium_solver.agents.numpy_grad import (
-    Categorical,
-    NumpyActorCritic,
-    Tape,
-    categorical,
-    categorical_logit_grad,
-)
+from gymnasium_solver.agents.numpy_grad import Distribution, NumpyActorCritic, Tape
 from gymnasium_solver.agents.numpy_grad import clip_grad_norm as numpy_clip_grad_norm
 from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import A2CConfig, Algo, PPOConfig, schedule_start, schedule_value
@@ -59,12 +53,17 @@ _QUIET = np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 
 @_QUIET
-def numpy_scores(net: NumpyActorCritic, rollout: Rollout) -> tuple[RolloutScores, Tape, Categorical]:
+def numpy_actions(actions: np.ndarray) -> np.ndarray:
+    """Actions as the numpy distributions take them: indices for a Categorical's, float32 for a Gaussian's."""
+    return actions.astype(np.intp) if actions.ndim == 1 else actions.astype(np.float32, copy=False)
+
+
+def numpy_scores(net: NumpyActorCritic, rollout: Rollout) -> tuple[RolloutScores, Tape, Distribution]:
     """:meth:`ActorCritic.score_rollout` through the numpy forward pass the update differentiates (so a step's
     probability ratios start at exactly 1), with the pass's tape and distribution."""
     t, n = rollout.obs.shape[:2]
     tape = net.forward(np.concatenate([rollout.obs.reshape(t * n, -1), rollout.last_obs]))
-    dist = categorical(tape.logits[: t * n], rollout.actions.reshape(t * n).astype(np.intp))
+    dist = net.distribution(tape.logits[: t * n], numpy_actions(rollout.actions.reshape(t * n, *rollout.actions.shape[2:])))
     scores = RolloutScores(dist.log_probs.reshape(t, n), tape.values[: t * n].reshape(t, n), tape.values[t * n :])
     return scores, tape, dist
 
@@ -119,7 +118,7 @@ class PPO(RolloutAgent):
         epochs_completed, stop = 0, False
         if net is not None:
             unshuffled = [t.numpy() for t in batch[:6]]
-            unshuffled[1] = unshuffled[1].astype(np.intp)  # the actions, as indices
+            unshuffled[1] = numpy_actions(unshuffled[1])
         for epoch in range(cfg.n_epochs):
             # The KL is needed on every minibatch for early stopping, else only for the last epoch's metric.
             measure_kl = cfg.target_kl is not None or epoch == cfg.n_epochs - 1
@@ -196,7 +195,7 @@ class PPO(RolloutAgent):
         cfg = self.cfg
         obs, actions, old_log_probs, old_values, advantages, returns = mb
         tape = net.forward(obs)
-        dist = categorical(tape.logits, actions)
+        dist = net.distribution(tape.logits, actions)
         log_ratio = dist.log_probs - old_log_probs
         ratio = np.exp(log_ratio)
         kl = float(((ratio - 1) - log_ratio).sum()) / len(ratio) if measure_kl else None
@@ -216,8 +215,8 @@ class PPO(RolloutAgent):
         value_loss, d_values = self._numpy_value_loss(tape.values, old_values, returns)
         entropy = float(dist.entropy.sum()) / b
         loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
-        d_logits = categorical_logit_grad(dist, actions, d_log_probs, -ent_coef / b)
-        grads = net.backward(tape, d_logits, d_values * np.float32(cfg.vf_coef))
+        d_out, d_log_std = net.head_grads(dist, actions, d_log_probs, -ent_coef / b)
+        grads = net.backward(tape, d_out, d_values * np.float32(cfg.vf_coef), d_log_std)
         if self.grad_parts is not None:
             self.grad_parts.measure()
         grad_norm = numpy_clip_grad_norm(grads, max_norm)
