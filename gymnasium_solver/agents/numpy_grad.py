@@ -1,16 +1,17 @@
-"""The MLP actor-critic's forward pass and its gradient in numpy, for PPO's and A2C's updates (issue 23 item 4).
+"""MLP forward passes and their gradients in numpy, for PPO's, A2C's and DQN's updates (issue 23 item 4).
 
 A CartPole PPO update is 44 gradient steps on minibatches of 512 through two 64x64 tanh MLPs. Through torch
 each step cost about 1.4 ms on our 2-core machine, most of it autograd's and the dispatcher's per-op
 bookkeeping around kernels that take microseconds; the same arithmetic written out in numpy (the forward
-pass, the loss's gradient with respect to the logits and the values, and each layer's backward pass by hand)
-costs about a third of that, and the update was two thirds of a solve's time. The gradients land in the
-torch parameters' ``.grad`` (``torch.from_numpy``, no copy), so clipping, ``grad_norm_parts``, the
-optimizers and their checkpointed state are torch's as before.
+pass, the loss's gradient with respect to the network's outputs, and each layer's backward pass by hand)
+costs about half of that, and the update was two thirds of a solve's time (bench/bench_update.py measures
+both paths per preset). The gradients land in the torch parameters' ``.grad`` (``torch.from_numpy``, no
+copy), so clipping, ``grad_norm_parts``, the optimizers and their checkpointed state are torch's as before.
 
 The gradients equal autograd's to float32 rounding (tests/test_numpy_grad.py holds them against torch's
-on random networks and batches), not to the bit: the sums run in another order. Which policies take this
-path is :func:`numpy_trainable`; the others (pixels, Gaussian actions, gSDE) keep torch's autograd.
+on random networks and batches), not to the bit: the sums run in another order. The actor-critic's policy is
+a Categorical or a diagonal Gaussian (:class:`NumpyActorCritic`); DQN's Q-network is :class:`NumpyMLP`. Which
+actor-critics take this path is :func:`numpy_trainable`; the others (pixels, gSDE) keep torch's autograd.
 """
 
 from __future__ import annotations
