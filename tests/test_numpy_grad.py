@@ -125,6 +125,19 @@ def _ppo_pair(overrides: list[str]) -> tuple[PPO, PPO]:
     return agents[0], agents[1]
 
 
+def _batch(agent: PPO, n: int, seed: int, drift: tuple[float, float]) -> Batch:
+    """n CartPole-shaped samples scored by ``agent``'s policy, their stored log-probs and values moved by
+    ``drift`` (standard deviations), random advantages and returns."""
+    rng = np.random.default_rng(seed)
+    obs = torch.from_numpy(rng.standard_normal((n, 4)).astype(np.float32))
+    actions = torch.from_numpy(rng.integers(0, 2, n))
+    with torch.no_grad():
+        ev = agent.policy.evaluate(obs, actions)
+    assert ev.values is not None
+    return Batch(obs, actions, ev.log_probs + drift[0] * torch.randn(n), ev.values + drift[1] * torch.randn(n),
+                 torch.randn(n), torch.randn(n), 0.0)
+
+
 @pytest.mark.parametrize("overrides", [
     [],
     ["clip_range_vf=0.1", "ent_coef=0.02", "normalize_advantages=false", "vf_coef=0.7", "max_grad_norm=0.05"],
@@ -132,15 +145,7 @@ def _ppo_pair(overrides: list[str]) -> tuple[PPO, PPO]:
 ])
 def test_a_ppo_update_through_numpy_moves_the_weights_as_autograds(overrides: list[str]) -> None:
     ours, autograd = _ppo_pair(overrides)
-    rng = np.random.default_rng(3)
-    n = 2048
-    obs = torch.from_numpy(rng.standard_normal((n, 4)).astype(np.float32))
-    actions = torch.from_numpy(rng.integers(0, 2, n))
-    with torch.no_grad():
-        ev = ours.policy.evaluate(obs, actions)
-    assert ev.values is not None
-    batch = Batch(obs, actions, ev.log_probs + 0.05 * torch.randn(n), ev.values + 0.3 * torch.randn(n),
-                  torch.randn(n), torch.randn(n), 0.0)
+    batch = _batch(ours, 2048, seed=3, drift=(0.05, 0.3))  # the stored log-probs and values off the policy's
     for progress in (0.1, 0.5):
         torch.manual_seed(7)
         a = ours.update(batch, progress)
@@ -156,14 +161,7 @@ def test_a_ppo_update_through_numpy_moves_the_weights_as_autograds(overrides: li
 
 def test_the_target_kl_stop_is_the_same_on_both_paths() -> None:
     ours, autograd = _ppo_pair(["target_kl=0.001", "n_epochs=10"])
-    rng = np.random.default_rng(4)
-    n = 1024
-    obs = torch.from_numpy(rng.standard_normal((n, 4)).astype(np.float32))
-    actions = torch.from_numpy(rng.integers(0, 2, n))
-    with torch.no_grad():
-        ev = ours.policy.evaluate(obs, actions)
-    assert ev.values is not None
-    batch = Batch(obs, actions, ev.log_probs, ev.values, torch.randn(n), torch.randn(n), 0.0)
+    batch = _batch(ours, 1024, seed=4, drift=(0.0, 0.0))
     torch.manual_seed(5)
     a = ours.update(batch, 0.0)
     torch.manual_seed(5)
