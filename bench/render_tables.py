@@ -82,6 +82,7 @@ VS_ZOO = {
     "lunarlander-ppo-vs-zoo": ("lunarlander_ppo_vs_zoo", "LunarLander-v3:ppo", "PPO"),
     "lunarlander-ppo-vs-zoo-1m": ("lunarlander_ppo_vs_zoo_1m", "LunarLander-v3:ppo", "PPO"),
     "lunarlander-dqn-vs-zoo": ("lunarlander_dqn_vs_zoo", "LunarLander-v3:dqn", "DQN"),
+    "lunarlander-dqn-vs-zoo-amd-epyc": ("lunarlander_dqn_vs_zoo_amd_epyc", "LunarLander-v3:dqn", "DQN"),
 }
 # Blocks the README's speed line leaves out: LunarLander's Zoo arm capped at 300,000 env steps, where the run with
 # the Zoo's whole budget (lunarlander-ppo-vs-zoo-1m) gives its real env steps.
