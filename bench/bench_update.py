@@ -46,7 +46,7 @@ PATHS = ("autograd_ms", "numpy_ms")
 
 def _agent(config_id: str) -> tuple[Any, Any, Any]:
     """(config, a fresh agent seeded 0, one rollout of its untrained policy; DQN: None, its buffer filled)."""
-    cfg = resolve_config(config_id)
+    cfg: Any = resolve_config(config_id)  # PPO, A2C or DQN: their own fields below
     env = make_vec_env(cfg, cfg.n_envs)
     spec = space_spec(env)
     torch.manual_seed(0)
