@@ -447,9 +447,18 @@ def test_a_check_that_cannot_tell_its_mean_from_the_threshold_runs_more_episodes
     """Every coin-flip policy averages 0.5. Against a threshold of 0.9 the first 51 episodes settle it (0.59, far
     below); against 0.55 they cannot tell (their mean lies within noise of it), so the check runs another 51, and
     more, up to 4 x 51, before it decides: not solved, on the larger sample."""
-    from gymnasium_solver.train.evaluation import CONFIRM_ROUNDS, settled
+    from gymnasium_solver.train.evaluation import CONFIRM_ALPHA, CONFIRM_ROUNDS, settled
 
     assert settled([500.0] * 50, 475) and settled([1.0, 0.0] * 25, 0.9) and not settled([1.0, 0.0] * 25, 0.55)
+    from scipy import stats  # settled's p-value is ttest_1samp's: the same decision on samples near the cut
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        sample = list(rng.normal(0.0, 1.0, int(rng.integers(2, 300))))
+        for threshold in (-0.3, -0.1, 0.0, 0.12, 0.25):
+            p = stats.ttest_1samp(sample, threshold).pvalue
+            if abs(p - CONFIRM_ALPHA) > 1e-9:
+                assert settled(sample, threshold) == (p < CONFIRM_ALPHA), (len(sample), threshold, p)
     monkeypatch.setenv("GSOLVE_CONFIG", "")
     _, run_dir, _ = _train(capsys, tmp_path, "CoinFlip-v0:ppo", "--env-class", "tests.envs.my_env:CoinFlip",
                            "--seed", "0", "--set", *COIN, "reward_threshold=0.55", "confirm_episodes=50")
