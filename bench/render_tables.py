@@ -170,6 +170,15 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
                              "cartpole_a2c_vs_zoo_trial27")),
         "CartPole-v1:reinforce": (("as shipped (not retuned: it meets the spread targets)", "cartpole_reinforce_heldout"),),
     },
+    "robust-cartpole-a2c-amd": {
+        "CartPole-v1:a2c": (("as shipped: trial 38 (the ours arm of the side by side with the Zoo)",
+                             "cartpole_a2c_vs_zoo_amd_epyc"),
+                            ("tried, not adopted: trial 11 of sweep-20261204-233321-0429 (the slowest of seeds 0-19, "
+                             "picked on seeds 2000-2019; the ours arm of the side by side with the Zoo)",
+                             "cartpole_a2c_vs_zoo_amd_epyc_trial11"),
+                            ("as shipped: trial 38 (its own arm alone)", "cartpole_a2c_heldout_amd_trial38"),
+                            ("tried, not adopted: trial 11 (its own arm alone)", "cartpole_a2c_heldout_amd_trial11")),
+    },
     "robust-acrobot": {
         "Acrobot-v1:ppo": (("as shipped (not retuned: it meets the spread targets)", "acrobot_ppo_heldout_before"),),
         "Acrobot-v1:reinforce": (("as shipped (the ours arm of a side by side with the Zoo's PPO; a 10-trial sweep "
