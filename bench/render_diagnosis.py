@@ -157,6 +157,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_35.json": "heldout44 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 704416d, the pin of its scoring at its merge 98120d0, "
                                                    "with DQN's numpy gradients and the sequential solve check)",
+                 "fix_verdicts_no_preset_36.json": "heldout45 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at 53d0da5, the pin of its scoring at its merge a3a8295)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
