@@ -24,6 +24,7 @@ import bench_results  # noqa: E402 - a sibling script, not a package
 import render_diagnosis  # noqa: E402 - a sibling script, not a package
 import render_install  # noqa: E402 - a sibling script, not a package
 import render_speed  # noqa: E402 - a sibling script, not a package
+import render_spread  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
 from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 
@@ -432,6 +433,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-table": render_gate_table,
     "gate-time": render_gate_time,
     **render_speed.RENDERERS,
+    **render_spread.RENDERERS,
     **{block: heldout_renderer(block) for block in HELDOUT},
     "second-machine": render_second_machine,
 }

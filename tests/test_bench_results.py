@@ -300,3 +300,29 @@ def test_a_rendered_percentage_is_rounded_down_never_up_across_a_target() -> Non
     rd = load_bench("render_diagnosis")
     assert rd._pct(162, 191) == "162/191 (84.8%)"
     assert rd._pct(7, 7) == "7/7 (100.0%)" and rd._pct(2, 3) == "2/3 (66.6%)" and rd._pct(0, 0) == "0/0"
+
+
+def test_the_pooled_spread_counts_how_often_a_table_of_20_misses_the_target(render: ModuleType) -> None:
+    import numpy as np
+
+    spread_mod = render.render_spread
+    rng = np.random.default_rng(0)
+    assert spread_mod.chance_past(np.full(60, 8192.0), 3.0, rng) == 0.0  # every seed alike: never past
+    # One seed in 60 at 10x the rest: a table of 20 draws it with probability 1 - (59/60)^20 (about 29%).
+    pool = np.array([4096.0] * 59 + [40960.0])
+    assert abs(spread_mod.chance_past(pool, 3.0, rng) - (1 - (59 / 60) ** 20)) < 0.02
+    low, high = spread_mod.interval(np.arange(1.0, 61.0), 50, rng)
+    assert low < 30.5 < high
+
+
+def test_the_pooled_spread_refuses_files_of_other_configs_or_a_repeated_seed(render: ModuleType,
+                                                                            results: ModuleType) -> None:
+    a = _results(results, [(1, True, 4096), (2, True, 8192)], name="a")
+    b = _results(results, [(3, True, 4096)], name="b")
+    assert len(render.render_spread.pooled_rows({"a": a, "b": b}, "CartPole-v1:ppo", ("a", "b"))) == 3
+    with pytest.raises(ValueError, match="repeat a seed"):
+        render.render_spread.pooled_rows({"a": a, "b": a}, "CartPole-v1:ppo", ("a", "b"))
+    other = b.model_copy(deep=True)
+    other.presets["CartPole-v1:ppo"].config_sha = "def"
+    with pytest.raises(ValueError, match="different configs"):
+        render.render_spread.pooled_rows({"a": a, "b": other}, "CartPole-v1:ppo", ("a", "b"))
