@@ -33,6 +33,9 @@ POOLED: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
                                   "cartpole_a2c_heldout_amd_trial38")),
         "CartPole-v1:dqn": (3.0, ("cartpole_dqn_vs_zoo_amd_epyc", "cartpole_dqn_heldout_amd_2000",
                                   "cartpole_dqn_heldout_amd_4000")),
+        "CartPole-v1:reinforce": (3.0, ("cartpole_reinforce_heldout_amd_1000", "cartpole_reinforce_heldout_amd_4000")),
+        "Acrobot-v1:ppo": (3.0, ("acrobot_ppo_heldout_amd_1000", "acrobot_ppo_heldout_amd_4000")),
+        "Pendulum-v1:ppo": (3.0, ("pendulum_ppo_heldout_amd_1000", "pendulum_ppo_heldout_amd_4000")),
     },
 }
 
