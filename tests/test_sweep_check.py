@@ -313,3 +313,27 @@ def test_the_sweep_check_hint_names_the_users_env_class(tmp_path: Path) -> None:
     text = report.render(report.summarize(RunStore(tmp_path), plan.record.sweep_id))
     hint = next(ln for ln in text.splitlines() if "gsolve sweep-check" in ln)
     assert f"gsolve sweep-check {plan.record.sweep_id} --env-class {corridor} re-trains" in hint, hint
+
+
+def test_a_sweep_tuned_for_its_slow_seeds_is_checked_for_them() -> None:
+    """A sweep that ranked each trial by its slowest seed (--seed-statistic max) ranks the check's arms the same
+    way: a trial with the lower median but a slower slowest seed loses to the preset (CartPole-v1:dqn's sweep for its
+    slowest seed, checked on seeds 4000-4019, had a trial like this), and the table states each arm's slowest seed."""
+    def arm(name: str, steps: list[int]) -> check.ArmResult:
+        runs = [check.SeedRun(seed=i, run_id=f"{name}{i}", solved=True, env_steps=v, seconds=v / 1000,
+                              outcome="solved") for i, v in enumerate(steps)]
+        a = check.ArmResult(name=name, trial_number=None, sweep_value=None, overrides={}, command="c",
+                            solved=len(runs), runs=runs, median_env_steps=float(sorted(steps)[len(steps) // 2]))
+        a.ranked_value = float(max(steps))
+        return a
+
+    trial = arm("trial #23", [4096, 6144, 8192, 8192, 36864])
+    preset = arm("preset", [8192, 8192, 10240, 12288, 28672])
+    assert min([trial, preset], key=lambda a: check._score(a, "steps")).name == "trial #23"  # by the median
+    assert min([trial, preset], key=lambda a: check._score(a, "steps", "max")).name == "preset"
+    record = SimpleNamespace(seed_statistic="max", seeds_per_trial=16)
+    assert check.ranking_statistic(record) == "max"  # type: ignore[arg-type]
+    assert check.ranking_statistic(SimpleNamespace(seed_statistic="p90", seeds_per_trial=1)) == "median"  # type: ignore[arg-type]
+    verdict = check._verdict([trial, preset], preset, 5, "steps", None, "max")
+    assert "keep the preset" in verdict and "max 28,672 env steps (median 10,240 env steps)" in verdict
+    assert check._slowest(trial) == "36,864 (4.5x)"

@@ -7,8 +7,9 @@ sweep's fixed overrides) on seeds the sweep never saw, through the same trial po
 `gsolve fix` (jobs.pool; local processes or Ray), alternating the arms seed by seed so machine load
 hits them alike. Per arm it reports the seeds solved, the median env steps and seconds, and the
 spread (IQM with a bootstrap interval, jobs.seeds), an unsolved seed counting with everything it
-spent; the arm with the most seeds solved, then the lowest median of the sweep's objective, is the
-one to adopt. Each re-training is a normal run folder whose
+spent; the arm with the most seeds solved, then the lowest value of the sweep's objective by the sweep's
+own seed statistic (the median for a sweep of one seed per trial; its p90 or slowest seed for a sweep tuned
+for the slow seeds), is the one to adopt. Each re-training is a normal run folder whose
 ``parent_run_id`` is the trial's run and whose ``applied_changes`` is the seed it was given.
 """
 
@@ -75,6 +76,8 @@ class ArmResult(BaseModel):
     median_seconds: float | None = None
     spread: seeds_mod.Spread | None = Field(default=None, description="the sweep objective over the seeds (unsolved "
                                             "seeds at all they spent): IQM with its 95% bootstrap interval, extremes")
+    ranked_value: float | None = Field(default=None, description="the sweep objective over the seeds by the statistic "
+                                       "the arms are ranked by (SweepCheck.statistic)")
 
 
 class SweepCheck(BaseModel):
@@ -87,7 +90,9 @@ class SweepCheck(BaseModel):
     seeds: list[int] = Field(description="the held-out seeds each arm trained on")
     held_out: bool = Field(description="whether none of the seeds is the sweep's own")
     arms: list[ArmResult]
-    best: str | None = Field(description="the arm with the most seeds solved, then the lowest median objective")
+    statistic: str = Field(default="median", description="what ranks the arms over the seeds: the sweep's own seed "
+                           "statistic when it trained each trial on several seeds, else the median")
+    best: str | None = Field(description="the arm with the most seeds solved, then the lowest objective by statistic")
     vs_preset_p: float | None = Field(default=None, description="one-sided Wilcoxon signed-rank p-value that the best "
                                       "arm's objective is below the preset's on the same seeds (None when the preset "
                                       "is best)")
@@ -134,9 +139,16 @@ def _seed_run(seed: int, handle: TrialHandle, info: rf.RunInfo | None, code: int
                    seconds=round(info.progress.wall_seconds, 2), outcome="not_solved")
 
 
-def _score(arm: ArmResult, objective: str) -> tuple[int, float]:
-    median = arm.median_env_steps if objective == "steps" else arm.median_seconds
-    return -arm.solved, float("inf") if median is None else median
+def _score(arm: ArmResult, objective: str, statistic: str = "median") -> tuple[int, float]:
+    value = (arm.median_env_steps if objective == "steps" else arm.median_seconds) if statistic == "median" \
+        else arm.ranked_value
+    return -arm.solved, float("inf") if value is None else value
+
+
+def ranking_statistic(record: SweepRecord) -> str:
+    """The sweep's own seed statistic when it ranked each trial on several seeds (a sweep tuned for the slow
+    seeds is checked for them), else the median."""
+    return record.seed_statistic if record.seeds_per_trial > 1 else "median"
 
 
 def plan_check(record: SweepRecord, top: int = DEFAULT_TOP, seeds: list[int] | None = None,
@@ -217,19 +229,23 @@ def check_sweep(store: RunStore, record: SweepRecord, backend: TrialBackend, *, 
     parents = {t.number: st.result_of(t).run_id for t in study.get_trials(deepcopy=False)}
     job = CheckJob(store, record, arms, seeds, parents, progress or (lambda _line: None))
     TrialPool(store, backend).run(job, MAX_CHECK_SECONDS, "sweep check")
+    statistic = ranking_statistic(record)
     for arm in arms:
         arm.runs.sort(key=lambda r: r.seed)
         arm.solved = sum(r.solved for r in arm.runs)
         if arm.runs:
             arm.median_env_steps = float(statistics.median(r.env_steps for r in arm.runs))
             arm.median_seconds = round(float(statistics.median(r.seconds for r in arm.runs)), 2)
-            arm.spread = seeds_mod.spread(list(_objective_values(arm, record.objective).values()), arm.solved)
-    best = min(arms, key=lambda a: _score(a, record.objective))
+            values = list(_objective_values(arm, record.objective).values())
+            arm.spread = seeds_mod.spread(values, arm.solved)
+            arm.ranked_value = seeds_mod.aggregate(values, statistic)
+    best = min(arms, key=lambda a: _score(a, record.objective, statistic))
     p = _vs_preset(arms, best, record.objective)
     return SweepCheck(sweep_id=record.sweep_id, config_id=record.config_id, objective=record.objective,
                       sweep_seed=own, sweep_seeds_per_trial=record.seeds_per_trial, seeds=seeds,
-                      held_out=_held_out(own, record.seeds_per_trial, seeds), arms=arms, best=best.name, vs_preset_p=p,
-                      verdict=_verdict(arms, best, len(seeds), record.objective, p))
+                      held_out=_held_out(own, record.seeds_per_trial, seeds), arms=arms, statistic=statistic,
+                      best=best.name, vs_preset_p=p, verdict=_verdict(arms, best, len(seeds), record.objective, p,
+                                                                      statistic))
 
 
 def _held_out(own: int, seeds_per_trial: int, seeds: list[int]) -> bool:
@@ -254,19 +270,23 @@ def _vs_preset(arms: list[ArmResult], best: ArmResult, objective: str) -> float 
     return stats.paired_less([ours[s] for s in seeds], [theirs[s] for s in seeds]).p_value
 
 
-def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: float | None = None) -> str:
+def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: float | None = None,
+             statistic: str = "median") -> str:
     preset = next(a for a in arms if a.name == PRESET)
     unit = "env steps" if objective == "steps" else "s"
 
     def median(a: ArmResult) -> str:
         v = a.median_env_steps if objective == "steps" else a.median_seconds
-        return "-" if v is None else f"{format_value(v, objective)} {unit}"
+        text = "-" if v is None else f"{format_value(v, objective)} {unit}"
+        if statistic != "median" and a.ranked_value is not None:  # the figure the arms were ranked by, first
+            text = f"{statistic} {format_value(a.ranked_value, objective)} {unit} (median {text})"
+        return text
 
     if best.solved == 0:
         return f"No arm solved any of the {n} seeds: nothing here to adopt."
     if best is preset:
-        return (f"The {PRESET} is at least as good on these seeds ({preset.solved}/{n} solved, median "
-                f"{median(preset)}): no trial beats it; keep the preset.")
+        return (f"The {PRESET} is at least as good on these seeds ({preset.solved}/{n} solved, "
+                f"{'' if statistic != 'median' else 'median '}{median(preset)}): no trial beats it; keep the preset.")
     if p is None:
         luck = ""
     elif p < LUCK_ALPHA:
@@ -275,7 +295,9 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: 
     else:
         luck = (f" Seed by seed its lead over the {PRESET} may be these seeds' luck (one-sided Wilcoxon "
                 f"signed-rank p = {p:.2g} >= {LUCK_ALPHA:g}): check it on more seeds before adopting it.")
-    return (f"{best.name} is best on these seeds: {best.solved}/{n} solved, median {median(best)}, vs the "
+    by = "" if statistic == "median" else f" by the sweep's seed statistic ({statistic})"
+    return (f"{best.name} is best on these seeds{by}: {best.solved}/{n} solved, "
+            f"{'' if statistic != 'median' else 'median '}{median(best)}, vs the "
             f"{PRESET}'s {preset.solved}/{n} and {median(preset)}.{luck} Reproduce: {best.command}")
 
 
@@ -285,9 +307,10 @@ def render(check: SweepCheck) -> str:
     n, own = check.sweep_seeds_per_trial, check.sweep_seed
     ranked = f"seed {own}" if n == 1 else f"seeds {own}-{own + n - 1}"
     lines = [f"Sweep {check.sweep_id} ({check.config_id}, objective {check.objective}) re-trained on {where} "
-             f"{seeds}; the sweep ranked its trials on {ranked}.",
+             f"{seeds}; the sweep ranked its trials on {ranked}"
+             + (f" by their {check.statistic}, and so are the arms here." if check.statistic != "median" else "."),
              f"{'arm':<12} {'sweep':>10} {'solved':>7} {'median env steps':>17} {'median s':>9} "
-             f"{'IQM [95% CI]':>28}  env steps by seed"]
+             f"{'IQM [95% CI]':>28} {'slowest (x median)':>20}  env steps by seed"]
     for a in check.arms:
         sweep = "-" if a.sweep_value is None else (format_value(a.sweep_value, check.objective)
                                                    + ("" if check.objective == "steps" else "s"))
@@ -295,7 +318,7 @@ def render(check: SweepCheck) -> str:
         secs = "-" if a.median_seconds is None else format_value(a.median_seconds, "wall")
         by_seed = " ".join(f"{r.env_steps:,}" + ("" if r.solved else "*") for r in a.runs)
         lines.append(f"{a.name:<12} {sweep:>10} {a.solved:>4}/{len(check.seeds):<2} {steps:>17} {secs:>9} "
-                     f"{_interval(a.spread, check.objective):>28}  {by_seed}")
+                     f"{_interval(a.spread, check.objective):>28} {_slowest(a):>20}  {by_seed}")
     if any(not r.solved for a in check.arms for r in a.runs):
         lines.append("(* = not solved: every env step it spent)")
     base = next((a for a in check.arms if a.name == PRESET), None)
@@ -304,6 +327,14 @@ def render(check: SweepCheck) -> str:
         lines.append(f"({PRESET} = {check.config_id} with the sweep's fixed overrides: {fixed})")
     lines.append(check.verdict)
     return "\n".join(lines)
+
+
+def _slowest(arm: ArmResult) -> str:
+    """The slowest seed's env steps and its ratio to the arm's median: the spread beside the median."""
+    if not arm.runs or not arm.median_env_steps:
+        return "-"
+    slowest = max(arm.runs, key=lambda r: (not r.solved, r.env_steps))
+    return f"{slowest.env_steps:,}{'' if slowest.solved else '*'} ({slowest.env_steps / arm.median_env_steps:.1f}x)"
 
 
 def _interval(sp: seeds_mod.Spread | None, objective: str) -> str:
