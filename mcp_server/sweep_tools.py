@@ -120,9 +120,7 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
     ) -> check.CheckStart:
         """Use before reporting a sweep's best: re-trains its `top` best solved trials and the preset on
         held-out seeds in the background and returns at once; get_sweep(sweep_id).summary.check then holds
-        per arm the seeds solved, median steps and the slowest seed, the statistic the arms are ranked by (the
-        sweep's own seed statistic when it trained each trial on several seeds, else the median), and a verdict:
-        the figure to report."""
+        per arm the seeds solved and median steps, and a verdict: the figure to report."""
         record = read_record(store.runs_dir, sweep_id)
         _study, arms, planned, _own = check.plan_check(record, top, seeds)
         parallel = default_parallel()
