@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_results import Results, Row  # noqa: E402 - a sibling script, not a package
+from bench_results import Results, Row, spread  # noqa: E402 - a sibling script, not a package
 from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 
 TABLE_SEEDS = 20  # the seeds of one table, as issue 23's targets count them
@@ -79,14 +79,14 @@ def pooled_renderer(block: str) -> Callable[[dict[str, Results]], str]:
             # An unsolved seed counts with what it spent (its budget), last.
             values = np.array([r.env_steps for r in rows], dtype=float)
             rng = np.random.default_rng(0)  # the same draws every render: the block is checked against its files
-            med, p95 = np.percentile(values, 50), np.percentile(values, 95)
+            s = spread(rows)
+            med, p95 = s.median_env_steps, np.percentile(values, 95)
             (m_lo, m_hi), (p_lo, p_hi) = interval(values, 50, rng), interval(values, 95, rng)
-            slowest = max(rows, key=lambda r: (not r.solved, r.env_steps))
             set_texts = [seeds_text([r.seed for r in results[n].presets[config_id].arms["ours"]]) for n in names]
             sets = "; ".join(set_texts)
-            lines.append(f"| `{config_id}` | {len(rows)} ({sets}) | {sum(r.solved for r in rows)}/{len(rows)} | "
+            lines.append(f"| `{config_id}` | {len(rows)} ({sets}) | {s.solved}/{len(rows)} | "
                          f"{steps(med)} [{steps(m_lo)}-{steps(m_hi)}] | {steps(p95)} [{steps(p_lo)}-{steps(p_hi)}] | "
-                         f"{steps(slowest.env_steps)} ({slowest.seed}) | <= {target:g}x | "
+                         f"{steps(s.slowest_env_steps)} ({s.slowest_seed}) | <= {target:g}x | "
                          f"{chance_past(values, target, rng):.0%} |")
             notes += [fill(f"`{config_id}`, seeds {text}: {provenance(results[n].measured)}")
                       for text, n in zip(set_texts, names, strict=True)]

@@ -40,7 +40,7 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.agents.networks import linear_params, mlp, numpy_mlp, numpy_views, torch_mlp
-from gymnasium_solver.agents.numpy_grad import NumpyMLP
+from gymnasium_solver.agents.numpy_grad import NumpyMLP, cpu_float32
 from gymnasium_solver.agents.numpy_grad import clip_grad_norm as numpy_clip_grad_norm
 from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
@@ -111,8 +111,7 @@ class QNetwork(nn.Module):
     def numpy_net(self) -> NumpyMLP | None:
         """The forward and backward pass in numpy (agents/numpy_grad.py) DQN's gradient steps take; None for
         parameters that are not float32 on the CPU."""
-        if self._numpy_net is None and all(p.dtype == torch.float32 and p.device.type == "cpu"
-                                           for p in self.parameters()):
+        if self._numpy_net is None and cpu_float32(list(self.parameters())):
             self._numpy_net = NumpyMLP(self.q_net, self.activation)
         return self._numpy_net
 

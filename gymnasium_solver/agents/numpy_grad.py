@@ -36,11 +36,15 @@ class _Kind(Protocol):
     sde: bool
 
 
+def cpu_float32(params: list[torch.Tensor]) -> bool:
+    """Whether numpy can take views of these parameters (and numpy's float32 sums stand for torch's)."""
+    return all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params)
+
+
 def numpy_trainable(policy: _Kind, params: list[torch.Tensor]) -> bool:
     """Whether a policy's update runs here: an MLP (not the Nature CNN) with a Categorical or a diagonal Gaussian
     policy (not gSDE) on float32 CPU parameters."""
-    return (not policy.pixels and not policy.sde
-            and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params))
+    return not policy.pixels and not policy.sde and cpu_float32(params)
 
 
 class Tape(NamedTuple):

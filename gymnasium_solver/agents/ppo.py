@@ -110,9 +110,8 @@ class PPO(RolloutAgent):
         bounds = [i * size + min(i, extra) for i in range(n_minibatches + 1)]
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
         net = self.policy.numpy_net()
-        # Per-minibatch stats stay tensors (numpy arrays on the numpy path) until the end: every .item() and
-        # tiny op costs microseconds that add up over thousands of minibatches.
-        # Tensors on autograd's path, numpy arrays and floats on numpy's.
+        # Per-minibatch stats stay tensors (numpy arrays and floats on the numpy path) until the end: every .item()
+        # and tiny op costs microseconds that add up over thousands of minibatches.
         stats: list[Any] = []  # policy loss, value loss, entropy, grad norm, clip fraction
         kls: list[Any] = []
         epochs_completed, stop = 0, False

@@ -12,6 +12,7 @@ from gymnasium_solver.agents.common import ObsNormalizer, Policy
 from gymnasium_solver.config import Config
 from gymnasium_solver.config.presets import spec_time_limit
 from gymnasium_solver.envs import batch_obs
+from gymnasium_solver.maths.stats import t_cdf
 
 # Safety bound on vector steps per evaluation, for environments without a time limit (an ALE game ends its own
 # episodes within 27,000 steps; CliffWalking-v1's never end while the greedy policy walks in a loop). Episodes still
@@ -106,16 +107,14 @@ def confirm(policy: Policy, normalizer: ObsNormalizer, env: gym.vector.VectorEnv
 
 def settled(returns: list[float], threshold: float) -> bool:
     """Whether ``returns`` tell their mean from ``threshold``: all equal (nothing varies), or the one-sample t-test
-    rejects a mean equal to it at CONFIRM_ALPHA. The test's p-value is ``scipy.stats.ttest_1samp``'s, from
-    scipy.special's t distribution (tests/test_env_reach.py holds the two equal): in a trainer that has torch
-    loaded, importing scipy.stats costs 0.4-0.5 s after every solve whose returns vary, scipy.special 0.1 s."""
+    rejects a mean equal to it at CONFIRM_ALPHA. The test's p-value is ``scipy.stats.ttest_1samp``'s
+    (tests/test_env_reach.py holds the two equal), from maths.stats.t_cdf, which spares a trainer the import of
+    scipy.stats after a solve."""
     a = np.asarray(returns, np.float64)
     if len(a) < 2 or float(a.std()) == 0.0:
         return True
-    from scipy import special
-
     t = (float(a.mean()) - threshold) / (float(a.std(ddof=1)) / math.sqrt(len(a)))
-    return bool(2.0 * special.stdtr(len(a) - 1, -abs(t)) < CONFIRM_ALPHA)
+    return 2.0 * t_cdf(-abs(t), len(a) - 1) < CONFIRM_ALPHA
 
 
 def unfinished_message(cfg: Config, result: EvalResult) -> str:
