@@ -335,5 +335,5 @@ def test_a_sweep_tuned_for_its_slow_seeds_is_checked_for_them() -> None:
     assert check.ranking_statistic(record) == "max"  # type: ignore[arg-type]
     assert check.ranking_statistic(SimpleNamespace(seed_statistic="p90", seeds_per_trial=1)) == "median"  # type: ignore[arg-type]
     verdict = check._verdict([trial, preset], preset, 5, "steps", None, "max")
-    assert "keep the preset" in verdict and "max 28,672 env steps (median 10,240 env steps)" in verdict
+    assert "keep the preset" in verdict and "(5/5 solved, max 28,672 env steps, median 10,240 env steps)" in verdict
     assert check._slowest(trial) == "36,864 (4.5x)"

@@ -279,7 +279,7 @@ def _verdict(arms: list[ArmResult], best: ArmResult, n: int, objective: str, p: 
         v = a.median_env_steps if objective == "steps" else a.median_seconds
         text = "-" if v is None else f"{format_value(v, objective)} {unit}"
         if statistic != "median" and a.ranked_value is not None:  # the figure the arms were ranked by, first
-            text = f"{statistic} {format_value(a.ranked_value, objective)} {unit} (median {text})"
+            text = f"{statistic} {format_value(a.ranked_value, objective)} {unit}, median {text}"
         return text
 
     if best.solved == 0:
