@@ -32,3 +32,16 @@ def test_a_preset_this_checkout_cannot_resolve_is_refused_before_any_commit_is_e
     with pytest.raises(SystemExit, match="no variant 'nope'"):
         ab.check_config("CartPole-v1:nope")
     ab.check_config("CartPole-v1:ppo")  # a preset that resolves passes
+
+
+def test_the_tail_counts_seeds_past_the_factor_of_the_before_median_and_every_unsolved_seed() -> None:
+    def rows(steps: list[int | None]) -> list[dict[str, object]]:
+        return [{"seed": i, "solved": s is not None, "env_steps": s or 300000} for i, s in enumerate(steps)]
+    before = rows([8192] * 38 + [135168, None])  # median 8,192: two seeds far past 3x it
+    after = rows([8192] * 39 + [24576])  # 24,576 is 3x the before median, not past it
+    t = ab.tail({"before": before, "after": after}, 3.0)
+    assert t["env_steps_limit"] == 3 * 8192
+    assert t["seeds_past"] == {"before": [38, 39], "after": []}
+    assert 0.4 < t["fisher_exact_p"] < 0.6  # 2 of 40 against 0 of 40 is no evidence on its own
+    many = ab.tail({"before": rows([8192] * 280 + [135168] * 20), "after": rows([8192] * 300)}, 3.0)
+    assert many["fisher_exact_p"] < 1e-4
