@@ -141,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [(arm, seed) for seed in args.seeds for arm in rows]  # alternating, seed by seed
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
             done = pool.map(lambda job: train(trees[job[0]], args.config_id, job[1]), jobs)
-            for b, a in zip(done, done):  # map keeps the jobs' order: before, then after, of each seed
+            for seed in args.seeds:  # map keeps the jobs' order: before, then after, of each seed
+                b, a = next(done), next(done)
                 rows["before"].append(b)
                 rows["after"].append(a)
-                seed = b["seed"]
                 print(f"  seed {seed}: before {b['env_steps']:,}{'' if b['solved'] else ' (not solved)'}, "
                       f"after {a['env_steps']:,}{'' if a['solved'] else ' (not solved)'}", flush=True)
     ranked = {arm: [r["env_steps"] if r["solved"] else float("inf") for r in rows[arm]] for arm in rows}
