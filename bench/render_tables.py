@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_check  # noqa: E402 - a sibling script, not a package
 import bench_results  # noqa: E402 - a sibling script, not a package
+import render_ab  # noqa: E402 - a sibling script, not a package
 import render_diagnosis  # noqa: E402 - a sibling script, not a package
 import render_install  # noqa: E402 - a sibling script, not a package
 import render_speed  # noqa: E402 - a sibling script, not a package
@@ -434,6 +435,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-time": render_gate_time,
     **render_speed.RENDERERS,
     **render_spread.RENDERERS,
+    **render_ab.RENDERERS,
     **{block: heldout_renderer(block) for block in HELDOUT},
     "second-machine": render_second_machine,
 }

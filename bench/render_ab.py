@@ -1,0 +1,68 @@
+"""Blocks for bench/bench_ab_commits.py's files (bench/analysis/ab_NAME.json, block ``ab-NAME`` with hyphens).
+
+Each block is the two arms side by side, their sample figures, the slow tail (seeds past 3x the before arm's median,
+or unsolved) and the share of 20-seed tables drawn from each arm that miss issue 23's 3x, with the two tests the
+bench ran: scipy's Mann-Whitney U over the whole sample and Fisher's exact test on the tail counts. Files written
+before the tail was counted get it computed from their rows, the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import fisher_exact
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ab_commits import ANALYSIS, summary, tail  # noqa: E402 - a sibling script, not a package
+from bench_results import Measured, Results  # noqa: E402
+from render_spread import TABLE_SEEDS, chance_past  # noqa: E402
+from render_text import fill, provenance, steps  # noqa: E402
+
+TAIL_FACTOR = 3.0  # issue 23's slowest / median for every preset but CartPole-v1:ppo
+
+
+def block_name(path: Path) -> str:
+    """bench/analysis/ab_pendulum_ppo_tanh.json -> 'ab-pendulum-ppo-tanh'."""
+    return path.stem.replace("_", "-")
+
+
+def render_file(path: Path) -> str:
+    d: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    rows = d["rows"]
+    slow = d.get("tail") or tail(rows, TAIL_FACTOR)
+    factor = slow["factor"]
+    lines = [f"| arm | commit | solved | median env steps | p90 | mean | slowest (seed) | past {factor:g}x the before "
+             f"median | tables of {TABLE_SEEDS} past {factor:g}x their median |", "|---|---|---|---|---|---|---|---|---|"]
+    for arm in ("before", "after"):
+        s = summary(rows[arm])
+        values = np.array([r["env_steps"] for r in rows[arm]], dtype=float)  # an unsolved seed at its budget
+        past = slow["seeds_past"][arm]
+        named = f" ({', '.join(str(seed) for seed in past)})" if past else ""
+        lines.append(f"| {arm} | `{d['commits'][arm]}` | {s['solved']}/{s['seeds']} | {steps(s['median'])} | "
+                     f"{steps(s['p90'])} | {steps(values.mean())} | {steps(s['slowest'])} ({s['slowest_seed']}) | {len(past)}{named} | "
+                     f"{chance_past(values, factor, np.random.default_rng(0)):.0%} |")
+    limit = slow["env_steps_limit"]
+    unsolved = [[sum(not r["solved"] for r in rows[arm]), sum(r["solved"] for r in rows[arm])] for arm in ("before", "after")]
+    unsolved_test = (f" The unsolved seeds, {unsolved[0][0]} against {unsolved[1][0]}, Fisher's exact test: "
+                     f"p = {fisher_exact(unsolved, alternative='two-sided').pvalue:.2g}." if unsolved[0][0] + unsolved[1][0] else "")
+    tests = fill(f"`{d['config_id']}`, seeds {d['seeds'][0]}-{d['seeds'][-1]}, the two commits alternating seed by "
+                 f"seed. Mann-Whitney U over the whole sample (scipy, two-sided): p = {d['mann_whitney_u']['p']:.2g}. "
+                 f"The tail, seeds past {factor:g}x the before arm's median"
+                 f"{f' ({steps(limit)} env steps)' if limit is not None else ''} or unsolved, Fisher's exact test "
+                 f"(scipy, two-sided): p = {slow['fisher_exact_p']:.2g}.{unsolved_test} Tables of {TABLE_SEEDS}: the share of "
+                 f"20,000 tables of {TABLE_SEEDS} seeds drawn from the arm whose slowest seed is past {factor:g}x "
+                 f"their median. An unsolved seed counts with its budget (in the mean too).")
+    return "\n\n".join([tests, "\n".join(lines), fill(provenance(Measured.model_validate(d["measured"])))])
+
+
+def _renderer(path: Path) -> Callable[[dict[str, Results]], str]:
+    return lambda results: render_file(path)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
+    block_name(path): _renderer(path) for path in sorted(ANALYSIS.glob("ab_*.json"))}
