@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from gymnasium_solver.agents.common import Batch
-from gymnasium_solver.agents.ppo import PPO
+from gymnasium_solver.agents.ppo import MIN_LR_SCALE, PPO, adapt_lr_scale
 from gymnasium_solver.config import resolve_config
 from gymnasium_solver.envs import make_vec_env, space_spec
 
@@ -80,3 +80,35 @@ def test_target_kl_stops_before_the_first_step_when_the_ratios_are_far_off() -> 
     stats = agent.update(batch, 0.0)
     assert stats.epochs_completed == 0 and stats.policy_loss is None
     assert all(torch.equal(a, b) for a, b in zip(before, agent.policy.parameters(), strict=True))
+
+
+def test_the_adaptive_learning_rate_follows_the_kl_of_each_update_within_its_bounds() -> None:
+    group: dict[str, float] = {}
+    adapt_lr_scale(group, kl=0.5, target=0.1)  # past 2x: divided by 1.5
+    assert group["lr_scale"] == pytest.approx(1 / 1.5)
+    adapt_lr_scale(group, kl=0.15, target=0.1)  # between half and 2x: kept
+    assert group["lr_scale"] == pytest.approx(1 / 1.5)
+    adapt_lr_scale(group, kl=0.01, target=0.1)  # under half: multiplied by 1.5, never above 1
+    adapt_lr_scale(group, kl=0.01, target=0.1)
+    assert group["lr_scale"] == 1.0
+    for _ in range(100):
+        adapt_lr_scale(group, kl=9.0, target=0.1)
+    assert group["lr_scale"] == MIN_LR_SCALE
+
+
+def test_an_update_past_twice_the_adaptive_kl_lowers_the_next_learning_rate_and_a_resume_keeps_it() -> None:
+    """SAMPLES' approx_kl is ~0.08: past 2x a target of 0.01, so the update after it runs at lr / 1.5."""
+    agent, batch = _agent_and_batch(["adaptive_lr_kl=0.01", "learning_rate=0.001"])
+    first = agent.update(batch, 0.0)
+    assert first.learning_rate == pytest.approx(0.001) and first.approx_kl is not None and first.approx_kl > 0.02
+    second = agent.update(batch, 0.0)
+    assert second.learning_rate == pytest.approx(0.001 / 1.5)
+    saved = agent.optimizer.state_dict()
+    assert saved["param_groups"][0]["lr_scale"] == pytest.approx(1 / 1.5 ** 2)
+    fresh, _ = _agent_and_batch(["adaptive_lr_kl=0.01", "learning_rate=0.001"])
+    fresh.optimizer.load_state_dict(saved)
+    assert fresh.update(batch, 0.0).learning_rate == pytest.approx(0.001 / 1.5 ** 2)
+    plain, _ = _agent_and_batch(["learning_rate=0.001"])  # off by default: the rate as set, no scale kept
+    plain.update(batch, 0.0)
+    assert plain.update(batch, 0.0).learning_rate == pytest.approx(0.001)
+    assert "lr_scale" not in plain.optimizer.state_dict()["param_groups"][0]

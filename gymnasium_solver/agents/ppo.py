@@ -102,6 +102,9 @@ class PPO(RolloutAgent):
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
         cfg = self.cfg
         lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
+        if cfg.adaptive_lr_kl is not None:  # the scale lives in the optimizer's group, so a resume keeps it
+            group = self.optimizer.param_groups[0]
+            lr = group["lr"] = lr * group.setdefault("lr_scale", 1.0)
         clip = schedule_value(cfg.clip_range, progress)
         n = batch.obs.shape[0]
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
@@ -149,10 +152,13 @@ class PPO(RolloutAgent):
         means: list[float | None] = [None] * 5
         if stats:
             means = (np.mean(stats, 0) if net is not None else torch.stack(stats).mean(0)).tolist()
+        approx_kl = _mean(kls)
+        if cfg.adaptive_lr_kl is not None and approx_kl is not None:
+            adapt_lr_scale(self.optimizer.param_groups[0], approx_kl, cfg.adaptive_lr_kl)
         return UpdateStats(
             policy_loss=means[0], value_loss=means[1], entropy=means[2], grad_norm=means[3],
             learning_rate=lr, ent_coef=ent_coef, explained_variance=batch.explained_variance,
-            approx_kl=_mean(kls), clip_fraction=means[4], clip_range=clip,
+            approx_kl=approx_kl, clip_fraction=means[4], clip_range=clip,
             epochs_completed=epochs_completed, action_std=self.policy.action_std(),
             extra=None if self.grad_parts is None else self.grad_parts.take(),
         )
@@ -261,6 +267,21 @@ class PPO(RolloutAgent):
         c = self.cfg.clip_range_vf
         clipped = old_values + (values - old_values).clamp(-c, c)
         return torch.max((values - returns).pow(2), (clipped - returns).pow(2)).mean()
+
+
+MIN_LR_SCALE = 1e-3  # the adaptive learning rate's floor, as a share of learning_rate's own value
+
+
+def adapt_lr_scale(group: dict[str, Any], kl: float, target: float) -> None:
+    """rl_games' adaptive learning rate (its ``lr_schedule: adaptive``): after an update whose KL passed 2x the
+    target the next one's learning rate is divided by 1.5, after one under half of it multiplied by 1.5; the
+    scale stays between MIN_LR_SCALE and 1 (never above learning_rate's own value, which a schedule still sets)."""
+    scale = group.get("lr_scale", 1.0)
+    if kl > 2.0 * target:
+        scale = max(scale / 1.5, MIN_LR_SCALE)
+    elif kl < 0.5 * target:
+        scale = min(scale * 1.5, 1.0)
+    group["lr_scale"] = scale
 
 
 def _mean(kls: list[Any]) -> float | None:

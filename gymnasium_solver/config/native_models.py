@@ -44,6 +44,12 @@ class PPOConfig(ConfigBase):
     target_kl: float | None = Field(default=None, gt=0.0,
                                     description="stop the epochs of an update early above this KL; None = off",
                                     json_schema_extra=_why("finite and > 0, or null for no early stop"))
+    adaptive_lr_kl: float | None = Field(
+        default=None, gt=0.0,
+        description="adapt the learning rate to this KL per update (rl_games' adaptive schedule): after an update "
+                    "past 2x it the next one's learning rate is divided by 1.5, after one under half of it "
+                    "multiplied by 1.5, never above learning_rate's own value; None = off",
+        json_schema_extra=_why("finite and > 0, or null for the learning rate as set"))
     use_sde: bool = Field(
         default=False,
         description="generalized state-dependent exploration (gSDE, Raffin et al. 2022) for Box actions: the "

@@ -17,7 +17,7 @@ from gymnasium_solver.run_store.summaries import EvalSummary, RunSummary, summar
 # Which of them a run shows comes from the Config fields' own declaration (config.applies_to).
 KEY_HYPERPARAMETERS = (
     "n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda",
-    "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "hidden_sizes",
+    "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "adaptive_lr_kl", "hidden_sizes",
     "normalize_observations", "reward_scale", "log_std_init", "use_sde", "sde_sample_freq", "episodes_per_update",
     "use_baseline", "buffer_size", "learning_starts", "train_freq", "gradient_steps", "target_update_interval",
     "exploration_fraction", "exploration_final_eps", "tau", "seed",
