@@ -40,7 +40,7 @@ from torch.nn import functional as F  # noqa: N812 - torch's own convention
 from gymnasium_solver.agents.common import ActOutput, NonFiniteLossError, Rollout, UpdateStats, tensors_finite
 from gymnasium_solver.agents.interface import LearnChunk
 from gymnasium_solver.agents.networks import linear_params, mlp, numpy_mlp, numpy_views, torch_mlp
-from gymnasium_solver.agents.numpy_grad import NumpyMLP, cpu_float32
+from gymnasium_solver.agents.numpy_grad import NumpyMLP, cpu_float32, row_indices
 from gymnasium_solver.agents.numpy_grad import clip_grad_norm as numpy_clip_grad_norm
 from gymnasium_solver.agents.optim import Adam, GradParts, clip_grad_norm
 from gymnasium_solver.config import Algo, DQNConfig, schedule_start, schedule_value
@@ -375,7 +375,7 @@ class DQN:
         obs, actions, returns, next_obs, terminated, discounts = sample
         td_target = returns + (1.0 - terminated) * discounts * self.target.q_values(next_obs).max(1)
         acts = net.forward(obs)
-        rows = np.arange(len(td_target))
+        rows = row_indices(len(td_target))
         error = acts[-1][rows, actions] - td_target
         size = np.abs(error)
         loss = float(np.where(size < 1.0, 0.5 * error * error, size - 0.5).sum()) / len(error)

@@ -71,7 +71,7 @@ def categorical(logits: np.ndarray, actions: np.ndarray) -> Categorical:
     total = exp.sum(1, keepdims=True)
     probs = exp / total
     log_probs_all = shifted - np.log(total)
-    log_probs = log_probs_all[_rows(len(actions)), actions]
+    log_probs = log_probs_all[row_indices(len(actions)), actions]
     return Categorical(log_probs_all, probs, log_probs, -(probs * log_probs_all).sum(1))
 
 
@@ -81,7 +81,7 @@ def categorical_logit_grad(dist: Categorical, actions: np.ndarray, d_log_probs: 
     entropy), the same for every sample (``d_entropy``): d log p_a / d z = onehot(a) - p and
     d H / d z = -p (log p + H)."""
     grad = dist.probs * -d_log_probs[:, None]
-    grad[_rows(len(actions)), actions] += d_log_probs
+    grad[row_indices(len(actions)), actions] += d_log_probs
     if d_entropy:
         grad -= d_entropy * dist.probs * (dist.log_probs_all + dist.entropy[:, None])
     return grad
@@ -226,7 +226,8 @@ def _ones(n: int) -> np.ndarray:
 
 
 @functools.cache
-def _rows(n: int) -> np.ndarray:
+def row_indices(n: int) -> np.ndarray:
+    """0..n-1 for gathering one entry per row, made once per n (shared: index with it, never write to it)."""
     return np.arange(n)
 
 
