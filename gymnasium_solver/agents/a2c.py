@@ -11,6 +11,8 @@ numpy-acting policy and vectorised rollouts (docs/presets.md has the measured fi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -80,14 +82,14 @@ class A2C(RolloutAgent):
         if self.grad_parts is not None:
             self.grad_parts.measure()
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
-        grad_norm = clip_grad_norm(self.optimizer.params, max_norm)
-        if not torch.isfinite(loss + grad_norm):
-            check_finite("A2C loss", loss)
-            check_finite("gradient norm", grad_norm)
+        grad_norm = float(clip_grad_norm(self.optimizer.params, max_norm))
+        if not math.isfinite(loss + grad_norm):  # a non-finite loss gives non-finite gradients
+            check_finite("A2C loss", torch.tensor(loss))
+            check_finite("gradient norm", torch.tensor(grad_norm))
         self.optimizer.step()
         return UpdateStats(
             policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
-            grad_norm=float(grad_norm), learning_rate=lr, ent_coef=ent_coef,
+            grad_norm=grad_norm, learning_rate=lr, ent_coef=ent_coef,
             explained_variance=batch.explained_variance, action_std=self.policy.action_std(),
             extra=None if self.grad_parts is None else self.grad_parts.take(),
         )
@@ -98,7 +100,7 @@ class A2C(RolloutAgent):
         # SB3's A2C divides by the sample std (Bessel-corrected), unlike PPO's per-minibatch normalize().
         return (adv - adv.mean()) / (adv.std(correction=1 if adv.numel() > 1 else 0) + 1e-8)
 
-    def _torch_gradients(self, batch: Batch, ent_coef: float) -> tuple[float, float, float, torch.Tensor]:
+    def _torch_gradients(self, batch: Batch, ent_coef: float) -> tuple[float, float, float, float]:
         """The loss's gradients through autograd, from targets()' pass when it scored this batch: the policy
         loss, value loss and entropy, and the loss."""
         scored, self._scored = self._scored, None  # its graph serves one backward pass
@@ -110,11 +112,11 @@ class A2C(RolloutAgent):
         loss = policy_loss + self.cfg.vf_coef * value_loss - ent_coef * entropy
         self.optimizer.zero_grad()
         loss.backward()
-        return float(policy_loss.detach()), float(value_loss.detach()), float(entropy.detach()), loss.detach()
+        return float(policy_loss.detach()), float(value_loss.detach()), float(entropy.detach()), float(loss.detach())
 
     @_QUIET
     def _numpy_gradients(self, net: NumpyActorCritic, batch: Batch,
-                         ent_coef: float) -> tuple[float, float, float, torch.Tensor]:
+                         ent_coef: float) -> tuple[float, float, float, float]:
         """:meth:`_torch_gradients` with the forward pass and the gradients in numpy (agents/numpy_grad.py)."""
         taped, self._taped = self._taped, None
         actions = numpy_actions(batch.actions.numpy())
@@ -133,5 +135,4 @@ class A2C(RolloutAgent):
         entropy = float(dist.entropy.mean())
         d_out, d_log_std = net.head_grads(dist, actions, adv * np.float32(-1.0 / rows), -ent_coef / rows)
         net.backward(tape, d_out, error * np.float32(2.0 * self.cfg.vf_coef / rows), d_log_std)
-        return policy_loss, value_loss, entropy, torch.tensor(policy_loss + self.cfg.vf_coef * value_loss
-                                                              - ent_coef * entropy)
+        return policy_loss, value_loss, entropy, policy_loss + self.cfg.vf_coef * value_loss - ent_coef * entropy
