@@ -35,7 +35,7 @@ POOLED: dict[str, dict[str, tuple[float, tuple[str, ...]]]] = {
                                   "cartpole_dqn_heldout_amd_4000")),
         "CartPole-v1:reinforce": (3.0, ("cartpole_reinforce_heldout_amd_1000", "cartpole_reinforce_heldout_amd_4000")),
         "Acrobot-v1:ppo": (3.0, ("acrobot_ppo_heldout_amd_1000", "acrobot_ppo_heldout_amd_4000")),
-        "Pendulum-v1:ppo": (3.0, ("pendulum_ppo_heldout_amd_7000", "pendulum_ppo_heldout_amd_8000")),
+        "Pendulum-v1:ppo": (3.0, ("pendulum_ppo_heldout_amd_12000", "pendulum_ppo_heldout_amd_13000")),
     },
 }
 

@@ -83,14 +83,15 @@ VS_ZOO = {
     "pendulum-td3-vs-zoo": ("pendulum_td3_vs_zoo", "Pendulum-v1:td3", "TD3"),
     "pendulum-ppo-vs-zoo": ("pendulum_ppo_vs_zoo", "Pendulum-v1:ppo", "PPO"),
     "pendulum-ppo-vs-zoo-target-kl": ("pendulum_ppo_vs_zoo_target_kl", "Pendulum-v1:ppo", "PPO"),
+    "pendulum-ppo-vs-zoo-adaptive-lr": ("pendulum_ppo_vs_zoo_adaptive_lr", "Pendulum-v1:ppo", "PPO"),
     "lunarlander-ppo-vs-zoo": ("lunarlander_ppo_vs_zoo", "LunarLander-v3:ppo", "PPO"),
     "lunarlander-ppo-vs-zoo-1m": ("lunarlander_ppo_vs_zoo_1m", "LunarLander-v3:ppo", "PPO"),
     "lunarlander-dqn-vs-zoo": ("lunarlander_dqn_vs_zoo", "LunarLander-v3:dqn", "DQN"),
     "lunarlander-dqn-vs-zoo-amd-epyc": ("lunarlander_dqn_vs_zoo_amd_epyc", "LunarLander-v3:dqn", "DQN"),
 }
 # Blocks the README's speed line leaves out: LunarLander's Zoo arm capped at 300,000 env steps, where the run with
-# the Zoo's whole budget (lunarlander-ppo-vs-zoo-1m) gives its real env steps; Pendulum-v1:ppo before target_kl.
-README_SKIPS = ("lunarlander-ppo-vs-zoo", "pendulum-ppo-vs-zoo")
+# the Zoo's whole budget (lunarlander-ppo-vs-zoo-1m) gives its real env steps; Pendulum-v1:ppo's earlier versions.
+README_SKIPS = ("lunarlander-ppo-vs-zoo", "pendulum-ppo-vs-zoo", "pendulum-ppo-vs-zoo-target-kl")
 
 
 def _vs_zoo_sentence(results: dict[str, Results], block: str) -> str:
@@ -198,8 +199,10 @@ HELDOUT: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
     },
     "robust-pendulum-ppo": {
         "Pendulum-v1:ppo": (("before target_kl (the ours arm of the side by side with the Zoo)", "pendulum_ppo_vs_zoo"),
-                            ("as shipped, target_kl 0.1 (the ours arm of the side by side with the Zoo)",
-                             "pendulum_ppo_vs_zoo_target_kl")),
+                            ("target_kl 0.1 (the ours arm of the side by side with the Zoo)",
+                             "pendulum_ppo_vs_zoo_target_kl"),
+                            ("as shipped, target_kl 0.1 and adaptive_lr_kl 0.02 (the ours arm of the side by side "
+                             "with the Zoo)", "pendulum_ppo_vs_zoo_adaptive_lr")),
     },
     "robust-lunarlander-ppo": {
         "LunarLander-v3:ppo": (("as shipped (its own arm alone)", "lunarlander_ppo_heldout"),),
