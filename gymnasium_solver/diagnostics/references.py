@@ -175,7 +175,8 @@ def shipped_path(config_id: str) -> Path:
 # without them trained (unset; ortho_init's true, the initialisation there was before the key): at those values
 # they are left out of the fingerprint, so the references still apply.
 AS_BEFORE_THE_KEY: dict[str, tuple[Any, ...]] = {"env_package": (None, []), "env_class": (None,),
-                                                 "normalize_rewards": (False,), "ortho_init": (True,)}
+                                                 "normalize_rewards": (False,), "ortho_init": (True,),
+                                                 "adaptive_lr_kl": (None,)}
 
 
 def preset_fingerprint(config_id: str) -> str | None:
