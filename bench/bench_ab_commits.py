@@ -104,16 +104,26 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "p90": float(np.percentile(finite, 90)), "slowest": slowest["env_steps"], "slowest_seed": slowest["seed"]}
 
 
-def tail(rows: dict[str, list[dict[str, Any]]], factor: float) -> dict[str, Any]:
+TAIL_FACTOR = 3.0  # issue 23's slowest / median for every preset but CartPole-v1:ppo
+
+
+def _fisher(counted: dict[str, list[int]], rows: dict[str, list[dict[str, Any]]]) -> float:
+    """scipy's two-sided Fisher exact test on how many seeds of each arm are ``counted`` out of its sample."""
+    table = [[len(counted[arm]), len(rows[arm]) - len(counted[arm])] for arm in ("before", "after")]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def tail(rows: dict[str, list[dict[str, Any]]], factor: float = TAIL_FACTOR) -> dict[str, Any]:
     """Each arm's seeds past ``factor`` x the before arm's median env steps, an unsolved seed always among them,
-    and scipy's two-sided Fisher exact test on the two counts out of their samples."""
+    and each arm's unsolved seeds, each count with Fisher's exact test (the unsolved one None when neither arm has
+    any)."""
     before = [r["env_steps"] if r["solved"] else float("inf") for r in rows["before"]]
     limit = factor * statistics.median(before)
     past = {arm: [r["seed"] for r in rs if not r["solved"] or r["env_steps"] > limit] for arm, rs in rows.items()}
-    n = {arm: len(rs) for arm, rs in rows.items()}
-    table = [[len(past[arm]), n[arm] - len(past[arm])] for arm in ("before", "after")]
-    p = float(fisher_exact(table, alternative="two-sided").pvalue)
-    return {"factor": factor, "env_steps_limit": limit if math.isfinite(limit) else None, "seeds_past": past, "fisher_exact_p": p}
+    unsolved = {arm: [r["seed"] for r in rs if not r["solved"]] for arm, rs in rows.items()}
+    return {"factor": factor, "env_steps_limit": limit if math.isfinite(limit) else None, "seeds_past": past,
+            "fisher_exact_p": _fisher(past, rows), "unsolved": unsolved,
+            "unsolved_fisher_exact_p": _fisher(unsolved, rows) if any(unsolved.values()) else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("after", help="the commit with the change")
     parser.add_argument("config_id", metavar="ENV:VARIANT", help="the preset to train, e.g. Pendulum-v1:ppo")
     parser.add_argument("--seeds", type=seed_range, required=True, help="FIRST-LAST, e.g. 2000-2039")
-    parser.add_argument("--tail-factor", type=float, default=3.0,
+    parser.add_argument("--tail-factor", type=float, default=TAIL_FACTOR,
                         help="count the seeds past this many times the before arm's median (default 3)")
     parser.add_argument("--parallel", type=int, default=1, help="seeds trained at once (default 1)")
     parser.add_argument("--write", metavar="NAME", help="keep the rows in bench/analysis/NAME.json")
@@ -160,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"past {args.tail_factor:g}x the before arm's median ({limit}) or unsolved: "
           + ", ".join(f"{arm} {len(seeds)}/{len(rows[arm])} {seeds}" for arm, seeds in slow["seeds_past"].items())
           + f"; Fisher exact (scipy, two-sided) p = {slow['fisher_exact_p']:.3g}")
+    if slow["unsolved_fisher_exact_p"] is not None:
+        print("unsolved: " + ", ".join(f"{arm} {len(seeds)}/{len(rows[arm])}" for arm, seeds in slow["unsolved"].items())
+              + f"; Fisher exact (scipy, two-sided) p = {slow['unsolved_fisher_exact_p']:.3g}")
     if args.write:
         out = {"config_id": args.config_id, "commits": commits, "seeds": args.seeds, "rows": rows,
                "summary": result, "mann_whitney_u": {"statistic": float(test.statistic), "p": float(test.pvalue)},

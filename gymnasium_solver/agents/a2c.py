@@ -84,8 +84,8 @@ class A2C(RolloutAgent):
         max_norm = cfg.max_grad_norm if cfg.max_grad_norm is not None else float("inf")
         grad_norm = float(clip_grad_norm(self.optimizer.params, max_norm))
         if not math.isfinite(loss + grad_norm):  # a non-finite loss gives non-finite gradients
-            check_finite("A2C loss", torch.tensor(loss))
-            check_finite("gradient norm", torch.tensor(grad_norm))
+            check_finite("A2C loss", loss)
+            check_finite("gradient norm", grad_norm)
         self.optimizer.step()
         return UpdateStats(
             policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,

@@ -458,8 +458,12 @@ class NonFiniteLossError(RuntimeError):
     """A loss or gradient norm was NaN/inf; raised before the optimizer step so weights stay finite."""
 
 
-def check_finite(name: str, value: torch.Tensor) -> None:
-    if not bool(torch.isfinite(value).all()):
+def check_finite(name: str, value: torch.Tensor | float) -> None:
+    """Raise NonFiniteLossError naming ``value`` when it (a float, or any element of a tensor) is not finite."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise NonFiniteLossError(f"non-finite {name} ({value})")
+    elif not bool(torch.isfinite(value).all()):
         raise NonFiniteLossError(f"non-finite {name} ({value.item() if value.numel() == 1 else 'nan/inf'})")
 
 
@@ -496,5 +500,6 @@ def step_schedules(optimizer: torch.optim.Optimizer | Adam | RMSprop, cfg: Confi
     entropy coefficient) there (PPO, A2C, REINFORCE: each update starts with this)."""
     lr = schedule_value(cfg.learning_rate, progress)
     for group in optimizer.param_groups:
-        group["lr"] = lr
+        # times the scale an adaptive learning rate keeps in the group (PPO's adaptive_lr_kl; 1 without it)
+        group["lr"] = lr = lr * group.get("lr_scale", 1.0)
     return lr, schedule_value(cfg.ent_coef, progress)

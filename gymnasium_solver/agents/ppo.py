@@ -101,10 +101,7 @@ class PPO(RolloutAgent):
     def update(self, batch: Batch, progress: float) -> UpdateStats:
         """n_epochs passes of minibatch gradient steps; stops early when the KL passes 1.5 * target_kl."""
         cfg = self.cfg
-        lr, ent_coef = step_schedules(self.optimizer, cfg, progress)
-        if cfg.adaptive_lr_kl is not None:  # the scale lives in the optimizer's group, so a resume keeps it
-            group = self.optimizer.param_groups[0]
-            lr = group["lr"] = lr * group.setdefault("lr_scale", 1.0)
+        lr, ent_coef = step_schedules(self.optimizer, cfg, progress)  # with adaptive_lr_kl's scale
         clip = schedule_value(cfg.clip_range, progress)
         n = batch.obs.shape[0]
         # Equal-sized minibatches (never a tiny remainder, whose advantage statistics are noise).
@@ -226,8 +223,8 @@ class PPO(RolloutAgent):
             self.grad_parts.measure()
         grad_norm = numpy_clip_grad_norm(grads, max_norm)
         if not math.isfinite(loss + grad_norm):  # a non-finite loss gives non-finite gradients
-            check_finite("PPO loss", torch.tensor(loss))
-            check_finite("gradient norm", torch.tensor(grad_norm))
+            check_finite("PPO loss", loss)
+            check_finite("gradient norm", grad_norm)
         self.optimizer.step()
         clip_fraction = np.count_nonzero(np.abs(ratio - 1) > clip) / b
         return kl, np.array([policy_loss, value_loss, entropy, grad_norm, clip_fraction])
@@ -275,7 +272,8 @@ MIN_LR_SCALE = 1e-3  # the adaptive learning rate's floor, as a share of learnin
 def adapt_lr_scale(group: dict[str, Any], kl: float, target: float) -> None:
     """rl_games' adaptive learning rate (its ``lr_schedule: adaptive``): after an update whose KL passed 2x the
     target the next one's learning rate is divided by 1.5, after one under half of it multiplied by 1.5; the
-    scale stays between MIN_LR_SCALE and 1 (never above learning_rate's own value, which a schedule still sets)."""
+    scale stays between MIN_LR_SCALE and 1 (never above learning_rate's own value, which a schedule still sets).
+    It lives in the optimizer's group, so a resume keeps it, and step_schedules applies it."""
     scale = group.get("lr_scale", 1.0)
     if kl > 2.0 * target:
         scale = max(scale / 1.5, MIN_LR_SCALE)
