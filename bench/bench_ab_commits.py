@@ -137,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, help="seeds trained at once (default 1)")
     parser.add_argument("--write", metavar="NAME", help="keep the rows in bench/analysis/NAME.json")
     args = parser.parse_args(argv)
-    if args.parallel < 1 or args.tail_factor <= 1:
-        parser.error("--parallel takes 1 or more and --tail-factor a number above 1")
+    if args.parallel < 1:
+        parser.error(f"--parallel {args.parallel}: it takes 1 or more (seeds trained at once)")
+    if not args.tail_factor > 1:  # also refuses nan
+        parser.error(f"--tail-factor {args.tail_factor:g}: it takes a number above 1 (a multiple of the median)")
     check_config(args.config_id)
     measured = bench_results.start_measuring(["bench/bench_ab_commits.py", *(argv if argv is not None else sys.argv[1:])])
     t0 = time.perf_counter()
