@@ -459,24 +459,13 @@ class NonFiniteLossError(RuntimeError):
 
 
 def check_finite(name: str, value: torch.Tensor | float) -> None:
-    """Raise NonFiniteLossError naming ``value`` when it (a float, or any element of a tensor) is not finite."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise NonFiniteLossError(f"non-finite {name} ({value})")
-    elif not bool(torch.isfinite(value).all()):
-        raise NonFiniteLossError(f"non-finite {name} ({value.item() if value.numel() == 1 else 'nan/inf'})")
+    if not (math.isfinite(value) if isinstance(value, float) else bool(torch.isfinite(value).all())):
+        shown = value if isinstance(value, float) else value.item() if value.numel() == 1 else "nan/inf"
+        raise NonFiniteLossError(f"non-finite {name} ({shown})")
 
 
-def make_batch(
-    obs: np.ndarray,
-    actions: np.ndarray,
-    log_probs: np.ndarray,
-    values: np.ndarray,
-    advantages: np.ndarray,
-    returns: np.ndarray,
-    valid: np.ndarray,
-    with_critic: bool,
-) -> Batch:
+def make_batch(obs: np.ndarray, actions: np.ndarray, log_probs: np.ndarray, values: np.ndarray, advantages: np.ndarray,
+               returns: np.ndarray, valid: np.ndarray, with_critic: bool) -> Batch:
     """Select the valid ``[T, N]`` samples and turn them into flat tensors."""
     ev = explained_variance(values[valid], returns[valid]) if with_critic else None
     return Batch(
@@ -496,10 +485,9 @@ def normalize(x: torch.Tensor) -> torch.Tensor:
 
 
 def step_schedules(optimizer: torch.optim.Optimizer | Adam | RMSprop, cfg: Config, progress: float) -> tuple[float, float]:
-    """Set the optimizer's learning rate to its schedule's value at ``progress``; return (learning rate,
-    entropy coefficient) there (PPO, A2C, REINFORCE: each update starts with this)."""
+    """Set the optimizer's learning rate to its schedule's value at ``progress`` (times the group's ``lr_scale``, PPO's
+    adaptive_lr_kl); return (learning rate, entropy coefficient) there (PPO, A2C, REINFORCE: each update starts here)."""
     lr = schedule_value(cfg.learning_rate, progress)
     for group in optimizer.param_groups:
-        # times the scale an adaptive learning rate keeps in the group (PPO's adaptive_lr_kl; 1 without it)
         group["lr"] = lr = lr * group.get("lr_scale", 1.0)
     return lr, schedule_value(cfg.ent_coef, progress)
