@@ -43,7 +43,7 @@ def render_file(path: Path) -> str:
         named = f" ({', '.join(str(seed) for seed in past)})" if past else ""
         lines.append(f"| {arm} | `{d['commits'][arm]}` | {s['solved']}/{s['seeds']} | {steps(s['median'])} | "
                      f"{steps(s['p90'])} | {steps(values.mean())} | {steps(s['slowest'])} ({s['slowest_seed']}) | {len(past)}{named} | "
-                     f"{chance_past(values, factor, np.random.default_rng(0)):.0%} |")
+                     f"{chance_past(values, factor):.0%} |")
     limit = slow["env_steps_limit"]
     unsolved, p_unsolved = slow["unsolved"], slow["unsolved_fisher_exact_p"]
     unsolved_test = (f" The unsolved seeds, {len(unsolved['before'])} against {len(unsolved['after'])}, Fisher's exact "

@@ -53,11 +53,24 @@ def pooled_rows(results: dict[str, Results], config_id: str, names: tuple[str, .
     return rows
 
 
-def chance_past(values: np.ndarray, ratio: float, rng: np.random.Generator) -> float:
+def chance_past(values: np.ndarray, ratio: float, rng: np.random.Generator | None = None) -> float:
     """The share of DRAWS tables of TABLE_SEEDS seeds (drawn with replacement from the pool) whose slowest seed is
-    more than ``ratio`` times their median."""
+    more than ``ratio`` times their median; by default the same draws on every call (a block is checked against its
+    files, and one pool quoted in two blocks gives one share)."""
+    rng = np.random.default_rng(0) if rng is None else rng
     tables = rng.choice(values, size=(DRAWS, TABLE_SEEDS), replace=True)
     return float(np.mean(tables.max(axis=1) > ratio * np.median(tables, axis=1)))
+
+
+def pooled_share(results: dict[str, Results], config_id: str) -> tuple[float, float, int] | None:
+    """(target, share of tables of 20 past it, pooled seeds) of a preset pooled in POOLED; None when it is not. The
+    same draws wherever it is quoted (the pooled table, bench/render_targets.py's)."""
+    for pools in POOLED.values():
+        if config_id in pools:
+            target, names = pools[config_id]
+            values = np.array([r.env_steps for r in pooled_rows(results, config_id, names)], dtype=float)
+            return target, chance_past(values, target), len(values)
+    return None
 
 
 def interval(values: np.ndarray, q: float, rng: np.random.Generator) -> tuple[float, float]:
@@ -87,7 +100,7 @@ def pooled_renderer(block: str) -> Callable[[dict[str, Results]], str]:
             lines.append(f"| `{config_id}` | {len(rows)} ({sets}) | {s.solved}/{len(rows)} | "
                          f"{steps(med)} [{steps(m_lo)}-{steps(m_hi)}] | {steps(p95)} [{steps(p_lo)}-{steps(p_hi)}] | "
                          f"{steps(s.slowest_env_steps)} ({s.slowest_seed}) | <= {target:g}x | "
-                         f"{chance_past(values, target, rng):.0%} |")
+                         f"{chance_past(values, target):.0%} |")
             notes += [fill(f"`{config_id}`, seeds {text}: {provenance(results[n].measured)}")
                       for text, n in zip(set_texts, names, strict=True)]
         intro = fill(

@@ -26,6 +26,7 @@ import render_diagnosis  # noqa: E402 - a sibling script, not a package
 import render_install  # noqa: E402 - a sibling script, not a package
 import render_speed  # noqa: E402 - a sibling script, not a package
 import render_spread  # noqa: E402 - a sibling script, not a package
+import render_targets  # noqa: E402 - a sibling script, not a package
 from bench_results import Measured, Results, Row, Spread, spread  # noqa: E402
 from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 
@@ -441,6 +442,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "gate-time": render_gate_time,
     **render_speed.RENDERERS,
     **render_spread.RENDERERS,
+    **render_targets.RENDERERS,
     **render_ab.RENDERERS,
     **{block: heldout_renderer(block) for block in HELDOUT},
     "second-machine": render_second_machine,

@@ -326,3 +326,22 @@ def test_the_pooled_spread_refuses_files_of_other_configs_or_a_repeated_seed(ren
     other.presets["CartPole-v1:ppo"].config_sha = "def"
     with pytest.raises(ValueError, match="different configs"):
         render.render_spread.pooled_rows({"a": a, "b": other}, "CartPole-v1:ppo", ("a", "b"))
+
+
+def test_the_targets_table_names_each_target_a_side_by_side_misses(render: ModuleType, results: ModuleType) -> None:
+    """bench/render_targets.py: a preset's newest side by side with the Zoo, target by target (issue 23)."""
+    targets = render.render_targets
+    files = results.all_results()
+    text = targets.render_targets(files, today=lambda config_id: "never")
+    assert text.count("| no |") == len(targets.NEWEST)  # no file measured a config hashed "never"
+    # Slow our CartPole-v1:ppo arm down: 10x the wall (past 0.5 s and under 5x the Zoo's) and one seed 4x the median.
+    doctored = files[targets.NEWEST["CartPole-v1:ppo"]].model_copy(deep=True)
+    ours = doctored.presets["CartPole-v1:ppo"].arms["ours"]
+    for row in ours:
+        row.wall_s *= 10
+    median = results.spread(ours).median_env_steps
+    ours[0].env_steps = int(4 * median)
+    text = targets.render_targets({**files, targets.NEWEST["CartPole-v1:ppo"]: doctored}, today=lambda c: "never")
+    summary = text.split("Not met on these tables: ")[1]
+    assert ("CartPole-v1:ppo: wall at least 5x less, slowest within 2.5x the median, median wall at most 0.5 s"
+            in " ".join(summary.split()))
