@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout45) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout46) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -256,6 +256,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # unread.
     ("heldout45", False, _line(3, 3, 3, healthy=3)),
     ("heldout45", True, _line(3, 3, 3, healthy=3)),
+    # heldout46 (2026-12-05): blind at f4b5a01 (the merge) 3/3 strict and lenient both ways, 0/3 healthy runs warned
+    # (FrozenLake-v1:qrdqn gamma=0.1, InvertedPendulum-v5:a2c and -v4:a2c reward_scale=0.0001); pinned after the
+    # scoring, unread.
+    ("heldout46", False, _line(3, 3, 3, healthy=3)),
+    ("heldout46", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
