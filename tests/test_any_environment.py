@@ -147,6 +147,31 @@ def test_image_observations_no_network_takes_are_refused_before_a_run_folder(
         resolve_with_origin("CarRacing-v3", use_zoo=False)  # gsolve config, get_config: the same line
 
 
+def test_an_sb3_algorithm_on_the_core_install_is_refused_in_one_line_before_a_run_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new user on the core install (no sb3 extra) ran `gsolve train Pendulum-v1:sac`: a ModuleNotFoundError
+    traceback, and a run folder left 'running' that the diagnosis took for a killed process. Now one line, with the
+    pip command and our own algorithms that would take the run, and no folder; launcher (MCP start_training) too."""
+    import importlib.util
+
+    from gymnasium_solver import launcher
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.split(".")[0] in ("stable_baselines3", "sb3_contrib")
+                        else real(name, *a))
+    monkeypatch.setenv("GSOLVE_CONFIG", "")
+    for config_id, ours in (("Pendulum-v1:sac", "ppo, a2c, reinforce"), ("CartPole-v1:qrdqn", "ppo, a2c, reinforce, dqn")):
+        code = cli.main(["train", config_id, "--runs-dir", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert 'which is not installed: pip install "gymnasium-solver[sb3]"' in err and f"({ours})" in err, err
+        with pytest.raises(ConfigError, match=r"gymnasium-solver\[sb3\]"):
+            launcher.prepare_run(tmp_path, config_id)
+    assert not any(tmp_path.iterdir())
+    resolve_with_origin("Pendulum-v1:sac")  # `gsolve config` still shows the settings
+
+
 @pytest.mark.parametrize("algo, network, words", [
     ("sac", "mlp", ["(4, 84, 84), uint8) observations (images), which sac cannot take",
                     "with network: nature_cnn: ppo, a2c, reinforce"]),

@@ -41,6 +41,7 @@ from gymnasium_solver.config.presets import (
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
 from gymnasium_solver.config.spaces import (
     ATARI_SETTINGS,
+    SB3_INSTALL,
     EnvSpaces,
     check_algo_takes,
     check_images,
@@ -395,11 +396,28 @@ def has_preset(config_id: str, folder: Path | None = None) -> bool:
         return False
 
 
+def check_algo_installed(cfg: Config) -> None:
+    """ConfigError, with the pip command and our own algorithms that would take the run, when the config's algorithm
+    trains through a package this machine lacks (SAC, TD3: stable-baselines3; QR-DQN, TQC: sb3-contrib; both in the
+    sb3 extra, which the core install leaves out). Looked up without importing it."""
+    import importlib.util
+
+    spec = ALGORITHMS[cfg.algo]
+    module = spec.trainer.split(":")[0]
+    if spec.native or importlib.util.find_spec(module) is not None:
+        return
+    ours = [a.value for a, s in ALGORITHMS.items() if s.native and set(s.action_kinds) & set(spec.action_kinds)]
+    raise ConfigError(f"{cfg.config_id}: {spec.title} trains through {spec.package}, which is not installed: "
+                      f"{SB3_INSTALL}; or train one of gsolve's own algorithms ({', '.join(ours)}), e.g. "
+                      f"gsolve train {cfg.env_id}:{ours[0]}")
+
+
 def check_trainable(cfg: Config) -> None:
     """ConfigError, before any run folder exists, when this machine cannot create the environment (an
     unknown id, a missing extra such as box2d: named with its pip command) or the algorithm cannot take
     its spaces. Makes the environment once per id and kwargs. Atari configs are checked by the trainer
     (their ids exist only once the atari extra registers them)."""
+    check_algo_installed(cfg)
     env_modules.require_config(cfg)  # its packages and class: granted by the command line, or refused
     if cfg.atari_wrappers:
         return

@@ -37,6 +37,7 @@ TABULAR_ALGO = Algo.DQN
 
 BOX2D_INSTALL = 'pip install "gymnasium-solver[box2d]"'
 MUJOCO_INSTALL = 'pip install "gymnasium-solver[mujoco]"'
+SB3_INSTALL = 'pip install "gymnasium-solver[sb3]"'  # stable-baselines3 and sb3-contrib
 
 
 class EnvSpaces(NamedTuple):

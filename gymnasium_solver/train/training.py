@@ -49,12 +49,13 @@ def train(
     a bad run id / occupied run folder, or a tracking sink whose library is missing, raises
     (ValueError) before anything is written."""
     check_tracking_available(cfg)
+    session_class = _session_class(cfg)  # SB3's import fails here, before a run folder exists, if it must
     writer = RunWriter.create(
         cfg, rf.resolve_runs_dir(runs_dir), run_id, columns=rf.columns_for(cfg.algo, cfg.grad_norm_parts),
         parent_run_id=parent_run_id, experiment_id=experiment_id, applied_changes=applied_changes,
         overrides=overrides, config_origin=config_origin,
     )
-    return _run(_session_class(cfg)(cfg, writer, show_progress))
+    return _run(session_class(cfg, writer, show_progress))
 
 
 def _session_class(cfg: Config) -> type[Session]:
