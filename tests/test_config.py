@@ -66,6 +66,20 @@ def test_schedule_override_keeps_other_end():
     assert cfg.learning_rate.start == preset_start and cfg.learning_rate.end == 0.0001  # type: ignore[union-attr]
 
 
+def test_a_schedule_given_one_end_says_where_the_other_came_from():
+    """A new user's `--set 'learning_rate={start: 0.1}'` on the DQN preset's constant trained a schedule ending at the
+    preset's value, silently; the note says so (both spellings, the whole dict and the dotted key)."""
+    from gymnasium_solver.config import resolve_with_origin
+
+    for pair in ("learning_rate={start: 0.1}", "learning_rate.start=0.1"):
+        r = resolve_with_origin("CartPole-v1:dqn", [pair])
+        assert (r.config.learning_rate.start, r.config.learning_rate.end) == (0.1, 0.00431567)  # type: ignore[union-attr]
+        assert any("end 0.00431567 kept from the settings" in n and "give both start and end" in n
+                   for n in r.origin.notes), r.origin.notes
+    whole = resolve_with_origin("CartPole-v1:dqn", ["learning_rate={start: 0.1, end: 0.0}"])
+    assert not any("kept from the settings" in n for n in whole.origin.notes)
+
+
 def test_config_command_prints_round_trippable_yaml(capsys):
     assert cli.main(["config", "CartPole-v1:reinforce", "--set", "seed=3"]) == 0
     out = capsys.readouterr().out

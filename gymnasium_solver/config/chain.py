@@ -36,6 +36,7 @@ from gymnasium_solver.config.presets import (
     preset_folder,
     spec_reward_threshold,
     user_config_dir,
+    yaml_value,
     zoo_name_notes,
 )
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
@@ -285,6 +286,19 @@ def _with_schedule_defaults(data: dict[str, Any], overrides: Mapping[str, Any]) 
     return out
 
 
+def _partial_schedule_notes(overrides: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
+    """A schedule override with start or end only keeps the other from the settings under it (the preset's, a
+    constant's value for both): said, since a whole value replaces for every other key (docs/configs.md)."""
+    notes = []
+    for key in ("learning_rate", "clip_range", "ent_coef"):
+        given = overrides.get(key)
+        if isinstance(given, dict) and set(given) < {"start", "end"} and isinstance(data.get(key), dict):
+            kept = ({"start", "end"} - set(given)).pop()
+            notes.append(f"--set {key}: {kept} {yaml_value(data[key][kept])} kept from the settings under the "
+                         f"override ({key}={yaml_value(data[key])}); give both start and end to set the whole schedule")
+    return notes
+
+
 def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,
                         folder: Path | None = None, *, use_zoo: bool = True) -> Resolved:
     """The validated config of ``ENV:VARIANT`` (or ``ENV:ALGO``, or a bare ``ENV``) through the chain (module
@@ -316,6 +330,7 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
                                   f"--{key.replace('_', '-')} instead (docs/security.md)")
         data = _apply_overrides(_with_schedule_defaults(data, overrides), overrides)
         sources.update({k: SettingSource.OVERRIDE.value for k in overrides})
+        zoo_names.notes.extend(_partial_schedule_notes(overrides, data))
     where = base.where if not overrides else f"{data['env_id']}:{data['variant']} with --set"
     if defaults:
         where += " and the user config"
