@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -40,8 +41,16 @@ def test_a_run_folder_path_names_its_run_and_one_outside_names_the_runs_dir(real
     elsewhere = tmp_path / "other-runs"
     (elsewhere / real_runs.solved).mkdir(parents=True)
     assert main(["show", str(elsewhere / real_runs.solved), "--runs-dir", runs_dir]) == 2
+    assert "is not a run folder (it has no run.json)" in capsys.readouterr().err  # an empty folder is none
+    shutil.copy(real_runs.runs_dir / real_runs.solved / "run.json", elsewhere / real_runs.solved)
+    assert main(["show", str(elsewhere / real_runs.solved), "--runs-dir", runs_dir]) == 2
     err = capsys.readouterr().err
     assert f"--runs-dir {elsewhere.resolve()}" in err and "Traceback" not in err
+    # The runs folder itself, and a folder that holds no runs, named as runs.
+    assert main(["show", runs_dir, "--runs-dir", runs_dir]) == 2
+    assert "is the runs folder itself" in capsys.readouterr().err
+    assert main(["runs", "--runs-dir", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_a_closed_stdout_pipe_is_not_a_traceback(real_runs) -> None:

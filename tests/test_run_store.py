@@ -23,8 +23,25 @@ if TYPE_CHECKING:
 
 
 def make_dirs(root: Path, *names: str) -> None:
+    """Run folders as small as a run folder gets: one of the files gsolve writes into every run (an empty run.log)."""
     for n in names:
         (root / n).mkdir(parents=True)
+        (root / n / "run.log").touch()
+
+
+def test_a_folder_with_none_of_a_runs_files_is_not_a_run(tmp_path: Path) -> None:
+    """A new user's --runs-dir one level too high listed the project's docs/ and tests/ as 'unreadable' runs, and
+    `gsolve show docs` printed a summary of one: such folders are not listed, and naming one says why."""
+    make_dirs(tmp_path, "20261125-221900-3fa9")
+    (tmp_path / "docs").mkdir()
+    assert rs.list_run_ids(tmp_path) == ["20261125-221900-3fa9"]
+    with pytest.raises(rs.RunNotFoundError, match="'docs' in .* is not a run: it has none of the files gsolve writes"):
+        rs.resolve_run_dir("docs", tmp_path)
+    (tmp_path / "20261125-221900-3fa9" / "run.log").unlink()
+    assert rs.list_run_ids(tmp_path) == []
+    from gymnasium_solver.run_store.refs import no_runs
+
+    assert "none of its 2 folders is one" in no_runs(tmp_path)
 
 
 # -- resolve_run_dir ---------------------------------------------------------------------------

@@ -103,6 +103,11 @@ def _refs_from_paths(args: argparse.Namespace) -> None:
             return path.name
         if not path.is_dir():
             return value
+        if path.resolve() == root.resolve():
+            raise CliError(f"{value} is the runs folder itself: name one run in it (`gsolve runs` lists them)")
+        if not (path / "run.json").is_file():
+            raise CliError(f"{value} is not a run folder (it has no run.json); a run is named by its id inside the "
+                           f"runs folder (`gsolve runs --runs-dir DIR` lists a folder's runs)")
         raise CliError(f"{value} is a folder outside the runs folder {root}: runs are read only from the runs "
                        f"folder; pass --runs-dir {path.resolve().parent} and the run id {path.resolve().name}")
 

@@ -116,6 +116,11 @@ def format_run_table(runs: list[rs.RunSummary]) -> str:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = rs.RunStore(args.runs_dir)
+    if store.runs_dir.exists() and not store.runs_dir.is_dir():
+        raise ValueError(f"--runs-dir {store.runs_dir} is a file, not a folder: pass the folder that holds the runs")
+    if args.runs_dir is not None and not store.runs_dir.exists():
+        raise ValueError(f"--runs-dir {store.runs_dir} does not exist: pass the folder that holds the runs (without "
+                         "--runs-dir, ./runs or $GSOLVE_RUNS_DIR)")
     result = rs.list_runs(store, args.env_id, args.algo, args.status, args.solved, args.limit, args.cursor, args.kind)
     if args.json:
         print(result.model_dump_json(indent=2))

@@ -22,10 +22,14 @@ class RunNotFoundError(ValueError):
     """No run matches a reference; the message lists close matches and how to list runs."""
 
 
+_RUN_FILES = (rf.RUN_JSON, rf.CONFIG_YAML, rf.METRICS_CSV, rf.RUN_LOG)
+
+
 def list_run_ids(runs_dir: Path | str | None = None) -> list[str]:
     """Names of the run folders in the runs folder, oldest first (run ids sort by creation time).
 
-    Hidden entries and plain files are skipped; an absent runs folder has no runs.
+    Hidden entries, plain files and folders with none of a run's files (``_RUN_FILES``: not runs at all, e.g. a
+    --runs-dir one level too high lists the project's own folders) are skipped; an absent runs folder has no runs.
     """
     root = rf.resolve_runs_dir(runs_dir)
     try:
@@ -39,7 +43,7 @@ def list_run_ids(runs_dir: Path | str | None = None) -> list[str]:
                 ok = not e.name.startswith(".") and e.is_dir() and (not e.is_symlink() or inside(root, Path(e.path)))
             except OSError:
                 ok = False
-            if ok:
+            if ok and _has_run_files(Path(e.path)):
                 names.append(e.name)
     names.sort()
     return names
@@ -72,6 +76,13 @@ def inside(root: Path, candidate: Path) -> bool:
 def no_runs(root: Path) -> str:
     """Why a runs folder lists nothing: empty, or not there at all (a mistyped --runs-dir or $GSOLVE_RUNS_DIR)."""
     if root.is_dir():
+        try:
+            folders = sum(1 for e in os.scandir(root) if not e.name.startswith(".") and e.is_dir())
+        except OSError:
+            folders = 0
+        if folders:
+            return (f"the runs folder {root} has no runs: none of its {folders} folders is one (is it the folder that "
+                    "holds the runs?)")
         return f"the runs folder {root} has no runs yet"
     what = "is not a folder" if root.exists() else "does not exist"
     return (f"the runs folder {root} {what} (check --runs-dir / ${rf.RUNS_DIR_ENV}; runs go to ./runs "
@@ -86,10 +97,19 @@ def _is_real_folder(path: Path) -> bool:
         return False
 
 
+def _has_run_files(path: Path) -> bool:
+    return any((path / f).exists() for f in _RUN_FILES)  # run.json first: one stat for every real run
+
+
 def _checked(root: Path, name: str) -> Path:
     path = root / name
     if not inside(root, path):
         raise RunNotFoundError(f"run folder {name!r} points outside the runs folder (a symlink?) and is not read")
+    if not _has_run_files(path):
+        # Another folder in the runs folder (a --runs-dir one level too high): not a damaged run, none at all.
+        raise RunNotFoundError(f"{name!r} in {root} is not a run: it has none of the files gsolve writes into every run "
+                               f"folder ({', '.join(_RUN_FILES)}); is --runs-dir the folder that holds the runs? "
+                               f"{LIST_RUNS_HINT}")
     return path
 
 
