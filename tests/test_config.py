@@ -164,6 +164,7 @@ def test_every_key_an_algorithm_reads_is_declared_as_applying_to_it(algo: str) -
         ({"checkpoint_freq": 10}, "checkpoint_freq=10", "use checkpoint_freq >= 200 or 0"),
         ({"log_std_init": 1000.0}, "log_std_init", "must be <= 5"),
         ({"env_kwargs": {f"k{i}": i for i in range(40)}}, "env_kwargs", "at most 32"),
+        ({"hidden_sizes": 64}, "hidden_sizes", r"valid list \(got 64\); write a list, e.g. hidden_sizes=\[64, 64\]"),
     ],
 )
 def test_out_of_range_values_are_refused_with_key_and_what_fits(overrides, key, right) -> None:

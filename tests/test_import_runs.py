@@ -320,3 +320,15 @@ def test_diagnosis_of_imported_dqn_reads_the_sources_own_settings(imported: tupl
     out = capsys.readouterr().out
     assert "target_update_interval=500" in out  # CleanRL's target_network_frequency, read as ours
     assert "in the cleanrl (cleanrl_tensorboard) config: target_network_frequency=" in out
+
+
+def test_a_file_that_is_not_a_model_zip_is_named_in_the_refusal(tmp_path: Path) -> None:
+    """A new user's `gsolve import README.md` was told '. is none of the folders gsolve can import': the folder,
+    not the file they gave."""
+    from gymnasium_solver.imports import find_sources
+
+    readme = tmp_path / "README.md"
+    readme.write_text("# notes\n", encoding="utf-8")
+    with pytest.raises(ImportError_, match=r"README.md is a file gsolve does not import \(not an SB3 model .zip\), "
+                       r"and its folder .* is none of the folders gsolve can import"):
+        find_sources(readme)

@@ -99,6 +99,8 @@ def _format_validation_error(exc: ValidationError, where: str, model: type[Confi
             continue
         msg = _error_message(err, parts[0] if parts else "", model)
         got_s = "" if isinstance(got, dict) and not loc else f" (got {got!r})"
+        if err["type"] == "list_type" and isinstance(got, int | float) and len(parts) == 1:
+            got_s += f"; write a list, e.g. {loc}=[{got}, {got}]"  # hidden_sizes=64 meant one width per layer
         # A check across keys has no location, and its message names the keys itself.
         lines.append(f"{loc}: {msg}{got_s}" if loc else f"{msg}{got_s}")
     return f"{where}: invalid config: " + "; ".join(lines)

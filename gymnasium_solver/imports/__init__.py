@@ -68,6 +68,7 @@ def find_sources(path: Path) -> list[Path]:
         raise ImportError_(f"{path} does not exist: pass {EXPECTED}")
     if is_sb3_zip(path):  # a model zip is named one by one: a folder search never opens zips
         return [path]
+    given = path
     if path.is_file():
         path = path.parent
     found: list[Path] = []
@@ -87,7 +88,9 @@ def find_sources(path: Path) -> list[Path]:
         if len(found) > MAX_SOURCES:
             break
     if not found:
-        raise ImportError_(f"{path} is none of the folders gsolve can import: expected {EXPECTED}")
+        what = (f"{given} is a file gsolve does not import (not an SB3 model .zip), and its folder {path} is none of "
+                "the folders gsolve can import" if given != path else f"{path} is none of the folders gsolve can import")
+        raise ImportError_(f"{what}: expected {EXPECTED}")
     if len(found) > MAX_SOURCES:
         raise ImportError_(f"{path} holds more than {MAX_SOURCES} runs; import its subfolders one at a time")
     return sorted(found)
