@@ -112,6 +112,11 @@ def test_small_returns_keep_the_digits_that_tell_them_from_their_threshold(tmp_p
     assert "best eval 385.6 (threshold 475)" in summary_line("CartPole-v1:ppo", 475.0, result)
     best.return_mean = 0.04  # a return near zero, on a task whose returns are large
     assert "best eval 0.0 (threshold 475)" in summary_line("CartPole-v1:ppo", 475.0, result)
+    # No threshold: a run that trained its budget says so; one that failed does not claim it (a new user's Boom-v0).
+    assert "(no reward threshold: trained for its budget)" in summary_line("Blackjack-v1:ppo", None, result)
+    failed = SimpleNamespace(**{**vars(result), "stop_reason": rf.StopReason.ERROR})
+    line = summary_line("Boom-v0:ppo", None, failed)
+    assert "FAILED: error" in line and "(no reward threshold);" in line and "trained for its budget" not in line
     buf = io.StringIO()
     bar = ProgressBar(3000, console=Console(file=buf, force_terminal=False, width=80))
     bar.update(1024, 1.0, 1000.0, 0.8725, None)

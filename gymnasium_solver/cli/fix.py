@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "config solves every fresh seed, or most and no change beats it) or 'not_fixed'. Exit code 0 for fixed or unlucky_seed, 3 for not_fixed.",
     )
     p.add_argument("run", help="run id, unique prefix of one, or @last")
-    p.add_argument("--max-trials", type=int, default=8, help="at most this many candidates (default 8)")
+    p.add_argument("--max-trials", type=int, default=8, help="at most this many candidate change sets (default 8); each trains on up to "
+                   "--seeds seeds, beside baseline runs of the unchanged config and, when none qualifies, longer or "
+                   "trimmed variants, so a fix trains more runs than this (its progress counts them)")
     p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="your own change, tried first and judged on the same seeds beside the diagnosis' "
                    "candidates and your unchanged config (the RL Zoo's and SB3's key names are read too)")

@@ -235,7 +235,12 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
         what = f"FAILED: {result.failure.kind}"  # the disk, not the trainer: no traceback to read
     if result.failure is not None and result.stop_reason != rf.StopReason.USER_STOPPED:
         what += f" ({result.failure.message})"
-    goal = f" (threshold {threshold:g})" if threshold is not None else " (no reward threshold: trained for its budget)"
+    if threshold is not None:
+        goal = f" (threshold {threshold:g})"
+    elif result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED:
+        goal = " (no reward threshold: trained for its budget)"
+    else:
+        goal = " (no reward threshold)"  # a failed or stopped run did not train for its budget
     if threshold is not None and result.best_eval is not None and result.best_eval.return_mean >= threshold:
         goal = f" (threshold {threshold:g}; that evaluation was luck: more episodes fell short, see the warning)"
     return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
