@@ -173,3 +173,22 @@ def test_an_unsolved_run_whose_budget_ended_near_the_threshold_does_not_claim_im
 def test_check_reads_every_set() -> None:
     assert {"corpus", "heldout", "heldout9"} <= set(SETS) and len(CASES) > 100
     assert all(json.loads((p / "labels.json").read_text()) for p in CASES[:1])
+
+
+def test_a_retry_whose_top_change_undoes_its_parents_advice_says_so() -> None:
+    """A new user followed the diagnosis of an Acrobot-v1 DQN run (target_update_interval=600, a longer budget),
+    the retry failed too, and its diagnosis said to set both back: the note names the parent and `gsolve fix`."""
+    from gymnasium_solver.diagnostics.diagnose import _undoes_parent
+    from gymnasium_solver.diagnostics.models import Finding
+    from gymnasium_solver.diagnostics.suggest import change
+
+    plain = make_info(make_table(healthy_series()), BASE_CONFIG)
+    info = plain.model_copy(update={"parent_run_id": "20261205-000000-abc1234",
+                                          "applied_changes": {"target_update_interval": 600, "max_env_steps": 121000}})
+    back = Finding(id="preset_deviation", severity=Severity.WARNING, score=0.5, title="t", evidence=[], cause="c",
+                   suggested_changes=[change("target_update_interval", 600, 10000, "increase", "the defaults' value")])
+    notes = _undoes_parent(info, [back])
+    assert len(notes) == 1 and "retry of 20261205-000000-abc1234 with target_update_interval" in notes[0]
+    assert "gsolve fix 20261205-000000-abc1234" in notes[0]
+    other = back.model_copy(update={"suggested_changes": [change("learning_rate", 1e-3, 1e-4, "decrease", "w")]})
+    assert _undoes_parent(info, [other]) == [] and _undoes_parent(plain, [back]) == []

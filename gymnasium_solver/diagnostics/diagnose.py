@@ -215,6 +215,20 @@ def _applicable(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
     return out
 
 
+def _undoes_parent(info: RunInfo, findings: list[Finding]) -> list[str]:
+    """A retry (`gsolve retry`, try_fix) records the changes its parent's diagnosis suggested; a top change that sets
+    one of them back undoes that advice. Said, so the two diagnoses read as a question for `gsolve fix`, not a loop."""
+    top = next((f for f in findings if f.severity != Severity.INFO and f.suggested_changes), None)
+    if top is None or not info.applied_changes or info.parent_run_id is None:
+        return []
+    undone = [c.key for c in top.suggested_changes if c.key in info.applied_changes]
+    if not undone:
+        return []
+    return [f"This run is a retry of {info.parent_run_id} with {', '.join(undone)} as that run's diagnosis suggested; "
+            f"the top change here sets {'it' if len(undone) == 1 else 'them'} back. Neither diagnosis has run the "
+            f"other's change: `gsolve fix {info.parent_run_id}` trains both over seeds and says which solves."]
+
+
 def _notes(ctx: Ctx, n_updates: int) -> list[str]:
     notes = []
     if ctx.status == RunStatus.RUNNING:
@@ -407,7 +421,7 @@ def diagnose(
                               bands=[b for b in ctx.bands.values() if b.position != "inside"],
                               bands_inside=sorted(m for m, b in ctx.bands.items() if b.position == "inside")),
         next_step=_next_step(ctx, findings),
-        notes=_notes(ctx, len(updates)),
+        notes=[*_notes(ctx, len(updates)), *_undoes_parent(info, findings)],
         imported_from=None if info.source is None else f"{info.source.framework} ({info.source.kind})",
     )
 
