@@ -170,6 +170,9 @@ def test_an_sb3_algorithm_on_the_core_install_is_refused_in_one_line_before_a_ru
             launcher.prepare_run(tmp_path, config_id)
     assert not any(tmp_path.iterdir())
     resolve_with_origin("Pendulum-v1:sac")  # `gsolve config` still shows the settings
+    assert cli.main(["list-envs"]) == 0  # the presets it lists say which this install cannot train yet
+    out = capsys.readouterr().out
+    assert 'This install cannot train Pendulum-v1:sac, Pendulum-v1:td3 yet: pip install "gymnasium-solver[sb3]"' in out
 
 
 @pytest.mark.parametrize("algo, network, words", [

@@ -455,3 +455,14 @@ def test_a_budget_below_one_rollout_is_said_before_the_run_trains_the_whole_roll
     for config_id, sets in (("CartPole-v1:ppo", ["max_env_steps=2048"]), ("CartPole-v1:dqn", ["max_env_steps=10"]),
                             ("CartPole-v1:reinforce", ["max_env_steps=10"])):
         assert not any(n.startswith("max_env_steps:") for n in resolve_with_origin(config_id, sets).origin.notes)
+
+
+def test_a_name_typed_in_another_case_is_suggested_first():
+    """A new user's `gsolve train CartPole-v1:PPO` listed the variants without 'did you mean': difflib compares
+    characters as they are, so 'PPO' matched nothing."""
+    from gymnasium_solver.config.build import close_matches
+
+    assert close_matches("PPO", ["ppo", "reinforce", "dqn", "a2c"])[0] == "ppo"
+    assert close_matches("Learning_Rate", ["learning_rate", "n_steps"])[0] == "learning_rate"
+    with pytest.raises(ConfigError, match="no variant 'PPO'; did you mean 'ppo'"):
+        resolve_config("CartPole-v1:PPO")

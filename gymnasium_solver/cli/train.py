@@ -378,6 +378,21 @@ def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
                          "from another run")
 
 
+def _missing_extra(cfg: Any) -> str | None:
+    """The pip command of the extra a preset needs and this install lacks (SB3 for SAC/TD3; Box2D, MuJoCo), else
+    None. Atari presets are left to the trainer, which names the atari extra."""
+    from gymnasium_solver.config.chain import check_algo_installed
+    from gymnasium_solver.config.spaces import BOX2D_INSTALL, MUJOCO_INSTALL, SB3_INSTALL, env_spaces
+
+    try:
+        check_algo_installed(cfg)
+        if not cfg.atari_wrappers:
+            env_spaces(cfg.env_id, cfg.env_kwargs)
+    except ConfigError as exc:
+        return next((c for c in (SB3_INSTALL, BOX2D_INSTALL, MUJOCO_INSTALL) if c in str(exc)), None)
+    return None
+
+
 def cmd_list_envs(args: argparse.Namespace) -> int:
     for path in args.env_classes:  # imported, but it has no id to list until a command names one
         served = env_modules.served_id(path)
@@ -398,12 +413,17 @@ def cmd_list_envs(args: argparse.Namespace) -> int:
         raise ValueError("no presets found; presets live in gymnasium_solver/presets/environments/<EnvId>.yaml "
                          f"(or ${CONFIG_DIR_ENV}); `gsolve list-envs --all` lists every registered environment")
     rows = [("CONFIG", "ALGO", "THRESHOLD", "BUDGET")]
+    lacking: dict[str, list[str]] = {}  # the pip command -> the presets that need it (this install lacks it)
     for env_id in files:
         for variant, algo in list_variants(env_id).items():
             cfg = resolve_config(f"{env_id}:{variant}")
             threshold = "-" if cfg.reward_threshold is None else f"{cfg.reward_threshold:g}"
             rows.append((cfg.config_id, algo, threshold, str(cfg.max_env_steps)))
+            if (missing := _missing_extra(cfg)) is not None:
+                lacking.setdefault(missing, []).append(cfg.config_id)
     _print_table(rows)
+    for command, config_ids in lacking.items():
+        print(f"\nThis install cannot train {', '.join(config_ids)} yet: {command}")
     print("\nTrain one with `gsolve train ENV:VARIANT`; see its settings with `gsolve config ENV:VARIANT`. "
           "Any other registered environment trains too: `gsolve list-envs --all`.")
     return 0

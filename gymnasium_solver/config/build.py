@@ -25,7 +25,12 @@ PRESET_ONLY_KEYS = {"inherits", "description"}
 
 
 def close_matches(word: str, options: list[str] | tuple[str, ...], n: int = 3) -> list[str]:
-    return difflib.get_close_matches(word, list(options), n=n, cutoff=0.5)
+    """The options nearest ``word``; one that differs only in case first (``PPO`` for ``ppo``, which difflib ranks
+    below nothing at all: it compares characters as they are)."""
+    same = [o for o in options if o.lower() == word.lower() and o != word]
+    near = difflib.get_close_matches(word.lower(), [o.lower() for o in options], n=n, cutoff=0.5)
+    by_lower = {o.lower(): o for o in options}
+    return list(dict.fromkeys([*same, *(by_lower[m] for m in near)]))[:n]
 
 
 def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
