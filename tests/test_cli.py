@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from gymnasium_solver.cli.app import main
 
 
@@ -80,3 +82,12 @@ def test_a_bad_schedule_value_is_one_plain_message(capsys) -> None:
     err = capsys.readouterr().err
     assert "learning_rate: must be a number or a schedule {start: x, end: y} (got 'abc')" in err
     assert "instance of Schedule" not in err
+
+
+def test_a_mistyped_option_gets_the_commands_usage_and_its_nearest_options(capsys) -> None:
+    """A new user's `gsolve train CartPole-v1 --sed 3` got gsolve's top-level usage ('COMMAND ...') and nothing else."""
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "CartPole-v1", "--sed", "3"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "usage: gsolve train" in err
+    assert "unrecognized arguments: --sed 3 (--sed: did you mean --seed or --seeds?)" in err

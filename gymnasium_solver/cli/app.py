@@ -61,9 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> None:
+    """argparse's exit 2 for arguments no option takes, from the command's own parser (its usage, not gsolve's) and
+    with the command's nearest options (`gsolve train CartPole-v1 --sed 3`: did you mean --seed?)."""
+    from gymnasium_solver.config.build import close_matches
+
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    own = commands[command]
+    options = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    hints = [f"{x}: did you mean {' or '.join(m)}?" for x in extras if x.startswith("-")
+             and (m := close_matches(x.split("=", 1)[0], options, n=2))]
+    own.error(f"unrecognized arguments: {' '.join(extras)}" + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _unrecognized(parser, args.command, extras)
     try:
         _refs_from_paths(args)
         cli_env.grant(args)  # --env-package/--env-class: imported now, because this command line names them
