@@ -192,3 +192,19 @@ def test_a_retry_whose_top_change_undoes_its_parents_advice_says_so() -> None:
     assert "gsolve fix 20261205-000000-abc1234" in notes[0]
     other = back.model_copy(update={"suggested_changes": [change("learning_rate", 1e-3, 1e-4, "decrease", "w")]})
     assert _undoes_parent(info, [other]) == [] and _undoes_parent(plain, [back]) == []
+
+
+def test_a_flat_trend_beside_a_large_slope_says_its_interval_spans_zero() -> None:
+    """A new user read 'Trend eval/return_mean: flat (slope 3.26e+03/100k steps, ...)' on the demo's solved run as a
+    contradiction: three evaluations cannot tell that slope from 0, and the line now says so."""
+    from gymnasium_solver.cli.diagnose import render_report
+    from gymnasium_solver.diagnostics.models import Trend
+
+    table = make_table(healthy_series())
+    d = diagnose(make_info(table, BASE_CONFIG), BASE_CONFIG, table, references=EMPTY)
+    wide = Trend(metric=M.EVAL_RETURN_MEAN, direction="flat", slope_per_100k_steps=3260.0, slope_low=-3830.0,
+                 slope_high=8730.0, env_steps_from=4096, env_steps_to=12288)
+    text = render_report(d.model_copy(update={"eval_trend": wide}))
+    assert "flat because the interval spans 0 (too few or too noisy points to tell a slope)" in text
+    sure = wide.model_copy(update={"direction": "improving", "slope_low": 100.0})
+    assert "interval spans 0" not in render_report(d.model_copy(update={"eval_trend": sure}))
