@@ -16,6 +16,7 @@ from gymnasium_solver.config.catalog import (
     environment_catalog,
     no_match_note,
 )
+from gymnasium_solver.config.chain import missing_extra
 from gymnasium_solver.config.spaces import check_registered, choose_algo, env_spaces
 from gymnasium_solver.contract.algorithms import takes
 from gymnasium_solver.run_store import key_hyperparameters
@@ -46,7 +47,8 @@ class VariantInfo(BaseModel):
     config_id: str
     algo: str
     settings: dict[str, Any] = Field(description="the variant's resolved key settings (get_config has all)")
-    problem: str | None = Field(default=None, description="set if this variant does not validate")
+    problem: str | None = Field(default=None, description="set if this variant does not validate, or this install "
+                                "cannot train it (an extra it lacks, with the pip command)")
 
 
 class EnvironmentList(BaseModel):
@@ -124,12 +126,19 @@ def _without_preset(env_id: str) -> EnvironmentList:
 def _algo_settings(env_id: str, algo: str) -> VariantInfo:
     cid = f"{env_id}:{algo}"
     try:
-        cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+        resolved = config_mod.resolve_config(cid)
     except config_mod.ConfigError as exc:
         return VariantInfo(variant=algo, config_id=cid, algo=algo, settings={}, problem=str(exc))
+    cfg = resolved.model_dump(mode="json")
     settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
     settings.update(key_hyperparameters(cfg))
-    return VariantInfo(variant=algo, config_id=cid, algo=algo, settings=settings)
+    return VariantInfo(variant=algo, config_id=cid, algo=algo, settings=settings, problem=_cannot_train(resolved))
+
+
+def _cannot_train(cfg: config_mod.Config) -> str | None:
+    """Why this install cannot train a config that resolves (an extra it lacks, with the pip command), else None."""
+    missing = missing_extra(cfg)
+    return None if missing is None else f"this install cannot train it yet: {missing}"
 
 
 def preset_entry(env_id: str) -> EnvironmentPreset:
@@ -149,10 +158,12 @@ def variant_settings(env_id: str) -> list[VariantInfo]:
     for name, algo in config_mod.list_variants(env_id).items():
         cid = f"{env_id}:{name}"
         try:
-            cfg = config_mod.resolve_config(cid).model_dump(mode="json")
+            resolved = config_mod.resolve_config(cid)
+            cfg = resolved.model_dump(mode="json")
             settings: dict[str, Any] = {k: cfg[k] for k in ("max_env_steps", "reward_threshold")}
             settings.update(key_hyperparameters(cfg))
-            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings))
+            out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings=settings,
+                                   problem=_cannot_train(resolved)))
         except config_mod.ConfigError as exc:
             out.append(VariantInfo(variant=name, config_id=cid, algo=algo, settings={}, problem=str(exc)))
     return out

@@ -173,6 +173,11 @@ def test_an_sb3_algorithm_on_the_core_install_is_refused_in_one_line_before_a_ru
     assert cli.main(["list-envs"]) == 0  # the presets it lists say which this install cannot train yet
     out = capsys.readouterr().out
     assert 'This install cannot train Pendulum-v1:sac, Pendulum-v1:td3 yet: pip install "gymnasium-solver[sb3]"' in out
+    from gymnasium_solver.environment_list import environment_list  # MCP list_environments(env_id=...)
+
+    problems = {v.config_id: v.problem for v in environment_list("Pendulum-v1").variants or []}
+    assert problems["Pendulum-v1:ppo"] is None
+    assert problems["Pendulum-v1:sac"] == 'this install cannot train it yet: pip install "gymnasium-solver[sb3]"'
 
 
 @pytest.mark.parametrize("algo, network, words", [

@@ -27,7 +27,7 @@ from gymnasium_solver.config import (
     env_modules,
 )
 from gymnasium_solver.config.catalog import MAX_CATALOG_ROWS, environment_catalog, page_note
-from gymnasium_solver.config.chain import resolve_config
+from gymnasium_solver.config.chain import missing_extra, resolve_config
 from gymnasium_solver.config.presets import CONFIG_DIR_ENV, list_env_files, list_variants
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.train.policy_eval import EvalReport, evaluate_checkpoint  # noqa: F401 - evaluate_checkpoint: API
@@ -378,21 +378,6 @@ def _check_belongs(run_dir: Path, name: str, cfg: Any) -> None:
                          "from another run")
 
 
-def _missing_extra(cfg: Any) -> str | None:
-    """The pip command of the extra a preset needs and this install lacks (SB3 for SAC/TD3; Box2D, MuJoCo), else
-    None. Atari presets are left to the trainer, which names the atari extra."""
-    from gymnasium_solver.config.chain import check_algo_installed
-    from gymnasium_solver.config.spaces import BOX2D_INSTALL, MUJOCO_INSTALL, SB3_INSTALL, env_spaces
-
-    try:
-        check_algo_installed(cfg)
-        if not cfg.atari_wrappers:
-            env_spaces(cfg.env_id, cfg.env_kwargs)
-    except ConfigError as exc:
-        return next((c for c in (SB3_INSTALL, BOX2D_INSTALL, MUJOCO_INSTALL) if c in str(exc)), None)
-    return None
-
-
 def cmd_list_envs(args: argparse.Namespace) -> int:
     for path in args.env_classes:  # imported, but it has no id to list until a command names one
         served = env_modules.served_id(path)
@@ -419,7 +404,7 @@ def cmd_list_envs(args: argparse.Namespace) -> int:
             cfg = resolve_config(f"{env_id}:{variant}")
             threshold = "-" if cfg.reward_threshold is None else f"{cfg.reward_threshold:g}"
             rows.append((cfg.config_id, algo, threshold, str(cfg.max_env_steps)))
-            if (missing := _missing_extra(cfg)) is not None:
+            if (missing := missing_extra(cfg)) is not None:
                 lacking.setdefault(missing, []).append(cfg.config_id)
     _print_table(rows)
     for command, config_ids in lacking.items():

@@ -42,6 +42,8 @@ from gymnasium_solver.config.presets import (
 from gymnasium_solver.config.registry import CONFIG_MODELS, Config, applies_to
 from gymnasium_solver.config.spaces import (
     ATARI_SETTINGS,
+    BOX2D_INSTALL,
+    MUJOCO_INSTALL,
     SB3_INSTALL,
     EnvSpaces,
     check_algo_takes,
@@ -425,6 +427,18 @@ def check_algo_installed(cfg: Config) -> None:
     raise ConfigError(f"{cfg.config_id}: {spec.title} trains through {spec.package}, which is not installed: "
                       f"{SB3_INSTALL}; or train one of gsolve's own algorithms ({', '.join(ours)}), e.g. "
                       f"gsolve train {cfg.env_id}:{ours[0]}")
+
+
+def missing_extra(cfg: Config, make_env: bool = True) -> str | None:
+    """The pip command of the extra this install lacks for ``cfg`` (SB3 for SAC/TD3/QR-DQN/TQC; with ``make_env``,
+    Box2D or MuJoCo, by making the environment once), else None. Atari configs are left to the trainer."""
+    try:
+        check_algo_installed(cfg)
+        if make_env and not cfg.atari_wrappers:
+            env_spaces(cfg.env_id, cfg.env_kwargs)
+    except ConfigError as exc:
+        return next((c for c in (SB3_INSTALL, BOX2D_INSTALL, MUJOCO_INSTALL) if c in str(exc)), None)
+    return None
 
 
 def check_trainable(cfg: Config) -> None:
