@@ -113,10 +113,13 @@ def test_small_returns_keep_the_digits_that_tell_them_from_their_threshold(tmp_p
     best.return_mean = 0.04  # a return near zero, on a task whose returns are large
     assert "best eval 0.0 (threshold 475)" in summary_line("CartPole-v1:ppo", 475.0, result)
     # No threshold: a run that trained its budget says so; one that failed does not claim it (a new user's Boom-v0).
-    assert "(no reward threshold: trained for its budget)" in summary_line("Blackjack-v1:ppo", None, result)
+    done = summary_line("Blackjack-v1:ppo", None, result)
+    assert done.startswith("trained Blackjack-v1:ppo for its budget after 3072 env steps, 0.50 s; best eval 0.04")
+    assert done.count("for its budget") == 1 and "(no reward threshold to solve)" in done
     failed = SimpleNamespace(**{**vars(result), "stop_reason": rf.StopReason.ERROR})
     line = summary_line("Boom-v0:ppo", None, failed)
-    assert "FAILED: error" in line and "(no reward threshold);" in line and "trained for its budget" not in line
+    assert line.startswith("not solved Boom-v0:ppo: FAILED: error") and "(no reward threshold to solve);" in line
+    assert "for its budget" not in line
     buf = io.StringIO()
     bar = ProgressBar(3000, console=Console(file=buf, force_terminal=False, width=80))
     bar.update(1024, 1.0, 1000.0, 0.8725, None)

@@ -237,13 +237,14 @@ def summary_line(config_id: str, threshold: float | None, result: Any) -> str:
         what += f" ({result.failure.message})"
     if threshold is not None:
         goal = f" (threshold {threshold:g})"
-    elif result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED:
-        goal = " (no reward threshold: trained for its budget)"
     else:
-        goal = " (no reward threshold)"  # a failed or stopped run did not train for its budget
+        goal = " (no reward threshold to solve)"
     if threshold is not None and result.best_eval is not None and result.best_eval.return_mean >= threshold:
         goal = f" (threshold {threshold:g}; that evaluation was luck: more episodes fell short, see the warning)"
-    return (f"not solved {config_id}: {what} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
+    head = f"not solved {config_id}: {what}"
+    if threshold is None and result.stop_reason == rf.StopReason.BUDGET_EXHAUSTED:
+        head = f"trained {config_id} for its budget"  # nothing to solve: "not solved" would read as a failure
+    return (f"{head} after {result.env_steps} env steps, {result.wall_seconds:.2f} s; "
             f"{best_s}{goal}; run folder {result.run_dir}")
 
 
