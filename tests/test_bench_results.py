@@ -334,6 +334,7 @@ def test_the_targets_table_names_each_target_a_side_by_side_misses(render: Modul
     files = results.all_results()
     text = targets.render_targets(files, today=lambda config_id: "never")
     assert text.count("| no |") == len(targets.NEWEST)  # no file measured a config hashed "never"
+    assert "of 300 (ab_cartpole_a2c_clip, before arm)" in text  # the 300-seed arm beside the pooled 60 seeds
     # Slow our CartPole-v1:ppo arm down: 10x the wall (past 0.5 s and under 5x the Zoo's) and one seed 4x the median.
     doctored = files[targets.NEWEST["CartPole-v1:ppo"]].model_copy(deep=True)
     ours = doctored.presets["CartPole-v1:ppo"].arms["ours"]
