@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout46) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout47) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -261,6 +261,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # scoring, unread.
     ("heldout46", False, _line(3, 3, 3, healthy=3)),
     ("heldout46", True, _line(3, 3, 3, healthy=3)),
+    # heldout47 (2026-12-05): blind at 051cf6d (the merge) 4/4 strict and lenient both ways, 0/3 healthy runs warned
+    # (Acrobot-v1:a2c ent_coef=10, InvertedPendulum-v4:ppo max_grad_norm=1e-6, InvertedPendulum-v4:a2c ent_coef=100,
+    # InvertedPendulum-v5:ppo target_kl=1e-6); pinned after the scoring, unread.
+    ("heldout47", False, _line(4, 4, 4, healthy=3)),
+    ("heldout47", True, _line(4, 4, 4, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
