@@ -162,6 +162,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_37.json": "heldout46 (environments without a preset, none MiniGrid; blind: "
                                                    "run at f4b5a01, its merge, before the pin of its scoring; the "
                                                    "fix loop as for heldout44 and heldout45)",
+                 "fix_verdicts_no_preset_38.json": "heldout47 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at 051cf6d, its merge, before the pin of its scoring; the "
+                                                   "fix loop as for heldout44-46)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -286,7 +289,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # the diagnosis changed since only in the PPO presets' reference fingerprint and a note). A change to the fix loop
 # empties this tuple; the next blind sets fill it again.
 FIX_LOOP_SINCE = "704416d"
-FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json")
+FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
+                  "fix_verdicts_no_preset_38.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
