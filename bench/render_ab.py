@@ -29,6 +29,11 @@ def block_name(path: Path) -> str:
     return path.stem.replace("_", "-")
 
 
+def arm_env_steps(rows: list[dict[str, Any]]) -> np.ndarray:
+    """One arm's env steps to solve per seed, an unsolved seed at its budget (as the bench records it)."""
+    return np.array([r["env_steps"] for r in rows], dtype=float)
+
+
 def render_file(path: Path) -> str:
     d: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     rows = d["rows"]
@@ -38,7 +43,7 @@ def render_file(path: Path) -> str:
              f"median | tables of {TABLE_SEEDS} past {factor:g}x their median |", "|---|---|---|---|---|---|---|---|---|"]
     for arm in ("before", "after"):
         s = summary(rows[arm])
-        values = np.array([r["env_steps"] for r in rows[arm]], dtype=float)  # an unsolved seed at its budget
+        values = arm_env_steps(rows[arm])
         past = slow["seeds_past"][arm]
         named = f" ({', '.join(str(seed) for seed in past)})" if past else ""
         lines.append(f"| {arm} | `{d['commits'][arm]}` | {s['solved']}/{s['seeds']} | {steps(s['median'])} | "

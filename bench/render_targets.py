@@ -15,12 +15,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_ab_commits import ANALYSIS  # noqa: E402
 from bench_results import Results, spread  # noqa: E402
+from render_ab import arm_env_steps  # noqa: E402
 from render_spread import chance_past, pooled_share  # noqa: E402
 from render_text import fill, seeds_text, steps  # noqa: E402
 
@@ -60,8 +59,7 @@ def _pooled(results: dict[str, Results], config_id: str) -> str:
     text = "-" if pooled is None else f"{pooled[1]:.0%} of {pooled[2]}"
     if config_id in LARGEST:
         name, arm = LARGEST[config_id]
-        rows = json.loads((ANALYSIS / f"{name}.json").read_text(encoding="utf-8"))["rows"][arm]
-        values = np.array([r["env_steps"] for r in rows], dtype=float)  # an unsolved seed at its budget
+        values = arm_env_steps(json.loads((ANALYSIS / f"{name}.json").read_text(encoding="utf-8"))["rows"][arm])
         target = pooled[0] if pooled is not None else SPREAD
         text += f"; {chance_past(values, target):.0%} of {len(values)} ({name}, {arm} arm)"
     return text

@@ -46,7 +46,7 @@ def check_keys(data: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key {key!r}{did_you_mean(key, CONFIG_KEYS)}")
 
 
-_SCHEDULE_KEYS = ("learning_rate", "clip_range", "ent_coef")
+SCHEDULE_KEYS = ("learning_rate", "clip_range", "ent_coef")  # a number or a {start, end} schedule
 
 
 # pydantic's range messages, said the way the rest of our errors are ("must be <= 100").
@@ -92,7 +92,7 @@ def _format_validation_error(exc: ValidationError, where: str, model: type[Confi
         parts = [str(p) for p in err["loc"] if not str(p).startswith(("function-after", "float", "Schedule"))]
         loc = ".".join(parts)
         got = err.get("input")
-        if parts and parts[0] in _SCHEDULE_KEYS and len(parts) == 1:
+        if parts and parts[0] in SCHEDULE_KEYS and len(parts) == 1:
             # The float-or-Schedule union reports one error per branch; say it once, plainly.
             if isinstance(got, dict) and any(len(e["loc"]) > 2 and e["loc"][0] == parts[0] for e in errors):
                 continue  # a schedule with a bad end: the Schedule branch's own error says which

@@ -18,7 +18,13 @@ from typing import Any, NamedTuple
 
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.config.atari import frameskip_note
-from gymnasium_solver.config.build import build_config, check_keys, check_machine_limits, did_you_mean
+from gymnasium_solver.config.build import (
+    SCHEDULE_KEYS,
+    build_config,
+    check_keys,
+    check_machine_limits,
+    did_you_mean,
+)
 from gymnasium_solver.config.model import Algo, ConfigError
 from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
@@ -282,7 +288,7 @@ def _with_schedule_defaults(data: dict[str, Any], overrides: Mapping[str, Any]) 
     """``--set learning_rate.end=0`` on a key the settings leave at its default: the default is the start."""
     model = CONFIG_MODELS.get(Algo(data["algo"])) if data.get("algo") in Algo._value2member_map_ else None
     out = dict(data)
-    for key in ("learning_rate", "clip_range", "ent_coef"):
+    for key in SCHEDULE_KEYS:
         if isinstance(overrides.get(key), dict) and key not in out and model is not None and key in model.model_fields:
             out[key] = model.model_fields[key].get_default()
     return out
@@ -292,7 +298,7 @@ def _partial_schedule_notes(overrides: Mapping[str, Any], data: Mapping[str, Any
     """A schedule override with start or end only keeps the other from the settings under it (the preset's, a
     constant's value for both): said, since a whole value replaces for every other key (docs/configs.md)."""
     notes = []
-    for key in ("learning_rate", "clip_range", "ent_coef"):
+    for key in SCHEDULE_KEYS:
         given = overrides.get(key)
         if isinstance(given, dict) and set(given) < {"start", "end"} and isinstance(data.get(key), dict):
             kept = ({"start", "end"} - set(given)).pop()
@@ -413,31 +419,38 @@ def has_preset(config_id: str, folder: Path | None = None) -> bool:
         return False
 
 
-def check_algo_installed(cfg: Config) -> None:
-    """ConfigError, with the pip command and our own algorithms that would take the run, when the config's algorithm
-    trains through a package this machine lacks (SAC, TD3: stable-baselines3; QR-DQN, TQC: sb3-contrib; both in the
-    sb3 extra, which the core install leaves out). Looked up without importing it."""
+def _algo_package_missing(cfg: Config) -> bool:
+    """Whether the config's algorithm trains through a package this machine lacks (SAC, TD3: stable-baselines3;
+    QR-DQN, TQC: sb3-contrib; both in the sb3 extra, which the core install leaves out). Looked up, not imported."""
     import importlib.util
 
     spec = ALGORITHMS[cfg.algo]
-    module = spec.trainer.split(":")[0]
-    if spec.native or importlib.util.find_spec(module) is not None:
+    return not spec.native and importlib.util.find_spec(spec.trainer.split(":")[0]) is None
+
+
+def check_algo_installed(cfg: Config) -> None:
+    """ConfigError, with the pip command and our own algorithms that would take the run, when the config's algorithm
+    trains through a package this machine lacks."""
+    if not _algo_package_missing(cfg):
         return
+    spec = ALGORITHMS[cfg.algo]
     ours = [a.value for a, s in ALGORITHMS.items() if s.native and set(s.action_kinds) & set(spec.action_kinds)]
     raise ConfigError(f"{cfg.config_id}: {spec.title} trains through {spec.package}, which is not installed: "
                       f"{SB3_INSTALL}; or train one of gsolve's own algorithms ({', '.join(ours)}), e.g. "
                       f"gsolve train {cfg.env_id}:{ours[0]}")
 
 
-def missing_extra(cfg: Config, make_env: bool = True) -> str | None:
-    """The pip command of the extra this install lacks for ``cfg`` (SB3 for SAC/TD3/QR-DQN/TQC; with ``make_env``,
-    Box2D or MuJoCo, by making the environment once), else None. Atari configs are left to the trainer."""
+def missing_extra(cfg: Config) -> str | None:
+    """The pip command of the extra this install lacks for ``cfg`` (SB3's for SAC/TD3/QR-DQN/TQC; Box2D's or MuJoCo's,
+    by making the environment once: env_spaces names them), else None. Atari configs are left to the trainer."""
+    if _algo_package_missing(cfg):
+        return SB3_INSTALL
+    if cfg.atari_wrappers:
+        return None
     try:
-        check_algo_installed(cfg)
-        if make_env and not cfg.atari_wrappers:
-            env_spaces(cfg.env_id, cfg.env_kwargs)
+        env_spaces(cfg.env_id, cfg.env_kwargs)
     except ConfigError as exc:
-        return next((c for c in (SB3_INSTALL, BOX2D_INSTALL, MUJOCO_INSTALL) if c in str(exc)), None)
+        return next((c for c in (BOX2D_INSTALL, MUJOCO_INSTALL) if c in str(exc)), None)
     return None
 
 

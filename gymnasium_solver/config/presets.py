@@ -14,9 +14,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from gymnasium_solver.config.build import (
-    did_you_mean,
-)
+from gymnasium_solver.config.build import SCHEDULE_KEYS, did_you_mean
 from gymnasium_solver.config.model import ConfigError
 from gymnasium_solver.config.registry import JUDGING_KEYS, RECORDING_KEYS, Config
 from gymnasium_solver.config.zoo_names import in_our_names
@@ -318,7 +316,7 @@ def recorded_overrides(overrides: Mapping[str, Any], cfg: Config) -> dict[str, A
 def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for key, value in overrides.items():
-        if isinstance(value, dict) and key in ("learning_rate", "clip_range", "ent_coef"):
+        if isinstance(value, dict) and key in SCHEDULE_KEYS:
             current = out.get(key)
             if isinstance(current, dict):
                 value = {**current, **value}
