@@ -205,6 +205,7 @@ def test_a_flat_trend_beside_a_large_slope_says_its_interval_spans_zero() -> Non
     wide = Trend(metric=M.EVAL_RETURN_MEAN, direction="flat", slope_per_100k_steps=3260.0, slope_low=-3830.0,
                  slope_high=8730.0, env_steps_from=4096, env_steps_to=12288)
     text = render_report(d.model_copy(update={"eval_trend": wide}))
-    assert "flat because the interval spans 0 (too few or too noisy points to tell a slope)" in text
+    assert "flat (slope" in text and "), because the interval spans 0 (too few or too noisy points to tell a slope)" in text
+    assert "flat because" not in text  # the line says "flat" once
     sure = wide.model_copy(update={"direction": "improving", "slope_low": 100.0})
     assert "interval spans 0" not in render_report(d.model_copy(update={"eval_trend": sure}))

@@ -135,9 +135,10 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[
             lines.append(
                 f"Trend {t.metric}: {t.direction} (slope {t.slope_per_100k_steps:.3g}/100k steps, "
                 f"95% CI {t.slope_low:.3g}..{t.slope_high:.3g}, steps {t.env_steps_from:,}-{t.env_steps_to:,})"
-                + (f": flat because {t.why_flat}" if t.why_flat else "")
-                # "flat" beside a large slope reads as a contradiction: say the interval could not tell it from 0
-                + (": flat because the interval spans 0 (too few or too noisy points to tell a slope)"
+                + (f", because {t.why_flat}" if t.why_flat else "")
+                # "flat" beside a large slope reads as a contradiction: say the interval could not tell it from 0 (once: the
+                # line already says "flat")
+                + (", because the interval spans 0 (too few or too noisy points to tell a slope)"
                    if t.direction == "flat" and not t.why_flat and t.slope_low is not None and t.slope_high is not None
                    and t.slope_low <= 0 <= t.slope_high else "")
             )
