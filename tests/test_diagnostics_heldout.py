@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout47) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout48) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -266,6 +266,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # InvertedPendulum-v5:ppo target_kl=1e-6); pinned after the scoring, unread.
     ("heldout47", False, _line(4, 4, 4, healthy=3)),
     ("heldout47", True, _line(4, 4, 4, healthy=3)),
+    # heldout48 (2026-12-05): blind at 75907b3 (the merge) 3/3 strict and lenient both ways, 0/3 healthy runs warned
+    # (Acrobot-v1:a2c and MountainCarContinuous-v0:ppo max_grad_norm=1e-6, Taxi-v4:dqn gradient_steps=0); pinned after
+    # the scoring, unread.
+    ("heldout48", False, _line(3, 3, 3, healthy=3)),
+    ("heldout48", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
