@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout48) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout49) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -271,6 +271,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # the scoring, unread.
     ("heldout48", False, _line(3, 3, 3, healthy=3)),
     ("heldout48", True, _line(3, 3, 3, healthy=3)),
+    # heldout49 (2026-12-05): blind at a1e54cd (the merge) 2/3 strict and lenient both ways, 0/3 healthy runs warned
+    # (InvertedPendulum-v5:sac learning_starts=100000 named; CartPole-v1:qrdqn max_grad_norm=1e-6 named; CartPole-v0:qrdqn
+    # max_grad_norm=1e-6 missed: its top finding asks for a longer budget); pinned after the scoring.
+    ("heldout49", False, _line(3, 2, 2, healthy=3)),
+    ("heldout49", True, _line(3, 2, 2, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
