@@ -379,7 +379,8 @@ def write(name: str, measured: bench_results.Measured, all_rows: dict[str, dict[
                                         wall_s=round(r["wall_s"], 3)) for r in arm_rows]
                 for arm, arm_rows in rows.items()}
         presets[config_id] = bench_results.PresetRows(arms=arms, budget=resolve_config(config_id, []).max_env_steps,
-                                                      config_sha=bench_results.config_sha(config_id))
+                                                      config_sha=bench_results.config_sha(config_id),
+                                                      config=bench_results.resolved_config(config_id))
     path = bench_results.write_results(bench_results.Results(name=name, description=description,
                                                              measured=measured, presets=presets), directory)
     print(f"wrote {path}")

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,6 +89,9 @@ class PresetRows(BaseModel):
     arms: dict[str, list[Row]]
     budget: int | None = Field(default=None, description="our preset's max_env_steps: an unsolved seed counts as it")
     config_sha: str | None = Field(default=None, description="hash of our resolved config when measured")
+    config: dict[str, Any] | None = Field(default=None, description="our resolved config when measured, every key "
+                                          "(bench_presets_vs_zoo.py since 2026-12-05): tells a changed value from a "
+                                          "setting the config model gained at its default")
     threshold: float | None = Field(default=None, description="the solve threshold both arms were held to")
     threshold_note: str | None = Field(default=None, description="where the threshold came from when not the env's spec")
     settings: str | None = Field(default=None, description="where our settings came from (bench_any_env: zoo or default)")
@@ -199,11 +203,32 @@ def spread(rows: list[Row]) -> Spread:
                   slowest_wall_s=max(r.wall_s for r in rows), lower_bound=not all(r.solved for r in rows))
 
 
+def resolved_config(config_id: str) -> dict[str, Any]:
+    """The preset as resolved now, every key, as JSON would store it."""
+    from gymnasium_solver.config import resolve_config
+
+    return json.loads(json.dumps(resolve_config(config_id, []).model_dump(mode="json"), default=str))
+
+
 def config_sha(config_id: str) -> str:
     """A short hash of the preset as resolved now (every key), to tell a changed preset from other drift."""
     import hashlib
 
+    dumped = json.dumps(resolved_config(config_id), sort_keys=True, default=str)
+    return hashlib.sha256(dumped.encode()).hexdigest()[:12]
+
+
+def same_as_today(rows: PresetRows, config_id: str) -> bool:
+    """Whether the rows measured the preset as it resolves now. With the recorded config: every recorded value is
+    today's, and a key it lacks is one the config model gained since, at its default. Without it (files written
+    before the config was kept): the hash, which a key added at its default changes too."""
+    if rows.config is None:
+        return rows.config_sha is not None and rows.config_sha == config_sha(config_id)
     from gymnasium_solver.config import resolve_config
 
-    dumped = json.dumps(resolve_config(config_id, []).model_dump(mode="json"), sort_keys=True, default=str)
-    return hashlib.sha256(dumped.encode()).hexdigest()[:12]
+    model = type(resolve_config(config_id, []))
+    now = resolved_config(config_id)
+    defaults = {key: json.loads(json.dumps(field.get_default(call_default_factory=True), default=str))
+                for key, field in model.model_fields.items()}
+    return (all(key in now and now[key] == value for key, value in rows.config.items())
+            and all(key in defaults and defaults[key] == value for key, value in now.items() if key not in rows.config))

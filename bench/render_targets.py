@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_ab_commits import ANALYSIS  # noqa: E402
-from bench_results import Results, spread  # noqa: E402
+from bench_results import PresetRows, Results, spread  # noqa: E402
 from render_ab import arm_env_steps  # noqa: E402
 from render_spread import chance_past, pooled_share  # noqa: E402
 from render_text import fill, seeds_text, steps  # noqa: E402
@@ -65,7 +65,8 @@ def _pooled(results: dict[str, Results], config_id: str) -> str:
     return text
 
 
-def render_targets(results: dict[str, Results], today: Callable[[str], str] = bench_results.config_sha) -> str:
+def render_targets(results: dict[str, Results],
+                   today: Callable[[PresetRows, str], bool] = bench_results.same_as_today) -> str:
     lines = ["| preset | seeds, machine, commit | solved | median env steps: ours / Zoo | Zoo wall / ours "
              "(median wall) | slowest / median | tables of 20 past it (pool) | preset as today |",
              "|---|---|---|---|---|---|---|---|"]
@@ -91,7 +92,7 @@ def render_targets(results: dict[str, Results], today: Callable[[str], str] = be
         wall = f"{ratio:.1f}x ({ours.median_wall_s:.2f} s) {_mark(ratio >= WALL_RATIO)}"
         if wall_s is not None:
             wall += f"; <= {wall_s:g} s {_mark(ours.median_wall_s <= wall_s)}"
-        same = p.config_sha is not None and p.config_sha == today(config_id)
+        same = today(p, config_id)
         lines.append(
             f"| `{config_id}` | {seeds_text(ours.seeds)}, {r.measured.machine.cpu}, `{r.measured.commit}` | "
             f"{ours.solved}/{len(ours.seeds)} {_mark(checks['every seed solved'])} | "
@@ -105,8 +106,8 @@ def render_targets(results: dict[str, Results], today: Callable[[str], str] = be
         "held-out sets\"), the share of 20-seed tables whose slowest seed misses the spread target by their draw "
         "alone; where a 300-seed A/B trained the preset as shipped, its arm's share too (the larger sample). "
         "**preset as today**: whether the table measured the preset as it resolves at this commit (no: a value "
-        "changed since, or a setting was added to the config model, which changes the hash at its default "
-        "too). Wall times are from a shared machine: a ratio near the target can flip with the load.")
+        "changed since; in a file that kept only the config's hash, also a setting added to the config model since, "
+        "at its default). Wall times are from a shared machine: a ratio near the target can flip with the load.")
     summary = fill("Not met on these tables: " + "; ".join(unmet) + "." if unmet else "Every target met on these tables.")
     return "\n\n".join([intro, "\n".join(lines), summary])
 

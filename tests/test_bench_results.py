@@ -328,12 +328,30 @@ def test_the_pooled_spread_refuses_files_of_other_configs_or_a_repeated_seed(ren
         render.render_spread.pooled_rows({"a": a, "b": other}, "CartPole-v1:ppo", ("a", "b"))
 
 
+def test_a_setting_added_at_its_default_keeps_a_recorded_preset_as_today(results: ModuleType) -> None:
+    """With the resolved config kept, a key the config model gained since (at its default) does not make an old table
+    "not as today"; a changed value does. Without it, only the hash can tell, and a stale hash says no."""
+    now = results.resolved_config("CartPole-v1:dqn")
+    rows = results.PresetRows(arms={"ours": []}, config_sha="stale", config=now)
+    assert results.same_as_today(rows, "CartPole-v1:dqn")
+    older = {key: value for key, value in now.items() if key != "otel"}  # recorded before the model had otel
+    assert results.same_as_today(rows.model_copy(update={"config": older}), "CartPole-v1:dqn")
+    # a key missing from the record whose value today is not its default: the preset set it since
+    unset = {key: value for key, value in now.items() if key != "learning_rate"}
+    assert not results.same_as_today(rows.model_copy(update={"config": unset}), "CartPole-v1:dqn")
+    changed = {**now, "learning_rate": 0.5}
+    assert not results.same_as_today(rows.model_copy(update={"config": changed}), "CartPole-v1:dqn")
+    assert not results.same_as_today(rows.model_copy(update={"config": None}), "CartPole-v1:dqn")
+    assert results.same_as_today(rows.model_copy(update={"config": None, "config_sha": results.config_sha(
+        "CartPole-v1:dqn")}), "CartPole-v1:dqn")
+
+
 def test_the_targets_table_names_each_target_a_side_by_side_misses(render: ModuleType, results: ModuleType) -> None:
     """bench/render_targets.py: a preset's newest side by side with the Zoo, target by target (issue 23)."""
     targets = render.render_targets
     files = results.all_results()
-    text = targets.render_targets(files, today=lambda config_id: "never")
-    assert text.count("| no |") == len(targets.NEWEST)  # no file measured a config hashed "never"
+    text = targets.render_targets(files, today=lambda rows, config_id: False)
+    assert text.count("| no |") == len(targets.NEWEST)  # no file measured the preset as today
     assert "of 300 (ab_cartpole_a2c_clip, before arm)" in text  # the 300-seed arm beside the pooled 60 seeds
     # Slow our CartPole-v1:ppo arm down: 10x the wall (past 0.5 s and under 5x the Zoo's) and one seed 4x the median.
     doctored = files[targets.NEWEST["CartPole-v1:ppo"]].model_copy(deep=True)
@@ -342,7 +360,7 @@ def test_the_targets_table_names_each_target_a_side_by_side_misses(render: Modul
         row.wall_s *= 10
     median = results.spread(ours).median_env_steps
     ours[0].env_steps = int(4 * median)
-    text = targets.render_targets({**files, targets.NEWEST["CartPole-v1:ppo"]: doctored}, today=lambda c: "never")
+    text = targets.render_targets({**files, targets.NEWEST["CartPole-v1:ppo"]: doctored}, today=lambda rows, c: False)
     summary = text.split("Not met on these tables: ")[1]
     assert ("CartPole-v1:ppo: wall at least 5x less, slowest within 2.5x the median, median wall at most 0.5 s"
             in " ".join(summary.split()))
