@@ -151,6 +151,7 @@ def test_a_limit_disabled_is_a_limit_raised() -> None:
 
     assert same_direction("reward_clip", "disable", "increase") and same_direction("target_kl", "enable", "decrease")
     assert not same_direction("reward_clip", "disable", "decrease")
+    assert same_direction("adaptive_lr_kl", "disable", "increase")  # null never cuts the learning rate (heldout51 c03)
     assert not same_direction("shared_network", "disable", "increase")
     assert same_direction("shared_network", "disable", "decrease") and same_direction("use_sde", "enable", "increase")
     assert lowers("shared_network", "disable") and not lowers("max_grad_norm", "disable")

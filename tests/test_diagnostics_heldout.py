@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout50) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout51) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -281,6 +281,14 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # learning_starts=1000000); pinned after the scoring, unread.
     ("heldout50", False, _line(4, 4, 4, healthy=3)),
     ("heldout50", True, _line(4, 4, 4, healthy=3)),
+    # heldout51 (2026-12-05): blind at 47371a2 (the merge) 2/3 strict and lenient both ways, 0/3 healthy runs warned
+    # (CartPole-v0:a2c reward_clip=0.0001 and InvertedPendulum-v4:td3 gradient_steps=0 named; CartPole-v0:ppo
+    # adaptive_lr_kl=1e-6 scored a miss although its top change was adaptive_lr_kl=null: the scorer did not know that
+    # null is no limit for adaptive_lr_kl, as for target_kl, so "disable" did not match the label's "increase").
+    # Today 3/3 after that scorer fix (models.UNLIMITED_WHEN_NULL; no diagnosis output changed); the blind record in
+    # bench/analysis/blind_heldout.json stays 2/3.
+    ("heldout51", False, _line(3, 3, 3, healthy=3)),
+    ("heldout51", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

@@ -80,8 +80,9 @@ class Finding(BaseModel):
     suggested_changes: list[SuggestedChange] = Field(default_factory=list)
 
 
-# Limits whose null is no limit at all (+inf): disabling one loosens it, enabling one tightens it.
-UNLIMITED_WHEN_NULL = frozenset({"reward_clip", "max_grad_norm", "clip_range_vf", "target_kl"})
+# Limits whose null is no limit at all (+inf): disabling one loosens it, enabling one tightens it. adaptive_lr_kl is
+# target_kl's kin: the KL past which the next update's learning rate is cut; null never cuts it.
+UNLIMITED_WHEN_NULL = frozenset({"reward_clip", "max_grad_norm", "clip_range_vf", "target_kl", "adaptive_lr_kl"})
 
 
 def lowers(key: str, direction: str) -> bool:
