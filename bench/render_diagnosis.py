@@ -165,6 +165,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_38.json": "heldout47 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 051cf6d, its merge, before the pin of its scoring; the "
                                                    "fix loop as for heldout44-46)",
+                 "fix_verdicts_no_preset_39.json": "heldout48 (environments without a preset, none MiniGrid; blind: "
+                                                   "run from 00dabd1, the pin of its scoring at its merge 75907b3, "
+                                                   "HEAD moving to a5845ed during it, another set's pin; the fix loop "
+                                                   "as for heldout44-47)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -211,13 +215,14 @@ def _verdict_sets(rows: list[dict[str, Any]]) -> str:
 
 
 def _at(d: dict[str, Any]) -> str:
-    """The code that measured a verdict file's rows: one commit, or (after `--keep --only` re-runs) each with its
-    row count."""
+    """The code that measured a verdict file's rows: one commit, or (after `--keep --only` re-runs, or commits made
+    while the bench ran) each with its row count."""
     counts = d.get("commits") or {d["commit"]: len(d["rows"])}
     if len(counts) == 1:
         return f"commit `{next(iter(counts))}`"
     return "commits " + ", ".join(f"`{c}` ({n} row{'s' if n != 1 else ''})" for c, n in counts.items()) + \
-        " (the later ones re-ran, with `--keep --only`, the cases a change affected)"
+        " (each row measured by the code HEAD was at when it ran: a later `--keep --only` re-run of the cases a " \
+        "change affected, or HEAD moving during the bench)"
 
 
 def reapplied(row: dict[str, Any]) -> str | None:
@@ -290,7 +295,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # empties this tuple; the next blind sets fill it again.
 FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
-                  "fix_verdicts_no_preset_38.json")
+                  "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
