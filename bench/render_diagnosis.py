@@ -169,6 +169,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run from 00dabd1, the pin of its scoring at its merge 75907b3, "
                                                    "HEAD moving to a5845ed during it, another set's pin; the fix loop "
                                                    "as for heldout44-47)",
+                 "fix_verdicts_no_preset_40.json": "heldout49 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at 6cd8954, after the pin of its scoring a5845ed at its merge "
+                                                   "a1e54cd; c04 first, c05 and c06 in a clone of 6cd8954 after the "
+                                                   "machine restarted; the fix loop as for heldout44-48)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -295,7 +299,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # empties this tuple; the next blind sets fill it again.
 FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
-                  "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json")
+                  "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
+                  "fix_verdicts_no_preset_40.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
