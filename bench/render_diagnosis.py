@@ -173,6 +173,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run at 6cd8954, after the pin of its scoring a5845ed at its merge "
                                                    "a1e54cd; c04 first, c05 and c06 in a clone of 6cd8954 after the "
                                                    "machine restarted; the fix loop as for heldout44-48)",
+                 "fix_verdicts_no_preset_41.json": "heldout50 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at 6cd8954, after the pin of its scoring e8dc54f at its merge "
+                                                   "c88bc18; the fix loop as for heldout44-49)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -300,7 +303,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
                   "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
-                  "fix_verdicts_no_preset_40.json")
+                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
