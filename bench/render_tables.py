@@ -80,6 +80,7 @@ VS_ZOO = {
     "cartpole-a2c-vs-zoo-clip": ("cartpole_a2c_vs_zoo_clip_32000", "CartPole-v1:a2c", "A2C"),  # tried/cartpole-a2c-clip05
     "cartpole-dqn-vs-zoo": ("cartpole_dqn_vs_zoo", "CartPole-v1:dqn", "DQN"),
     "cartpole-dqn-vs-zoo-amd-epyc": ("cartpole_dqn_vs_zoo_amd_epyc", "CartPole-v1:dqn", "DQN"),
+    "cartpole-dqn-vs-zoo-double-q": ("cartpole_dqn_vs_zoo_34000", "CartPole-v1:dqn", "DQN"),  # tried/cartpole-dqn-double-q
     "acrobot-ppo-vs-zoo": ("acrobot_ppo_vs_zoo", "Acrobot-v1:ppo", "PPO"),
     "pendulum-sac-vs-zoo": ("pendulum_sac_vs_zoo", "Pendulum-v1:sac", "SAC"),
     "pendulum-td3-vs-zoo": ("pendulum_td3_vs_zoo", "Pendulum-v1:td3", "TD3"),
@@ -93,7 +94,8 @@ VS_ZOO = {
 }
 # Blocks the README's speed line leaves out: LunarLander's Zoo arm capped at 300,000 env steps (lunarlander-ppo-vs-zoo-1m
 # gives its real env steps); Pendulum-v1:ppo's earlier versions; CartPole-v1:a2c's candidate that was not adopted.
-README_SKIPS = ("lunarlander-ppo-vs-zoo", "pendulum-ppo-vs-zoo", "pendulum-ppo-vs-zoo-target-kl", "cartpole-a2c-vs-zoo-clip")
+README_SKIPS = ("lunarlander-ppo-vs-zoo", "pendulum-ppo-vs-zoo", "pendulum-ppo-vs-zoo-target-kl", "cartpole-a2c-vs-zoo-clip",
+                "cartpole-dqn-vs-zoo-double-q")  # tried candidates and superseded tables: not the presets as shipped
 
 
 def _vs_zoo_sentence(results: dict[str, Results], block: str) -> str:
