@@ -6,7 +6,8 @@ before ``learning_starts`` env steps, then epsilon-greedy with epsilon decaying 
 ``exploration_fraction`` of the budget), then ``gradient_steps`` gradient steps on uniform replay
 minibatches (``-1``: one per env step collected); ``DQN.learn`` runs ``iteration_steps`` env steps of it
 (an off-policy agent, gymnasium_solver/agents/interface.py). A gradient step is SB3's: the TD target
-``r + (1 - terminated) * gamma^k * max_a Q_target(s', a)``, Huber loss on ``Q(s, a)``, the global
+``r + (1 - terminated) * gamma^k * max_a Q_target(s', a)`` (with ``double_q``, Double DQN's
+``Q_target(s', argmax_a Q(s', a))``: the online network picks, the target values), Huber loss on ``Q(s, a)``, the global
 gradient norm clipped at ``max_grad_norm``, Adam (torch's defaults). The target network moves
 towards the online one (``tau``; 1 = copy) once every ``target_update_interval`` env steps.
 ``n_steps`` > 1 stores n-step returns: an episode's end (terminated or truncated) cuts them short,
@@ -351,7 +352,11 @@ class DQN:
         else:
             b = self.buffer.sample(self.rng, self.cfg.batch_size)
             with torch.no_grad():
-                next_q = self.target(b.next_obs).max(dim=1).values
+                if self.cfg.double_q:
+                    picked = self.policy(b.next_obs).argmax(dim=1, keepdim=True)
+                    next_q = self.target(b.next_obs).gather(1, picked).squeeze(1)
+                else:
+                    next_q = self.target(b.next_obs).max(dim=1).values
                 td_target = b.returns + (1.0 - b.terminated) * b.discounts * next_q
             q = self.policy(b.obs).gather(1, b.actions.unsqueeze(1)).squeeze(1)
             loss = F.smooth_l1_loss(q, td_target)
@@ -373,9 +378,11 @@ class DQN:
         """The TD loss's gradients (Huber, SB3's smooth_l1_loss) through numpy (agents/numpy_grad.py), clipped: the
         loss and the gradient norm before the clip."""
         obs, actions, returns, next_obs, terminated, discounts = sample
-        td_target = returns + (1.0 - terminated) * discounts * self.target.q_values(next_obs).max(1)
+        rows = row_indices(len(returns))
+        next_q = self.target.q_values(next_obs)
+        next_q = next_q[rows, self.policy.q_values(next_obs).argmax(1)] if self.cfg.double_q else next_q.max(1)
+        td_target = returns + (1.0 - terminated) * discounts * next_q
         acts = net.forward(obs)
-        rows = row_indices(len(td_target))
         error = acts[-1][rows, actions] - td_target
         size = np.abs(error)
         loss = float(np.where(size < 1.0, 0.5 * error * error, size - 0.5).sum()) / len(error)

@@ -216,6 +216,8 @@ class DQNConfig(OffPolicyConfigBase):
     target_update_interval: int = Field(default=10_000, ge=1, le=MAX_ENV_STEPS,
                                         description="env steps between target-network updates",
                                         json_schema_extra=_why("at most the largest budget"))
+    double_q: bool = Field(default=False, description="Double DQN (van Hasselt et al. 2016): the online network "
+                           "picks the next action, the target network values it (SB3's DQN: false)")
     exploration_fraction: float = Field(default=0.1, ge=0.0, le=1.0,
                                         description="fraction of max_env_steps over which epsilon decays",
                                         json_schema_extra=_why("a fraction of the budget"))
