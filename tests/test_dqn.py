@@ -71,6 +71,38 @@ def test_three_gradient_steps_move_the_weights_as_sb3s_dqn_train(monkeypatch: py
     assert ours.n_updates == theirs._n_updates == 3
 
 
+@pytest.mark.parametrize("gradients", ["numpy", "autograd"])
+def test_double_q_values_the_online_networks_pick_with_the_target_network(monkeypatch: pytest.MonkeyPatch,
+                                                                         gradients: str) -> None:
+    """With double_q the TD target is r + (1 - terminated) * discount * Q_target(s', argmax_a Q(s', a)) (van Hasselt
+    et al. 2016), on both gradient paths; it is not the max of the target network's values (which the test checks
+    differ here, so a step that ignored double_q would fail)."""
+    cfg = _cfg("hidden_sizes=[32, 32]", "batch_size=64", "double_q=true")
+    torch.manual_seed(0)
+    ours = DQN(cfg, _spec(cfg))
+    if gradients == "autograd":
+        monkeypatch.setattr(ours.policy, "numpy_net", lambda: None)
+    with torch.no_grad():  # a target network unlike the online one, so the two targets differ
+        for p in ours.target.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    ours.target._np_cache = None
+    gen = torch.Generator().manual_seed(1)
+    b = Sample(torch.randn(64, 4, generator=gen), torch.randint(0, 2, (64,), generator=gen),
+               torch.randn(64, generator=gen), torch.randn(64, 4, generator=gen),
+               (torch.rand(64, generator=gen) < 0.3).float(), torch.full((64,), 0.99**3))
+    monkeypatch.setattr(ours.buffer, "sample", lambda *_: b)
+    monkeypatch.setattr(ours.buffer, "sample_arrays", lambda *_: tuple(t.numpy() for t in b))
+    with torch.no_grad():
+        q = ours.policy(b.obs).gather(1, b.actions[:, None]).squeeze(1)
+        target_q = ours.target(b.next_obs)
+        double = target_q.gather(1, ours.policy(b.next_obs).argmax(1, keepdim=True)).squeeze(1)
+        losses = {name: float(torch.nn.functional.smooth_l1_loss(q, b.returns + (1 - b.terminated) * b.discounts * v))
+                  for name, v in (("double", double), ("max", target_q.max(1).values))}
+    assert abs(losses["double"] - losses["max"]) > 1e-3
+    ours._gradient_step()
+    assert ours._losses[-1] == pytest.approx(losses["double"], rel=1e-5)
+
+
 def _store(buffer: ReplayBuffer, rewards: list[float], end: str) -> None:
     """One env: observations 0, 1, 2, ... (as a 1-d vector), action = step index, then the episode ends."""
     for t, r in enumerate(rewards):
