@@ -176,6 +176,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_41.json": "heldout50 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 6cd8954, after the pin of its scoring e8dc54f at its merge "
                                                    "c88bc18; the fix loop as for heldout44-49)",
+                 "fix_verdicts_no_preset_42.json": "heldout51 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at 6cd8954, whose package code is its pin 4a2e537's, after its "
+                                                   "merge 47371a2; the fix loop as for heldout44-50)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -303,7 +306,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
                   "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
-                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json")
+                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
