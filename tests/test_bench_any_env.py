@@ -140,7 +140,7 @@ def test_the_results_file_holds_each_seed_and_the_settings_source(bench: ModuleT
 
 def test_the_docs_block_is_rendered_from_the_files(bench: ModuleType) -> None:
     results = bench.bench_results
-    render = load_bench("render_tables")
+    render = load_bench("render_any_env")
     measured = results.start_measuring(["bench/bench_any_env.py", "Taxi-v4", "--write", "any_env"])
     row = results.Row
     taxi = results.PresetRows(arms={"ours": [row(seed=s, solved=True, env_steps=n, wall_s=w, source="default")
