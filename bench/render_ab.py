@@ -67,5 +67,42 @@ def _renderer(path: Path) -> Callable[[dict[str, Results]], str]:
     return lambda results: render_file(path)
 
 
+def render_check_calibration(results: dict[str, Results]) -> str:
+    """bench/bench_check_calibration.py's file: how often `gsolve check --against preset` flags a seed of each arm."""
+    path = ANALYSIS / "check_calibration.json"
+    d: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    alpha = d["alpha"]
+    lines = ["| arm (bench/analysis/) | config | commit | the preset as shipped today | seeds | t on the references "
+             "| rank on the seed sample |", "|---|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        rank = ("no sample" if r["flagged_rank"] is None
+                else f"{r['flagged_rank']}/{r['seeds']} ({r['flagged_rank'] / r['seeds']:.0%}; {r['sample_seeds']} seeds)")
+        lines.append(f"| `{r['file']}` {r['arm']} | `{r['config_id']}` | `{r['commit']}` | "
+                     f"{'yes' if r['as_today'] else 'no: another config'} | {r['seed_range'][0]}-{r['seed_range'][1]} | "
+                     f"{r['flagged_t']}/{r['seeds']} ({r['flagged_t'] / r['seeds']:.0%}; {r['references']} runs) | {rank} |")
+    per_config = []
+    for config_id in dict.fromkeys(r["config_id"] for r in d["rows"] if r["as_today"]):
+        own = [r for r in d["rows"] if r["as_today"] and r["config_id"] == config_id]
+        n = sum(r["seeds"] for r in own)
+        ranked = [r for r in own if r["flagged_rank"] is not None]
+        rank = (f"rank on the seed sample {_share(sum(r['flagged_rank'] for r in ranked), sum(r['seeds'] for r in ranked))}"
+                if ranked else "no seed sample")
+        per_config.append(f"`{config_id}` t on the references {_share(sum(r['flagged_t'] for r in own), n)}, {rank}")
+    head = (f"Seeds of each arm flagged \"significantly worse than the preset\" at alpha {alpha:g}. On the arms that are "
+            f"the preset as shipped today, each flag is a false alarm, and a test at alpha {alpha:g} promises at most "
+            f"{alpha:.0%}: " + "; ".join(per_config) + ". Seed samples: "
+            + "; ".join(_sample_text(cid, s) for cid, s in d["samples"].items()) + ".")
+    return "\n\n".join([fill(head), "\n".join(lines), fill(provenance(Measured.model_validate(d["measured"])))])
+
+
+def _sample_text(config_id: str, s: str | dict[str, Any]) -> str:
+    return f"`{config_id}` {s}" if isinstance(s, str) else f"`{config_id}` {s['seeds']} seeds measured at `{s['commit']}`"
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.1%})" if n else "no such arm"
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
-    block_name(path): _renderer(path) for path in sorted(ANALYSIS.glob("ab_*.json"))}
+    **{block_name(path): _renderer(path) for path in sorted(ANALYSIS.glob("ab_*.json"))},
+    "check-calibration": render_check_calibration}

@@ -63,13 +63,27 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
     def check_run(
         run_id: RunRef,
         baseline: Annotated[str, Field(description="a baseline run (id, prefix, '@last') or 'preset' for the "
-                                                   "preset's reference runs")] = regression.PRESET_BASELINE,
+                                                   "preset's seeds (its shipped seed sample, else its reference "
+                                                   "runs)")] = regression.PRESET_BASELINE,
         alpha: Annotated[float, Field(ge=1e-6, le=0.499, description="one-sided significance level")] = 0.05,
+        more_run_ids: Annotated[list[str] | None, Field(
+            description="further runs of the same config on other seeds, checked together with run_id against "
+                        "'preset' (a Mann-Whitney U test over the seeds, at most 200)")] = None,
     ) -> regression.RegressionCheck:
-        """Use to tell whether a run is significantly worse than a baseline run or than the preset's reference
-        runs (the regression check a CI job gates on, `gsolve check`): verdict not_worse / worse /
-        cannot_compare with the test, p-value and a one-sentence summary."""
-        return regression.check_run(store, run_id, baseline, alpha)
+        """Use to tell whether a run is significantly worse than a baseline run or than the preset over seeds
+        (the regression check a CI job gates on, `gsolve check`): verdict not_worse / worse / cannot_compare
+        with the test, p-value and a one-sentence summary; against 'preset' the run is ranked among the
+        preset's shipped seeds, so a slow seed of an unchanged preset is told from a regression."""
+        if not more_run_ids:
+            return regression.check_run(store, run_id, baseline, alpha)
+        if baseline.strip().lower() != regression.PRESET_BASELINE:
+            raise ValueError("more_run_ids are checked together against baseline='preset' only; against a baseline "
+                             "run, check one run at a time")
+        if len(more_run_ids) >= 200:
+            raise ValueError(f"{len(more_run_ids) + 1} runs: at most 200 in one check")
+        from gymnasium_solver.ops.seed_check import check_runs_against_preset
+
+        return check_runs_against_preset(store, [run_id, *more_run_ids], alpha)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def list_models(

@@ -11,6 +11,8 @@ from conftest import RealRuns
 
 from gymnasium_solver.cli import app as cli
 from gymnasium_solver.contract.run_folder import M
+from gymnasium_solver.diagnostics import seed_sample
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample
 from gymnasium_solver.ops import regression
 from gymnasium_solver.run_store import RunStore
 
@@ -76,11 +78,15 @@ def test_check_result_matches_the_logged_evaluations(check_runs: CheckRuns) -> N
     assert res.p_value is not None and 0 <= res.p_value < 0.05
 
 
-def test_check_against_the_preset_uses_steps_to_solve(check_runs: CheckRuns, real_runs: RealRuns,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_against_the_preset_ranks_the_run_among_its_seed_sample(check_runs: CheckRuns, real_runs: RealRuns,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    sample = shipped_sample("CartPole-v1:ppo")
+    assert isinstance(sample, SeedSample), sample
     code, text = _check(capsys, check_runs.runs_dir, check_runs.bad, "preset")
     assert code == 3, text
-    assert "has not reached 475 after 65,536 env steps" in text and "shipped with the project" in text
+    assert "has not reached 475 after 65,536 env steps" in text and "presets/seed_samples/" in text
+    # every seed of the sample solved before 65,536: only the run itself is as slow
+    assert f"rank p = (1 + 0) / ({len(sample.runs)} + 1)" in text
     store = RunStore(check_runs.runs_dir)
     res = regression.check_run(store, check_runs.good, "preset")
     assert res.verdict == regression.Verdict.NOT_WORSE and res.exit_code == 0 and res.run_solved, res.summary
@@ -88,7 +94,24 @@ def test_check_against_the_preset_uses_steps_to_solve(check_runs: CheckRuns, rea
     returns, missing = store.metric_column(check_runs.runs_dir / check_runs.good, M.EVAL_RETURN_MEAN)
     first = next(int(s) for s, r, m in zip(steps, returns, missing, strict=True) if not m and r >= 475)
     assert res.run_steps_to_solve == first and res.reference_threshold == 475
-    assert len(res.reference_steps_to_solve) == 10 and res.statistic is not None
+    later = sum(not r.solved or r.env_steps >= first for r in sample.runs)
+    assert res.statistic == later and res.p_value == pytest.approx((1 + later) / (len(sample.runs) + 1))
+    assert res.test is not None and res.test.startswith("rank")
+    # Stopped at its own low threshold (15) long before 475 could be reached: unknown, not "fine".
+    code, text = _check(capsys, real_runs.runs_dir, real_runs.solved, "preset")
+    assert code == 2 and "stopped before reaching 475" in text and "too few to call it worse" in text
+
+
+def test_check_against_a_preset_without_a_seed_sample_uses_the_references(
+        check_runs: CheckRuns, real_runs: RealRuns, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(seed_sample, "SAMPLES_DIR", tmp_path)  # no sample: the t test on the shipped references
+    code, text = _check(capsys, check_runs.runs_dir, check_runs.bad, "preset")
+    assert code == 3, text
+    assert "has not reached 475 after 65,536 env steps" in text and "shipped with the project" in text
+    res = regression.check_run(RunStore(check_runs.runs_dir), check_runs.good, "preset")
+    assert res.verdict == regression.Verdict.NOT_WORSE and res.exit_code == 0 and res.run_solved, res.summary
+    assert len(res.reference_steps_to_solve) == 10 and res.statistic is not None and res.df == 9
     # Stopped at its own low threshold (15) long before 475 could be reached: unknown, not "fine".
     code, text = _check(capsys, real_runs.runs_dir, real_runs.solved, "preset")
     assert code == 2 and "stopped before reaching 475" in text and "too few to call it worse" in text
@@ -102,3 +125,41 @@ def test_check_cannot_compare_says_why(check_runs: CheckRuns, capsys: pytest.Cap
     code = cli.main(["check", check_runs.good, "--against", check_runs.bad, "--alpha", "0.7", "--runs-dir",
                      str(check_runs.runs_dir)])
     assert code == 2 and "alpha must be between 0 and 0.5" in capsys.readouterr().err
+
+
+def test_several_runs_are_judged_over_seeds_against_the_preset_sample() -> None:
+    from scipy.stats import mannwhitneyu
+
+    from gymnasium_solver.ops.regression import GroupRun
+    from gymnasium_solver.ops.seed_check import _judge
+
+    sample = shipped_sample("CartPole-v1:ppo")
+    assert isinstance(sample, SeedSample)
+    needs = sorted(r.env_steps for r in sample.runs)
+    slow = [GroupRun(run_id=f"r{i}", seed=i, env_steps=needs[-1] + 2048 * i, solved=True) for i in range(5)]
+    res = _judge("r0, ...", slow, sample, 0.05)
+    want = mannwhitneyu([g.env_steps for g in slow], sample.needs(), alternative="greater").pvalue
+    assert res.verdict == regression.Verdict.WORSE and res.exit_code == 3 and res.p_value == pytest.approx(want)
+    assert res.p_value < 0.05 and "5 runs of CartPole-v1:ppo are significantly worse than the preset" in res.summary
+    like = [GroupRun(run_id=f"r{i}", seed=i, env_steps=needs[i * 8], solved=True) for i in range(5)]
+    res = _judge("r0, ...", like, sample, 0.05)
+    assert res.verdict == regression.Verdict.NOT_WORSE and res.exit_code == 0 and res.p_value > 0.05
+    # one run stopped before the threshold: its env steps are a lower bound, which cannot clear the group
+    partial = [*like[:4], GroupRun(run_id="r9", seed=9, env_steps=needs[0], solved=False)]
+    res = _judge("r0, ...", partial, sample, 0.05)
+    assert res.verdict == regression.Verdict.CANNOT_COMPARE and res.exit_code == 2
+    assert "stopped before the threshold" in res.summary and "4/5 reached 475" in res.summary
+
+
+def test_several_runs_need_one_config_and_the_preset_baseline(check_runs: CheckRuns,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["check", check_runs.good, check_runs.bad, "--against", "preset", "--runs-dir",
+                     str(check_runs.runs_dir)])
+    out = capsys.readouterr()
+    assert code == 2 and "config differs" in out.out and "seeds of one config" in out.out
+    code = cli.main(["check", check_runs.good, check_runs.bad, "--against", check_runs.good, "--runs-dir",
+                     str(check_runs.runs_dir)])
+    assert code == 2 and "against `preset` only" in capsys.readouterr().err
+    code = cli.main(["check", check_runs.good, check_runs.good, "--against", "preset", "--runs-dir",
+                     str(check_runs.runs_dir)])
+    assert code == 2 and "given twice" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from typing import Any
 
@@ -42,11 +43,18 @@ async def test_check_run_and_empty_registry(real_runs: RealRuns) -> None:
         assert not err, text
         # It stopped at its own threshold 15; the preset's references are at 475: unknown, said so.
         assert sc["verdict"] == "cannot_compare" and sc["exit_code"] == 2 and sc["p_value"] is not None
-        assert sc["reference_source"].startswith("10 solved runs of the CartPole-v1:ppo preset")
+        assert re.match(r"\d+ seeds of the CartPole-v1:ppo preset shipped in gymnasium_solver/presets/seed_samples/",
+                        sc["reference_source"]), sc["reference_source"]
         assert "stopped before reaching 475" in sc["summary"]
         err, sc, text = await call(client, "check_run", {"run_id": real_runs.short,
                                                                    "baseline": real_runs.short})
         assert not err and sc["verdict"] == "cannot_compare" and sc["exit_code"] == 2
+        err, _, text = await call(client, "check_run", {"run_id": real_runs.solved, "baseline": real_runs.short,
+                                                        "more_run_ids": [real_runs.short]})
+        assert err and "against baseline='preset' only" in text
+        err, sc, text = await call(client, "check_run", {"run_id": real_runs.solved, "baseline": "preset",
+                                                         "more_run_ids": [real_runs.solved]})
+        assert err and "given twice" in text
         err, _, text = await call(client, "check_run", {"run_id": "zzz", "baseline": "preset"})
         assert err and "no run 'zzz'" in text
         err, sc, text = await call(client, "list_models", {})

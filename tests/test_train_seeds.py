@@ -72,3 +72,18 @@ def test_bad_seeds_are_one_line_before_anything_trains(extra: list[str], message
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not any(tmp_path.iterdir())
+
+
+def test_seeds_of_a_preset_are_judged_against_its_seed_sample(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # learning_rate is a change to the preset; the solve definition (475) is the sample's, so the runs are compared
+    assert main(["train", "CartPole-v1:ppo", "--seeds", "0-1", "--set", "learning_rate=0.003", "--runs-dir",
+                 str(tmp_path), "--quiet", "--json", "--no-fail"]) == ExitCode.OK
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, json_schema("train"))
+    assert doc["vs_preset"].startswith("2 runs of CartPole-v1:ppo ") and "Mann-Whitney U = " in doc["vs_preset"]
+    assert re.search(r"over \d+ seeds, slowest solved [\d,]+ \(\d+ seeds of the CartPole-v1:ppo preset", doc["vs_preset"])
+    # another solve definition (the first test's threshold 15): no comparison with the sample's 475
+    assert main(["train", "CartPole-v1:ppo", "--seeds", "0-1", "--set", *TINY, "max_env_steps=512",
+                 "reward_threshold=15", "--runs-dir", str(tmp_path / "low"), "--quiet", "--json"]) == ExitCode.OK
+    assert json.loads(capsys.readouterr().out)["vs_preset"] is None

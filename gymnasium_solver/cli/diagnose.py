@@ -110,6 +110,17 @@ def flatten_overrides(overrides: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+def _progress_lines(d: Diagnosis) -> list[str]:
+    """How far the run got, and for a solved run of a preset with a seed sample, how fast among its seeds."""
+    p = d.progress
+    prog = f"Progress: {p.env_steps:,}/{p.max_env_steps:,} env steps ({100 * p.fraction:.0f}%)"
+    if p.fps_recent:
+        prog += f", {p.fps_recent:,.0f} fps"
+    if p.eta_seconds is not None:
+        prog += f", ETA {p.eta_seconds:.0f}s"
+    return [prog, f"Speed: {d.speed}"] if d.speed else [prog]
+
+
 def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[str] | None = None) -> str:
     """The diagnosis as text for a person at a terminal; the `try` commands start from ``parent``
     (the run's config as overrides, experiments/parent.py) and carry ``flags`` (the run's recorded
@@ -121,13 +132,7 @@ def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[
         f"Verdict: {d.verdict.upper()}",
         d.summary,
     ]
-    p = d.progress
-    prog = f"Progress: {p.env_steps:,}/{p.max_env_steps:,} env steps ({100 * p.fraction:.0f}%)"
-    if p.fps_recent:
-        prog += f", {p.fps_recent:,.0f} fps"
-    if p.eta_seconds is not None:
-        prog += f", ETA {p.eta_seconds:.0f}s"
-    lines.append(prog)
+    lines += _progress_lines(d)
     for t in (d.eval_trend, d.train_trend):
         if t.direction == "unknown":
             lines.append(f"Trend {t.metric}: unknown ({t.note})")

@@ -36,12 +36,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("check", help="is RUN significantly worse than a baseline? (exit 0 no, 3 yes, 2 cannot say)",
                        description="Regression check for CI: against a baseline run, a one-sided Welch t-test on the "
-                       "evaluation returns at matched env steps; against `preset`, a t prediction test on log "
-                       "steps-to-solve vs the preset's reference runs. Exit code 0 = not worse, 3 = significantly "
+                       "evaluation returns at matched env steps; against `preset`, the run's steps-to-solve ranked "
+                       "among the preset's shipped seeds (a conformal p-value; a t prediction test on the preset's "
+                       "reference runs where no seed sample ships). Exit code 0 = not worse, 3 = significantly "
                        "worse, 2 = cannot compare (the message says why).")
-    p.add_argument("run", metavar="RUN", help="run id, unique id prefix, or @last")
+    p.add_argument("run", metavar="RUN", nargs="+", help="run id, unique id prefix, or @last; several runs (seeds "
+                   "of one config) are checked together against `preset` (a Mann-Whitney U test)")
     p.add_argument("--against", required=True, metavar="BASELINE",
-                   help="a baseline run (id, prefix, @last) or `preset` (the preset's reference runs)")
+                   help="a baseline run (id, prefix, @last) or `preset` (the preset's seeds)")
     p.add_argument("--alpha", type=float, default=regression.DEFAULT_ALPHA, help="significance level (default 0.05)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     _runs_dir(p)
@@ -106,7 +108,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gymnasium_solver.ops import regression
     from gymnasium_solver.run_store import RunStore
 
-    result = regression.check_run(RunStore(args.runs_dir), args.run, args.against, args.alpha)
+    store = RunStore(args.runs_dir)
+    if len(args.run) == 1:
+        result = regression.check_run(store, args.run[0], args.against, args.alpha)
+    elif args.against.strip().lower() != regression.PRESET_BASELINE:
+        raise CliError(f"{len(args.run)} runs against {args.against}: several runs are checked together against "
+                       "`preset` only (--against preset); against a baseline run, check one run at a time")
+    else:
+        from gymnasium_solver.ops.seed_check import check_runs_against_preset
+
+        result = check_runs_against_preset(store, args.run, args.alpha)
     print(result.model_dump_json(indent=2) if args.json else result.summary)
     return result.exit_code
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from gymnasium_solver.cli.env import bind_env_class
@@ -54,6 +55,7 @@ def cmd_train_seeds(args: argparse.Namespace) -> int:
               file=sys.stderr, flush=True)
     result = train_seeds(make_backend(runs_dir, parallel), runs_dir, args.config_id, overrides, seeds,
                          not args.no_zoo, cfg.reward_threshold, ended)
+    result.vs_preset = _vs_preset(runs_dir, result)
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -90,10 +92,28 @@ def seeds_report(result: SeedRuns) -> str:
     if sp.solved < sp.seeds:
         lines.append("an unsolved seed counts with the env steps it trained, so its figures are lower bounds")
     ids = [r.run_id for r in result.runs if r.run_id]
+    if result.vs_preset:
+        lines.append(f"against the preset's seeds: {result.vs_preset}")
     lines.append(f"compare them: gsolve compare {' '.join(ids)}")
     if result.stopped is not None:
         lines.append(f"{result.stopped}; the seeds not started are listed as such")
     return "\n".join(lines)
+
+
+def _vs_preset(runs_dir: Path, result: SeedRuns) -> str | None:
+    """`gsolve check RUN... --against preset` of the seeds that finished, when the preset ships a seed sample."""
+    from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample
+    from gymnasium_solver.ops.seed_check import check_runs_against_preset
+    from gymnasium_solver.run_store import RunStore
+
+    ids = [r.run_id for r in result.finished() if r.run_id]
+    # the runs' own threshold must be the sample's: against another solve definition the figures mean nothing
+    if len(ids) < 2 or not isinstance(shipped_sample(result.config_id, result.reward_threshold), SeedSample):
+        return None
+    try:
+        return check_runs_against_preset(RunStore(runs_dir), ids, 0.05).summary
+    except ValueError as exc:  # a run folder gone between the end of training and now: say so, keep the rest
+        return f"not checked ({exc})"
 
 
 def _bound(run: SeedRun) -> str:

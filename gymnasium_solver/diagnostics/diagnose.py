@@ -48,6 +48,7 @@ from gymnasium_solver.diagnostics.references import (
     store_references,
 )
 from gymnasium_solver.diagnostics.rules import RULES
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample, speed_line
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.diagnostics.suggest import best_of, fmt
 
@@ -412,6 +413,7 @@ def diagnose(
         summary=_summary(str(status), ctx, returns, findings),
         returns=returns,
         progress=_progress(info, data, status == RunStatus.RUNNING),
+        speed=_speed(info, ctx, bool(devs)),
         eval_trend=ctx.eval_trend,
         train_trend=ctx.train_trend,
         findings=findings,
@@ -424,6 +426,14 @@ def diagnose(
         notes=[*_notes(ctx, len(updates)), *_undoes_parent(info, findings)],
         imported_from=None if info.source is None else f"{info.source.framework} ({info.source.kind})",
     )
+
+
+def _speed(info: RunInfo, ctx: Ctx, differs: bool) -> str | None:
+    """A solved run of one of our presets with a seed sample at its threshold: where its solve falls among them."""
+    if info.solved_at is None or ctx.threshold is None or info.source is not None:
+        return None
+    sample = shipped_sample(info.config_id, ctx.threshold)
+    return speed_line(info.solved_at.env_steps, sample, differs) if isinstance(sample, SeedSample) else None
 
 
 def diagnose_run_dir(store: RunStore, run_dir: Path) -> Diagnosis:

@@ -197,6 +197,9 @@ class Diagnosis(BaseModel):
     summary: str = Field(description="one line for a person")
     returns: ReturnSummary
     progress: ProgressSummary
+    speed: str | None = Field(
+        default=None, description="a solved run of a preset that ships a seed sample: where its env steps to solve "
+        "fall among the preset's seeds (an ordinary seed, the preset's slow tail, or slower than its seeds)")
     eval_trend: Trend
     train_trend: Trend
     findings: list[Finding]

@@ -179,12 +179,13 @@ AS_BEFORE_THE_KEY: dict[str, tuple[Any, ...]] = {"env_package": (None, []), "env
                                                  "adaptive_lr_kl": (None,)}
 
 
-def preset_fingerprint(config_id: str) -> str | None:
+def preset_fingerprint(config_id: str, folder: Path = PACKAGE_CONFIG_DIR) -> str | None:
     """A hash of the preset as it resolves today, seed aside (None for no such preset). Shipped
     references record the one they were trained with: after a retune they describe a config nobody
-    ships, and a diagnosis that trusted them would call a budget that covers the new preset short."""
+    ships, and a diagnosis that trusted them would call a budget that covers the new preset short.
+    ``folder``: another presets folder (an older commit's, to ask whether it shipped the same preset)."""
     try:  # ours, also when a user's variant of the name replaces it: the references are of our presets
-        data = resolve_config(config_id, folder=PACKAGE_CONFIG_DIR).model_dump(mode="json")
+        data = resolve_config(config_id, folder=folder).model_dump(mode="json")
     except ValueError:
         return None
     data.pop("seed", None)

@@ -43,6 +43,9 @@ class SeedRuns(BaseModel):
     env_steps: Spread = Field(description="env steps to solve over the seeds that finished, an unsolved seed "
                               "counting with the env steps it trained (at least its budget)")
     stopped: str | None = Field(default=None, description="why the seeds stopped before all had run (Ctrl-C)")
+    vs_preset: str | None = Field(default=None, description="the runs against the preset's shipped seed sample (a "
+                                  "Mann-Whitney U test, `gsolve check RUN... --against preset`); None where the "
+                                  "preset ships none or fewer than 2 seeds finished")
 
     def finished(self) -> list[SeedRun]:
         """The seeds whose run ended solved or at its budget: what ``env_steps`` is taken over."""

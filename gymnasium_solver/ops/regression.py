@@ -6,7 +6,9 @@ Two baselines, two tests (docs/ops.md says why):
   runs have evaluated (the smaller of their last evaluations); each run's latest evaluation at or
   before E is taken (mean, std, episodes), and a one-sided Welch t-test asks whether the run's
   evaluation episodes return less than the baseline's.
-- **``preset``**: steps-to-solve across seeds, at the preset's reward threshold T. The references
+- **``preset``**: steps-to-solve across seeds, at the preset's reward threshold T. Where the preset ships a
+  seed sample (its env steps to solve on many seeds, ``diagnostics/seed_sample.py``), the run is ranked among
+  those seeds: a conformal p-value, exact for a fresh seed whatever the distribution's shape. Otherwise the references
   are solved runs of the same environment, algorithm and threshold in the runs folder (at least 3),
   else the reference runs shipped for the preset (``gymnasium_solver/presets/references/``). The run's steps to
   solve are the env steps of its first evaluation >= T (whatever its own threshold). A one-sided
@@ -30,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.contract.run_folder import M
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, place, shipped_sample
 from gymnasium_solver.maths import stats
 from gymnasium_solver.run_store import RunFileError, RunStore, refuse_live
 
@@ -57,6 +60,16 @@ class EvalPoint(BaseModel):
     episodes: int
 
 
+class GroupRun(BaseModel):
+    """One of several runs checked together against the preset (ops/seed_check.py)."""
+
+    run_id: str
+    seed: int
+    env_steps: int = Field(description="env steps of its first evaluation >= the preset's threshold (env steps done, "
+                           "a lower bound, if none)")
+    solved: bool = Field(description="reached the preset's threshold")
+
+
 class RegressionCheck(BaseModel):
     """The answer of ``gsolve check`` / ``check_run``."""
 
@@ -79,6 +92,8 @@ class RegressionCheck(BaseModel):
     reference_threshold: float | None = Field(default=None, description="run vs preset: the preset's reward threshold")
     reference_steps_to_solve: list[int] = Field(default_factory=list)
     reference_source: str | None = None
+    runs: list[GroupRun] = Field(default_factory=list, description="several runs checked together against the "
+                                 "preset (run_id then lists them): each one's env steps to solve")
     summary: str = Field(description="one sentence: the verdict and why")
 
 
@@ -206,10 +221,53 @@ def steps_to_reach(store: RunStore, run_dir: Path, threshold: float) -> tuple[in
     return store.env_steps(run_dir), False
 
 
+def check_against_seed_sample(store: RunStore, run_dir: Path, sample: SeedSample, alpha: float) -> RegressionCheck:
+    """Rank (conformal) test of the run's steps-to-solve among the preset's shipped seed sample (module docstring)."""
+    run_id = run_dir.name
+    steps, solved = steps_to_reach(store, run_dir, sample.reward_threshold)
+    if steps <= 0:
+        return _cannot(run_id, PRESET_BASELINE, alpha, f"run {run_id} has not taken any env steps yet")
+    p = place(steps, sample)
+    ref_steps = sorted(r.env_steps for r in sample.runs if r.solved)
+    span = (f"of {p.seeds} seeds of the preset, {p.as_slow_or_slower} needed at least that many; median "
+            f"{'-' if p.median is None else f'{p.median:,.0f}'}, slowest solved {p.slowest_solved or 0:,}"
+            + (f", {p.unsolved} unsolved" if p.unsolved else "") + f" ({sample.source})")
+    stat = f"rank p = (1 + {p.as_slow_or_slower}) / ({p.seeds} + 1) = {p.p_value:.3g} (alpha {alpha:g})"
+    floor = ("" if 1 / (p.seeds + 1) <= alpha else
+             f"; with {p.seeds} seeds no rank p can go below alpha, so this test cannot call a run worse")
+    base = RegressionCheck(run_id=run_id, baseline=PRESET_BASELINE, verdict=Verdict.CANNOT_COMPARE,
+                           exit_code=EXIT_CODES[Verdict.CANNOT_COMPARE],
+                           test="rank (conformal) prediction test of env steps to solve among the preset's seeds",
+                           alternative="the run needs more env steps to solve than a seed of the preset",
+                           statistic=float(p.as_slow_or_slower), p_value=p.p_value, alpha=alpha,
+                           run_steps_to_solve=steps, run_solved=solved, reference_steps_to_solve=ref_steps,
+                           reference_threshold=sample.reward_threshold, reference_source=sample.source, summary="")
+    if p.p_value <= alpha:
+        what = (f"reached {sample.reward_threshold:g} at {steps:,} env steps" if solved
+                else f"has not reached {sample.reward_threshold:g} after {steps:,} env steps")
+        return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": EXIT_CODES[Verdict.WORSE],
+                                       "summary": f"run {run_id} is significantly worse than the preset: it {what}; "
+                                       f"{span}; {stat}"})
+    if solved:
+        return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
+                                       "summary": f"run {run_id} is not significantly worse than the preset: reached "
+                                       f"{sample.reward_threshold:g} at {steps:,} env steps; {span}; {stat}{floor}"})
+    why = (f"it stopped before reaching {sample.reward_threshold:g}, and its env steps are too few to call it worse "
+           "(its steps to solve are unknown)")
+    return base.model_copy(update={"summary": f"cannot compare: run {run_id} has {steps:,} env steps and {why}; "
+                                              f"{span}; {stat} on that lower bound{floor}"})
+
+
 def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_ALPHA) -> RegressionCheck:
-    """t prediction test on log steps-to-solve against the preset's references (module docstring)."""
+    """Against the preset's shipped seed sample when there is one for its threshold (a rank test), else a t
+    prediction test on log steps-to-solve against the preset's references (module docstring)."""
     run_id = run_dir.name
     info = store.info(run_dir)
+    threshold = preset_threshold(info)
+    if threshold is not None and math.isfinite(threshold):
+        sample = shipped_sample(info.config_id, threshold)
+        if isinstance(sample, SeedSample):
+            return check_against_seed_sample(store, run_dir, sample, alpha)
     refs = preset_references(store, info)
     if isinstance(refs, str):
         return _cannot(run_id, PRESET_BASELINE, alpha, refs)

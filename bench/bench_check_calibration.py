@@ -1,0 +1,99 @@
+"""How often does ``gsolve check --against preset`` call a fresh seed of the preset itself "significantly worse"?
+
+A one-sided test at alpha 0.05 should do so for at most 5% of the preset's own seeds. This bench asks it of both
+tests ``check`` has used, on seeds neither was built from: the 300-seed arms of bench/bench_ab_commits.py's files
+(bench/analysis/ab_*.json), each seed's env steps to solve as that bench trained it.
+
+- **t on the references**: the t prediction test on log env steps against the 5 or 10 reference runs shipped for
+  the preset (gymnasium_solver/presets/references/), the test ``check`` used alone before seed samples.
+- **rank on the seed sample**: the conformal p-value among the preset's shipped seed sample
+  (gymnasium_solver/presets/seed_samples/, scripts/make_seed_samples.py), what ``check`` uses where one ships.
+
+An arm counts as the preset itself when its commit's preset file resolves (with today's code) to today's preset
+fingerprint; then the share flagged is a false-alarm rate. The other arms (a candidate change: another config) show
+how often one run of that config is flagged, the test's power against it. Writes bench/analysis/check_calibration.json
+(block ``check-calibration`` in docs/ops.md, bench/render_ab.py).
+
+    .venv/bin/python bench/bench_check_calibration.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_results  # noqa: E402 - a sibling script, not a package
+
+from gymnasium_solver.diagnostics.references import preset_fingerprint, shipped_references  # noqa: E402
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, place, shipped_sample  # noqa: E402
+from gymnasium_solver.maths import stats  # noqa: E402
+
+ROOT = bench_results.ROOT
+ANALYSIS = ROOT / "bench" / "analysis"
+OUT = ANALYSIS / "check_calibration.json"
+ALPHA = 0.05
+PRESET_DIRS = ("gymnasium_solver/presets/environments", "config/environments")
+
+
+def fingerprint_at(commit: str, config_id: str) -> str | None:
+    """The preset's fingerprint as the commit shipped it, resolved by today's code (None: not resolvable today)."""
+    env_file = config_id.split(":")[0] + ".yaml"
+    with tempfile.TemporaryDirectory() as tmp:
+        for folder in PRESET_DIRS:
+            proc = subprocess.run(["git", "show", f"{commit}:{folder}/{env_file}"], cwd=ROOT, capture_output=True,
+                                  text=True, check=False)
+            if proc.returncode == 0:
+                (Path(tmp) / env_file).write_text(proc.stdout, encoding="utf-8")
+                return preset_fingerprint(config_id, Path(tmp))
+    return None
+
+
+def arm_row(path: Path, arm: str, d: dict[str, Any], sample: SeedSample | str) -> dict[str, Any]:
+    config_id = d["config_id"]
+    commit = d["commits"][arm]
+    refs = sorted(r.steps_to_solve for r in shipped_references(config_id).runs if r.steps_to_solve)
+    rows = d["rows"][arm]
+    logs = [math.log(s) for s in refs]
+    flagged_t = sum(stats.prediction_greater(math.log(r["env_steps"]), logs).p_value < ALPHA for r in rows)
+    flagged_rank = (None if isinstance(sample, str)
+                    else sum(place(r["env_steps"], sample).p_value <= ALPHA for r in rows))
+    return {"file": path.name, "arm": arm, "config_id": config_id, "commit": commit,
+            "as_today": fingerprint_at(commit, config_id) == preset_fingerprint(config_id),
+            "seeds": len(rows), "seed_range": [min(r["seed"] for r in rows), max(r["seed"] for r in rows)],
+            "references": len(refs), "flagged_t": int(flagged_t),
+            "sample_seeds": None if isinstance(sample, str) else len(sample.runs),
+            "flagged_rank": None if flagged_rank is None else int(flagged_rank)}
+
+
+def main() -> int:
+    measured = bench_results.start_measuring()
+    rows = []
+    for path in sorted(ANALYSIS.glob("ab_*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        sample = shipped_sample(d["config_id"])
+        for arm in ("before", "after"):
+            row = arm_row(path, arm, d, sample)
+            rows.append(row)
+            rank = "-" if row["flagged_rank"] is None else f"{row['flagged_rank']}/{row['seeds']}"
+            print(f"{path.name} {arm} {row['commit']} as today: {row['as_today']}; flagged by t: "
+                  f"{row['flagged_t']}/{row['seeds']}, by rank: {rank}", flush=True)
+    samples = {}
+    for config_id in sorted({r["config_id"] for r in rows}):
+        s = shipped_sample(config_id)
+        samples[config_id] = s if isinstance(s, str) else {"seeds": len(s.runs), "commit": s.measured.commit,
+                                                             "cpu": s.measured.cpu, "date": s.measured.date}
+    OUT.write_text(json.dumps({"alpha": ALPHA, "rows": rows, "samples": samples,
+                               "measured": bench_results.finish(measured).model_dump()}, indent=1) + "\n",
+                   encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Seed samples (gymnasium_solver/presets/seed_samples): the rank test of `gsolve check --against preset` and the
+speed line of `gsolve diagnose`, on synthetic samples (exact p-values) and on the shipped files (today's presets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from gymnasium_solver.contract.run_folder import parse_metrics_text, read_run_info
+from gymnasium_solver.diagnostics import references as refs
+from gymnasium_solver.diagnostics import seed_sample as ss
+from gymnasium_solver.diagnostics.diagnose import diagnose
+
+FILES = sorted(ss.SAMPLES_DIR.glob("*.json"))
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _sample(needs: list[float], config_id: str = "CartPole-v1:dqn", threshold: float = 475.0) -> ss.SeedSample:
+    fingerprint = refs.preset_fingerprint(config_id)
+    assert fingerprint is not None
+    runs = [ss.SampleRun(seed=i, solved=bool(np.isfinite(n)), env_steps=int(n) if np.isfinite(n) else 60_000)
+            for i, n in enumerate(needs)]
+    return ss.SeedSample(config_id=config_id, preset_fingerprint=fingerprint, reward_threshold=threshold,
+                         max_env_steps=60_000, runs=runs,
+                         measured=ss.SampleMeasured(command="test", commit="0000000", date="today", cpu="test cpu",
+                                                    versions={}))
+
+
+def test_the_rank_p_value_counts_ties_and_unsolved_seeds_as_at_least_as_slow() -> None:
+    sample = _sample([2048.0 * k for k in range(1, 20)] + [np.inf])  # 2,048 ... 38,912 and one unsolved
+    p = ss.place(38_912, sample)
+    # 38,912 itself (a tie) and the unsolved seed need at least as much: (1 + 2) / 21.
+    assert (p.seeds, p.as_slow_or_slower, p.faster, p.unsolved) == (20, 2, 18, 1)
+    assert p.p_value == pytest.approx(3 / 21)
+    assert ss.place(100_000, sample).p_value == pytest.approx(2 / 21)  # only the unsolved seed is as slow
+    assert ss.place(1, sample).p_value == 1.0
+    assert p.median == 20_480 and p.slowest_solved == 38_912
+
+
+def test_the_rank_test_keeps_its_false_alarm_rate_on_a_heavy_tailed_discrete_distribution() -> None:
+    # Env steps come in whole evaluation intervals (ties) and one seed in ten is 4x slower (CartPole DQN's shape).
+    # On this draw a t test on the logs of 5 seeds flags 7.8% and a rank test counting ties as faster 6.0%.
+    rng = np.random.default_rng(7)
+
+    def draw(n: int) -> np.ndarray:
+        return 2048.0 * (1 + rng.geometric(0.4, n)) * np.where(rng.random(n) < 0.1, 4, 1)
+
+    flagged = trials = 0
+    for _ in range(300):
+        sample = _sample(list(draw(19)))
+        fresh = draw(20)
+        flagged += sum(ss.place(int(x), sample).p_value <= 0.05 for x in fresh)
+        trials += len(fresh)
+    assert flagged / trials <= 0.05, flagged / trials  # counting ties as slower would flag ties: above 5%
+
+
+def test_a_sample_of_another_preset_version_or_threshold_is_not_used(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ss, "SAMPLES_DIR", tmp_path)
+    assert ss.shipped_sample("CartPole-v1:dqn") == "no seed sample is shipped for CartPole-v1:dqn"
+    ss.sample_path("CartPole-v1:dqn").write_text(_sample([4096.0] * 19).model_dump_json(), encoding="utf-8")
+    assert isinstance(ss.shipped_sample("CartPole-v1:dqn", 475.0), ss.SeedSample)
+    assert "solves at 475, not at 400" in str(ss.shipped_sample("CartPole-v1:dqn", 400.0))
+    monkeypatch.setattr(refs, "preset_fingerprint", lambda config_id: "another-version")
+    stale = ss.shipped_sample("CartPole-v1:dqn")
+    assert isinstance(stale, str) and "another version of the preset" in stale and "make_seed_samples" in stale
+    ss.sample_path("CartPole-v1:dqn").write_text("{not json", encoding="utf-8")
+    assert "cannot be read" in str(ss.shipped_sample("CartPole-v1:dqn"))
+
+
+def _diagnose_solved_dqn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, needs: list[float]) -> str | None:
+    """A healthy held-out CartPole-v1:dqn run (the preset, seed 52) solved at 28,672 env steps, diagnosed against
+    a synthetic sample."""
+    monkeypatch.setattr(ss, "SAMPLES_DIR", tmp_path)
+    ss.sample_path("CartPole-v1:dqn").write_text(_sample(needs).model_dump_json(), encoding="utf-8")
+    run = FIXTURES / "heldout2" / "k09_s52"
+    info = read_run_info(run)
+    assert info.solved_at is not None and info.solved_at.env_steps == 28_672
+    d = diagnose(info, yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")),
+                 parse_metrics_text((run / "metrics.csv").read_text(encoding="utf-8")))
+    assert d.references.deviations == []
+    return d.speed
+
+
+def test_diagnose_places_a_solved_run_among_the_preset_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow = _diagnose_solved_dqn(tmp_path, monkeypatch, [4096.0, 6144.0, 8192.0, 10240.0] * 5)
+    assert slow is not None and "of 20 seeds of the preset, 20 solved faster" in slow
+    assert "slow tail (rank p = 0.048)" in slow and "the seed's draw, not a fault" in slow
+    ordinary = _diagnose_solved_dqn(tmp_path, monkeypatch, [8192.0, 16384.0, 32768.0, 65536.0] * 5)
+    assert ordinary is not None and "10 solved faster" in ordinary and "an ordinary seed" in ordinary
+
+
+def test_no_sample_no_speed_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = FIXTURES / "heldout2" / "k09_s52"
+    monkeypatch.setattr(ss, "SAMPLES_DIR", tmp_path)
+    d = diagnose(read_run_info(run), yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")),
+                 parse_metrics_text((run / "metrics.csv").read_text(encoding="utf-8")))
+    assert d.speed is None
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_shipped_sample_is_of_todays_preset_and_can_reach_alpha(path: Path) -> None:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    sample = ss.shipped_sample(raw["config_id"])
+    assert isinstance(sample, ss.SeedSample), (
+        f"{path.name}: {sample}; run .venv/bin/python scripts/make_seed_samples.py {raw['config_id']} --seeds ...")
+    assert len(sample.runs) >= ss.MIN_SEEDS and len({r.seed for r in sample.runs}) == len(sample.runs)
+    assert sample.reward_threshold == refs.resolve_config(raw["config_id"]).reward_threshold
+
+
+def test_the_package_ships_a_sample_for_the_cheap_presets() -> None:
+    shipped = {p.stem for p in FILES}
+    assert {"CartPole-v1.ppo", "CartPole-v1.dqn", "CartPole-v1.a2c", "Pendulum-v1.ppo"} <= shipped
+    # the copy in a wheel: package data, found by importlib.resources (pyproject's package-data globs it)
+    assert "presets/seed_samples/*.json" in (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
