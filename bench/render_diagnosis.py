@@ -416,7 +416,7 @@ def render_blind_heldout_summary(results: dict[str, Results]) -> str:
         return "No blind scoring recorded yet (scripts/score_heldout.py --record)."
     newest, e = list(sets.items())[-1]
     pooled, n = _pooled(sets)
-    return fill(f"On the newest blind held-out set ({newest}: {e['faults']} faults planted into runs of environments "
+    return fill(f"On the newest blind held-out set ({newest}: {e['faults']} fault{'' if e['faults'] == 1 else 's'} planted into runs of environments "
                 f"we ship no preset for, scored once at `{e['commit']}`), the top change moves the planted key the "
                 f"right way in {_pct(e['nothing_to_revert']['strict'], e['faults'])} with nothing to revert, and "
                 f"{e['nothing_to_revert']['healthy_warned']} of {e['healthy']} healthy runs are warned; over the "
