@@ -179,6 +179,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_42.json": "heldout51 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 6cd8954, whose package code is its pin 4a2e537's, after its "
                                                    "merge 47371a2; the fix loop as for heldout44-50)",
+                 "fix_verdicts_no_preset_43.json": "heldout52 (environments without a preset, one faulty row: "
+                                                   "FrozenLake-v1:ppo; blind: run at 096f063, after its scoring; the "
+                                                   "fix loop as for heldout44-51)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -300,13 +303,16 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 
 
 # The blind sets whose `gsolve fix` ran with today's fix loop: its candidates, rungs and verdict unchanged since 704416d
-# (`git log 704416d.. -- gymnasium_solver/experiments gymnasium_solver/jobs gymnasium_solver/diagnostics/rules`: none;
-# the diagnosis changed since only in the PPO presets' reference fingerprint and a note). A change to the fix loop
+# (`git log 704416d.. -- gymnasium_solver/experiments gymnasium_solver/jobs gymnasium_solver/diagnostics/rules`: only
+# 0db8308, which gave `gsolve train --seeds` (jobs/seed_runs.py) a comparison with the preset's seed sample, not a
+# part of the fix loop; the diagnosis changed since only in the PPO presets' reference fingerprint, a note and the
+# solved runs' speed line, which no unsolved run gets). A change to the fix loop
 # empties this tuple; the next blind sets fill it again.
 FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
                   "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
-                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json")
+                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json",
+                  "fix_verdicts_no_preset_43.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
