@@ -11,7 +11,8 @@ tests ``check`` has used, on seeds neither was built from: the 300-seed arms of 
 
 An arm counts as the preset itself when its commit's preset file resolves (with today's code) to today's preset
 fingerprint; then the share flagged is a false-alarm rate. The other arms (a candidate change: another config) show
-how often one run of that config is flagged, the test's power against it. Writes bench/analysis/check_calibration.json
+how often one run of that config is flagged, the test's power against it; and for groups of 5 and 10 of its seeds,
+how often the several-runs check (a Mann-Whitney U against the sample) calls them worse. Writes bench/analysis/check_calibration.json
 (block ``check-calibration`` in docs/ops.md, bench/render_ab.py).
 
     .venv/bin/python bench/bench_check_calibration.py
@@ -27,6 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 
@@ -38,6 +41,8 @@ ROOT = bench_results.ROOT
 ANALYSIS = ROOT / "bench" / "analysis"
 OUT = ANALYSIS / "check_calibration.json"
 ALPHA = 0.05
+GROUP_SIZES = (5, 10)  # seeds per group for the several-runs check
+GROUPS = 2_000
 PRESET_DIRS = ("gymnasium_solver/presets/environments", "config/environments")
 
 
@@ -63,12 +68,26 @@ def arm_row(path: Path, arm: str, d: dict[str, Any], sample: SeedSample | str) -
     flagged_t = sum(stats.prediction_greater(math.log(r["env_steps"]), logs).p_value < ALPHA for r in rows)
     flagged_rank = (None if isinstance(sample, str)
                     else sum(place(r["env_steps"], sample).p_value <= ALPHA for r in rows))
+    groups = {} if isinstance(sample, str) else {str(k): group_flags(rows, sample, k) for k in GROUP_SIZES}
     return {"file": path.name, "arm": arm, "config_id": config_id, "commit": commit,
             "as_today": fingerprint_at(commit, config_id) == preset_fingerprint(config_id),
             "seeds": len(rows), "seed_range": [min(r["seed"] for r in rows), max(r["seed"] for r in rows)],
             "references": len(refs), "flagged_t": int(flagged_t),
             "sample_seeds": None if isinstance(sample, str) else len(sample.runs),
-            "flagged_rank": None if flagged_rank is None else int(flagged_rank)}
+            "flagged_rank": None if flagged_rank is None else int(flagged_rank), "groups": groups}
+
+
+def group_flags(rows: list[dict[str, Any]], sample: SeedSample, k: int) -> float:
+    """The share of GROUPS random groups of ``k`` seeds of the arm (without replacement) that the several-runs check
+    (a one-sided Mann-Whitney U against the sample, ops/seed_check.py) calls worse at ALPHA."""
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(0)  # the same groups on every run of the bench
+    steps = np.array([r["env_steps"] for r in rows], dtype=float)  # an unsolved seed at its budget, a lower bound
+    needs = sample.needs()
+    picks = np.array([rng.choice(len(steps), size=k, replace=False) for _ in range(GROUPS)])
+    p = mannwhitneyu(steps[picks], np.broadcast_to(needs, (GROUPS, len(needs))), alternative="greater", axis=1).pvalue
+    return float(np.mean(p < ALPHA))
 
 
 def main() -> int:
@@ -82,7 +101,7 @@ def main() -> int:
             rows.append(row)
             rank = "-" if row["flagged_rank"] is None else f"{row['flagged_rank']}/{row['seeds']}"
             print(f"{path.name} {arm} {row['commit']} as today: {row['as_today']}; flagged by t: "
-                  f"{row['flagged_t']}/{row['seeds']}, by rank: {rank}", flush=True)
+                  f"{row['flagged_t']}/{row['seeds']}, by rank: {rank}; groups: {row['groups']}", flush=True)
     samples = {}
     for config_id in sorted({r["config_id"] for r in rows}):
         s = shipped_sample(config_id)

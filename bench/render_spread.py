@@ -115,4 +115,41 @@ def pooled_renderer(block: str) -> Callable[[dict[str, Results]], str]:
     return render
 
 
-RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {block: pooled_renderer(block) for block in POOLED}
+# Issue 23's slowest / median target per preset (2.5x for CartPole-v1:ppo, 3x for every other).
+TARGETS = {"CartPole-v1:ppo": 2.5}
+
+
+def render_seed_samples(results: dict[str, Results]) -> str:
+    """The presets' shipped seed samples (gymnasium_solver/presets/seed_samples/, scripts/make_seed_samples.py):
+    each preset as shipped today on many seeds, measured by the commit named in its file."""
+    from gymnasium_solver.diagnostics.seed_sample import SAMPLES_DIR, SeedSample, shipped_sample
+
+    lines = ["| preset | seeds | solved | median env steps [95% CI] | p90 | slowest (seed) | target: slowest / median | "
+             "tables of 20 past it | measured at, on |", "|---|---|---|---|---|---|---|---|---|"]
+    for path in sorted(SAMPLES_DIR.glob("*.json")):
+        sample = shipped_sample(path.stem.replace(".", ":", 1))
+        if not isinstance(sample, SeedSample):
+            raise SystemExit(f"{path.name}: {sample}")
+        values = np.array([r.env_steps for r in sample.runs], dtype=float)  # an unsolved seed at its budget
+        solved = [r for r in sample.runs if r.solved]
+        slowest = max(sample.runs, key=lambda r: (r.solved is False, r.env_steps))
+        target = TARGETS.get(sample.config_id, 3.0)
+        m_lo, m_hi = interval(values, 50, np.random.default_rng(0))
+        slow = f"{steps(slowest.env_steps)} ({slowest.seed})" if slowest.solved else f">= {steps(slowest.env_steps)} ({slowest.seed}, unsolved)"
+        lines.append(f"| `{sample.config_id}` | {seeds_text([r.seed for r in sample.runs])} | {len(solved)}/{len(values)} | "
+                     f"{steps(np.median(values))} [{steps(m_lo)}-{steps(m_hi)}] | {steps(np.percentile(values, 90))} | "
+                     f"{slow} | <= {target:g}x | {chance_past(values, target):.0%} | `{sample.measured.commit}`, "
+                     f"{sample.measured.cpu} |")
+    intro = fill(
+        "The seed samples the package ships (what `gsolve check --against preset` ranks a run among and `gsolve "
+        "diagnose` places a solved run in): each preset as shipped, trained once per seed by "
+        "`scripts/make_seed_samples.py` on seeds no other figure used, env steps to solve (an unsolved seed at its "
+        f"budget). The median's interval is scipy.stats.bootstrap's ({CONFIDENCE:.0%}, percentile method). "
+        f"**Tables of 20 past it**: the share of {DRAWS:,} tables of {TABLE_SEEDS} seeds drawn from the sample whose "
+        "slowest seed is past issue 23's target times their median. Each file names its command, commit, CPU and "
+        "library versions.")
+    return intro + "\n\n" + "\n".join(lines)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
+    **{block: pooled_renderer(block) for block in POOLED}, "seed-samples": render_seed_samples}

@@ -242,20 +242,7 @@ def check_against_seed_sample(store: RunStore, run_dir: Path, sample: SeedSample
                            statistic=float(p.as_slow_or_slower), p_value=p.p_value, alpha=alpha,
                            run_steps_to_solve=steps, run_solved=solved, reference_steps_to_solve=ref_steps,
                            reference_threshold=sample.reward_threshold, reference_source=sample.source, summary="")
-    if p.p_value <= alpha:
-        what = (f"reached {sample.reward_threshold:g} at {steps:,} env steps" if solved
-                else f"has not reached {sample.reward_threshold:g} after {steps:,} env steps")
-        return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": EXIT_CODES[Verdict.WORSE],
-                                       "summary": f"run {run_id} is significantly worse than the preset: it {what}; "
-                                       f"{span}; {stat}"})
-    if solved:
-        return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
-                                       "summary": f"run {run_id} is not significantly worse than the preset: reached "
-                                       f"{sample.reward_threshold:g} at {steps:,} env steps; {span}; {stat}{floor}"})
-    why = (f"it stopped before reaching {sample.reward_threshold:g}, and its env steps are too few to call it worse "
-           "(its steps to solve are unknown)")
-    return base.model_copy(update={"summary": f"cannot compare: run {run_id} has {steps:,} env steps and {why}; "
-                                              f"{span}; {stat} on that lower bound{floor}"})
+    return _preset_verdict(base, p.p_value <= alpha, f"{span}; {stat}", floor)
 
 
 def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_ALPHA) -> RegressionCheck:
@@ -290,20 +277,27 @@ def check_against_preset(store: RunStore, run_dir: Path, alpha: float = DEFAULT_
                            run_steps_to_solve=steps, run_solved=solved, reference_steps_to_solve=ref_steps,
                            reference_threshold=refs.threshold,
                            reference_source=refs.source, summary="")
+    return _preset_verdict(base, worse, f"{span}; {stat}")
+
+
+def _preset_verdict(base: RegressionCheck, worse: bool, evidence: str, floor: str = "") -> RegressionCheck:
+    """``base`` (a run against the preset, verdict still open) with its verdict and summary: worse when the test
+    says so; not worse when the run solved; otherwise unknown (a run that stopped before the threshold)."""
+    run_id, steps, threshold = base.run_id, base.run_steps_to_solve or 0, base.reference_threshold or 0.0
     if worse:
-        what = (f"reached {refs.threshold:g} at {steps:,} env steps" if solved
-                else f"has not reached {refs.threshold:g} after {steps:,} env steps")
+        what = (f"reached {threshold:g} at {steps:,} env steps" if base.run_solved
+                else f"has not reached {threshold:g} after {steps:,} env steps")
         return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": EXIT_CODES[Verdict.WORSE],
                                        "summary": f"run {run_id} is significantly worse than the preset: it {what}; "
-                                       f"{span}; {stat}"})
-    if solved:
+                                       f"{evidence}"})
+    if base.run_solved:
         return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
                                        "summary": f"run {run_id} is not significantly worse than the preset: reached "
-                                       f"{refs.threshold:g} at {steps:,} env steps; {span}; {stat}"})
-    why = (f"it stopped before reaching {refs.threshold:g}, and its env steps are too few to call it worse "
+                                       f"{threshold:g} at {steps:,} env steps; {evidence}{floor}"})
+    why = (f"it stopped before reaching {threshold:g}, and its env steps are too few to call it worse "
            "(its steps to solve are unknown)")  # a live run is refused first (check_run)
     return base.model_copy(update={"summary": f"cannot compare: run {run_id} has {steps:,} env steps and {why}; "
-                                              f"{span}; {stat} on that lower bound"})
+                                              f"{evidence} on that lower bound{floor}"})
 
 
 def check_run(store: RunStore, run: str, baseline: str, alpha: float = DEFAULT_ALPHA) -> RegressionCheck:
