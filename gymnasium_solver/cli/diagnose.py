@@ -118,7 +118,7 @@ def _progress_lines(d: Diagnosis) -> list[str]:
         prog += f", {p.fps_recent:,.0f} fps"
     if p.eta_seconds is not None:
         prog += f", ETA {p.eta_seconds:.0f}s"
-    return [prog, f"Speed: {d.speed}"] if d.speed else [prog]
+    return [prog, f"Among the preset's seeds: {d.speed}"] if d.speed else [prog]
 
 
 def render_report(d: Diagnosis, parent: ParentConfig | None = None, flags: list[str] | None = None) -> str:

@@ -21,6 +21,7 @@ from gymnasium_solver.contract.run_folder import (
     MetricsTable,
     RunInfo,
     RunStatus,
+    StopReason,
     effective_status,
 )
 from gymnasium_solver.diagnostics import thresholds as T
@@ -48,7 +49,7 @@ from gymnasium_solver.diagnostics.references import (
     store_references,
 )
 from gymnasium_solver.diagnostics.rules import RULES
-from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample, speed_line
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, budget_line, shipped_sample, speed_line
 from gymnasium_solver.diagnostics.series import MetricsArraysLike, RunData, median, theil_sen
 from gymnasium_solver.diagnostics.suggest import best_of, fmt
 
@@ -413,7 +414,7 @@ def diagnose(
         summary=_summary(str(status), ctx, returns, findings),
         returns=returns,
         progress=_progress(info, data, status == RunStatus.RUNNING),
-        speed=_speed(info, ctx, bool(devs)),
+        speed=_speed(info, ctx, bool(devs) or bool(held.drift)),  # drift: the run is not today's preset either
         eval_trend=ctx.eval_trend,
         train_trend=ctx.train_trend,
         findings=findings,
@@ -429,11 +430,18 @@ def diagnose(
 
 
 def _speed(info: RunInfo, ctx: Ctx, differs: bool) -> str | None:
-    """A solved run of one of our presets with a seed sample at its threshold: where its solve falls among them."""
-    if info.solved_at is None or ctx.threshold is None or info.source is not None:
+    """A run of one of our presets with a seed sample at its threshold: where its solve falls among the preset's
+    seeds, or for a run that spent its budget unsolved, how many of them needed as many env steps."""
+    if ctx.threshold is None or info.source is not None:
         return None
     sample = shipped_sample(info.config_id, ctx.threshold)
-    return speed_line(info.solved_at.env_steps, sample, differs) if isinstance(sample, SeedSample) else None
+    if not isinstance(sample, SeedSample):
+        return None
+    if info.solved_at is not None:
+        return speed_line(info.solved_at.env_steps, sample, differs)
+    if info.stop_reason == StopReason.BUDGET_EXHAUSTED and info.progress.env_steps > 0:
+        return budget_line(info.progress.env_steps, sample, differs)
+    return None
 
 
 def diagnose_run_dir(store: RunStore, run_dir: Path) -> Diagnosis:

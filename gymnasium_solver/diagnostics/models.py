@@ -198,8 +198,9 @@ class Diagnosis(BaseModel):
     returns: ReturnSummary
     progress: ProgressSummary
     speed: str | None = Field(
-        default=None, description="a solved run of a preset that ships a seed sample: where its env steps to solve "
-        "fall among the preset's seeds (an ordinary seed, the preset's slow tail, or slower than its seeds)")
+        default=None, description="a run of a preset that ships a seed sample: where its env steps to solve fall "
+        "among the preset's seeds (an ordinary seed, the preset's slow tail, or slower than its seeds); for a run "
+        "that spent its budget unsolved, how many of the preset's seeds needed as many env steps")
     eval_trend: Trend
     train_trend: Trend
     findings: list[Finding]

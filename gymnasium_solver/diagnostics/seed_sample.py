@@ -143,5 +143,32 @@ def speed_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
     if differs:
         return (head + f": slower than the preset's seeds usually are (rank p = {p.p_value:.2g}); the settings that "
                 "differ from the preset may be why (below).")
+    if p.as_slow_or_slower == 0:
+        return (head + f": slower than every seed of the sample (rank p = {p.p_value:.2g}) with no key differing from "
+                f"the preset: a seed rarer than 1 in {p.seeds}, or something outside the config (library versions, "
+                f"the machine, code changed since the sample's {sample.measured.commit}); `gsolve train CONFIG --seeds "
+                "...` tells them apart.")
     return (head + f": in the preset's slow tail (rank p = {p.p_value:.2g}), with no key differing from it: the "
             "seed's draw, not a fault; `gsolve train CONFIG --seeds ...` shows the spread over seeds.")
+
+
+def budget_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
+    """One sentence for a run that spent its budget unsolved: how many of the preset's seeds needed at least that
+    many env steps, so whether the seed alone could explain it."""
+    p = place(env_steps, sample)
+    head = (f"not solved in {env_steps:,} env steps; {p.as_slow_or_slower} of {p.seeds} seeds of the preset needed at "
+            f"least that many" + (f" ({p.unsolved} never solved in the preset's {sample.max_env_steps:,})"
+                                   if p.unsolved else ""))
+    if p.as_slow_or_slower >= 0.1 * p.seeds:
+        return (head + f": a budget this short fails {p.as_slow_or_slower / p.seeds:.0%} of the preset's seeds by "
+                "itself" + ("; the preset's own budget, or a longer one, is the first thing to give it." if differs else
+                            "; `gsolve fix` re-trains the unchanged config on fresh seeds to tell the seed from the "
+                            "budget."))
+    if differs:
+        return head + ": the settings that differ from the preset are the likelier cause (below)."
+    if p.as_slow_or_slower:
+        return (head + f" (rank p = {p.p_value:.2g}): with no key differing from the preset, the seed's draw can "
+                "explain it; `gsolve fix` re-trains the unchanged config on fresh seeds to tell.")
+    return (head + f" (rank p = {p.p_value:.2g}): none did, yet no key differs from the preset; look outside the "
+            "config (library versions, the machine, an environment package; the notes below).")
+
