@@ -155,3 +155,5 @@ def test_a_limit_disabled_is_a_limit_raised() -> None:
     assert not same_direction("shared_network", "disable", "increase")
     assert same_direction("shared_network", "disable", "decrease") and same_direction("use_sde", "enable", "increase")
     assert lowers("shared_network", "disable") and not lowers("max_grad_norm", "disable")
+    # a key that is not a number (heldout53 c29: activation=relu, whose only alternative is tanh): any change of it
+    assert same_direction("activation", "decrease", "change") and same_direction("activation", "change", "increase")

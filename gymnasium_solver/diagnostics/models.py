@@ -95,8 +95,9 @@ def lowers(key: str, direction: str) -> bool:
 def same_direction(key: str, a: str | None, b: str | None) -> bool:
     """Do two directions of a change of ``key`` move it the same way (how a planted fault's label may name
     them)? A switch turned off is lowered ("disable" is "decrease": shared_network=true -> false); for a
-    limit whose null is no limit, "disable" is "increase" and "enable" is "decrease"."""
-    if a == b:
+    limit whose null is no limit, "disable" is "increase" and "enable" is "decrease". A label of "change" (a key
+    that is not a number, such as activation, whose planted value has one alternative) matches any direction."""
+    if a == b or "change" in (a, b):
         return True
     return a is not None and b is not None and lowers(key, a) == lowers(key, b)
 
