@@ -1,4 +1,4 @@
-"""The held-out sets (tests/fixtures/heldout to heldout52) as regression tests of the diagnosis.
+"""The held-out sets (tests/fixtures/heldout to heldout53) as regression tests of the diagnosis.
 
 Each was scored once blind (1/8, 2/7, 5/6, 8/8, 6/7, 4/5, 6/6, 7/7, 6/6; with no preset 1/6, 4/8, 0/7,
 3/5, 3/6, 6/7, 5/6; docs/diagnostics.md). The diagnosis changed after each of them (their misses were read to write the
@@ -293,6 +293,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # (FrozenLake-v1:ppo clip_range=0.002; the helper kept 1 faulty row of 9 candidates); pinned after the scoring.
     ("heldout52", False, _line(1, 1, 1, healthy=3)),
     ("heldout52", True, _line(1, 1, 1, healthy=3)),
+    # heldout53 (2026-12-06): blind at 7cb2a51 (after its merge 634550e and the scorer's reading of "change", decided
+    # before the scoring) 3/3 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout53", False, _line(3, 3, 3, healthy=3)),
+    ("heldout53", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
