@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_ab_commits import ANALYSIS  # noqa: E402
@@ -22,6 +24,8 @@ from bench_results import PresetRows, Results, spread  # noqa: E402
 from render_ab import arm_env_steps  # noqa: E402
 from render_spread import chance_past, pooled_share  # noqa: E402
 from render_text import fill, seeds_text, steps  # noqa: E402
+
+from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample  # noqa: E402
 
 WALL_RATIO = 5.0  # the Zoo's median wall over ours, at least
 SPREAD = 3.0  # slowest over median, at most
@@ -62,6 +66,12 @@ def _pooled(results: dict[str, Results], config_id: str) -> str:
         values = arm_env_steps(json.loads((ANALYSIS / f"{name}.json").read_text(encoding="utf-8"))["rows"][arm])
         target = pooled[0] if pooled is not None else SPREAD
         text += f"; {chance_past(values, target):.0%} of {len(values)} ({name}, {arm} arm)"
+    sample = shipped_sample(config_id)
+    if isinstance(sample, SeedSample):  # the preset as it is today, at HEAD's code, on many seeds
+        values = np.array([r.env_steps for r in sample.runs], dtype=float)
+        target = pooled[0] if pooled is not None else OWN_SPREAD.get(config_id, SPREAD)
+        text += (f"; {chance_past(values, target):.0%} of {len(values)} (the shipped seed sample, "
+                 f"{sample.measured.cpu.split(' (')[0]}, `{sample.measured.commit}`)")
     return text
 
 
@@ -104,7 +114,9 @@ def render_targets(results: dict[str, Results],
         "seeds, arms alternating seed by seed; its block below gives each seed and the command). **tables of 20 past "
         "it**: from the pooled held-out sets of the preset on this machine (presets.md, \"The spread over several "
         "held-out sets\"), the share of 20-seed tables whose slowest seed misses the spread target by their draw "
-        "alone; where a 300-seed A/B trained the preset as shipped, its arm's share too (the larger sample). "
+        "alone; where a 300-seed A/B trained the preset as shipped, its arm's share too (the larger sample); and "
+        "the share in the seed sample the package ships (presets.md, \"The spread of today's presets\"): today's "
+        "preset and code on many seeds, on the machine it names. "
         "**preset as today**: whether the table measured the preset as it resolves at this commit (no: a value "
         "changed since; in a file that kept only the config's hash, also a setting added to the config model since, "
         "at its default). Wall times are from a shared machine: a ratio near the target can flip with the load.")
