@@ -4,6 +4,7 @@ speed line of `gsolve diagnose`, on synthetic samples (exact p-values) and on th
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +155,16 @@ def test_a_run_of_an_older_version_of_the_preset_is_not_called_a_seed_of_todays(
     assert d.references.deviations == [] and any("has changed since this run" in n for n in d.notes), d.notes
     assert d.speed is not None and "the settings that differ from the preset may be why" in d.speed
     assert "seed's draw" not in d.speed and "rarer than" not in d.speed
+
+
+def test_a_users_preset_of_the_same_name_is_not_ranked_among_our_seeds(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(ss.sample_path("CartPole-v1:ppo"), tmp_path / "CartPole-v1.ppo.json")
+    monkeypatch.setattr(ss, "SAMPLES_DIR", tmp_path)
+    assert isinstance(ss.shipped_sample("CartPole-v1:ppo"), ss.SeedSample)
+    mine = tmp_path / "presets"
+    mine.mkdir()
+    (mine / "CartPole-v1.yaml").write_text("ppo:\n  learning_rate: 0.001\n", encoding="utf-8")
+    monkeypatch.setenv("GSOLVE_CONFIG_DIR", str(mine))
+    why = ss.shipped_sample("CartPole-v1:ppo")
+    assert isinstance(why, str) and "your preset folder's CartPole-v1:ppo replaces it" in why

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gymnasium_solver.config.presets import PACKAGE_DATA_DIR
+from gymnasium_solver.config.presets import PACKAGE_DATA_DIR, is_shipped_variant
 
 SAMPLES_DIR = PACKAGE_DATA_DIR / "seed_samples"
 # Fewer seeds than this and the smallest p-value, 1/(n+1), cannot go below 0.05.
@@ -89,6 +89,9 @@ def shipped_sample(config_id: str, reward_threshold: float | None = None) -> See
         return f"no seed sample is shipped for {config_id}"
     except (OSError, ValidationError, json.JSONDecodeError) as exc:
         return f"the seed sample shipped for {config_id} cannot be read ({type(exc).__name__})"
+    if not is_shipped_variant(config_id):
+        return (f"the seed sample shipped for {config_id} is of our preset of that name, and your preset folder's "
+                f"{config_id} replaces it")
     if sample.preset_fingerprint != preset_fingerprint(config_id):
         return (f"the seed sample shipped for {config_id} was measured with another version of the preset, so it is "
                 "not used (scripts/make_seed_samples.py remakes it)")
