@@ -97,6 +97,7 @@ def test_check_against_the_preset_ranks_the_run_among_its_seed_sample(check_runs
     later = sum(not r.solved or r.env_steps >= first for r in sample.runs)
     assert res.statistic == later and res.p_value == pytest.approx((1 + later) / (len(sample.runs) + 1))
     assert res.test is not None and res.test.startswith("rank")
+    assert res.reference_seeds == len(sample.runs) and res.reference_steps_to_solve == []  # MCP context: no 200-list
     # Stopped at its own low threshold (15) long before 475 could be reached: unknown, not "fine".
     code, text = _check(capsys, real_runs.runs_dir, real_runs.solved, "preset")
     assert code == 2 and "stopped before reaching 475" in text and "too few to call it worse" in text

@@ -90,7 +90,10 @@ class RegressionCheck(BaseModel):
                                            "evaluation >= reference_threshold (env steps done, a lower bound, if none)")
     run_solved: bool | None = Field(default=None, description="run vs preset: reached reference_threshold")
     reference_threshold: float | None = Field(default=None, description="run vs preset: the preset's reward threshold")
-    reference_steps_to_solve: list[int] = Field(default_factory=list)
+    reference_steps_to_solve: list[int] = Field(default_factory=list, description="the reference runs' env steps "
+                                                 "to solve (the t test); empty against a seed sample, whose size is "
+                                                 "reference_seeds and whose spread the summary gives")
+    reference_seeds: int | None = Field(default=None, description="against a seed sample: its seeds")
     reference_source: str | None = None
     runs: list[GroupRun] = Field(default_factory=list, description="several runs checked together against the "
                                  "preset (run_id then lists them): each one's env steps to solve")
@@ -228,7 +231,6 @@ def check_against_seed_sample(store: RunStore, run_dir: Path, sample: SeedSample
     if steps <= 0:
         return _cannot(run_id, PRESET_BASELINE, alpha, f"run {run_id} has not taken any env steps yet")
     p = place(steps, sample)
-    ref_steps = sorted(r.env_steps for r in sample.runs if r.solved)
     span = (f"of {p.seeds} seeds of the preset, {p.as_slow_or_slower} needed at least that many; median "
             f"{'-' if p.median is None else f'{p.median:,.0f}'}, slowest solved {p.slowest_solved or 0:,}"
             + (f", {p.unsolved} unsolved" if p.unsolved else "") + f" ({sample.source})")
@@ -240,7 +242,7 @@ def check_against_seed_sample(store: RunStore, run_dir: Path, sample: SeedSample
                            test="rank (conformal) prediction test of env steps to solve among the preset's seeds",
                            alternative="the run needs more env steps to solve than a seed of the preset",
                            statistic=float(p.as_slow_or_slower), p_value=p.p_value, alpha=alpha,
-                           run_steps_to_solve=steps, run_solved=solved, reference_steps_to_solve=ref_steps,
+                           run_steps_to_solve=steps, run_solved=solved, reference_seeds=len(sample.runs),
                            reference_threshold=sample.reward_threshold, reference_source=sample.source, summary="")
     return _preset_verdict(base, p.p_value <= alpha, f"{span}; {stat}", floor)
 

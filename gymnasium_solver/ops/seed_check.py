@@ -95,6 +95,6 @@ def _judge(label: str, group: list[GroupRun], sample: SeedSample, alpha: float) 
                            test="one-sided Mann-Whitney U of env steps to solve: the runs against the preset's seeds",
                            alternative="the runs need more env steps to solve than seeds of the preset",
                            statistic=float(res.statistic), p_value=p, alpha=alpha, runs=group,
-                           reference_steps_to_solve=sorted(int(x) for x in finite),
+                           reference_seeds=len(needs),
                            reference_threshold=sample.reward_threshold, reference_source=sample.source,
                            summary=f"{len(group)} runs of {sample.config_id} {word} the preset{why}: {span}; {stat}")
