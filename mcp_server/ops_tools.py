@@ -67,13 +67,12 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
                                                    "runs)")] = regression.PRESET_BASELINE,
         alpha: Annotated[float, Field(ge=1e-6, le=0.499, description="one-sided significance level")] = 0.05,
         more_run_ids: Annotated[list[str] | None, Field(
-            description="further runs of the same config on other seeds, checked together with run_id against "
-                        "'preset' (a Mann-Whitney U test over the seeds, at most 200)")] = None,
+            description="other seeds' runs of the same config, checked with run_id against 'preset' "
+                        "(Mann-Whitney U)")] = None,
     ) -> regression.RegressionCheck:
-        """Use to tell whether a run is significantly worse than a baseline run or than the preset over seeds
-        (the regression check a CI job gates on, `gsolve check`): verdict not_worse / worse / cannot_compare
-        with the test, p-value and a one-sentence summary; against 'preset' the run is ranked among the
-        preset's shipped seeds, so a slow seed of an unchanged preset is told from a regression."""
+        """Use to tell whether a run is significantly worse than a baseline run or than the preset's shipped
+        seeds (the regression check a CI job gates on, `gsolve check`): verdict not_worse / worse /
+        cannot_compare with the test, p-value and a one-sentence summary."""
         if not more_run_ids:
             return regression.check_run(store, run_id, baseline, alpha)
         if baseline.strip().lower() != regression.PRESET_BASELINE:

@@ -199,9 +199,8 @@ class Diagnosis(BaseModel):
     returns: ReturnSummary
     progress: ProgressSummary
     speed: str | None = Field(
-        default=None, description="a run of a preset that ships a seed sample: where its env steps to solve fall "
-        "among the preset's seeds (an ordinary seed, the preset's slow tail, or slower than its seeds); for a run "
-        "that spent its budget unsolved, how many of the preset's seeds needed as many env steps")
+        default=None, description="where the run's env steps to solve (unsolved: its budget) fall among the "
+        "preset's shipped seeds")
     eval_trend: Trend
     train_trend: Trend
     findings: list[Finding]

@@ -65,9 +65,8 @@ class GroupRun(BaseModel):
 
     run_id: str
     seed: int
-    env_steps: int = Field(description="env steps of its first evaluation >= the preset's threshold (env steps done, "
-                           "a lower bound, if none)")
-    solved: bool = Field(description="reached the preset's threshold")
+    env_steps: int = Field(description="to the preset's threshold (unsolved: env steps done)")
+    solved: bool
 
 
 class RegressionCheck(BaseModel):
@@ -90,13 +89,11 @@ class RegressionCheck(BaseModel):
                                            "evaluation >= reference_threshold (env steps done, a lower bound, if none)")
     run_solved: bool | None = Field(default=None, description="run vs preset: reached reference_threshold")
     reference_threshold: float | None = Field(default=None, description="run vs preset: the preset's reward threshold")
-    reference_steps_to_solve: list[int] = Field(default_factory=list, description="the reference runs' env steps "
-                                                 "to solve (the t test); empty against a seed sample, whose size is "
-                                                 "reference_seeds and whose spread the summary gives")
-    reference_seeds: int | None = Field(default=None, description="against a seed sample: its seeds")
+    reference_steps_to_solve: list[int] = Field(default_factory=list, description="t test: the references'; "
+                                                 "empty against a seed sample")
+    reference_seeds: int | None = Field(default=None, description="seeds in the seed sample")
     reference_source: str | None = None
-    runs: list[GroupRun] = Field(default_factory=list, description="several runs checked together against the "
-                                 "preset (run_id then lists them): each one's env steps to solve")
+    runs: list[GroupRun] = Field(default_factory=list, description="several runs checked together")
     summary: str = Field(description="one sentence: the verdict and why")
 
 
