@@ -182,6 +182,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_43.json": "heldout52 (environments without a preset, one faulty row: "
                                                    "FrozenLake-v1:ppo; blind: run at 096f063, after its scoring; the "
                                                    "fix loop as for heldout44-51)",
+                 "fix_verdicts_no_preset_44.json": "heldout53 (environments without a preset, none MiniGrid; blind: "
+                                                   "run at c730206, after its scoring; the fix loop as for "
+                                                   "heldout44-52)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -312,7 +315,7 @@ FIX_LOOP_SINCE = "704416d"
 FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
                   "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
                   "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json",
-                  "fix_verdicts_no_preset_43.json")
+                  "fix_verdicts_no_preset_43.json", "fix_verdicts_no_preset_44.json")
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
