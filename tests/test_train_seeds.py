@@ -83,6 +83,13 @@ def test_seeds_of_a_preset_are_judged_against_its_seed_sample(tmp_path: Path,
     jsonschema.validate(doc, json_schema("train"))
     assert doc["vs_preset"].startswith("2 runs of CartPole-v1:ppo ") and "Mann-Whitney U = " in doc["vs_preset"]
     assert re.search(r"over \d+ seeds, slowest solved [\d,]+ \(\d+ seeds of the CartPole-v1:ppo preset", doc["vs_preset"])
+    # `gsolve compare` of those runs says the same under "over seeds" (the group's vs_preset)
+    ids = [r["run_id"] for r in doc["runs"]]
+    assert main(["compare", *ids, "--runs-dir", str(tmp_path), "--json"]) == ExitCode.OK
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert len(groups) == 1 and groups[0]["vs_preset"] == doc["vs_preset"]
+    assert main(["compare", *ids, "--runs-dir", str(tmp_path)]) == ExitCode.OK
+    assert f"against the preset's seeds, CartPole-v1:ppo: {doc['vs_preset']}" in capsys.readouterr().out
     # another solve definition (the first test's threshold 15): no comparison with the sample's 475
     assert main(["train", "CartPole-v1:ppo", "--seeds", "0-1", "--set", *TINY, "max_env_steps=512",
                  "reward_threshold=15", "--runs-dir", str(tmp_path / "low"), "--quiet", "--json"]) == ExitCode.OK

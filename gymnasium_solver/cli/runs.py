@@ -211,6 +211,7 @@ def format_comparison(c: rs.Comparison) -> str:
     if c.groups:
         lines.append("over seeds:")
         lines.extend(format_group(g) for g in c.groups)
+        lines.extend(vs_preset_lines(c.groups))
     if c.note:
         lines.append(c.note)
     return "\n".join(lines)
@@ -234,6 +235,11 @@ def format_group(g: rs.SeedGroup) -> str:
     return f"  {g.label}  solved {g.solved}/{len(g.run_ids)}{running}  {best}{steps}{iqm}  seeds {seeds}"
 
 
+def vs_preset_lines(groups: list[rs.SeedGroup]) -> list[str]:
+    """Each group's check against its preset's shipped seeds, one line each, after the groups' own lines."""
+    return [f"  against the preset's seeds, {g.label}: {g.vs_preset}" for g in groups if g.vs_preset]
+
+
 def format_best(b: rs.BestRun) -> str:
     """`gsolve compare --env`: the best run, the top runs, the top configs over their seeds."""
     if b.best is None:
@@ -247,6 +253,7 @@ def format_best(b: rs.BestRun) -> str:
         lines.append("configs over their seeds, best first (the share of seeds solved, its 95% lower bound; then "
                      "the median env steps to solve):")
         lines.extend(f"{format_group(g)}  (share solved >= {g.solved_share_low:.2f})" for g in b.configs)
+        lines.extend(vs_preset_lines(b.configs))
     if b.note:
         lines.append(b.note)
     return "\n".join(lines)

@@ -214,10 +214,15 @@ def preset_references(store: RunStore, info: rf.RunInfo) -> References | str:
 def steps_to_reach(store: RunStore, run_dir: Path, threshold: float) -> tuple[int, bool]:
     """(env steps of the run's first evaluation >= threshold, True), or (env steps done so far, False):
     a lower bound when it never got there (a run stops at its own threshold, which may be lower)."""
-    steps, mean, _ = _evals(store, run_dir)
-    hit = np.nonzero(mean >= threshold)[0]
+    try:
+        steps, _ = store.metric_column(run_dir, M.ENV_STEPS)
+        mean, missing = store.metric_column(run_dir, M.EVAL_RETURN_MEAN)
+    except KeyError:  # a metrics file without an evaluation column: no evaluation yet
+        return store.env_steps(run_dir), False
+    keep = ~missing & np.isfinite(mean) & np.isfinite(steps)
+    hit = np.nonzero(mean[keep] >= threshold)[0]
     if len(hit):
-        return int(steps[hit[0]]), True
+        return int(steps[keep][hit[0]]), True
     return store.env_steps(run_dir), False
 
 
