@@ -224,12 +224,16 @@ class Runs:
     def compare(self, *refs: str | Run) -> rs.Comparison:
         """2 to 10 runs side by side: results, the config keys that differ, who solved first
         (the same :class:`Comparison` as `gsolve compare`)."""
-        return rs.compare_runs(self.store, [r.id if isinstance(r, Run) else r for r in refs])
+        from gymnasium_solver.ops.seed_check import with_vs_preset
+
+        return with_vs_preset(self.store, rs.compare_runs(self.store, [r.id if isinstance(r, Run) else r for r in refs]))
 
     def best(self, env: str, algo: str | None = None) -> rs.BestRun:
         """An environment's best run, top 5 runs and top 5 configs judged over their seeds (the same
         :class:`BestRun` as `gsolve compare --env` and MCP's compare_runs(env_id=...))."""
-        return rs.best_run(self.store, env, algo)
+        from gymnasium_solver.ops.seed_check import with_vs_preset
+
+        return with_vs_preset(self.store, rs.best_run(self.store, env, algo))
 
     def plot(self, *refs: str | Run, metric: str = rf.M.EVAL_RETURN_MEAN) -> Figure:
         """A matplotlib Figure of ``metric`` for 1 to 10 runs on shared axes."""

@@ -29,6 +29,7 @@ from gymnasium_solver import launcher, plotting
 from gymnasium_solver import run_store as rs
 from gymnasium_solver.config import env_modules
 from gymnasium_solver.contract import run_folder as rf
+from gymnasium_solver.ops.seed_check import with_vs_preset
 from gymnasium_solver.train.policy_eval import MAX_SAMPLED_FRAMES, EvalReport
 from mcp_server.common import READ_ONLY, RunRef, run_gsolve_json, tool
 
@@ -268,9 +269,9 @@ def register(server: MCPServer, store: rs.RunStore) -> None:
         if run_ids is not None:
             if algo is not None:
                 raise ValueError("algo filters the runs of env_id; with run_ids, leave it out")
-            return RunComparison(comparison=rs.compare_runs(store, run_ids))
+            return RunComparison(comparison=with_vs_preset(store, rs.compare_runs(store, run_ids)))
         assert env_id is not None
-        return RunComparison(best=rs.best_run(store, env_id, algo))
+        return RunComparison(best=with_vs_preset(store, rs.best_run(store, env_id, algo)))
 
     @tool(server, READ_ONLY, store.runs_dir)
     def plot_runs(

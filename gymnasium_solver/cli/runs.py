@@ -266,11 +266,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
                        "environment's runs and configs, not both and not neither")
     if args.algo and not args.env_id:
         raise CliError("--algo filters the runs of --env; with runs named, leave it out")
+    from gymnasium_solver.ops.seed_check import (
+        with_vs_preset,  # each group of seeds against its preset's seeds
+    )
+
     if args.env_id:
-        best = rs.best_run(store, args.env_id, args.algo)
+        best = with_vs_preset(store, rs.best_run(store, args.env_id, args.algo))
         print(best.model_dump_json(indent=2) if args.json else format_best(best))
         return 0 if best.best is not None or best.runs_considered else 2
-    comparison = rs.compare_runs(store, list(args.runs), max_runs=None)  # a terminal has no token budget
+    comparison = with_vs_preset(store, rs.compare_runs(store, list(args.runs), max_runs=None))  # no token budget
     print(comparison.model_dump_json(indent=2) if args.json else format_comparison(comparison))
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from gymnasium_solver.ops.regression import (
     preset_threshold,
     steps_to_reach,
 )
-from gymnasium_solver.run_store import RunStore, refuse_live
+from gymnasium_solver.run_store import BestRun, Comparison, RunStore, SeedGroup, refuse_live
 
 
 def check_runs_against_preset(store: RunStore, runs: list[str], alpha: float) -> RegressionCheck:
@@ -98,3 +99,32 @@ def _judge(label: str, group: list[GroupRun], sample: SeedSample, alpha: float) 
                            reference_seeds=len(needs),
                            reference_threshold=sample.reward_threshold, reference_source=sample.source,
                            summary=f"{len(group)} runs of {sample.config_id} {word} the preset{why}: {span}; {stat}")
+
+
+@overload
+def with_vs_preset(store: RunStore, result: Comparison) -> Comparison: ...
+@overload
+def with_vs_preset(store: RunStore, result: BestRun) -> BestRun: ...
+def with_vs_preset(store: RunStore, result: Comparison | BestRun) -> Comparison | BestRun:
+    """A comparison (its groups of seeds) or an environment's best configs with each group's ``vs_preset`` filled
+    where it applies. It reads every run's metrics: the comparisons a person reads call it, on their few groups."""
+    if isinstance(result, Comparison):
+        return result.model_copy(update={"groups": [_filled(store, g) for g in result.groups]})
+    return result.model_copy(update={"configs": [_filled(store, g) for g in result.configs]})
+
+
+def _filled(store: RunStore, group: SeedGroup) -> SeedGroup:
+    """Two or more ended runs of one of our presets (changed or not) whose solve definition is the preset's shipped
+    seed sample's: the check's one sentence; otherwise the group as it was."""
+    ended = [d for d in (store.runs_dir / r for r in group.run_ids)
+             if (i := store.info(d)).solved or i.status == "completed"]
+    if len(ended) < 2 or len({store.info(d).seed for d in ended}) < len(ended):
+        return group
+    info = store.info(ended[0])
+    if not isinstance(shipped_sample(info.config_id, info.reward_threshold), SeedSample):
+        return group
+    try:
+        summary = check_runs_against_preset(store, [d.name for d in ended], 0.05).summary
+    except (ValueError, KeyError, OSError):  # a run folder changed or unreadable under the read: no sentence
+        return group
+    return group.model_copy(update={"vs_preset": summary})

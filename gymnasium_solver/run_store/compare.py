@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, RootModel
 
 from gymnasium_solver.run_store.details import run_details
 from gymnasium_solver.run_store.files import RunFileError
-from gymnasium_solver.run_store.groups import BestRun, SeedGroup, group_runs, select_runs, with_vs_preset
+from gymnasium_solver.run_store.groups import BestRun, SeedGroup, group_runs, select_runs
 from gymnasium_solver.run_store.limits import MAX_COMPARE
 from gymnasium_solver.run_store.store import RunStore
 
@@ -97,7 +97,7 @@ def compare_runs(store: RunStore, refs: list[str], max_runs: int | None = MAX_CO
     if len(envs) > 1:
         notes.append(f"these runs are on different environments ({', '.join(sorted(envs))}); returns are not comparable")
     if len(dirs) > len(groups := group_runs(store, dirs)):
-        out.groups = with_vs_preset(store, groups)
+        out.groups = groups
     out.note = "; ".join(notes)
     return out
 

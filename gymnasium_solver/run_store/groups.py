@@ -75,7 +75,8 @@ class SeedGroup(BaseModel):
                                      "(a lower bound), as `gsolve train --seeds` reports: median, interquartile "
                                      "mean with its 95% bootstrap interval, fastest and slowest")
     vs_preset: str | None = Field(default=None, description="these seeds against the preset's shipped seeds "
-                                  "(Mann-Whitney U, as `gsolve check RUN... --against preset`)")
+                                  "(Mann-Whitney U, as `gsolve check RUN... --against preset`; filled by "
+                                  "ops.seed_check.with_vs_preset)")
 
 
 def _config_without_seed(store: RunStore, run_dir: Path) -> dict[str, Any]:
@@ -125,31 +126,6 @@ def group_runs(store: RunStore, run_dirs: list[Path]) -> list[SeedGroup]:
     return groups
 
 
-def with_vs_preset(store: RunStore, groups: list[SeedGroup]) -> list[SeedGroup]:
-    """``groups`` with ``vs_preset`` filled where it applies (it reads every run's metrics: the comparisons a person
-    reads call it, on their few groups; plots and the ranking of a whole environment's configs do not)."""
-    return [g.model_copy(update={"vs_preset": _vs_preset(store, g)}) for g in groups]
-
-
-def _vs_preset(store: RunStore, group: SeedGroup) -> str | None:
-    """Two or more ended runs of one of our presets (changed or not) whose solve definition is the preset's shipped
-    seed sample's: that check's one sentence (ops/seed_check.py); None otherwise."""
-    from gymnasium_solver.diagnostics.seed_sample import SeedSample, shipped_sample
-    from gymnasium_solver.ops.seed_check import check_runs_against_preset
-
-    ended = [d for d in (store.runs_dir / r for r in group.run_ids)
-             if (i := store.info(d)).solved or i.status == "completed"]
-    if len(ended) < 2 or len({store.info(d).seed for d in ended}) < len(ended):
-        return None
-    info = store.info(ended[0])
-    if not isinstance(shipped_sample(info.config_id, info.reward_threshold), SeedSample):
-        return None
-    try:
-        return check_runs_against_preset(store, [d.name for d in ended], 0.05).summary
-    except (ValueError, KeyError, OSError):  # a run folder changed or unreadable under the read: no sentence
-        return None
-
-
 def _steps_trained(s: RunSummary) -> int:
     """To solve, or for an unsolved run the env steps it trained."""
     return s.solved_at_env_steps if s.solved and s.solved_at_env_steps is not None else s.env_steps
@@ -187,7 +163,7 @@ def best_run(store: RunStore, env_id: str, algo: str | None = None) -> BestRun:
                        note=f"no runs for {env_id!r}{' with algo ' + repr(algo) if algo else ''}{hint} "
                             f"Environments with runs: {', '.join(known) or 'none'}.")
     configs = rank_configs(group_runs(store, [store.runs_dir / s.run_id for s in mine]))
-    top = with_vs_preset(store, configs[:TOP])
+    top = configs[:TOP]
     solved = sorted((s for s in mine if s.solved and s.solved_at_env_steps is not None),
                     key=lambda s: (s.solved_at_env_steps or 0, s.solved_at_wall_seconds or 0.0))
     if solved:
