@@ -130,7 +130,7 @@ def render_seed_samples(results: dict[str, Results]) -> str:
         sample = shipped_sample(path.stem.replace(".", ":", 1))
         if not isinstance(sample, SeedSample):
             raise SystemExit(f"{path.name}: {sample}")
-        values = np.array([r.env_steps for r in sample.runs], dtype=float)  # an unsolved seed at its budget
+        values = sample.env_steps()  # an unsolved seed at its budget
         solved = [r for r in sample.runs if r.solved]
         slowest = max(sample.runs, key=lambda r: (r.solved is False, r.env_steps))
         target = TARGETS.get(sample.config_id, 3.0)

@@ -15,8 +15,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 from bench_ab_commits import ANALYSIS  # noqa: E402
@@ -68,7 +66,7 @@ def _pooled(results: dict[str, Results], config_id: str) -> str:
         text += f"; {chance_past(values, target):.0%} of {len(values)} ({name}, {arm} arm)"
     sample = shipped_sample(config_id)
     if isinstance(sample, SeedSample):  # the preset as it is today, at HEAD's code, on many seeds
-        values = np.array([r.env_steps for r in sample.runs], dtype=float)
+        values = sample.env_steps()
         target = pooled[0] if pooled is not None else OWN_SPREAD.get(config_id, SPREAD)
         text += (f"; {chance_past(values, target):.0%} of {len(values)} (the shipped seed sample, "
                  f"{sample.measured.cpu.split(' (')[0]}, `{sample.measured.commit}`)")

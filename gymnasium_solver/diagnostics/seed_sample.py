@@ -63,6 +63,10 @@ class SeedSample(BaseModel):
     runs: list[SampleRun]
     measured: SampleMeasured
 
+    def env_steps(self) -> np.ndarray:
+        """Each seed's env steps as recorded: to solve, or for an unsolved seed its budget (the tables' convention)."""
+        return np.array([r.env_steps for r in self.runs], dtype=float)
+
     def needs(self) -> np.ndarray:
         """Env steps each seed needed to solve; inf for a seed that did not solve in its budget."""
         return np.array([r.env_steps if r.solved else math.inf for r in self.runs], dtype=float)

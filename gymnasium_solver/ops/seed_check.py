@@ -114,17 +114,21 @@ def with_vs_preset(store: RunStore, result: Comparison | BestRun) -> Comparison 
 
 
 def _filled(store: RunStore, group: SeedGroup) -> SeedGroup:
-    """Two or more ended runs of one of our presets (changed or not) whose solve definition is the preset's shipped
-    seed sample's: the check's one sentence; otherwise the group as it was."""
-    ended = [d for d in (store.runs_dir / r for r in group.run_ids)
-             if (i := store.info(d)).solved or i.status == "completed"]
-    if len(ended) < 2 or len({store.info(d).seed for d in ended}) < len(ended):
-        return group
-    info = store.info(ended[0])
-    if not isinstance(shipped_sample(info.config_id, info.reward_threshold), SeedSample):
-        return group
+    ended = [r for r in group.run_ids if (i := store.info(store.runs_dir / r)).solved or i.status == "completed"]
+    summary = vs_preset(store, ended)
+    return group if summary is None else group.model_copy(update={"vs_preset": summary})
+
+
+def vs_preset(store: RunStore, run_ids: list[str]) -> str | None:
+    """The several-runs check's one sentence for two or more ended runs of one of our presets (changed or not), on
+    as many seeds, whose solve definition is the preset's shipped seed sample's; None where it does not apply or a
+    run folder changed or became unreadable under the read (no sentence rather than a wrong one)."""
+    infos = [store.info(store.runs_dir / r) for r in run_ids]
+    if len(infos) < 2 or len({i.seed for i in infos}) < len(infos):
+        return None
+    if not isinstance(shipped_sample(infos[0].config_id, infos[0].reward_threshold), SeedSample):
+        return None
     try:
-        summary = check_runs_against_preset(store, [d.name for d in ended], 0.05).summary
-    except (ValueError, KeyError, OSError):  # a run folder changed or unreadable under the read: no sentence
-        return group
-    return group.model_copy(update={"vs_preset": summary})
+        return check_runs_against_preset(store, run_ids, 0.05).summary
+    except (ValueError, KeyError, OSError):
+        return None
