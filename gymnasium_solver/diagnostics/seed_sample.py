@@ -153,10 +153,10 @@ def speed_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
     if p.as_slow_or_slower == 0:
         return (head + f": slower than every seed of the sample (rank p = {p.p_value:.2g}) with no key differing from "
                 f"the preset: a seed rarer than 1 in {p.seeds}, or something outside the config (library versions, "
-                f"the machine, code changed since the sample's {sample.measured.commit}); `gsolve train CONFIG --seeds "
-                "...` tells them apart.")
+                f"the machine, code changed since the sample's {sample.measured.commit}); `gsolve train {sample.config_id} "
+                "--seeds 0-9` tells them apart.")
     return (head + f": in the preset's slow tail (rank p = {p.p_value:.2g}), with no key differing from it: the "
-            "seed's draw, not a fault; `gsolve train CONFIG --seeds ...` shows the spread over seeds.")
+            f"seed's draw, not a fault; `gsolve train {sample.config_id} --seeds 0-9` shows the spread over seeds.")
 
 
 def budget_line(env_steps: int, sample: SeedSample, differs: bool) -> str:

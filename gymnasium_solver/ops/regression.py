@@ -293,7 +293,9 @@ def _preset_verdict(base: RegressionCheck, worse: bool, evidence: str, floor: st
                 else f"has not reached {threshold:g} after {steps:,} env steps")
         return base.model_copy(update={"verdict": Verdict.WORSE, "exit_code": EXIT_CODES[Verdict.WORSE],
                                        "summary": f"run {run_id} is significantly worse than the preset: it {what}; "
-                                       f"{evidence}"})
+                                       f"{evidence}. One run is one seed, and a slow seed of the unchanged preset "
+                                       "can land here: judge a change over several seeds (`gsolve check RUN RUN ... "
+                                       "--against preset`)"})
     if base.run_solved:
         return base.model_copy(update={"verdict": Verdict.NOT_WORSE, "exit_code": EXIT_CODES[Verdict.NOT_WORSE],
                                        "summary": f"run {run_id} is not significantly worse than the preset: reached "
