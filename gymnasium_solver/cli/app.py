@@ -1,7 +1,7 @@
 """`gsolve`: the command line. A thin adapter: each subcommand parses arguments and delegates.
 
-Subcommands are registered by these modules so that heavy imports (torch) happen only in the
-commands that need them:
+Subcommands are registered by these modules (REGISTRARS; a command line naming one imports its module alone) so
+that heavy imports (torch) happen only in the commands that need them:
 - train.py         train, eval, list-envs, config
 - runs.py          runs, show, compare, plot
 - checkpoints.py   checkpoints
@@ -22,42 +22,44 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import sys
 from pathlib import Path
 
-from gymnasium_solver.cli import checkpoints as cli_checkpoints
-from gymnasium_solver.cli import diagnose as cli_diagnose
 from gymnasium_solver.cli import env as cli_env
-from gymnasium_solver.cli import fix as cli_fix
-from gymnasium_solver.cli import imports as cli_import
-from gymnasium_solver.cli import json_out as cli_json
-from gymnasium_solver.cli import mcp as cli_mcp
-from gymnasium_solver.cli import ops as cli_ops
-from gymnasium_solver.cli import presets as cli_presets
-from gymnasium_solver.cli import runs as cli_runs
-from gymnasium_solver.cli import sweep as cli_sweep
-from gymnasium_solver.cli import train as cli_train
 from gymnasium_solver.cli.error import CliError, ExitCode
 
+# The modules that register the subcommands, in the order `gsolve --help` lists them, and the commands each one
+# registers (tests/test_cli_startup.py holds this table to what they register). A command line naming a command
+# imports that command's module alone: `gsolve train` does not pay for diagnose's, sweep's and compare's imports.
+REGISTRARS: dict[str, tuple[str, ...]] = {
+    "train": ("train", "eval", "list-envs", "config"),
+    "runs": ("runs", "show", "compare", "plot"),
+    "checkpoints": ("checkpoints",),
+    "diagnose": ("diagnose", "retry"),
+    "fix": ("fix",),
+    "sweep": ("sweep", "sweep-status", "sweep-check"),
+    "mcp": ("mcp",),
+    "imports": ("import",),
+    "ops": ("serve-metrics", "check", "promote", "models", "rollback"),
+    "presets": ("presets",),
+    "json_out": ("schema",),
+}
+_MODULE_OF = {command: module for module, commands in REGISTRARS.items() for command in commands}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """gsolve's parser: with ``command`` (a subcommand's name), only the module that registers it is imported and
+    registered; otherwise (help, a typo, no command) every one, so argparse lists and matches them all."""
     parser = argparse.ArgumentParser(
         prog="gsolve",
         description="Train RL agents on Gymnasium environments fast, and debug the runs.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    cli_train.register(sub)
-    cli_runs.register(sub)
-    cli_checkpoints.register(sub)
-    cli_diagnose.register(sub)
-    cli_fix.register(sub)
-    cli_sweep.register(sub)
-    cli_mcp.register(sub)
-    cli_import.register(sub)
-    cli_ops.register(sub)
-    cli_presets.register(sub)
-    cli_json.register(sub)
+    modules = [_MODULE_OF[command]] if command in _MODULE_OF else list(REGISTRARS)
+    for module in modules:
+        importlib.import_module(f"gymnasium_solver.cli.{module}").register(sub)
     return parser
 
 
@@ -75,7 +77,8 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str, extras: list[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args, extras = parser.parse_known_args(argv)
     if extras:
         _unrecognized(parser, args.command, extras)

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints
 from gymnasium_solver.cli.env import add_env_module_flags, bind_env_class
 from gymnasium_solver.cli.error import CliError, ExitCode
 from gymnasium_solver.cli.resolving import resolve_for_training, say_origin
@@ -257,6 +256,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if is_model_ref(args.run):
         return _eval_model(args)
+    from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints  # the run store: eval's alone
     from gymnasium_solver.run_store import resolve_run_dir
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):
