@@ -147,6 +147,16 @@ def test_budget_ends_while_learning_cites_rising_q_values_and_sizes_the_budget()
     assert "budget_ends_while_learning" not in ids(stopped)
 
 
+def test_a_q_rising_from_near_zero_that_stays_far_below_the_returns_is_not_still_learning() -> None:
+    # Returns and evaluations flat at 22 (episodes of 22 steps: values of ~22): a mean Q going 0.05 -> 0.08 rises by
+    # far more than 10% of its own level, yet at that slope 10x the budget leaves it under a tenth of 22.
+    t = np.linspace(0, 1, N)
+    flat = {**dqn_series(solved=False), M.EVAL_RETURN_MEAN: np.full(N, 22.0), M.EP_RETURN_MEAN: np.full(N, 22.0),
+            M.EP_LEN_MEAN: np.full(N, 22.0)}
+    assert "budget_ends_while_learning" not in ids(run({**flat, M.Q_MEAN: 0.05 + 0.03 * t}, dqn_config()))
+    assert "budget_ends_while_learning" in ids(run({**flat, M.Q_MEAN: 0.5 + 3.0 * t}, dqn_config()))
+
+
 def test_a_deviation_that_slows_learning_explains_the_budget_finding() -> None:
     # heldout22 v29: SAC's tau=0.005 in a DQN config (a target 2,000 env steps behind instead of 256); the
     # run was still learning when its budget ended. The budget is the symptom: reverting tau leads.

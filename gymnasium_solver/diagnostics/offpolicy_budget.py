@@ -124,12 +124,36 @@ def _q_rising(ctx: Ctx) -> Evidence | None:
     if fit is None or fit[1] <= 0 or level <= 0:
         return None
     rise = fit[0] * float(xs[-1] - xs[0])
-    if rise <= T.Q_STILL_RISING.value * level:
+    if rise <= T.Q_STILL_RISING.value * level or _q_stays_negligible(ctx, fit[0]):
         return None
     return ev(M.Q_MEAN, xs, f"mean Q {fmt(float(qs[0]))} -> {fmt(float(qs[-1]))} over the last half, still rising "
               f"{fmt(fit[0] * 10_000)} per 10k env steps (95% CI {fmt(fit[1] * 10_000)}..{fmt(fit[2] * 10_000)})",
               f"levels off (a rise < {T.Q_STILL_RISING.value:.0%} of its level) once the bootstrapped values have "
               f"converged ({T.Q_STILL_RISING.source})")
+
+
+def _value_scale(ctx: Ctx) -> float | None:
+    """The size of the values the run's own episodes imply: the late median episode return, discounted as far as
+    the horizon 1/(1-gamma) reaches into the episode's length (a return per step times the shorter of the two)."""
+    _, returns = ctx.data.finite(M.EP_RETURN_MEAN)
+    _, lengths = ctx.data.finite(M.EP_LEN_MEAN)
+    if not len(returns):
+        return None
+    gamma = float(ctx.config.get("gamma", 0.99) or 0.99)
+    horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
+    ret = abs(median(list(split(returns, T.LATE_FRACTION.value)[1])))
+    length = median(list(split(lengths, T.LATE_FRACTION.value)[1])) if len(lengths) else horizon
+    return ret * min(1.0, horizon / max(length, 1.0))
+
+
+def _q_stays_negligible(ctx: Ctx, slope: float) -> bool:
+    """A mean Q that rises at this slope for the largest budget the diagnosis would suggest still ends a small
+    fraction of the values the returns imply: the Q-values are not learning (a gradient clipped to nothing, a
+    learning rate of ~0), and more steps would not fix that. Relative to its own level such a Q can look rising."""
+    scale = _value_scale(ctx)
+    if not scale:
+        return False
+    return slope * T.BUDGET_MAX_FACTOR.value * budget(ctx) < T.Q_NEGLIGIBLE.value * scale
 
 
 def _learning_start(ctx: Ctx) -> float:
