@@ -12,7 +12,10 @@ tests ``check`` has used, on seeds neither was built from: the 300-seed arms of 
 An arm counts as the preset itself when its commit's preset file resolves (with today's code) to today's preset
 fingerprint; then the share flagged is a false-alarm rate. The other arms (a candidate change: another config) show
 how often one run of that config is flagged, the test's power against it; and for groups of 5 and 10 of its seeds,
-how often the several-runs check (a Mann-Whitney U against the sample) calls them worse. Writes bench/analysis/check_calibration.json
+how often the several-runs check (a Mann-Whitney U against the sample) calls them worse. On the arms that are the
+preset, it also holds the diagnosis's budget line ("a budget this short fails X% of the preset's seeds", from the
+sample) to the share of the arm's seeds that needed that many env steps, at budgets of the sample's quartiles and 90th
+percentile, with the arm's 95% interval (Clopper-Pearson, scipy). Writes bench/analysis/check_calibration.json
 (block ``check-calibration`` in docs/ops.md, bench/render_ab.py).
 
     .venv/bin/python bench/bench_check_calibration.py
@@ -69,12 +72,38 @@ def arm_row(path: Path, arm: str, d: dict[str, Any], sample: SeedSample | str) -
     flagged_rank = (None if isinstance(sample, str)
                     else sum(place(r["env_steps"], sample).p_value <= ALPHA for r in rows))
     groups = {} if isinstance(sample, str) else {str(k): group_flags(rows, sample, k) for k in GROUP_SIZES}
+    as_today = fingerprint_at(commit, config_id) == preset_fingerprint(config_id)
     return {"file": path.name, "arm": arm, "config_id": config_id, "commit": commit,
-            "as_today": fingerprint_at(commit, config_id) == preset_fingerprint(config_id),
+            "as_today": as_today,
             "seeds": len(rows), "seed_range": [min(r["seed"] for r in rows), max(r["seed"] for r in rows)],
             "references": len(refs), "flagged_t": int(flagged_t),
             "sample_seeds": None if isinstance(sample, str) else len(sample.runs),
-            "flagged_rank": None if flagged_rank is None else int(flagged_rank), "groups": groups}
+            "flagged_rank": None if flagged_rank is None else int(flagged_rank), "groups": groups,
+            "budget_lines": budget_lines(rows, sample) if as_today and not isinstance(sample, str) else []}
+
+
+BUDGET_QUANTILES = (0.25, 0.5, 0.75, 0.9)
+
+
+def budget_lines(rows: list[dict[str, Any]], sample: SeedSample) -> list[dict[str, Any]]:
+    """At budgets of the sample's quantiles: the share of the sample's seeds the budget line says such a budget fails
+    (place(..., unsolved=True): seeds needing more env steps) against the arm's own share and its 95% interval."""
+    from scipy.stats import binomtest
+
+    needs = np.sort(sample.needs())
+    out = []
+    for q in BUDGET_QUANTILES:
+        need = needs[min(int(q * len(needs)), len(needs) - 1)]
+        if not math.isfinite(need) or any(b["budget"] == int(need) for b in out):
+            continue  # that quantile of the sample never solved (no budget to state), or a budget already checked
+        budget = int(need)
+        predicted = place(budget, sample, unsolved=True).as_slow_or_slower / len(sample.runs)
+        k = sum(r["env_steps"] > budget for r in rows)  # a seed solving at the budget's last evaluation solves in it
+        ci = binomtest(int(k), len(rows)).proportion_ci(0.95)
+        out.append({"quantile": q, "budget": budget, "sample_share": predicted, "arm_failed": int(k),
+                    "arm_seeds": len(rows), "ci": [float(ci.low), float(ci.high)],
+                    "inside": bool(ci.low <= predicted <= ci.high)})
+    return out
 
 
 def group_flags(rows: list[dict[str, Any]], sample: SeedSample, k: int) -> float:

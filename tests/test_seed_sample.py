@@ -130,7 +130,7 @@ def test_the_package_ships_a_sample_for_the_cheap_presets() -> None:
 def test_an_unsolved_run_is_told_how_many_preset_seeds_needed_its_budget() -> None:
     sample = _sample([4096.0] * 10 + [20480.0] * 9 + [np.inf])  # one seed never solved in the 60,000 budget
     short = ss.budget_line(10_000, sample, differs=True)  # 10 of 20 need more: the budget alone explains it
-    assert short.startswith("not solved in 10,000 env steps; 10 of 20 seeds of the preset needed at least that many")
+    assert short.startswith("not solved in 10,000 env steps; 10 of 20 seeds of the preset needed more")
     assert "(1 never solved in the preset's 60,000)" in short and "fails 50% of the preset's seeds by itself" in short
     assert "the preset's own budget" in short
     rare = ss.budget_line(40_000, sample, differs=False)  # only the never-solving seed: the seed can explain it
@@ -140,6 +140,10 @@ def test_an_unsolved_run_is_told_how_many_preset_seeds_needed_its_budget() -> No
     clean = _sample([4096.0] * 20)
     odd = ss.budget_line(40_000, clean, differs=False)
     assert "0 of 20 seeds" in odd and "none did, yet no key differs" in odd and "library versions" in odd
+    # A seed that solved at exactly the run's budget was faster than a run unsolved after it: a budget of 4,096 does
+    # not fail the 10 seeds that solve at 4,096.
+    tied = ss.budget_line(4_096, sample, differs=True)
+    assert "10 of 20 seeds of the preset needed more" in tied and "fails 50%" in tied
 
 
 def test_a_run_of_an_older_version_of_the_preset_is_not_called_a_seed_of_todays(tmp_path: Path,

@@ -120,11 +120,13 @@ class Placement(BaseModel):
     unsolved: int
 
 
-def place(env_steps: int, sample: SeedSample) -> Placement:
-    """Rank ``env_steps`` (a solved run's steps to solve, or an unsolved run's steps so far) among the sample."""
+def place(env_steps: int, sample: SeedSample, unsolved: bool = False) -> Placement:
+    """Rank ``env_steps`` (a solved run's steps to solve, or an unsolved run's steps so far) among the sample. A run
+    ``unsolved`` after ``env_steps`` needs more than that, so a seed that solved at exactly ``env_steps`` (the
+    evaluation at a budget's end counts) was faster than it: only seeds needing more count as slow as the run."""
     needs = sample.needs()
     n = len(needs)
-    later = int(np.sum(needs >= env_steps))
+    later = int(np.sum(needs > env_steps)) if unsolved else int(np.sum(needs >= env_steps))
     solved = needs[np.isfinite(needs)]
 
     def quantile(q: float) -> float | None:
@@ -160,11 +162,11 @@ def speed_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
 
 
 def budget_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
-    """One sentence for a run that spent its budget unsolved: how many of the preset's seeds needed at least that
-    many env steps, so whether the seed alone could explain it."""
-    p = place(env_steps, sample)
-    head = (f"not solved in {env_steps:,} env steps; {p.as_slow_or_slower} of {p.seeds} seeds of the preset needed at "
-            f"least that many" + (f" ({p.unsolved} never solved in the preset's {sample.max_env_steps:,})"
+    """One sentence for a run that spent its budget unsolved: how many of the preset's seeds needed more env steps
+    than it had, so whether the seed alone could explain it."""
+    p = place(env_steps, sample, unsolved=True)
+    head = (f"not solved in {env_steps:,} env steps; {p.as_slow_or_slower} of {p.seeds} seeds of the preset needed "
+            f"more" + (f" ({p.unsolved} never solved in the preset's {sample.max_env_steps:,})"
                                    if p.unsolved else ""))
     if p.as_slow_or_slower >= 0.1 * p.seeds:
         return (head + f": a budget this short fails {p.as_slow_or_slower / p.seeds:.0%} of the preset's seeds by "

@@ -232,8 +232,9 @@ def check_against_seed_sample(store: RunStore, run_dir: Path, sample: SeedSample
     steps, solved = steps_to_reach(store, run_dir, sample.reward_threshold)
     if steps <= 0:
         return _cannot(run_id, PRESET_BASELINE, alpha, f"run {run_id} has not taken any env steps yet")
-    p = place(steps, sample)
-    span = (f"of {p.seeds} seeds of the preset, {p.as_slow_or_slower} needed at least that many; median "
+    p = place(steps, sample, unsolved=not solved)
+    span = (f"of {p.seeds} seeds of the preset, {p.as_slow_or_slower} needed "
+            f"{'at least that many' if solved else 'more'}; median "
             f"{'-' if p.median is None else f'{p.median:,.0f}'}, slowest solved {p.slowest_solved or 0:,}"
             + (f", {p.unsolved} unsolved" if p.unsolved else "") + f" ({sample.source})")
     stat = f"rank p = (1 + {p.as_slow_or_slower}) / ({p.seeds} + 1) = {p.p_value:.3g} (alpha {alpha:g})"
