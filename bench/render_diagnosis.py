@@ -305,32 +305,43 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
     return "\n\n".join(parts)
 
 
-# The blind sets whose `gsolve fix` ran with today's fix loop: its candidates, rungs and verdict unchanged since 704416d
-# (`git log 704416d.. -- gymnasium_solver/experiments gymnasium_solver/jobs gymnasium_solver/diagnostics/rules`: only
-# 0db8308, which gave `gsolve train --seeds` (jobs/seed_runs.py) a comparison with the preset's seed sample, not a
-# part of the fix loop; the diagnosis changed since only in the PPO presets' reference fingerprint, a note and the
-# solved runs' speed line, which no unsolved run gets). A change to the fix loop
-# empties this tuple; the next blind sets fill it again.
-FIX_LOOP_SINCE = "704416d"
-FIX_LOOP_FILES = ("fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
-                  "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json",
-                  "fix_verdicts_no_preset_40.json", "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json",
-                  "fix_verdicts_no_preset_43.json", "fix_verdicts_no_preset_44.json")
+# The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files). Today's
+# (to None) starts at 41a95a6, whose diagnosis no longer calls an off-policy run whose mean Q would stay negligible
+# "still learning" (thresholds.q_negligible): of every fixture run that changed only heldout49 c06's top finding, but a
+# trial's run can meet it too, so the sets before it count for the loop they ran with. That one, 704416d to 41a95a6:
+# its candidates, rungs and verdict unchanged since 704416d (`git log 704416d..41a95a6 -- gymnasium_solver/experiments
+# gymnasium_solver/jobs gymnasium_solver/diagnostics/rules`: only 0db8308, which gave `gsolve train --seeds`
+# (jobs/seed_runs.py) a comparison with the preset's seed sample, not a part of the fix loop; the diagnosis changed in
+# that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
+# run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
+FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+    ("41a95a6", None, ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json")),
+    ("704416d", "41a95a6", (
+        "fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
+        "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json", "fix_verdicts_no_preset_40.json",
+        "fix_verdicts_no_preset_41.json", "fix_verdicts_no_preset_42.json", "fix_verdicts_no_preset_43.json",
+        "fix_verdicts_no_preset_44.json")),
+)
 
 
 def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
-    faults = [r for name in FIX_LOOP_FILES if name in files for r in files[name] if r.get("fault")]
-    if not faults:
-        return ""
-    sets = ", ".join(dict.fromkeys(r["set"] for r in faults))
-    fixed = sum(r.get("verdict") == "fixed" for r in faults)
-    holds = sum(bench_fix_verdicts.holds(r) for r in faults if r.get("verdict") == "fixed")
     from scipy.stats import binomtest
 
-    ci = binomtest(fixed, len(faults)).proportion_ci(confidence_level=0.95, method="wilson")
-    return (f" Today's fix loop (unchanged since `{FIX_LOOP_SINCE}`) on the blind sets run with it ({sets}): `fixed` "
-            f"for {_pct(fixed, len(faults))} confirmed faults (95% interval {ci.low:.0%}-{ci.high:.0%}, Wilson's, "
-            f"scipy), {holds} of those winners solving 3 of 3 held-out seeds.")
+    out = []
+    for since, until, names in FIX_LOOPS:
+        faults = [r for name in names if name in files for r in files[name] if r.get("fault")]
+        if not faults:
+            continue
+        sets = ", ".join(dict.fromkeys(r["set"] for r in faults))
+        fixed = sum(r.get("verdict") == "fixed" for r in faults)
+        holds = sum(bench_fix_verdicts.holds(r) for r in faults if r.get("verdict") == "fixed")
+        ci = binomtest(fixed, len(faults)).proportion_ci(confidence_level=0.95, method="wilson")
+        which = (f"Today's fix loop (unchanged since `{since}`)" if until is None
+                 else f"The fix loop of `{since}` to `{until}`")
+        out.append(f" {which} on the blind sets run with it ({sets}): `fixed` for {_pct(fixed, len(faults))} confirmed "
+                   f"faults (95% interval {ci.low:.0%}-{ci.high:.0%}, Wilson's, scipy), {holds} of those winners "
+                   "solving 3 of 3 held-out seeds.")
+    return "".join(out)
 
 
 def render_pooled_fix(files: dict[str, list[dict[str, Any]]]) -> str:
