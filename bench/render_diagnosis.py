@@ -173,6 +173,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run at 6cd8954, after the pin of its scoring a5845ed at its merge "
                                                    "a1e54cd; c04 first, c05 and c06 in a clone of 6cd8954 after the "
                                                    "machine restarted; the fix loop as for heldout44-48)",
+                 "fix_verdicts_no_preset_40_after.json": "heldout49's c06 re-run with the fix loop of 41a95a6, whose "
+                                                         "diagnosis no longer reads its barely rising Q as still "
+                                                         "learning (in-sample: written after reading c06): the same "
+                                                         "verdict and winner (2 of 3 held-out seeds both times), 11 trials where 12 were",
                  "fix_verdicts_no_preset_41.json": "heldout50 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 6cd8954, after the pin of its scoring e8dc54f at its merge "
                                                    "c88bc18; the fix loop as for heldout44-49)",
