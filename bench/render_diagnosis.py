@@ -192,6 +192,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_45.json": "heldout55 (environments without a preset, on-policy: CartPole-v0, "
                                                    "MountainCarContinuous-v0, FrozenLake-v1; blind: run at 3df80d5, "
                                                    "after its scoring; the fix loop of 41a95a6)",
+                 "fix_verdicts_no_preset_46.json": "heldout56 (environments without a preset, on-policy: "
+                                                   "MountainCarContinuous-v0, CartPole-v0; blind: run at d321ce5, "
+                                                   "after its scoring; the fix loop of 41a95a6)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
