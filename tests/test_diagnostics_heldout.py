@@ -307,6 +307,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout56", False, _line(3, 3, 3, healthy=3)),
     ("heldout56", True, _line(3, 3, 3, healthy=3)),
+    # heldout54 (2026-12-06): blind at 67ce0c1 (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout54", False, _line(3, 3, 3, healthy=3)),
+    ("heldout54", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
