@@ -122,7 +122,8 @@ def test_every_shipped_sample_is_of_todays_preset_and_can_reach_alpha(path: Path
 
 def test_the_package_ships_a_sample_for_the_cheap_presets() -> None:
     shipped = {p.stem for p in FILES}
-    assert {"CartPole-v1.ppo", "CartPole-v1.dqn", "CartPole-v1.a2c", "Pendulum-v1.ppo"} <= shipped
+    assert {"CartPole-v1.ppo", "CartPole-v1.dqn", "CartPole-v1.a2c", "CartPole-v1.reinforce", "Acrobot-v1.ppo",
+            "Acrobot-v1.reinforce", "Pendulum-v1.ppo"} <= shipped
     # the copy in a wheel: package data, found by importlib.resources (pyproject's package-data globs it)
     assert "presets/seed_samples/*.json" in (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
 
