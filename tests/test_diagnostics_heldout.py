@@ -311,6 +311,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout54", False, _line(3, 3, 3, healthy=3)),
     ("heldout54", True, _line(3, 3, 3, healthy=3)),
+    # heldout57 (2026-12-06): blind at 068018f (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout57", False, _line(3, 3, 3, healthy=3)),
+    ("heldout57", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
