@@ -91,7 +91,7 @@ def budget_lines(rows: list[dict[str, Any]], sample: SeedSample) -> list[dict[st
     from scipy.stats import binomtest
 
     needs = np.sort(sample.needs())
-    out = []
+    out: list[dict[str, Any]] = []
     for q in BUDGET_QUANTILES:
         need = needs[min(int(q * len(needs)), len(needs) - 1)]
         if not math.isfinite(need) or any(b["budget"] == int(need) for b in out):

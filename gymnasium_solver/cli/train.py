@@ -256,7 +256,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if is_model_ref(args.run):
         return _eval_model(args)
-    from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints  # the run store: eval's alone
+    # The run store, which only eval needs: imported here so that `gsolve train` does not pay for it.
+    from gymnasium_solver.cli.checkpoints import checkpoint_file, other_checkpoints
     from gymnasium_solver.run_store import resolve_run_dir
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", args.checkpoint):

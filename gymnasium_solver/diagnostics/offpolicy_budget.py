@@ -141,8 +141,8 @@ def _value_scale(ctx: Ctx) -> float | None:
         return None
     gamma = float(ctx.config.get("gamma", 0.99) or 0.99)
     horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
-    ret = abs(median(list(split(returns, T.LATE_FRACTION.value)[1])))
-    length = median(list(split(lengths, T.LATE_FRACTION.value)[1])) if len(lengths) else horizon
+    ret = abs(median(split(returns, T.LATE_FRACTION.value)[1]))
+    length = median(split(lengths, T.LATE_FRACTION.value)[1]) if len(lengths) else horizon
     return ret * min(1.0, horizon / max(length, 1.0))
 
 
