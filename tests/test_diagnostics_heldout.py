@@ -315,6 +315,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout57", False, _line(3, 3, 3, healthy=3)),
     ("heldout57", True, _line(3, 3, 3, healthy=3)),
+    # heldout58 (2026-12-06): blind at 7e1f726 (its merge; the diagnosis of 41a95a6) 2/2 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout58", False, _line(2, 2, 2, healthy=3)),
+    ("heldout58", True, _line(2, 2, 2, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
