@@ -201,6 +201,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_48.json": "heldout57 (environments without a preset, on-policy: Acrobot-v1, "
                                                    "CartPole-v0, FrozenLake-v1; blind: run at 64856fd, after its "
                                                    "scoring, beside heldout54's; the fix loop of 41a95a6)",
+                 "fix_verdicts_no_preset_49.json": "heldout58 (environments without a preset, off-policy: "
+                                                   "MountainCar-v0, Taxi-v4; blind: run at d4808ef, after its "
+                                                   "scoring, 2 trials at a time (gsolve fix's default); the fix loop "
+                                                   "of 41a95a6)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -332,7 +336,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("41a95a6", None, ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
-                       "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json")),
+                       "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
+                       "fix_verdicts_no_preset_49.json")),
     ("704416d", "41a95a6", (
         "fix_verdicts_no_preset_35.json", "fix_verdicts_no_preset_36.json", "fix_verdicts_no_preset_37.json",
         "fix_verdicts_no_preset_38.json", "fix_verdicts_no_preset_39.json", "fix_verdicts_no_preset_40.json",
