@@ -21,6 +21,7 @@ from gymnasium_solver.contract.run_folder import M, StopReason
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import Ctx, divergence, ev
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
+from gymnasium_solver.diagnostics.references import horizon
 from gymnasium_solver.diagnostics.series import median, split, theil_sen
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig, round_up
 
@@ -66,6 +67,11 @@ def _count(value: Any, default: int) -> int | None:
         return None
 
 
+def _horizon(config: Mapping[str, Any]) -> float:
+    """The discount horizon 1/(1-gamma) of a config, at most _MAX_HORIZON."""
+    return min(horizon(float(config.get("gamma", 0.99))), _MAX_HORIZON)
+
+
 def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = None,
                 settings_unknown: bool = False) -> BudgetNeed | None:
     """The budget an epsilon-greedy (DQN/QR-DQN) config needs; None for other algorithms or when the
@@ -79,8 +85,7 @@ def budget_need(config: Mapping[str, Any], budget: float, algo: str | None = Non
     interval = _count(config.get("target_update_interval"), 10_000)
     if not interval:
         return None
-    gamma = float(config.get("gamma", 0.99))
-    horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
+    horizon = _horizon(config)
     n_envs = _count(config.get("n_envs"), 1) or 1
     # A soft update (tau < 1) moves the target a fraction tau of the way at each copy: it takes about
     # interval / tau env steps to become a distinct network (its time constant).
@@ -139,8 +144,7 @@ def _value_scale(ctx: Ctx) -> float | None:
     _, lengths = ctx.data.finite(M.EP_LEN_MEAN)
     if not len(returns):
         return None
-    gamma = float(ctx.config.get("gamma", 0.99) or 0.99)
-    horizon = min(1.0 / (1.0 - gamma), _MAX_HORIZON) if gamma < 1 else _MAX_HORIZON
+    horizon = _horizon(ctx.config)
     ret = abs(median(split(returns, T.LATE_FRACTION.value)[1]))
     length = median(split(lengths, T.LATE_FRACTION.value)[1]) if len(lengths) else horizon
     return ret * min(1.0, horizon / max(length, 1.0))

@@ -102,12 +102,17 @@ def _cannot(run_id: str, baseline: str, alpha: float, why: str) -> RegressionChe
                            exit_code=EXIT_CODES[Verdict.CANNOT_COMPARE], alpha=alpha, summary=f"cannot compare: {why}")
 
 
-def _evals(store: RunStore, run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(env_steps, return_mean, return_std) of the run's evaluations with finite values."""
+def _evals(store: RunStore, run_dir: Path, with_std: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(env_steps, return_mean, return_std) of the run's evaluations with finite values (without ``with_std``, the
+    std is not read nor required: all NaN). KeyError when the metrics have no evaluation column."""
     steps, _ = store.metric_column(run_dir, M.ENV_STEPS)
     mean, miss_m = store.metric_column(run_dir, M.EVAL_RETURN_MEAN)
-    std, miss_s = store.metric_column(run_dir, M.EVAL_RETURN_STD)
-    keep = ~miss_m & ~miss_s & np.isfinite(mean) & np.isfinite(std) & np.isfinite(steps)
+    keep = ~miss_m & np.isfinite(mean) & np.isfinite(steps)
+    if with_std:
+        std, miss_s = store.metric_column(run_dir, M.EVAL_RETURN_STD)
+        keep &= ~miss_s & np.isfinite(std)
+    else:
+        std = np.full_like(mean, np.nan)
     return steps[keep], mean[keep], std[keep]
 
 
@@ -215,14 +220,12 @@ def steps_to_reach(store: RunStore, run_dir: Path, threshold: float) -> tuple[in
     """(env steps of the run's first evaluation >= threshold, True), or (env steps done so far, False):
     a lower bound when it never got there (a run stops at its own threshold, which may be lower)."""
     try:
-        steps, _ = store.metric_column(run_dir, M.ENV_STEPS)
-        mean, missing = store.metric_column(run_dir, M.EVAL_RETURN_MEAN)
+        steps, mean, _ = _evals(store, run_dir, with_std=False)
     except KeyError:  # a metrics file without an evaluation column: no evaluation yet
         return store.env_steps(run_dir), False
-    keep = ~missing & np.isfinite(mean) & np.isfinite(steps)
-    hit = np.nonzero(mean[keep] >= threshold)[0]
+    hit = np.nonzero(mean >= threshold)[0]
     if len(hit):
-        return int(steps[keep][hit[0]]), True
+        return int(steps[hit[0]]), True
     return store.env_steps(run_dir), False
 
 
