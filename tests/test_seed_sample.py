@@ -100,6 +100,8 @@ def test_diagnose_places_a_solved_run_among_the_preset_seeds(tmp_path: Path, mon
     assert "the seed's draw, not a fault" in tail
     ordinary = _diagnose_solved_dqn(tmp_path, monkeypatch, [8192.0, 16384.0, 32768.0, 65536.0] * 5)
     assert ordinary is not None and "10 solved faster" in ordinary and "an ordinary seed" in ordinary
+    fast = _diagnose_solved_dqn(tmp_path, monkeypatch, [131072.0] * 20)  # not called "ordinary" when ahead of all
+    assert fast is not None and "0 solved faster" in fast and fast.endswith("faster than every seed of the sample.")
 
 
 def test_no_sample_no_speed_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

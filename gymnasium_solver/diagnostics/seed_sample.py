@@ -147,6 +147,8 @@ def speed_line(env_steps: int, sample: SeedSample, differs: bool) -> str:
     head = (f"solved at {env_steps:,} env steps; of {p.seeds} seeds of the preset, {p.faster} solved faster "
             f"(median {mid}, 90th percentile {tail}, slowest {p.slowest_solved or 0:,}"
             + (f", {p.unsolved} unsolved" if p.unsolved else "") + ")")
+    if env_steps < float(sample.needs().min()):
+        return head + ": faster than every seed of the sample."
     if p.p_value > 0.1:
         return head + ": an ordinary seed of this preset."
     if differs:
