@@ -33,7 +33,9 @@ from gymnasium_solver.experiments.launch import baseline_seed_list, first_rung
 from gymnasium_solver.experiments.record import (
     ArmResult,
     ExperimentRecord,
+    SeedOutcome,
     Trial,
+    Winner,
     new_experiment_id,
     write_record,
 )
@@ -387,21 +389,75 @@ def test_a_running_trial_of_a_candidate_that_failed_a_seed_is_stopped(tmp_path: 
 def test_the_unchanged_config_solving_most_seeds_is_an_unlucky_seed(tmp_path: Path, fresh: list[Any],
                                                                     verdict: str) -> None:
     """The baseline solves seed 1 at 9,000 and seed 2 (7,000 or not): 2 of 2 other seeds is bad luck on
-    seed 0 (2 of 3 in all); 1 of 2 is not (1 of 3)."""
+    seed 0 (2 of 3 in all), once the recheck seeds 3 and 4 agree; 1 of 2 is not (1 of 3), and needs no recheck."""
     scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
-               key(NSTEPS, 0): UNSOLVED, key({}, 1): [("solved", 9000)], key({}, 2): fresh}
-    rec, _ = run(tmp_path, scripts, [LR, NSTEPS], capacity=2, seeds=3)
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): [("solved", 9000)], key({}, 2): fresh,
+               key({}, 3): [("solved", 6000)], key({}, 4): [("solved", 5000)],
+               key(LR, 3): [("solved", 4000)], key(LR, 4): [("solved", 4500)]}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=2, seeds=3)
     assert rec.verdict == verdict
     assert rec.winner is not None and rec.winner.candidate == "c0" and rec.winner.seeds_solved == 3
     if verdict == "unlucky_seed":
-        assert ("Bad luck, not a bad config: your unchanged config solves 2 of 2 other seeds (seed 0: 50,000 "
-                "(not solved), seed 1: 9,000, seed 2: 7,000); seed 0 was unlucky, so no change is needed.") in rec.message
+        assert rec.recheck_seeds == [3, 4] and rec.baseline_seeds == [1, 2, 3, 4]
+        assert ("Bad luck, not a bad config: your unchanged config solves 4 of 4 other seeds (seed 0: 50,000 "
+                "(not solved), seed 1: 9,000, seed 2: 7,000, seed 3: 6,000, seed 4: 5,000); seed 0 was unlucky, so "
+                "no change is needed.") in rec.message
+        assert ("Your unchanged config solved all 2 of its first fresh seeds while learning_rate=0.004 solved every "
+                "seed, so both trained on 2 more: your config solved 2 of 2 (seed 3: 6,000, seed 4: 5,000), the "
+                "change 2 of 2 (seed 3: 4,000, seed 4: 4,500).") in rec.message
         assert "A more robust option: learning_rate=0.004 solves 3 of 3 seeds" in rec.message
     else:
+        assert rec.recheck_seeds == [] and key({}, 3) not in backend.started
         assert "Bad luck" not in rec.message and "unlucky" not in rec.message
         assert ("Your unchanged config solves 1 of 3 seeds (seed 0: 50,000 (not solved), seed 1: 9,000, "
                 "seed 2: 2,000 (not solved)).") in rec.message
         assert "Fix: learning_rate=0.004 solves 3 of 3 seeds" in rec.message
+
+
+@pytest.mark.parametrize(("base_4", "change_4", "verdict"), [
+    (UNSOLVED, [("solved", 4500)], "fixed"),  # the unchanged config fails a recheck seed the change solves
+    ([("solved", 5000)], UNSOLVED, "unlucky_seed"),  # the change fails one the unchanged config solves: no winner
+    (UNSOLVED, UNSOLVED, "fixed"),  # both fail seed 4: the change still solved the parent's seed, and as many
+])
+def test_a_config_that_solved_every_fresh_seed_is_rechecked_on_more_before_it_is_called_unlucky(
+        tmp_path: Path, base_4: list[Any], change_4: list[Any], verdict: str) -> None:
+    """heldout50 c01: the faulty config solved its 3 fresh seeds, a change solved every seed and the parent's,
+    and the verdict was 'unlucky, no change is needed' for a fault that fails one seed in several. Both now train
+    on as many more fresh seeds; a failure of the unchanged config there makes the change the fix."""
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): [("solved", 2000)], key(LR, 2): [("solved", 3000)],
+               key(NSTEPS, 0): UNSOLVED, key({}, 1): [("solved", 9000)], key({}, 2): [("solved", 7000)],
+               key({}, 3): [("solved", 6000)], key({}, 4): base_4,
+               key(LR, 3): [("solved", 4000)], key(LR, 4): change_4}
+    rec, backend = run(tmp_path, scripts, [LR, NSTEPS], capacity=1, seeds=3)
+    assert backend.started[-4:] == [key({}, 3), key(LR, 3), key({}, 4), key(LR, 4)]
+    assert [t.role for t in rec.trials[-4:]] == ["baseline", "recheck", "baseline", "recheck"]
+    assert rec.verdict == verdict
+    base = rec.arms[0]
+    assert [(o.seed, o.solved) for o in base.per_seed] == [(0, False), (1, True), (2, True), (3, True),
+                                                           (4, base_4 != UNSOLVED)]
+    if change_4 == UNSOLVED and base_4 != UNSOLVED:
+        assert rec.winner is None and "A more robust option" not in rec.message
+        assert "the change 1 of 2 (seed 3: 4,000, seed 4: 2,000 (not solved))" in rec.message
+    else:
+        assert rec.winner is not None and rec.winner.changes == LR and "Fix: learning_rate=0.004" in rec.message
+        assert "your config solved 1 of 2 (seed 3: 6,000, seed 4: 2,000 (not solved))" in rec.message
+    assert rec.winner is None or rec.winner.seeds == 3  # judged on the experiment's seeds; the recheck is apart
+
+
+def test_a_recheck_cut_by_the_timeout_counts_only_its_finished_seeds(tmp_path: Path) -> None:
+    """unlucky() leaves out a recheck seed the unchanged config never finished (seed 4): 3 of 3 finished fresh
+    seeds is unlucky; once seed 4 has failed, it is 3 of 4, unlucky only with no winner."""
+    rec = record_for(tmp_path, [LR], seeds=3)
+    rec.baseline_seeds, rec.recheck_seeds = [1, 2, 3, 4], [3, 4]
+    outcomes = [SeedOutcome(seed=s, solved=s != 0, env_steps=1000, run_id=None) for s in (0, 1, 2, 3)]
+    base = ArmResult(name="b", changes={}, set_args=[], per_seed=outcomes, solved=3, ran=4)
+    winner = Winner(candidate="c0", run_id="r", solved_at_env_steps=1, seconds=None, changes=LR, set_args=[],
+                    command="")
+    assert vd.unlucky(rec, base, winner) is True
+    failed = base.model_copy(update={"per_seed": [*outcomes, SeedOutcome(seed=4, solved=False, env_steps=9,
+                                                                          run_id=None)]})
+    assert vd.unlucky(rec, failed, winner) is False
+    assert vd.unlucky(rec, failed) is True
 
 
 def test_the_baseline_trains_on_at_least_three_fresh_seeds() -> None:

@@ -23,7 +23,7 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim", "recheck"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -39,7 +39,9 @@ class Trial(BaseModel):
                             "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
                             "the change that solved around it; extend: when nothing qualifies, the arm that solved some "
                             "seeds with a longer budget; explore: when the longer budget did not move a seed it had not solved, the "
-                            "same arm with an entropy bonus, and with twice the parallel envs; trim: the winner without one of its changes")
+                            "same arm with an entropy bonus, and with twice the parallel envs; trim: the winner without one of its changes; "
+                            "recheck: the winner on the more fresh seeds the unchanged config trained on after it had "
+                            "solved every fresh seed")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -124,6 +126,9 @@ class ExperimentRecord(BaseModel):
     baseline_seeds: list[int] = Field(default_factory=list, description="the fresh seeds your unchanged config "
                                       "trains on: the experiment's other seeds, plus more so that 'unlucky seed' "
                                       "rests on at least three (empty in a record from before: seeds[1:])")
+    recheck_seeds: list[int] = Field(default_factory=list, description="fresh seeds added (also in baseline_seeds) "
+                                     "when your unchanged config solved every fresh seed while a change solved every "
+                                     "seed, the parent's own too: both train on them before 'unlucky seed' is said")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
     refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "

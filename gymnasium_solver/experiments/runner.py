@@ -34,6 +34,11 @@ hopeless candidates stop early (successive halving in three rungs):
    always goes when the variant solves without it (the run's budget was enough). After the
    extend rung this is what tells a fix that needed more budget from a budget that alone suffices.
 
+6. **recheck**: when the unchanged config solved every fresh seed while the winner solved every seed, the
+   parent's own too, both train on as many more fresh seeds: a fault that fails one seed in three often
+   solves three in a row, and "unlucky seed, no change is needed" must hold on the new seeds as well
+   (experiments.verdict: the winner must also solve at least as many of them as the unchanged config).
+
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
 config there, a change of a key the top finding blames first when one qualifies (a budget raise
 around a narrow network is the answer only when widening it does not solve); experiments.verdict
@@ -62,8 +67,9 @@ from gymnasium_solver.experiments.changes import (
 )
 from gymnasium_solver.experiments.commands import train_command
 from gymnasium_solver.experiments.parent import refusal
-from gymnasium_solver.experiments.record import ArmResult, ExperimentRecord, Trial, write_record
-from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, failure_message, trial_failed
+from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, Trial, write_record
+from gymnasium_solver.experiments.trial_end import finish, refresh, trial_line
+from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import override_pairs
 from gymnasium_solver.run_store import RunStore
@@ -75,45 +81,6 @@ MAX_SEEDS = 10
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
 PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
 Progress = Callable[[str], None]
-
-
-def trial_line(trial: Trial, done: int, total: int) -> str:
-    """One line for a person: how a finished trial ended."""
-    what = {"solved": f"solved at {trial.solved_at_env_steps:,} env steps" if trial.solved_at_env_steps else "solved",
-            "not_solved": "not solved", "stopped_early": "stopped early", "failed": "FAILED",
-            "skipped": "skipped"}.get(trial.outcome, trial.outcome)
-    secs = f" in {trial.seconds:.1f}s" if trial.seconds is not None and trial.outcome != "skipped" else ""
-    detail = f" ({trial.detail})" if trial.detail and trial.outcome != "solved" else ""
-    run = f" [run {trial.run_id}]" if trial.run_id else ""
-    seed = f" seed {trial.seed}" if trial.seed is not None else ""
-    return f"[{done}/{total}] {trial.candidate}{seed}: {what}{secs}{detail}{run}"
-
-
-def _refresh(trial: Trial, info: rf.RunInfo | None) -> None:
-    """Copy a trial's progress from its run.json into the record."""
-    if info is None:
-        return
-    trial.env_steps = info.progress.env_steps
-    trial.best_eval = info.best_eval.return_mean if info.best_eval else None
-    if info.solved and info.solved_at is not None:
-        trial.solved_at_env_steps = info.solved_at.env_steps
-        trial.seconds = round(info.solved_at.wall_seconds, 2)
-    else:
-        trial.seconds = round(info.progress.wall_seconds, 2)
-
-
-def _finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: str | None) -> None:
-    if info is not None and info.solved:
-        trial.outcome, trial.detail = "solved", f"solved at {trial.solved_at_env_steps} env steps"
-    elif stop_detail is not None and (info is None or info.status != rf.RunStatus.FAILED):
-        trial.outcome, trial.detail = "stopped_early", stop_detail
-    elif trial_failed(info, exit_code):
-        trial.outcome, trial.detail = "failed", (f"{failure_message(info, exit_code)}; see `gsolve show {trial.run_id}` "
-                                                 "and its run.log")
-    else:
-        assert info is not None  # trial_failed covers a missing run.json
-        best = f", best eval {trial.best_eval:.4g}" if trial.best_eval is not None else ""
-        trial.outcome, trial.detail = "not_solved", f"{info.stop_reason or info.status} after {trial.env_steps} env steps{best}"
 
 
 class FixJob:
@@ -143,6 +110,7 @@ class FixJob:
         self.combined = any(t.role == "combine" for t in record.trials)
         self.extends = len({t.candidate for t in record.trials if t.role == "extend"})  # extend arms queued
         self.explored = any(t.role == "explore" for t in record.trials)
+        self.rechecked = bool(record.recheck_seeds)
         self.ends = 0  # trials ended so far: the racing bar below is recomputed only when one has
         self._bars_at, self._bars = -1, list[ArmResult]()
 
@@ -150,6 +118,8 @@ class FixJob:
     def next_start(self) -> Start | None:
         if not self.queue:
             self._plan_trim()
+        if not self.queue:
+            self._plan_recheck()
         if not self.queue:
             return None
         i = self.queue.popleft()
@@ -172,8 +142,8 @@ class FixJob:
 
     def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
         t = self.record.trials[int(str(key))]
-        _refresh(t, info)
-        if t.role == "baseline":
+        refresh(t, info)
+        if t.role in ("baseline", "recheck"):
             return None
         if t.candidate in self.out:
             return f"stopped: {t.candidate} already failed a seed"
@@ -200,13 +170,13 @@ class FixJob:
         """Judge the candidate as soon as the run has recorded its end: the slot it frees must go to its
         confirm trials if it solved, and never to another seed of a candidate that this failure puts out."""
         t = self.record.trials[int(str(key))]
-        _refresh(t, info)
+        refresh(t, info)
         self._judge(int(str(key)), solved=info.solved)
 
     def ended(self, end: Ended) -> None:
         t = self.record.trials[int(str(end.key))]
-        _refresh(t, end.info)
-        _finish(t, end.info, end.exit_code, end.stop_detail)
+        refresh(t, end.info)
+        finish(t, end.info, end.exit_code, end.stop_detail)
         self.ends += 1
         if int(str(end.key)) in self.stopped and t.outcome == "solved":
             # Its final evaluation after the stop reached the threshold: not what it was judged on.
@@ -270,7 +240,7 @@ class FixJob:
         """Once per trial (when its run records its end, or when it ended without recording one):
         promote its candidate to the fresh seeds, or count the seed against it."""
         t = self.record.trials[i]
-        if i in self.decided or t.role == "baseline":
+        if i in self.decided or t.role in ("baseline", "recheck"):
             return
         self.decided.add(i)
         if solved:
@@ -437,14 +407,42 @@ class FixJob:
         if self.progress is not None:
             self.progress(trial_line(t, self.done, len(self.record.trials)))
 
+    def _plan_recheck(self) -> None:
+        """Queue the recheck (once), when every other trial has ended: the unchanged config solved every fresh
+        seed, yet a change solved every seed, the parent's own too (verdict.needs_recheck); both train on as many
+        more fresh seeds before the verdict."""
+        if self.rechecked or any(t.outcome in ("pending", "running") for t in self.record.trials):
+            return
+        self.rechecked = True
+        every_seed = vd.baseline_arm(self.record, self.parent_env_steps, every_seed=True)
+        best = self._best()
+        if not vd.needs_recheck(self.record, every_seed, best) or best is None:
+            return
+        if len(self.record.trials) + 2 * len(vd.baseline_seeds_of(self.record)) > MAX_TRIALS_IN_ALL:
+            return
+        extra = vd.recheck_seed_list(self.record)
+        self.record.recheck_seeds = extra
+        self.record.baseline_seeds = [*vd.baseline_seeds_of(self.record), *extra]
+        for s in extra:
+            self.queue.append(self._add(BASELINE, {}, s, "baseline"))
+            self.queue.append(self._add(best.name, best.changes, s, "recheck"))
+
     # -- the end ---------------------------------------------------------------------------
-    def conclude(self, ending: str | None) -> None:
+    def _best(self) -> ArmResult | None:
+        """The arm the verdict names: the best qualifying arm (a fix of a blamed key first), or its verified trim."""
         r = self.record
         baseline = vd.baseline_arm(r, self.parent_env_steps)
-        every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)
         arms = vd.candidate_arms(r)
         qualifying = [a for a in arms if vd.qualifies(r, a, baseline)]
-        best = self._smallest(sorted(vd.preferred(r, qualifying), key=vd.rank), qualifying)
+        return self._smallest(sorted(vd.preferred(r, qualifying), key=vd.rank), qualifying)
+
+    def conclude(self, ending: str | None) -> None:
+        r = self.record
+        every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)
+        arms = vd.candidate_arms(r)
+        best = self._best()
+        if best is not None and not vd.recheck_holds(r, best, every_seed):
+            best = None  # it solved fewer of the recheck seeds than the unchanged config: it does not beat it
         winner = None
         if best is not None:
             own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))

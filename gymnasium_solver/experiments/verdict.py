@@ -8,7 +8,9 @@ outcome is per seed. The verdict needs all three of:
 - **unlucky_seed**: the unchanged config solves on every one of its fresh seeds (``record.baseline_seeds``,
   at least three), or on most of them when no change beats it: the parent's seed was bad luck. A config
   that fails some fresh seeds too, where a change solves every seed, is ``fixed``: telling its user "no
-  change is needed" would leave them a config that fails one seed in several;
+  change is needed" would leave them a config that fails one seed in several. When it solved every fresh
+  seed while a change solved every seed, the parent's own too, both first train on as many more fresh seeds
+  (``record.recheck_seeds``): "unlucky" must hold there too, and the change must solve at least as many of them;
 - **not_fixed**: neither.
 
 Every number the message states is read from the arms it reports.
@@ -149,9 +151,48 @@ def unlucky_rule(fresh_solved: list[bool], n_fresh: int, has_winner: bool) -> bo
 
 def unlucky(record: ExperimentRecord, baseline: ArmResult, winner: Winner | None = None) -> bool:
     """The unchanged config (``baseline_arm(every_seed=True)``) solves on every one of its fresh seeds ("your
-    config solves 3 of 3 other seeds; seed 0 was unlucky"), or on most of them when there is no ``winner``."""
+    config solves 3 of 3 other seeds; seed 0 was unlucky"), or on most of them when there is no ``winner``. A
+    recheck seed the timeout left unfinished is not counted (the first fresh seeds always are)."""
+    done = {o.seed for o in baseline.per_seed}
+    seeds = [s for s in baseline_seeds_of(record) if s not in record.recheck_seeds or s in done]
+    fresh = [o.solved for o in baseline.per_seed if o.seed in seeds]
+    return unlucky_rule(fresh, len(seeds), winner is not None)
+
+
+def needs_recheck(record: ExperimentRecord, baseline: ArmResult, best: ArmResult | None) -> bool:
+    """Before 'unlucky seed' is said of a config that solved every fresh seed (``baseline``, every seed's arm)
+    while a change solved every seed, the parent's own too (``best``): the two differ on the parent's seed alone,
+    and a fault that fails one seed in three often solves three in a row, so both train on as many more fresh
+    seeds (once)."""
+    if best is None or record.recheck_seeds or len(seeds_of(record)) < 2:
+        return False
     fresh = [o.solved for o in baseline.per_seed if o.seed != record.seed]
-    return unlucky_rule(fresh, len(baseline_seeds_of(record)), winner is not None)
+    return len(fresh) == len(baseline_seeds_of(record)) and all(fresh)
+
+
+def recheck_seed_list(record: ExperimentRecord) -> list[int]:
+    """As many seeds as the unchanged config's fresh ones, after every seed the experiment has used."""
+    top = max([*seeds_of(record), *baseline_seeds_of(record)])
+    return list(range(top + 1, top + 1 + len(baseline_seeds_of(record))))
+
+
+def recheck_arm(record: ExperimentRecord) -> ArmResult | None:
+    """The change the recheck trained, on the recheck seeds (None when there was no recheck)."""
+    trials = [t for t in record.trials if t.role == "recheck"]
+    if not trials:
+        return None
+    return arm_result(record, trials[0].candidate, dict(trials[0].changes), trials, record.recheck_seeds)
+
+
+def recheck_holds(record: ExperimentRecord, best: ArmResult, baseline: ArmResult) -> bool:
+    """Does ``best`` solve at least as many of the recheck seeds as the unchanged config, on those both finished?
+    (True with no recheck, or none of its trials finished: it said nothing.)"""
+    mine = recheck_arm(record)
+    if mine is None or _key(mine.changes) != _key(best.changes):
+        return True
+    theirs = {o.seed: o.solved for o in baseline.per_seed if o.seed in record.recheck_seeds}
+    both = [o for o in mine.per_seed if o.seed in theirs]
+    return sum(o.solved for o in both) >= sum(theirs[o.seed] for o in both)
 
 
 def make_winner(record: ExperimentRecord, arm: ArmResult, origin: ArmResult | None, command: str) -> Winner:
@@ -177,8 +218,22 @@ def of_seeds(k: int, n: int, other: bool = False) -> str:
     return f"{k} of {n} {'other ' if other else ''}seed{'' if n == 1 else 's'}"
 
 
-def _seeds_text(arm: ArmResult) -> str:
-    return ", ".join(f"seed {o.seed}: {o.env_steps:,}" + ("" if o.solved else " (not solved)") for o in arm.per_seed)
+def _seeds_text(arm: ArmResult, outcomes: list[SeedOutcome] | None = None) -> str:
+    return ", ".join(f"seed {o.seed}: {o.env_steps:,}" + ("" if o.solved else " (not solved)")
+                     for o in (arm.per_seed if outcomes is None else outcomes))
+
+
+def _recheck_text(record: ExperimentRecord, baseline: ArmResult | None) -> str:
+    """How the unchanged config and the change did on the recheck seeds ('' with no recheck)."""
+    again = recheck_arm(record)
+    if again is None or baseline is None:
+        return ""
+    base = [o for o in baseline.per_seed if o.seed in record.recheck_seeds]
+    first = len(baseline_seeds_of(record)) - len(record.recheck_seeds)
+    return (f"Your unchanged config solved all {first} of its first fresh seeds while {' '.join(again.set_args)} "
+            f"solved every seed, so both trained on {len(record.recheck_seeds)} more: your config solved "
+            f"{sum(o.solved for o in base)} of {len(base)} ({_seeds_text(baseline, base)}), the change "
+            f"{again.solved} of {again.ran} ({_seeds_text(again)}).")
 
 
 def message(record: ExperimentRecord, ending: str | None) -> str:
@@ -206,6 +261,7 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          "--seeds-per-trial, docs/sweeps.md).")
     elif baseline is not None and n > 1:
         parts.append(f"Your unchanged config solves {of_seeds(baseline.solved, baseline.ran)} ({_seeds_text(baseline)}).")
+    parts.append(_recheck_text(record, baseline))
     mine = next((a for a in record.arms if a.name == YOURS), None)
     if mine is not None and (w is None or w.candidate != YOURS):
         parts.append(f"Your change, {' '.join(mine.set_args)}, solved {of_seeds(mine.solved, mine.ran)} "
@@ -249,7 +305,7 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          f"{record.parent_run_id} --timeout {2 * record.timeout_seconds:g}{flags}.")
         parts.append(f"Diagnose the trials (gsolve diagnose RUN_ID) for the next step, or try your own change: "
                      f"gsolve retry {record.parent_run_id} --set key=value{flags}")
-    return " ".join(parts)
+    return " ".join(p for p in parts if p)
 
 
 def closest(record: ExperimentRecord, baseline: ArmResult | None) -> tuple[ArmResult, int] | None:
