@@ -180,6 +180,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_41.json": "heldout50 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 6cd8954, after the pin of its scoring e8dc54f at its merge "
                                                    "c88bc18; the fix loop as for heldout44-49)",
+                 "fix_verdicts_no_preset_41_after.json": "heldout50's c01, called unlucky_seed blind (the faulty "
+                                                         "config solved its 3 fresh seeds), re-run with the fix loop "
+                                                         "of fb851dc, whose recheck rung was written after reading "
+                                                         "it (in-sample): the unchanged config failed 2 of the 3 "
+                                                         "recheck seeds, fixed by buffer_size=50000 as blind",
                  "fix_verdicts_no_preset_42.json": "heldout51 (environments without a preset, none MiniGrid; blind: "
                                                    "run at 6cd8954, whose package code is its pin 4a2e537's, after its "
                                                    "merge 47371a2; the fix loop as for heldout44-50)",
@@ -335,7 +340,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("41a95a6", None, ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
+    ("fb851dc", None, ()),
+    ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
                        "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
                        "fix_verdicts_no_preset_49.json")),
     ("704416d", "41a95a6", (
@@ -353,6 +359,8 @@ def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
     for since, until, names in FIX_LOOPS:
         faults = [r for name in names if name in files for r in files[name] if r.get("fault")]
         if not faults:
+            if until is None:
+                out.append(f" Today's fix loop (since `{since}`) has not been run on a blind set yet.")
             continue
         sets = ", ".join(dict.fromkeys(r["set"] for r in faults))
         fixed = sum(r.get("verdict") == "fixed" for r in faults)
