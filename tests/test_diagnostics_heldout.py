@@ -319,6 +319,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout58", False, _line(2, 2, 2, healthy=3)),
     ("heldout58", True, _line(2, 2, 2, healthy=3)),
+    # heldout59 (2026-12-06): blind at 6a4017e (its merge; the diagnosis of 41a95a6) 2/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring. The miss, c09 (CartPole-v0:a2c shared_network=true, a
+    # 30,000 budget where the set's healthy CartPole-v0:a2c run needed 40,000): budget_exhausted_improving.
+    ("heldout59", False, _line(3, 2, 2, healthy=3)),
+    ("heldout59", True, _line(3, 2, 2, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
