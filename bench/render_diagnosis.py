@@ -210,6 +210,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "MountainCar-v0, Taxi-v4; blind: run at d4808ef, after its "
                                                    "scoring, 2 trials at a time (gsolve fix's default); the fix loop "
                                                    "of 41a95a6)",
+                 "fix_verdicts_no_preset_50.json": "heldout59 (environments without a preset, on-policy: CartPole-v0, "
+                                                   "FrozenLake-v1, Acrobot-v1; blind: run at 65bfac6, after its "
+                                                   "scoring; the fix loop of fb851dc, with the recheck rung)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -340,7 +343,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("fb851dc", None, ()),
+    ("fb851dc", None, ("fix_verdicts_no_preset_50.json",)),
     ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
                        "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
                        "fix_verdicts_no_preset_49.json")),
