@@ -6,6 +6,7 @@ from __future__ import annotations
 from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.experiments.record import Trial
 from gymnasium_solver.jobs.backend import failure_message, trial_failed
+from gymnasium_solver.jobs.trial import read_progress
 
 
 def trial_line(trial: Trial, done: int, total: int) -> str:
@@ -22,15 +23,8 @@ def trial_line(trial: Trial, done: int, total: int) -> str:
 
 def refresh(trial: Trial, info: rf.RunInfo | None) -> None:
     """Copy a trial's progress from its run.json into the record."""
-    if info is None:
-        return
-    trial.env_steps = info.progress.env_steps
-    trial.best_eval = info.best_eval.return_mean if info.best_eval else None
-    if info.solved and info.solved_at is not None:
-        trial.solved_at_env_steps = info.solved_at.env_steps
-        trial.seconds = round(info.solved_at.wall_seconds, 2)
-    else:
-        trial.seconds = round(info.progress.wall_seconds, 2)
+    if info is not None:
+        read_progress(trial, info)
 
 
 def finish(trial: Trial, info: rf.RunInfo | None, exit_code: int, stop_detail: str | None) -> None:

@@ -5,7 +5,10 @@ ray_backend.py both implement it; neither imports the other."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from gymnasium_solver.contract.run_folder import RunInfo
 
 
 class TrialSpec(NamedTuple):
@@ -49,3 +52,24 @@ class TrialBackend(Protocol):
     def stop(self, handle: TrialHandle, force: bool = False) -> None:
         """Ask the trial to stop gracefully (SIGTERM: final evaluation and checkpoint), or kill it."""
         ...
+
+
+class Progressed(Protocol):
+    """A job's record of one trial's progress (a fix's Trial, a sweep's TrialResult)."""
+
+    env_steps: int
+    best_eval: float | None
+    solved_at_env_steps: int | None
+    seconds: float | None
+
+
+def read_progress(into: Progressed, info: RunInfo) -> None:
+    """Copy a trial's progress from its run.json: env steps, best evaluation, and, once solved, the env steps and
+    trainer seconds to solve (else the trainer seconds it has run)."""
+    into.env_steps = info.progress.env_steps
+    into.best_eval = info.best_eval.return_mean if info.best_eval else None
+    if info.solved and info.solved_at is not None:
+        into.solved_at_env_steps = info.solved_at.env_steps
+        into.seconds = round(info.solved_at.wall_seconds, 2)
+    else:
+        into.seconds = round(info.progress.wall_seconds, 2)

@@ -25,6 +25,7 @@ from gymnasium_solver.contract import run_folder as rf
 from gymnasium_solver.jobs import seeds as seeds_mod
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec, trial_failed
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
+from gymnasium_solver.jobs.trial import read_progress
 from gymnasium_solver.run_store import RunStore
 from gymnasium_solver.sweeps import study as st
 from gymnasium_solver.sweeps.record import SweepRecord, format_value, write_record
@@ -175,14 +176,7 @@ class SweepJob:
         return g, g.seeds[i]
 
     def _read(self, s: _Seed, info: rf.RunInfo) -> None:
-        r = s.result
-        r.env_steps = info.progress.env_steps
-        r.best_eval = info.best_eval.return_mean if info.best_eval else None
-        if info.solved and info.solved_at is not None:
-            r.solved_at_env_steps = info.solved_at.env_steps
-            r.seconds = round(info.solved_at.wall_seconds, 2)
-        else:
-            r.seconds = round(info.progress.wall_seconds, 2)
+        read_progress(s.result, info)
 
     def _report_evals(self, key: Hashable, s: _Seed) -> bool:
         """Report each new evaluation (best eval so far, negated) at its eval_freq step; True if any was new."""
