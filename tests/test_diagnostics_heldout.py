@@ -324,6 +324,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 30,000 budget where the set's healthy CartPole-v0:a2c run needed 40,000): budget_exhausted_improving.
     ("heldout59", False, _line(3, 2, 2, healthy=3)),
     ("heldout59", True, _line(3, 2, 2, healthy=3)),
+    # heldout61 (2026-12-06): blind at 5142409 (its merge; the diagnosis of 41a95a6) 3/4 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring. The miss, c20 (FrozenLake-v1:dqn with env_kwargs map_name
+    # 8x8: the planted key changes the task): budget_ends_while_learning.
+    ("heldout61", False, _line(4, 3, 3, healthy=3)),
+    ("heldout61", True, _line(4, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
