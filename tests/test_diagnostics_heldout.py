@@ -329,6 +329,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 8x8: the planted key changes the task): budget_ends_while_learning.
     ("heldout61", False, _line(4, 3, 3, healthy=3)),
     ("heldout61", True, _line(4, 3, 3, healthy=3)),
+    # heldout60 (2026-12-06): blind at d5e4c3d (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout60", False, _line(3, 3, 3, healthy=3)),
+    ("heldout60", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
