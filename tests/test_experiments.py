@@ -444,6 +444,17 @@ def test_a_config_that_solved_every_fresh_seed_is_rechecked_on_more_before_it_is
     assert rec.winner is None or rec.winner.seeds == 3  # judged on the experiment's seeds; the recheck is apart
 
 
+def test_no_recheck_for_a_winner_that_failed_one_of_the_seeds(tmp_path: Path) -> None:
+    """--require 2 of 3: a winner that failed a seed has not "solved every seed", so the recheck (whose message
+    says it did) is not started for it; one that solved all three is rechecked."""
+    rec = record_for(tmp_path, [LR], seeds=3, required=2)
+    base = ArmResult(name="b", changes={}, set_args=[], solved=3, ran=4,
+                     per_seed=[SeedOutcome(seed=s, solved=s != 0, env_steps=1000, run_id=None) for s in (0, 1, 2)])
+    two = ArmResult(name="c0", changes=LR, set_args=[], solved=2, ran=3, per_seed=[])
+    assert vd.needs_recheck(rec, base, two) is False
+    assert vd.needs_recheck(rec, base, two.model_copy(update={"solved": 3})) is True
+
+
 def test_a_recheck_cut_by_the_timeout_counts_only_its_finished_seeds(tmp_path: Path) -> None:
     """unlucky() leaves out a recheck seed the unchanged config never finished (seed 4): 3 of 3 finished fresh
     seeds is unlucky; once seed 4 has failed, it is 3 of 4, unlucky only with no winner."""

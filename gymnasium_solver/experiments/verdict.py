@@ -164,8 +164,8 @@ def needs_recheck(record: ExperimentRecord, baseline: ArmResult, best: ArmResult
     while a change solved every seed, the parent's own too (``best``): the two differ on the parent's seed alone,
     and a fault that fails one seed in three often solves three in a row, so both train on as many more fresh
     seeds (once)."""
-    if best is None or record.recheck_seeds or len(seeds_of(record)) < 2:
-        return False
+    if best is None or record.recheck_seeds or len(seeds_of(record)) < 2 or best.solved < len(seeds_of(record)):
+        return False  # (a winner of --require k < n that failed a seed is not "every seed")
     fresh = [o.solved for o in baseline.per_seed if o.seed != record.seed]
     return len(fresh) == len(baseline_seeds_of(record)) and all(fresh)
 
