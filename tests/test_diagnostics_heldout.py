@@ -333,6 +333,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout60", False, _line(3, 3, 3, healthy=3)),
     ("heldout60", True, _line(3, 3, 3, healthy=3)),
+    # heldout62 (2026-12-06): blind at 071d2f0 (its merge; the diagnosis of 41a95a6) 1/2 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring. The miss, c05 (FrozenLake-v1:a2c on the 8x8 map: the planted
+    # key changes the task): budget_exhausted_improving.
+    ("heldout62", False, _line(2, 1, 1, healthy=3)),
+    ("heldout62", True, _line(2, 1, 1, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
