@@ -213,6 +213,13 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_50.json": "heldout59 (environments without a preset, on-policy: CartPole-v0, "
                                                    "FrozenLake-v1, Acrobot-v1; blind: run at 65bfac6, after its "
                                                    "scoring; the fix loop of fb851dc, with the recheck rung)",
+                 "fix_verdicts_no_preset_51.json": "heldout61 (environments without a preset: Taxi-v4, CartPole-v0, "
+                                                   "FrozenLake-v1; blind: run at 06a5b78, after its scoring, beside "
+                                                   "heldout60's and heldout62's benches and two helpers (load 3-4); "
+                                                   "the fix loop of fb851dc)",
+                 "fix_verdicts_no_preset_53.json": "heldout62 (environments without a preset: FrozenLake-v1, "
+                                                   "CartPole-v0; blind: run at 615a6cb, after its scoring, beside "
+                                                   "heldout60's and heldout61's benches; the fix loop of fb851dc)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -343,7 +350,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("fb851dc", None, ("fix_verdicts_no_preset_50.json",)),
+    ("fb851dc", None, ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
+                       "fix_verdicts_no_preset_53.json")),
     ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
                        "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
                        "fix_verdicts_no_preset_49.json")),
@@ -371,9 +379,11 @@ def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
         ci = binomtest(fixed, len(faults)).proportion_ci(confidence_level=0.95, method="wilson")
         which = (f"Today's fix loop (unchanged since `{since}`)" if until is None
                  else f"The fix loop of `{since}` to `{until}`")
+        misses = ", ".join(f"{r['set']} {r['case'].split('_')[0]} ({r.get('expected_key')}: {r.get('verdict')})"
+                           for r in faults if r.get("verdict") != "fixed")
         out.append(f" {which} on the blind sets run with it ({sets}): `fixed` for {_pct(fixed, len(faults))} confirmed "
                    f"faults (95% interval {ci.low:.0%}-{ci.high:.0%}, Wilson's, scipy), {holds} of those winners "
-                   "solving 3 of 3 held-out seeds.")
+                   f"solving 3 of 3 held-out seeds{'; the others (planted key: verdict): ' + misses if misses else ''}.")
     return "".join(out)
 
 
