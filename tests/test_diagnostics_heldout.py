@@ -338,6 +338,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # key changes the task): budget_exhausted_improving.
     ("heldout62", False, _line(2, 1, 1, healthy=3)),
     ("heldout62", True, _line(2, 1, 1, healthy=3)),
+    # heldout63 (2026-12-06): blind at ed8839c (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring. Its c06 repeats heldout61 c11 (Taxi-v4:dqn n_steps=200) on
+    # another seed: the two sets were made at once.
+    ("heldout63", False, _line(3, 3, 3, healthy=3)),
+    ("heldout63", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
