@@ -217,6 +217,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "FrozenLake-v1; blind: run at 06a5b78, after its scoring, beside "
                                                    "heldout60's and heldout62's benches and two helpers (load 3-4); "
                                                    "the fix loop of fb851dc)",
+                 "fix_verdicts_no_preset_52.json": "heldout60 (environments without a preset, off-policy: "
+                                                   "MountainCar-v0, Taxi-v4; blind: run at 0685866, after its scoring, "
+                                                   "beside heldout61's and heldout62's benches and two helpers (load "
+                                                   "3-4); the fix loop of fb851dc)",
                  "fix_verdicts_no_preset_53.json": "heldout62 (environments without a preset: FrozenLake-v1, "
                                                    "CartPole-v0; blind: run at 615a6cb, after its scoring, beside "
                                                    "heldout60's and heldout61's benches; the fix loop of fb851dc)",
@@ -351,7 +355,7 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("fb851dc", None, ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
-                       "fix_verdicts_no_preset_53.json")),
+                       "fix_verdicts_no_preset_52.json", "fix_verdicts_no_preset_53.json")),
     ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
                        "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
                        "fix_verdicts_no_preset_49.json")),
