@@ -8,7 +8,9 @@ iteration over the TimeLimit, the optimal policy's expected return from the init
 the exact probability that its mean over N episodes reaches the threshold (the distribution of one
 episode's return under the optimal policy, convolved N times). Writes bench/analysis/threshold_reach.json
 (with the commit and the versions); bench/render_tables.py renders docs/benchmarks.md's
-``threshold-reach`` block from it.
+``threshold-reach`` block from it. It also ships each env's optimal return distribution in the package
+(gymnasium_solver/presets/thresholds/threshold_reach.json): ``gsolve train`` and ``gsolve config`` note, for a
+run's own eval_episodes, how often a perfect policy would pass its evaluation (config/run_notes.py).
 
     .venv/bin/python bench/threshold_reach.py
 """
@@ -25,6 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
+
+from gymnasium_solver.config.run_notes import THRESHOLD_REACH, mean_reaches  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "analysis" / "threshold_reach.json"
 ENVS = ("FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4")  # the tabular envs with a threshold and a TimeLimit
@@ -69,19 +73,6 @@ def optimal_returns(env_id: str) -> tuple[dict[float, float], int]:
     return ended, horizon
 
 
-def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
-    """P(the mean of n independent episodes >= threshold), exactly, by convolving the return distribution."""
-    total: dict[float, float] = {0.0: 1.0}
-    for _ in range(n):
-        step: dict[float, float] = {}
-        for a, pa in total.items():
-            for b, pb in dist.items():
-                key = round(a + b, 6)
-                step[key] = step.get(key, 0.0) + pa * pb
-        total = step
-    return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
-
-
 def main() -> int:
     measured = bench_results.start_measuring()
     rows = []
@@ -90,16 +81,18 @@ def main() -> int:
         dist, horizon = optimal_returns(env_id)
         expected = sum(r * p for r, p in dist.items())
         row: dict[str, Any] = {"env_id": env_id, "threshold": threshold, "horizon": horizon, "optimal_expected_return": expected,
-               "pass_probability": {}}
+               "pass_probability": {}, "returns": sorted([r, p] for r, p in dist.items() if p > 0)}
         if threshold is not None:
             row["pass_probability"] = {str(n): mean_reaches(dist, n, threshold) for n in EPISODES}
         rows.append(row)
         print(f"{env_id}: threshold {threshold}, optimal expected return {expected:.4f}, "
               f"P(pass) {row['pass_probability']}", flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"measured": bench_results.finish(measured).model_dump(), "envs": rows}, indent=1) + "\n",
-                   encoding="utf-8")
-    print(f"wrote {OUT}")
+    text = json.dumps({"measured": bench_results.finish(measured).model_dump(), "envs": rows}, indent=1) + "\n"
+    for path in (OUT, THRESHOLD_REACH):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gymnasium_solver.config import env_modules
+from gymnasium_solver.config import env_modules, run_notes
 from gymnasium_solver.config.atari import frameskip_note
 from gymnasium_solver.config.build import (
     SCHEDULE_KEYS,
@@ -26,7 +26,6 @@ from gymnasium_solver.config.build import (
     did_you_mean,
 )
 from gymnasium_solver.config.model import Algo, ConfigError
-from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.origin import ConfigOrigin, SettingSource
 from gymnasium_solver.config.presets import (
     CONFIG_DIR_ENV,
@@ -81,7 +80,6 @@ _SB3_NET_ARCH = {Algo.SAC: [256, 256], Algo.TQC: [256, 256], Algo.TD3: [400, 300
 # next is never seen. When nothing sets eval_freq, a budget gets at least this many evaluations (the default
 # 10,000 gave the RL Zoo's MountainCarContinuous-v0 entry, 20,000 env steps, two: seeds 1 and 6 failed at
 # both, and solved at 2,000 and 4,000 env steps with ten; docs/configs.md).
-MIN_EVALUATIONS = 10
 
 
 def _defaults(algo: Algo, action_kind: str) -> dict[str, Any]:
@@ -357,7 +355,8 @@ def resolve_with_origin(config_id: str, overrides: Mapping[str, Any] | list[str]
             sources["reward_threshold"] = SettingSource.SPEC.value
         else:
             notes.append(NO_THRESHOLD.format(env_id=cfg.env_id))
-    cfg = _budget_notes(cfg, "eval_freq" in sources, notes, where)
+    cfg = run_notes.budget_notes(cfg, "eval_freq" in sources, notes, where)
+    notes += filter(None, [run_notes.luck_note(cfg)])
     sources = {k: sources.get(k, SettingSource.DEFAULT.value) for k in type(cfg).model_fields}
     return Resolved(cfg, ConfigOrigin(settings=base.source.value, where=base.where, sources=sources, notes=notes))
 
@@ -375,33 +374,6 @@ def _build(data: dict[str, Any], where: str, config_id: str, base_algo: Any) -> 
         env_id = config_id.split(":", 1)[0]
         raise ConfigError(f"{exc} (--set algo={other} keeps the other keys of {config_id}, a {base_algo} config; "
                           f"for {other}'s own settings name it in the config id: {env_id}:{other})") from None
-
-
-def _budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str) -> Config:
-    """The config with what its budget implies, each said in ``notes``: at least MIN_EVALUATIONS evaluations when
-    nothing set eval_freq; and a PPO or A2C budget smaller than one rollout, which is collected and trained whole
-    (as SB3 does), so the run trains more env steps than asked (BipedalWalker-v3's Zoo rollout is 65,536)."""
-    every = max(cfg.max_env_steps // MIN_EVALUATIONS, 1)
-    rollout = cfg.n_envs * cfg.n_steps if isinstance(cfg, PPOConfig | A2CConfig) else None
-    if not eval_freq_set and cfg.eval_freq > every:
-        note = (f"eval_freq: {every:,} env steps, 1/{MIN_EVALUATIONS} of the {cfg.max_env_steps:,}-step budget "
-                f"(the default {cfg.eval_freq:,} would evaluate fewer than {MIN_EVALUATIONS} times, and a solve "
-                "is only seen at an evaluation)")
-        # An evaluation waits for the rollout (off-policy: the iteration_steps chunk) it falls in to be trained.
-        chunk, kind = (rollout, "rollout") if rollout is not None else (getattr(cfg, "iteration_steps", None),
-                                                                         "iteration")
-        if chunk is not None and chunk > every:
-            rounds = -(-cfg.max_env_steps // chunk)
-            note += (f"; evaluations happen between {kind}s, so with {kind}s of {chunk:,} env steps this run "
-                     f"evaluates {f'{rounds:,} times' if rounds > 1 else 'once'}")
-        notes.append(note)
-        cfg = build_config({**cfg.model_dump(mode="json"), "eval_freq": every}, where)
-    if isinstance(cfg, PPOConfig | A2CConfig) and rollout is not None and cfg.max_env_steps < rollout:
-        notes.append(f"max_env_steps: the {cfg.max_env_steps:,}-step budget is less than one rollout ({cfg.n_envs} "
-                     f"envs x {cfg.n_steps:,} steps = {rollout:,} env steps), which is collected and trained whole: "
-                     f"the run trains {rollout:,} env steps; raise max_env_steps, or shorten the rollout (n_steps, "
-                     "n_envs)")
-    return cfg
 
 
 def resolve_config(config_id: str, overrides: Mapping[str, Any] | list[str] | None = None,

@@ -1,0 +1,44 @@
+"""The notes a resolved config carries about its run: how often a perfect policy passes the reward threshold of a
+tabular env (config/run_notes.py, from the optimal return distributions bench/threshold_reach.py ships)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from shared_util import load_bench
+
+from gymnasium_solver.config import resolve_config
+from gymnasium_solver.config.chain import resolve_with_origin
+from gymnasium_solver.config.run_notes import THRESHOLD_REACH, luck_note, pass_probability
+
+
+def test_taxi_notes_that_a_perfect_policy_passes_about_half_its_evaluations() -> None:
+    notes = resolve_with_origin("Taxi-v4", {}).origin.notes
+    luck = [n for n in notes if n.startswith("reward_threshold:")]
+    assert luck == [luck_note(resolve_config("Taxi-v4", []))]
+    assert "8 is above what an optimal policy earns on Taxi-v4 on average (7.93)" in luck[0]
+    assert "passes an evaluation of 10 episodes 48% of the time" in luck[0]
+
+
+@pytest.mark.parametrize(("config_id", "overrides"), [
+    ("CartPole-v1:ppo", {}),  # not a tabular env: no table
+    ("FrozenLake-v1:dqn", {"env_kwargs": {"map_name": "8x8"}}),  # another task than the table's
+    ("FrozenLake-v1:dqn", {"eval_episodes": 1000}),  # 1,000 episodes: a perfect policy passes 99% of the time
+    ("FrozenLake-v1:dqn", {"reward_threshold": 0.5}),  # a bar it clears
+])
+def test_no_note_where_a_perfect_policy_passes_or_the_table_does_not_apply(config_id: str,
+                                                                          overrides: dict[str, object]) -> None:
+    notes = resolve_with_origin(config_id, overrides).origin.notes
+    assert not [n for n in notes if n.startswith("reward_threshold:")], notes
+
+
+def test_the_shipped_distribution_is_what_the_bench_computes() -> None:
+    """FrozenLake-v1's optimal return distribution, recomputed by bench/threshold_reach.py's value iteration, is the
+    one the package ships (written by that command, not typed), and its pass probabilities follow from it."""
+    dist, _ = load_bench("threshold_reach").optimal_returns("FrozenLake-v1")
+    shipped = {row["env_id"]: row for row in json.loads(THRESHOLD_REACH.read_text(encoding="utf-8"))["envs"]}
+    assert {float(r): p for r, p in shipped["FrozenLake-v1"]["returns"]} == pytest.approx(dist)
+    p10 = pass_probability("FrozenLake-v1", 0.7, 10)
+    assert p10 == pytest.approx(shipped["FrozenLake-v1"]["pass_probability"]["10"])
+    assert 0.7 < p10 < 0.8
