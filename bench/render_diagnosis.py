@@ -224,6 +224,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_53.json": "heldout62 (environments without a preset: FrozenLake-v1, "
                                                    "CartPole-v0; blind: run at 615a6cb, after its scoring, beside "
                                                    "heldout60's and heldout61's benches; the fix loop of fb851dc)",
+                 "fix_verdicts_no_preset_54.json": "heldout63 (environments without a preset: FrozenLake-v1, Taxi-v4; "
+                                                   "blind: run at baad723, after its scoring, beside heldout60's "
+                                                   "bench; the fix loop of fb851dc)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -355,7 +358,8 @@ def render_fix_verdicts(results: dict[str, Results]) -> str:
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("fb851dc", None, ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
-                       "fix_verdicts_no_preset_52.json", "fix_verdicts_no_preset_53.json")),
+                       "fix_verdicts_no_preset_52.json", "fix_verdicts_no_preset_53.json",
+                       "fix_verdicts_no_preset_54.json")),
     ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
                        "fix_verdicts_no_preset_47.json", "fix_verdicts_no_preset_48.json",
                        "fix_verdicts_no_preset_49.json")),
