@@ -30,7 +30,7 @@ SPREAD = 3.0  # slowest over median, at most
 # The newest side by side with the Zoo of each preset (a results file with both arms), and the preset's own spread
 # target where it is not SPREAD. CartPole-v1:reinforce and Acrobot-v1:reinforce have none: the Zoo tunes no REINFORCE.
 NEWEST: dict[str, str] = {
-    "CartPole-v1:ppo": "cartpole_ppo_vs_zoo_amd_epyc",
+    "CartPole-v1:ppo": "cartpole_ppo_vs_zoo",  # re-run on the Intel Xeon at d89463e (the AMD run: _amd_epyc)
     "CartPole-v1:a2c": "cartpole_a2c_vs_zoo_amd_epyc",
     "CartPole-v1:dqn": "cartpole_dqn_vs_zoo_amd_epyc",
     "Acrobot-v1:ppo": "acrobot_ppo_vs_zoo",
