@@ -23,54 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 
-from gymnasium_solver.config.run_notes import THRESHOLD_REACH, mean_reaches  # noqa: E402
+from gymnasium_solver.config.run_notes import THRESHOLD_REACH, mean_reaches, optimal_returns  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "analysis" / "threshold_reach.json"
 ENVS = ("FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4")  # the tabular envs with a threshold and a TimeLimit
 EPISODES = (10, 100)  # gsolve's default eval_episodes, and the classic "over 100 consecutive episodes"
-
-
-def optimal_returns(env_id: str) -> tuple[dict[float, float], int]:
-    """The distribution of one episode's undiscounted return under an optimal finite-horizon policy (returns
-    rounded to 1e-9 -> probability), and the horizon (the TimeLimit)."""
-    env = gym.make(env_id)
-    u: Any = env.unwrapped
-    spec = gym.spec(env_id)
-    if spec.max_episode_steps is None:
-        raise SystemExit(f"{env_id} has no TimeLimit: the finite-horizon value iteration needs one")
-    horizon = int(spec.max_episode_steps)
-    n_states, n_actions = u.observation_space.n, u.action_space.n
-    values = [np.zeros(n_states)]  # values[h][s]: the best expected return with h steps left
-    policy: list[np.ndarray] = []
-    for _ in range(horizon):
-        q = np.zeros((n_states, n_actions))
-        for s in range(n_states):
-            for a in range(n_actions):
-                q[s, a] = sum(p * (r + (0.0 if done else values[-1][s2])) for p, s2, r, done in u.P[s][a])
-        policy.append(q.argmax(1))
-        values.append(q.max(1))
-    # Forward: the joint distribution of (state, return so far) under that policy, horizon steps.
-    live: dict[tuple[int, float], float] = {(int(s), 0.0): float(p) for s, p in enumerate(u.initial_state_distrib) if p > 0}
-    ended: dict[float, float] = {}
-    for h in range(horizon, 0, -1):
-        nxt: dict[tuple[int, float], float] = {}
-        for (s, ret), p in live.items():
-            for q_, s2, r, done in u.P[s][int(policy[h - 1][s])]:
-                key = round(ret + r, 9)
-                if done:
-                    ended[key] = ended.get(key, 0.0) + p * q_
-                else:
-                    nxt[(int(s2), key)] = nxt.get((int(s2), key), 0.0) + p * q_
-        live = nxt
-    for (_, ret), p in live.items():  # truncated by the TimeLimit
-        ended[ret] = ended.get(ret, 0.0) + p
-    env.close()
-    return ended, horizon
 
 
 def main() -> int:

@@ -4,8 +4,10 @@ of the time (:func:`luck_note`).
 
 The second is exact for Gymnasium's tabular environments, whose dynamics are published: bench/threshold_reach.py
 computes the optimal policy's distribution of one episode's return by value iteration over the TimeLimit and ships
-it (presets/thresholds/threshold_reach.json, with its commit); the chance that the mean of N evaluation episodes
-reaches the threshold is that distribution convolved N times. Taxi-v4's threshold, 8, is above the optimal policy's
+it (presets/thresholds/threshold_reach.json, with its commit), and a run whose env_kwargs make another task
+(FrozenLake-v1's 8x8 map, with v1's 100-step limit) gets the same computation at resolution when the env is
+small enough; the chance that the mean of N evaluation episodes reaches the threshold is that distribution
+convolved N times. Taxi-v4's threshold, 8, is above the optimal policy's
 expected 7.93: a run with a perfect policy passes an evaluation of 10 episodes about half the time.
 """
 
@@ -15,6 +17,9 @@ import functools
 import json
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
+
 from gymnasium_solver.config.build import build_config
 from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.presets import PACKAGE_DATA_DIR
@@ -23,6 +28,7 @@ from gymnasium_solver.config.registry import Config
 MIN_EVALUATIONS = 10
 THRESHOLD_REACH = PACKAGE_DATA_DIR / "thresholds" / "threshold_reach.json"
 LUCK_BELOW = 0.9  # a perfect policy passing an evaluation less often than this gets the note
+MAX_WORK = 200_000  # states x actions x TimeLimit: an env with env_kwargs is solved at resolution up to this size
 
 
 def budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str) -> Config:
@@ -65,6 +71,46 @@ def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
     return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
 
 
+def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None) -> tuple[dict[float, float], int]:
+    """The distribution of one episode's undiscounted return under an optimal finite-horizon policy (returns
+    rounded to 1e-9 -> probability), and the horizon (the TimeLimit). ValueError for an env without published
+    dynamics (``unwrapped.P``) or without a TimeLimit."""
+    env = gym.make(env_id, **(env_kwargs or {}))
+    u: Any = env.unwrapped
+    limit = env.spec.max_episode_steps if env.spec is not None else None
+    if limit is None or not hasattr(u, "P") or not hasattr(u, "initial_state_distrib"):
+        env.close()
+        raise ValueError(f"{env_id} publishes no dynamics or has no TimeLimit: no exact optimum")
+    horizon = int(limit)
+    n_states, n_actions = u.observation_space.n, u.action_space.n
+    values = [np.zeros(n_states)]  # values[h][s]: the best expected return with h steps left
+    policy: list[np.ndarray] = []
+    for _ in range(horizon):
+        q = np.zeros((n_states, n_actions))
+        for s in range(n_states):
+            for a in range(n_actions):
+                q[s, a] = sum(p * (r + (0.0 if done else values[-1][s2])) for p, s2, r, done in u.P[s][a])
+        policy.append(q.argmax(1))
+        values.append(q.max(1))
+    # Forward: the joint distribution of (state, return so far) under that policy, horizon steps.
+    live: dict[tuple[int, float], float] = {(int(s), 0.0): float(p) for s, p in enumerate(u.initial_state_distrib) if p > 0}
+    ended: dict[float, float] = {}
+    for h in range(horizon, 0, -1):
+        nxt: dict[tuple[int, float], float] = {}
+        for (s, ret), p in live.items():
+            for q_, s2, r, done in u.P[s][int(policy[h - 1][s])]:
+                key = round(ret + r, 9)
+                if done:
+                    ended[key] = ended.get(key, 0.0) + p * q_
+                else:
+                    nxt[(int(s2), key)] = nxt.get((int(s2), key), 0.0) + p * q_
+        live = nxt
+    for (_, ret), p in live.items():  # truncated by the TimeLimit
+        ended[ret] = ended.get(ret, 0.0) + p
+    env.close()
+    return ended, horizon
+
+
 @functools.cache
 def _reach_table() -> dict[str, dict[str, Any]]:
     try:
@@ -75,27 +121,56 @@ def _reach_table() -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def pass_probability(env_id: str, threshold: float, episodes: int) -> float | None:
-    """The chance that an optimal policy's mean over ``episodes`` evaluation episodes reaches ``threshold`` on
-    ``env_id`` as Gymnasium registers it; None for an env not in the shipped table."""
+def _optimum(env_id: str, kwargs_json: str) -> tuple[dict[float, float], float] | None:
+    """(one episode's optimal return distribution, its expected value) for the env as the run makes it: the shipped
+    table's for a registered env as it is, computed here for one with env_kwargs (FrozenLake-v1's 8x8 map keeps v1's
+    100-step limit, which the table's FrozenLake8x8-v1 does not) when it is tabular and small; None otherwise."""
     row = _reach_table().get(env_id)
-    if row is None:
+    if row is not None and kwargs_json == "{}":
+        return {float(r): float(p) for r, p in row["returns"]}, float(row["optimal_expected_return"])
+    kwargs = json.loads(kwargs_json)
+    try:
+        env = gym.make(env_id, **kwargs)
+        u: Any = env.unwrapped
+        size = int(getattr(u.observation_space, "n", 0)) * int(getattr(u.action_space, "n", 0))
+        limit = env.spec.max_episode_steps if env.spec is not None else None
+        env.close()
+        if not hasattr(u, "P") or not size or limit is None or size * int(limit) > MAX_WORK:
+            return None
+        dist, _ = optimal_returns(env_id, kwargs)
+    except Exception:  # noqa: BLE001 - any env that cannot say: no note, never a failed resolution
         return None
-    return mean_reaches({float(r): float(p) for r, p in row["returns"]}, episodes, threshold)
+    return dist, sum(r * p for r, p in dist.items())
+
+
+def pass_probability(env_id: str, threshold: float, episodes: int, env_kwargs: dict[str, Any] | None = None
+                     ) -> float | None:
+    """The chance that an optimal policy's mean over ``episodes`` evaluation episodes reaches ``threshold``; None for
+    an env with no exact optimum (not tabular, too large, or unknown)."""
+    found = _optimum(env_id, json.dumps(env_kwargs or {}, sort_keys=True, default=str))
+    return None if found is None else _reaches(tuple(sorted(found[0].items())), episodes, threshold)
+
+
+@functools.cache
+def _reaches(dist_items: tuple[tuple[float, float], ...], episodes: int, threshold: float) -> float:
+    return mean_reaches(dict(dist_items), episodes, threshold)
 
 
 def luck_note(cfg: Config) -> str | None:
-    """Said when even a perfect policy would pass the run's evaluation less than LUCK_BELOW of the time (the env as
-    registered: env_kwargs change the task the table was computed for)."""
-    row = _reach_table().get(cfg.env_id)
-    if row is None or cfg.env_kwargs or cfg.reward_threshold is None or cfg.eval_episodes < 1:
+    """Said when even a perfect policy would pass the run's evaluation less than LUCK_BELOW of the time, on the env as
+    the run makes it (its env_kwargs included)."""
+    if cfg.reward_threshold is None or cfg.eval_episodes < 1:
         return None
-    p = pass_probability(cfg.env_id, float(cfg.reward_threshold), cfg.eval_episodes)
-    if p is None or p >= LUCK_BELOW:
+    found = _optimum(cfg.env_id, json.dumps(cfg.env_kwargs or {}, sort_keys=True, default=str))
+    if found is None:
         return None
-    best = float(row["optimal_expected_return"])
+    p = _reaches(tuple(sorted(found[0].items())), cfg.eval_episodes, float(cfg.reward_threshold))
+    if p >= LUCK_BELOW:
+        return None
+    best = found[1]
     where = "above" if best < cfg.reward_threshold else "close to"
-    return (f"reward_threshold: {cfg.reward_threshold:g} is {where} what an optimal policy earns on {cfg.env_id} on "
+    env = cfg.env_id + (" with its env_kwargs" if cfg.env_kwargs else "")
+    return (f"reward_threshold: {cfg.reward_threshold:g} is {where} what an optimal policy earns on {env} on "
             f"average ({best:.4g}): even a perfect policy passes an evaluation of {cfg.eval_episodes} episodes "
             f"{p:.0%} of the time (and its confirmation only some of the time), so when a run solves is partly "
             f"evaluation luck, and a run with a perfect policy can end unsolved (docs/benchmarks.md, threshold-reach)")
