@@ -17,7 +17,6 @@ import functools
 import json
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from gymnasium_solver.config.build import build_config
@@ -75,6 +74,8 @@ def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None) -> tu
     """The distribution of one episode's undiscounted return under an optimal finite-horizon policy (returns
     rounded to 1e-9 -> probability), and the horizon (the TimeLimit). ValueError for an env without published
     dynamics (``unwrapped.P``) or without a TimeLimit."""
+    import gymnasium as gym  # here, not at import: importing the config package stays cheap (tests/test_api.py)
+
     env = gym.make(env_id, **(env_kwargs or {}))
     u: Any = env.unwrapped
     limit = env.spec.max_episode_steps if env.spec is not None else None
@@ -128,6 +129,8 @@ def _optimum(env_id: str, kwargs_json: str) -> tuple[dict[float, float], float] 
     row = _reach_table().get(env_id)
     if row is not None and kwargs_json == "{}":
         return {float(r): float(p) for r, p in row["returns"]}, float(row["optimal_expected_return"])
+    import gymnasium as gym
+
     kwargs = json.loads(kwargs_json)
     try:
         env = gym.make(env_id, **kwargs)
