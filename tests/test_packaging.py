@@ -38,6 +38,9 @@ def test_the_wheel_holds_every_preset_and_reference(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = [f"gymnasium_solver/presets/environments/{p.name}" for p in PACKAGE_CONFIG_DIR.glob("*.yaml")]
     shipped += [f"gymnasium_solver/presets/references/{p.name}" for p in SHIPPED_DIR.glob("*.json")]
+    shipped += [f"gymnasium_solver/presets/{folder}/{p.name}" for folder in ("seed_samples", "thresholds")
+                for p in (PACKAGE_CONFIG_DIR.parent / folder).glob("*.json")]
+    assert "gymnasium_solver/presets/thresholds/threshold_reach.json" in shipped  # config/run_notes.py reads it
     missing = [n for n in shipped if n not in names]
     assert not missing, missing
     assert "gymnasium_solver/cli/app.py" in names and "gymnasium_solver/agents/ppo.py" in names and "mcp_server/server.py" in names
