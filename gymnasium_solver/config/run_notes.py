@@ -23,6 +23,7 @@ from gymnasium_solver.config.build import build_config
 from gymnasium_solver.config.native_models import A2CConfig, PPOConfig
 from gymnasium_solver.config.presets import PACKAGE_DATA_DIR
 from gymnasium_solver.config.registry import Config
+from gymnasium_solver.config.spaces import env_spaces
 
 MIN_EVALUATIONS = 10
 THRESHOLD_REACH = PACKAGE_DATA_DIR / "thresholds" / "threshold_reach.json"
@@ -70,10 +71,11 @@ def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
     return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
 
 
-def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None) -> tuple[dict[float, float], int]:
+def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None,
+                    max_work: int | None = None) -> tuple[dict[float, float], int]:
     """The distribution of one episode's undiscounted return under an optimal finite-horizon policy (returns
     rounded to 1e-9 -> probability), and the horizon (the TimeLimit). ValueError for an env without published
-    dynamics (``unwrapped.P``) or without a TimeLimit."""
+    dynamics (``unwrapped.P``), without a TimeLimit, or larger than ``max_work`` states x actions x steps."""
     import gymnasium as gym  # here, not at import: importing the config package stays cheap (tests/test_api.py)
 
     env = gym.make(env_id, **(env_kwargs or {}))
@@ -84,6 +86,9 @@ def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None) -> tu
         raise ValueError(f"{env_id} publishes no dynamics or has no TimeLimit: no exact optimum")
     horizon = int(limit)
     n_states, n_actions = u.observation_space.n, u.action_space.n
+    if max_work is not None and n_states * n_actions * horizon > max_work:
+        env.close()
+        raise ValueError(f"{env_id}: {n_states} states x {n_actions} actions x {horizon} steps is past {max_work:,}")
     values = [np.zeros(n_states)]  # values[h][s]: the best expected return with h steps left
     policy: list[np.ndarray] = []
     for _ in range(horizon):
@@ -125,38 +130,40 @@ def _reach_table() -> dict[str, dict[str, Any]]:
 def _optimum(env_id: str, kwargs_json: str) -> tuple[dict[float, float], float] | None:
     """(one episode's optimal return distribution, its expected value) for the env as the run makes it: the shipped
     table's for a registered env as it is, computed here for one with env_kwargs (FrozenLake-v1's 8x8 map keeps v1's
-    100-step limit, which the table's FrozenLake8x8-v1 does not) when it is tabular and small; None otherwise."""
+    100-step limit, which the table's FrozenLake8x8-v1 does not) when its spaces are Discrete (the resolution's
+    cached spaces say so without making the env) and it is small; None otherwise."""
     row = _reach_table().get(env_id)
     if row is not None and kwargs_json == "{}":
         return {float(r): float(p) for r, p in row["returns"]}, float(row["optimal_expected_return"])
-    import gymnasium as gym
-
     kwargs = json.loads(kwargs_json)
     try:
-        env = gym.make(env_id, **kwargs)
-        u: Any = env.unwrapped
-        size = int(getattr(u.observation_space, "n", 0)) * int(getattr(u.action_space, "n", 0))
-        limit = env.spec.max_episode_steps if env.spec is not None else None
-        env.close()
-        if not hasattr(u, "P") or not size or limit is None or size * int(limit) > MAX_WORK:
+        spaces = env_spaces(env_id, kwargs)
+        if (spaces.observation_kind, spaces.action_kind) != ("discrete", "discrete"):
             return None
-        dist, _ = optimal_returns(env_id, kwargs)
+        dist, _ = optimal_returns(env_id, kwargs, MAX_WORK)
     except Exception:  # noqa: BLE001 - any env that cannot say: no note, never a failed resolution
         return None
     return dist, sum(r * p for r, p in dist.items())
+
+
+@functools.cache
+def _reach(env_id: str, kwargs_json: str, threshold: float, episodes: int) -> tuple[float, float] | None:
+    """(the chance that an optimal policy's mean over ``episodes`` episodes reaches ``threshold``, its expected
+    return); None with no exact optimum."""
+    found = _optimum(env_id, kwargs_json)
+    return None if found is None else (mean_reaches(found[0], episodes, threshold), found[1])
+
+
+def _kwargs_json(env_kwargs: dict[str, Any] | None) -> str:
+    return json.dumps(env_kwargs or {}, sort_keys=True, default=str)
 
 
 def pass_probability(env_id: str, threshold: float, episodes: int, env_kwargs: dict[str, Any] | None = None
                      ) -> float | None:
     """The chance that an optimal policy's mean over ``episodes`` evaluation episodes reaches ``threshold``; None for
     an env with no exact optimum (not tabular, too large, or unknown)."""
-    found = _optimum(env_id, json.dumps(env_kwargs or {}, sort_keys=True, default=str))
-    return None if found is None else _reaches(tuple(sorted(found[0].items())), episodes, threshold)
-
-
-@functools.cache
-def _reaches(dist_items: tuple[tuple[float, float], ...], episodes: int, threshold: float) -> float:
-    return mean_reaches(dict(dist_items), episodes, threshold)
+    found = _reach(env_id, _kwargs_json(env_kwargs), threshold, episodes)
+    return None if found is None else found[0]
 
 
 def luck_note(cfg: Config) -> str | None:
@@ -164,13 +171,10 @@ def luck_note(cfg: Config) -> str | None:
     the run makes it (its env_kwargs included)."""
     if cfg.reward_threshold is None or cfg.eval_episodes < 1:
         return None
-    found = _optimum(cfg.env_id, json.dumps(cfg.env_kwargs or {}, sort_keys=True, default=str))
-    if found is None:
+    found = _reach(cfg.env_id, _kwargs_json(cfg.env_kwargs), float(cfg.reward_threshold), cfg.eval_episodes)
+    if found is None or found[0] >= LUCK_BELOW:
         return None
-    p = _reaches(tuple(sorted(found[0].items())), cfg.eval_episodes, float(cfg.reward_threshold))
-    if p >= LUCK_BELOW:
-        return None
-    best = found[1]
+    p, best = found
     where = "above" if best < cfg.reward_threshold else "close to"
     env = cfg.env_id + (" with its env_kwargs" if cfg.env_kwargs else "")
     return (f"reward_threshold: {cfg.reward_threshold:g} is {where} what an optimal policy earns on {env} on "
