@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,8 +59,8 @@ def budget_notes(cfg: Config, eval_freq_set: bool, notes: list[str], where: str)
     return cfg
 
 
-def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
-    """P(the mean of n independent episodes >= threshold), exactly, by convolving one episode's return distribution."""
+def sum_distribution(dist: dict[float, float], n: int) -> dict[float, float]:
+    """The distribution of the sum of n independent episodes' returns, exactly, by convolving one episode's."""
     total: dict[float, float] = {0.0: 1.0}
     for _ in range(n):
         step: dict[float, float] = {}
@@ -68,7 +69,22 @@ def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
                 key = round(a + b, 6)
                 step[key] = step.get(key, 0.0) + pa * pb
         total = step
-    return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
+    return total
+
+
+def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
+    """P(the mean of n independent episodes >= threshold)."""
+    return float(sum(p for s, p in sum_distribution(dist, n).items() if s / n >= threshold - 1e-9))
+
+
+def mean_floor(dist: dict[float, float], n: int, level: float) -> float:
+    """The highest value that the mean of n independent episodes reaches with probability >= ``level``."""
+    reach = 0.0
+    for s, p in sorted(sum_distribution(dist, n).items(), reverse=True):
+        reach += p
+        if reach >= level - 1e-12:
+            return s / n
+    return min(dist)
 
 
 def optimal_returns(env_id: str, env_kwargs: dict[str, Any] | None = None,
@@ -152,6 +168,37 @@ def _reach(env_id: str, kwargs_json: str, threshold: float, episodes: int) -> tu
     return); None with no exact optimum."""
     found = _optimum(env_id, kwargs_json)
     return None if found is None else (mean_reaches(found[0], episodes, threshold), found[1])
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """What an optimal policy earns on an env as a run makes it: its expected return per episode, the chance it
+    passes one evaluation, and the highest threshold it passes every evaluation of the run's sizes reliably."""
+    expected: float
+    pass_probability: float
+    reached_from: float  # an optimal policy's evaluation mean is at least this 95% of the time
+    reliable_threshold: float  # passed with probability >= RELIABLE by an evaluation and by the confirmation
+
+
+RELIABLE = 0.9
+
+
+@functools.cache
+def _optimum_for_run(env_id: str, kwargs_json: str, threshold: float, episodes: int, confirm: int) -> Optimum | None:
+    found = _optimum(env_id, kwargs_json)
+    if found is None:
+        return None
+    dist, expected = found
+    reliable = min(mean_floor(dist, n, RELIABLE) for n in {episodes, confirm} if n > 0)
+    return Optimum(expected, mean_reaches(dist, episodes, threshold), mean_floor(dist, episodes, 0.95), reliable)
+
+
+def optimum_for_run(env_id: str, env_kwargs: dict[str, Any] | None, threshold: float, episodes: int,
+                    confirm_episodes: int) -> Optimum | None:
+    """The exact optimum of a tabular env (None for any other) against a run's threshold and evaluation sizes."""
+    if episodes < 1:
+        return None
+    return _optimum_for_run(env_id, _kwargs_json(env_kwargs), float(threshold), int(episodes), int(confirm_episodes))
 
 
 def _kwargs_json(env_kwargs: dict[str, Any] | None) -> str:

@@ -18,6 +18,7 @@ from gymnasium_solver.diagnostics.rules import (  # noqa: F401 - importing regis
     policy,
     returns,
     run_state,
+    threshold_luck,
     value,
 )
 from gymnasium_solver.diagnostics.rules.registry import IDS_BY_RULE, RULES

@@ -1,0 +1,75 @@
+"""A reward threshold that even an optimal policy passes only some of the time.
+
+Exact for Gymnasium's tabular environments, whose dynamics are published: config/run_notes.py has the optimal
+policy's distribution of one episode's return (shipped for the registered envs, computed for a run's env_kwargs), so
+the chance that a perfect policy passes the run's evaluation, and the bar it passes reliably, are known rather than
+guessed. Taxi-v4's registered 8 is above the optimum's expected 7.93; FrozenLake-v1's 0.7 is above the 0.64 an optimal
+policy gets on the 8x8 map within v1's 100 steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gymnasium_solver.config.run_notes import LUCK_BELOW, RELIABLE, optimum_for_run
+from gymnasium_solver.contract.run_folder import M
+from gymnasium_solver.diagnostics.context import Ctx
+from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
+from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.suggest import change, fmt
+
+
+@rule("threshold_above_optimum", "threshold_luck")
+def threshold_luck(ctx: Ctx) -> Finding | None:
+    """Critical when the threshold is above what an optimal policy earns on average and this run's evaluations got as
+    high as a perfect policy's do: the bar, not the agent, is what failed. Otherwise (a close bar, or a run whose
+    evaluations never got there) a side observation: what held the run back is in the other findings."""
+    if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown:
+        return None
+    episodes, confirm = ctx.eval_episodes, ctx.setting("confirm_episodes", 0)
+    kwargs = ctx.setting("env_kwargs") or {}
+    if not isinstance(episodes, int) or not isinstance(kwargs, dict):
+        return None
+    opt = optimum_for_run(ctx.info.env_id, kwargs, ctx.threshold, episodes, int(confirm or 0))
+    if opt is None or opt.pass_probability >= LUCK_BELOW:
+        return None
+    there = int(np.count_nonzero(ctx.eval_y >= opt.reached_from - 1e-9))
+    above = opt.expected < ctx.threshold - 1e-9
+    env = ctx.info.env_id + (f" with env_kwargs={kwargs}" if kwargs else "")
+    passes = (f"a perfect policy passes an evaluation of {episodes} episodes {opt.pass_probability:.0%} of the time"
+              + (f", then its {confirm}-episode confirmation only some of the time" if confirm else ""))
+    lower = change("reward_threshold", ctx.threshold, opt.reliable_threshold, "decrease",
+                   f"a perfect policy passes {fmt(opt.reliable_threshold)} in >= {RELIABLE:.0%} of its evaluations"
+                   + (" and confirmations" if confirm else "") + " on this task (exact, from its published dynamics)")
+    changes = [lower]
+    if kwargs:
+        changes.append(change("env_kwargs", kwargs, {}, "disable", "the environment's default task, which its "
+                              "registered reward_threshold is set for"))
+    evidence = [Evidence(metric="config:reward_threshold", observed=f"reward_threshold={fmt(ctx.threshold)}",
+                         healthy=f"a bar an optimal policy passes reliably: its expected return on {env} is "
+                         f"{opt.expected:.4g}; {passes}"),
+                Evidence(metric=M.EVAL_RETURN_MEAN,
+                         observed=f"best evaluation {fmt(ctx.best_eval) if ctx.best_eval is not None else 'none'}; "
+                         f"{there} evaluation(s) at or above {fmt(opt.reached_from)}",
+                         healthy=f"a perfect policy's {episodes}-episode mean is >= {fmt(opt.reached_from)} 95% of "
+                         "the time")]
+    if above and there:
+        return Finding(
+            id="threshold_above_optimum", severity=Severity.CRITICAL, score=0.99,
+            title="The reward threshold is above what an optimal policy earns on this task",
+            evidence=evidence,
+            cause=f"An optimal policy earns {opt.expected:.4g} per episode on {env} on average, below the threshold "
+            f"{fmt(ctx.threshold)}: {passes}. This run's evaluations reached what a perfect policy's reach, so it may "
+            "have nothing wrong with it: whether it solves is evaluation luck, and a fix judged on it would be too.",
+            suggested_changes=changes,
+        )
+    why = ("the threshold is above an optimal policy's average return" if above
+           else "the threshold is close to an optimal policy's average return")
+    return Finding(
+        id="threshold_luck", severity=Severity.INFO, score=0.05,
+        title="Even a perfect policy passes this reward threshold only some of the time",
+        evidence=evidence,
+        cause=f"On {env} {why} ({opt.expected:.4g}): {passes}. This run's evaluations did not get as high as a "
+        "perfect policy's, so what held it back is in the other findings; once it learns, a solve is partly luck.",
+        suggested_changes=changes,
+    )
