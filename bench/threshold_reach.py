@@ -6,7 +6,8 @@ fails that test often, and "env steps to solve" then measures evaluation luck as
 tabular envs publish their dynamics (``env.unwrapped.P``), so this computes, by finite-horizon value
 iteration over the TimeLimit, the optimal policy's expected return from the initial-state distribution and
 the exact probability that its mean over N episodes reaches the threshold (the distribution of one
-episode's return under the optimal policy, convolved N times). Writes bench/analysis/threshold_reach.json
+episode's return under the optimal policy, convolved N times), and the highest bar it passes in >= 90% of
+its evaluations (10 episodes) and confirmations (50). Writes bench/analysis/threshold_reach.json
 (with the commit and the versions); bench/render_tables.py renders docs/benchmarks.md's
 ``threshold-reach`` block from it. It also ships each env's optimal return distribution in the package
 (gymnasium_solver/presets/thresholds/threshold_reach.json): ``gsolve train`` and ``gsolve config`` note, for a
@@ -27,11 +28,18 @@ import gymnasium as gym
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_results  # noqa: E402 - a sibling script, not a package
 
-from gymnasium_solver.config.run_notes import THRESHOLD_REACH, mean_reaches, optimal_returns  # noqa: E402
+from gymnasium_solver.config.run_notes import (  # noqa: E402
+    RELIABLE,
+    THRESHOLD_REACH,
+    mean_floor,
+    mean_reaches,
+    optimal_returns,
+)
 
 OUT = Path(__file__).resolve().parent / "analysis" / "threshold_reach.json"
 ENVS = ("FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4")  # the tabular envs with a threshold and a TimeLimit
 EPISODES = (10, 100)  # gsolve's default eval_episodes, and the classic "over 100 consecutive episodes"
+JUDGED = (10, 50)  # gsolve's default eval_episodes and confirm_episodes: a solve passes both
 
 
 def main() -> int:
@@ -45,9 +53,12 @@ def main() -> int:
                "pass_probability": {}, "returns": sorted([r, p] for r, p in dist.items() if p > 0)}
         if threshold is not None:
             row["pass_probability"] = {str(n): mean_reaches(dist, n, threshold) for n in EPISODES}
+        # The highest bar a perfect policy passes reliably by gsolve's defaults: the diagnosis's
+        # threshold_above_optimum suggests it (config/run_notes.py computes it for a run's own sizes).
+        row["reliable_threshold"] = min(mean_floor(dist, n, RELIABLE) for n in JUDGED)
         rows.append(row)
         print(f"{env_id}: threshold {threshold}, optimal expected return {expected:.4f}, "
-              f"P(pass) {row['pass_probability']}", flush=True)
+              f"P(pass) {row['pass_probability']}, reliable bar {row['reliable_threshold']:g}", flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"measured": bench_results.finish(measured).model_dump(), "envs": rows}, indent=1) + "\n"
     for path in (OUT, THRESHOLD_REACH):
