@@ -343,6 +343,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # another seed: the two sets were made at once.
     ("heldout63", False, _line(3, 3, 3, healthy=3)),
     ("heldout63", True, _line(3, 3, 3, healthy=3)),
+    # heldout64 (2026-12-06): blind at 10a3512 (its merge; the diagnosis of fc91518) 1/2 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring. The miss, c02 (FrozenLake-v1:ppo on the 8x8 map, a fault type
+    # seen in heldout61/62 before threshold_above_optimum was written): reward_threshold=0.4 first, env_kwargs={}
+    # second.
+    ("heldout64", False, _line(2, 1, 1, healthy=3)),
+    ("heldout64", True, _line(2, 1, 1, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
