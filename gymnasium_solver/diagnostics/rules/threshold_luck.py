@@ -41,10 +41,10 @@ def threshold_luck(ctx: Ctx) -> Finding | None:
     lower = change("reward_threshold", ctx.threshold, opt.reliable_threshold, "decrease",
                    f"a perfect policy passes {fmt(opt.reliable_threshold)} in >= {RELIABLE:.0%} of its evaluations"
                    + (" and confirmations" if confirm else "") + " on this task (exact, from its published dynamics)")
-    changes = [lower]
-    if kwargs:
-        changes.append(change("env_kwargs", kwargs, {}, "disable", "the environment's default task, which its "
-                              "registered reward_threshold is set for"))
+    # One change: a finding's changes are applied together (gsolve retry, the fix loop's candidate), and the
+    # environment's default task is the other way out, said in the cause.
+    other = (f" Or, if {kwargs} was not meant, train the task the registered threshold is set for (env_kwargs={{}})."
+             if kwargs else "")
     evidence = [Evidence(metric="config:reward_threshold", observed=f"reward_threshold={fmt(ctx.threshold)}",
                          healthy=f"a bar an optimal policy passes reliably: its expected return on {env} is "
                          f"{opt.expected:.4g}; {passes}"),
@@ -60,8 +60,9 @@ def threshold_luck(ctx: Ctx) -> Finding | None:
             evidence=evidence,
             cause=f"An optimal policy earns {opt.expected:.4g} per episode on {env} on average, below the threshold "
             f"{fmt(ctx.threshold)}: {passes}. This run's evaluations reached what a perfect policy's reach, so it may "
-            "have nothing wrong with it: whether it solves is evaluation luck, and a fix judged on it would be too.",
-            suggested_changes=changes,
+            "have nothing wrong with it: whether it solves is evaluation luck, and a fix judged on it would be too."
+            + other,
+            suggested_changes=[lower],
         )
     why = ("the threshold is above an optimal policy's average return" if above
            else "the threshold is close to an optimal policy's average return")
@@ -70,6 +71,7 @@ def threshold_luck(ctx: Ctx) -> Finding | None:
         title="Even a perfect policy passes this reward threshold only some of the time",
         evidence=evidence,
         cause=f"On {env} {why} ({opt.expected:.4g}): {passes}. This run's evaluations did not get as high as a "
-        "perfect policy's, so what held it back is in the other findings; once it learns, a solve is partly luck.",
-        suggested_changes=changes,
+        "perfect policy's, so what held it back is in the other findings; once it learns, a solve is partly luck."
+        + other,
+        suggested_changes=[lower],
     )
