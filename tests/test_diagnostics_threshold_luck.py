@@ -38,6 +38,12 @@ def test_a_bar_above_the_optimum_that_the_run_got_near_is_the_cause() -> None:
     assert d.findings[0] is f and f.severity == "critical"
     assert [c.set_arg for c in f.suggested_changes] == ["reward_threshold=0.4"]  # one change: applied as one
     assert "env_kwargs={}" in f.cause  # the other way out, said
+    # ... and tried as a candidate of its own: the default task's optimum (0.744) is above the bar.
+    other = finding(d, "threshold_set_for_default_task")
+    assert other.severity == "warning" and [c.set_arg for c in other.suggested_changes] == ["env_kwargs={}"]
+    assert d.findings.index(other) > d.findings.index(f)
+    # A run that never got near the optimum still gets it: the bar belongs to another task whatever was learnt.
+    assert "threshold_set_for_default_task" in ids(tabular("FrozenLake-v1", 0.7, 0.0, {"map_name": "8x8"}))
     assert "0.6407" in f.cause and "49% of the time" in f.cause
     # Taxi-v4's registered 8 is above the optimum's 7.93: a run whose evaluations reach 7.5 may be perfect.
     f = finding(tabular("Taxi-v4", 8.0, 7.5), "threshold_above_optimum")
@@ -63,4 +69,7 @@ def test_quiet_on_a_reliable_bar_a_solved_run_and_an_env_without_published_dynam
     assert not {"threshold_luck", "threshold_above_optimum"} & set(ids(tabular("FrozenLake-v1", 0.7, 0.6,
                                                                                  {"is_slippery": False})))
     assert "threshold_above_optimum" not in ids(tabular("Taxi-v4", 8.0, 7.5, solved=True, stop_reason="solved"))
+    # env_kwargs that keep the optimum above the bar (not slippery), or a bar above the default task's optimum too.
+    assert "threshold_set_for_default_task" not in ids(tabular("FrozenLake-v1", 0.7, 0.6, {"is_slippery": False}))
+    assert "threshold_set_for_default_task" not in ids(tabular("FrozenLake-v1", 0.8, 0.6, {"map_name": "8x8"}))
     assert not {"threshold_luck", "threshold_above_optimum"} & set(ids(run(healthy_series(), {}, **UNSOLVED)))

@@ -85,6 +85,7 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "minibatch_too_small": (("batch_size", -1),),
     "threshold_unreachable": (("reward_threshold", 1),),
     "threshold_above_optimum": (("reward_threshold", 1), ("env_kwargs", 0)),
+    "threshold_set_for_default_task": (("env_kwargs", 0),),
 }
 # Never attributed to a config key: the process died or raised.
 _NOT_CONFIG = ("run_crashed", "run_error")

@@ -16,6 +16,7 @@ from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
+from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.suggest import change, fmt
 
 
@@ -74,4 +75,33 @@ def threshold_luck(ctx: Ctx) -> Finding | None:
         "perfect policy's, so what held it back is in the other findings; once it learns, a solve is partly luck."
         + other,
         suggested_changes=[lower],
+    )
+
+
+@rule("threshold_set_for_default_task")
+def threshold_set_for_default_task(ctx: Ctx) -> Finding | None:
+    """env_kwargs made a task whose optimum is below the threshold, while the env's default task's optimum is at or
+    above it: the threshold (Gymnasium registers one per env id) was set for the task the run no longer trains. Its own
+    finding, ranked below threshold_above_optimum, so the fix loop tries the default task as a candidate of its own."""
+    kwargs = ctx.setting("env_kwargs") or {}
+    if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown or not isinstance(kwargs, dict) \
+            or not kwargs or not isinstance(ctx.eval_episodes, int):
+        return None
+    confirm = int(ctx.setting("confirm_episodes", 0) or 0)
+    here = optimum_for_run(ctx.info.env_id, kwargs, ctx.threshold, ctx.eval_episodes, confirm)
+    default = optimum_for_run(ctx.info.env_id, {}, ctx.threshold, ctx.eval_episodes, confirm)
+    if here is None or default is None or not here.expected < ctx.threshold - 1e-9 <= default.expected:
+        return None
+    return Finding(
+        id="threshold_set_for_default_task", severity=Severity.WARNING, score=0.9,
+        title="env_kwargs made a task whose best average return is below the threshold; the default task's is not",
+        evidence=[setting_evidence("env_kwargs", kwargs, f"the default task, where an optimal policy earns "
+                                   f"{default.expected:.4g} on average (>= the threshold {fmt(ctx.threshold)})"),
+                  Evidence(metric="config:reward_threshold", observed=f"an optimal policy earns {here.expected:.4g} "
+                           f"on average with env_kwargs={kwargs}", healthy=f">= {fmt(ctx.threshold)}")],
+        cause=f"The threshold {fmt(ctx.threshold)} is one an optimal policy reaches on {ctx.info.env_id}'s default task "
+        f"({default.expected:.4g} on average) but not on the task env_kwargs={kwargs} makes ({here.expected:.4g}): it "
+        "was set for the task this run does not train. If the env_kwargs were meant, set a threshold for them "
+        "(threshold_above_optimum says which); if not, train the default task.",
+        suggested_changes=[change("env_kwargs", kwargs, {}, "disable", "the task the threshold was set for")],
     )
