@@ -210,6 +210,15 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_54.json": "heldout63 (environments without a preset: FrozenLake-v1, Taxi-v4; "
                                                    "blind: run at baad723, after its scoring, beside heldout60's "
                                                    "bench; the fix loop of fb851dc)",
+                 "fix_verdicts_no_preset_55.json": "heldout64 (environments without a preset: FrozenLake-v1, "
+                                                   "CartPole-v0; blind: run at 3b02f9a, after its scoring, beside two "
+                                                   "helpers and an in-sample bench; the fix loop of 3b02f9a, with "
+                                                   "threshold_above_optimum)",
+                 "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
+                                                                "not_fixed blind), re-run at 3b02f9a, whose "
+                                                                "threshold_above_optimum was written after reading "
+                                                                "them (in-sample): the lowered bar alone did not "
+                                                                "solve",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
@@ -244,8 +253,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                "after 7c435e9 let the trim also train a variant a race "
                                                                "had stopped (in-sample)"}
 
-# The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files). Today's
-# (to None) starts at fb851dc, the recheck rung (more fresh seeds before "unlucky seed"; b444d12 after it changed only
+# The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
+# 3b02f9a to eab7619: the diagnosis names a threshold above a tabular env's exact optimum (threshold_above_optimum,
+# its reachable bar a candidate); eab7619 adds the default task as a candidate of its own
+# (threshold_set_for_default_task). fb851dc to 3b02f9a: the recheck rung (more fresh seeds before "unlucky seed"; b444d12 after it changed only
 # --require k < n, which the bench does not use). 41a95a6 to fb851dc: its diagnosis no longer calls an off-policy run
 # whose mean Q would stay negligible "still learning" (thresholds.q_negligible): of every fixture run that changed only
 # heldout49 c06's top finding, but a trial's run can meet it too, so the sets before it count for the loop they ran
@@ -256,7 +267,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("fb851dc", None, ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
+    ("eab7619", None, ()),
+    ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
+    ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
                        "fix_verdicts_no_preset_52.json", "fix_verdicts_no_preset_53.json",
                        "fix_verdicts_no_preset_54.json")),
     ("41a95a6", "fb851dc", ("fix_verdicts_no_preset_45.json", "fix_verdicts_no_preset_46.json",
