@@ -219,6 +219,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                 "threshold_above_optimum was written after reading "
                                                                 "them (in-sample): the lowered bar alone did not "
                                                                 "solve",
+                 "fix_verdicts_no_preset_default_task_after.json": "heldout61 c20 and heldout62 c05 again, at "
+                                                                   "eab7619, whose threshold_set_for_default_task "
+                                                                   "(the default task as a candidate of its own) was "
+                                                                   "written after the re-run above (in-sample)",
                  "fix_verdicts_no_preset_rerun_after.json": "confirmed faults of heldout10-37 not `fixed` as recorded, "
                                                             "re-run with the fix loop of 4e09f10 (the extend and "
                                                             "explore rungs): the 10 not_fixed calls (j04's re-run is "
