@@ -327,8 +327,9 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout61 (2026-12-06): blind at 5142409 (its merge; the diagnosis of 41a95a6) 3/4 strict and lenient both ways,
     # 0/3 healthy runs warned; pinned after the scoring. The miss, c20 (FrozenLake-v1:dqn with env_kwargs map_name
     # 8x8: the planted key changes the task): budget_ends_while_learning.
-    ("heldout61", False, _line(4, 3, 3, healthy=3)),
-    ("heldout61", True, _line(4, 3, 3, healthy=3)),
+    # In-sample since: c20 (the 8x8 map) gets threshold_set_for_default_task, env_kwargs={} (written after reading it).
+    ("heldout61", False, _line(4, 4, 4, healthy=3)),
+    ("heldout61", True, _line(4, 4, 4, healthy=3)),
     # heldout60 (2026-12-06): blind at d5e4c3d (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout60", False, _line(3, 3, 3, healthy=3)),
@@ -336,8 +337,9 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout62 (2026-12-06): blind at 071d2f0 (its merge; the diagnosis of 41a95a6) 1/2 strict and lenient both ways,
     # 0/3 healthy runs warned; pinned after the scoring. The miss, c05 (FrozenLake-v1:a2c on the 8x8 map: the planted
     # key changes the task): budget_exhausted_improving.
-    ("heldout62", False, _line(2, 1, 1, healthy=3)),
-    ("heldout62", True, _line(2, 1, 1, healthy=3)),
+    # In-sample since: c05 gets threshold_set_for_default_task, env_kwargs={} (written after reading it).
+    ("heldout62", False, _line(2, 2, 2, healthy=3)),
+    ("heldout62", True, _line(2, 2, 2, healthy=3)),
     # heldout63 (2026-12-06): blind at ed8839c (its merge; the diagnosis of 41a95a6) 3/3 strict and lenient both ways,
     # 0/3 healthy runs warned; pinned after the scoring. Its c06 repeats heldout61 c11 (Taxi-v4:dqn n_steps=200) on
     # another seed: the two sets were made at once.
@@ -352,9 +354,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout65 (2026-12-06): blind at a0aeb4d (its merge; the diagnosis of eab7619) 0/2 strict and lenient both ways,
     # 0/3 healthy runs warned; pinned after the scoring. Both misses (Taxi-v4:dqn, exploration_initial_eps=0 and
     # exploration_fraction=0, runs that reached a perfect policy's level in their last 2 and 3 evaluations) got
-    # threshold_above_optimum; the diagnosis before it (944af0f) named exploration_ends_too_early for both.
-    ("heldout65", False, _line(2, 0, 0, healthy=3)),
-    ("heldout65", True, _line(2, 0, 0, healthy=3)),
+    # threshold_above_optimum. In-sample since: that finding now needs the run to have sat at that level for as many
+    # evaluations as a perfect policy needs to solve once (about 5 on Taxi-v4), so both get exploration_ends_too_early.
+    ("heldout65", False, _line(2, 2, 2, healthy=3)),
+    ("heldout65", True, _line(2, 2, 2, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

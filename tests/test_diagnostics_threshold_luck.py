@@ -14,10 +14,11 @@ UNSOLVED = {"solved": False, "stop_reason": "budget_exhausted", "best_eval": Non
 
 
 def tabular(env_id: str, threshold: float, eval_peak: float, env_kwargs: dict[str, Any] | None = None,
-            **info: Any) -> Any:
-    """An unsolved A2C-like run on ``env_id`` whose evaluations climb to ``eval_peak`` and stay there."""
+            evals: np.ndarray | None = None, **info: Any) -> Any:
+    """An unsolved A2C-like run on ``env_id`` whose evaluations climb to ``eval_peak`` and stay there (or ``evals``,
+    one value per row; the table keeps every 4th as an evaluation)."""
     t = np.linspace(0, 1, N)
-    peak = np.minimum(t * 2, 1) * eval_peak
+    peak = np.minimum(t * 2, 1) * eval_peak if evals is None else evals
     series = {**healthy_series(), M.EP_RETURN_MEAN: peak * 0.8, M.EVAL_RETURN_MEAN: peak,
               M.EP_LEN_MEAN: 20 + 10 * np.sin(9 * t)}
     config = {"env_id": env_id, "reward_threshold": threshold, "eval_episodes": 10, "confirm_episodes": 50,
@@ -55,6 +56,16 @@ def test_a_run_that_never_got_near_the_optimum_is_told_but_not_blamed_on_the_bar
     f = finding(d, "threshold_luck")
     assert f.severity == "info" and "threshold_above_optimum" not in ids(d)
     assert "did not get as high as a perfect policy's" in f.cause
+
+
+def test_the_bar_is_the_cause_only_when_the_run_had_a_perfect_policys_chances_and_used_them_as_one_would() -> None:
+    # Taxi-v4: a perfect policy solves (an evaluation and its confirmation pass) about once in 5 evaluations.
+    late = np.where(np.arange(N) >= N - 8, 7.5, -50.0)  # at that level in the last 2 evaluations only
+    f = finding(tabular("Taxi-v4", 8.0, 0, evals=late), "threshold_luck")
+    assert f.severity == "info" and "only 2 time(s)" in f.cause and "learning sooner is the lever" in f.cause
+    # All 15 evaluations there: a perfect policy solves in as many 97% of the time, so this run is short of optimal.
+    f = finding(tabular("Taxi-v4", 8.0, 0, evals=np.full(N, 7.5)), "threshold_luck")
+    assert f.severity == "info" and "likely short of optimal" in f.cause
 
 
 def test_a_close_bar_is_a_side_observation_only() -> None:

@@ -176,6 +176,7 @@ class Optimum:
     passes one evaluation, and the highest threshold it passes every evaluation of the run's sizes reliably."""
     expected: float
     pass_probability: float
+    solve_probability: float  # one evaluation passes and so does its confirmation (its first confirm_episodes)
     reached_from: float  # an optimal policy's evaluation mean is at least this 95% of the time
     reliable_threshold: float  # passed with probability >= RELIABLE by an evaluation and by the confirmation
 
@@ -190,7 +191,9 @@ def _optimum_for_run(env_id: str, kwargs_json: str, threshold: float, episodes: 
         return None
     dist, expected = found
     reliable = min(mean_floor(dist, n, RELIABLE) for n in {episodes, confirm} if n > 0)
-    return Optimum(expected, mean_reaches(dist, episodes, threshold), mean_floor(dist, episodes, 0.95), reliable)
+    passes = mean_reaches(dist, episodes, threshold)
+    confirmed = mean_reaches(dist, confirm, threshold) if confirm > 0 else 1.0
+    return Optimum(expected, passes, passes * confirmed, mean_floor(dist, episodes, 0.95), reliable)
 
 
 def optimum_for_run(env_id: str, env_kwargs: dict[str, Any] | None, threshold: float, episodes: int,

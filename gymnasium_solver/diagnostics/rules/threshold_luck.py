@@ -19,12 +19,15 @@ from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.rules.sizing import setting_evidence
 from gymnasium_solver.diagnostics.suggest import change, fmt
 
+PLAUSIBLE = 0.05  # a perfect policy misses this often in as many evaluations: luck explains the run's miss
+
 
 @rule("threshold_above_optimum", "threshold_luck")
 def threshold_luck(ctx: Ctx) -> Finding | None:
-    """Critical when the threshold is above what an optimal policy earns on average and this run's evaluations got as
-    high as a perfect policy's do: the bar, not the agent, is what failed. Otherwise (a close bar, or a run whose
-    evaluations never got there) a side observation: what held the run back is in the other findings."""
+    """Critical when the threshold is above what an optimal policy earns on average and this run's evaluations sat at a
+    perfect policy's level as long as a perfect policy needs to solve, without making a miss implausible for one: the
+    bar, not the agent, is what failed. Otherwise (a close bar, a run that got there late or never, or one that missed
+    more often than a perfect policy would) a side observation: what held the run back is in the other findings."""
     if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown:
         return None
     episodes, confirm = ctx.eval_episodes, ctx.setting("confirm_episodes", 0)
@@ -54,26 +57,42 @@ def threshold_luck(ctx: Ctx) -> Finding | None:
                          f"{there} evaluation(s) at or above {fmt(opt.reached_from)}",
                          healthy=f"a perfect policy's {episodes}-episode mean is >= {fmt(opt.reached_from)} 95% of "
                          "the time")]
-    if above and there:
+    # An optimal policy solves one evaluation (it and its confirmation pass) with probability s, so about once in 1/s
+    # evaluations. The bar explains the failure when the run sat at a perfect policy's level for at least that many
+    # evaluations (fewer: it got there too late to have had its chances, and learning sooner is the lever) and an
+    # optimal policy would still have missed in as many with probability >= 5% (less: the run is likely short of
+    # optimal, and the other findings say why).
+    chances = 1 / max(opt.solve_probability, 1e-9)
+    missed = (1 - opt.solve_probability) ** there
+    if above and there >= chances and missed >= PLAUSIBLE:
         return Finding(
             id="threshold_above_optimum", severity=Severity.CRITICAL, score=0.99,
             title="The reward threshold is above what an optimal policy earns on this task",
             evidence=evidence,
             cause=f"An optimal policy earns {opt.expected:.4g} per episode on {env} on average, below the threshold "
-            f"{fmt(ctx.threshold)}: {passes}. This run's evaluations reached what a perfect policy's reach, so it may "
-            "have nothing wrong with it: whether it solves is evaluation luck, and a fix judged on it would be too."
-            + other,
+            f"{fmt(ctx.threshold)}: {passes}, so it solves about once in {chances:.0f} evaluations. This run's "
+            f"evaluations were at a perfect policy's level {there} times, and a perfect policy evaluated as often "
+            f"fails to solve {missed:.0%} of the time: the run may have nothing wrong with it. Whether it solves is "
+            "evaluation luck, and a fix judged on it would be too." + other,
             suggested_changes=[lower],
         )
     why = ("the threshold is above an optimal policy's average return" if above
            else "the threshold is close to an optimal policy's average return")
+    if not there:
+        held = "This run's evaluations did not get as high as a perfect policy's"
+    elif there < chances:
+        held = (f"This run's evaluations were at a perfect policy's level only {there} time(s), fewer than the "
+                f"{chances:.0f} a perfect policy needs on average to solve once: it got there too late, and learning "
+                "sooner is the lever")
+    else:
+        held = (f"This run's evaluations were at a perfect policy's level {there} times, in which a perfect policy "
+                f"solves {1 - missed:.0%} of the time: its policy is likely short of optimal")
     return Finding(
         id="threshold_luck", severity=Severity.INFO, score=0.05,
         title="Even a perfect policy passes this reward threshold only some of the time",
         evidence=evidence,
-        cause=f"On {env} {why} ({opt.expected:.4g}): {passes}. This run's evaluations did not get as high as a "
-        "perfect policy's, so what held it back is in the other findings; once it learns, a solve is partly luck."
-        + other,
+        cause=f"On {env} {why} ({opt.expected:.4g}): {passes}. {held}; what held it back is in the other findings, "
+        "and once it learns, a solve is partly luck." + other,
         suggested_changes=[lower],
     )
 
