@@ -358,6 +358,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # evaluations as a perfect policy needs to solve once (about 5 on Taxi-v4), so both get exploration_ends_too_early.
     ("heldout65", False, _line(2, 2, 2, healthy=3)),
     ("heldout65", True, _line(2, 2, 2, healthy=3)),
+    # heldout66 (2026-12-06): blind at 9b0bd7c (its merge; the diagnosis of dde3df4) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout66", False, _line(3, 3, 3, healthy=3)),
+    ("heldout66", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
