@@ -214,6 +214,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "CartPole-v0; blind: run at 3b02f9a, after its scoring, beside two "
                                                    "helpers and an in-sample bench; the fix loop of 3b02f9a, with "
                                                    "threshold_above_optimum)",
+                 "fix_verdicts_no_preset_56.json": "heldout65 (environments without a preset, off-policy: Taxi-v4; "
+                                                   "blind: run at eab7619, after its scoring and before "
+                                                   "threshold_above_optimum's criterion that reading it prompted "
+                                                   "(dde3df4), beside two helpers and heldout66's bench; the fix "
+                                                   "loop of eab7619)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -260,7 +265,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
 # 3b02f9a to eab7619: the diagnosis names a threshold above a tabular env's exact optimum (threshold_above_optimum,
 # its reachable bar a candidate); eab7619 adds the default task as a candidate of its own
-# (threshold_set_for_default_task). fb851dc to 3b02f9a: the recheck rung (more fresh seeds before "unlucky seed"; b444d12 after it changed only
+# (threshold_set_for_default_task); dde3df4 calls the bar the cause only when the run sat at a perfect policy's level
+# for as many evaluations as a perfect policy needs to solve once, and not so many that a miss is implausible. fb851dc to 3b02f9a: the recheck rung (more fresh seeds before "unlucky seed"; b444d12 after it changed only
 # --require k < n, which the bench does not use). 41a95a6 to fb851dc: its diagnosis no longer calls an off-policy run
 # whose mean Q would stay negligible "still learning" (thresholds.q_negligible): of every fixture run that changed only
 # heldout49 c06's top finding, but a trial's run can meet it too, so the sets before it count for the loop they ran
@@ -271,7 +277,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("eab7619", None, ()),
+    ("dde3df4", None, ()),
+    ("eab7619", "dde3df4", ("fix_verdicts_no_preset_56.json",)),
     ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
     ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
                        "fix_verdicts_no_preset_52.json", "fix_verdicts_no_preset_53.json",
