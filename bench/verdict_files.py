@@ -219,6 +219,14 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "threshold_above_optimum's criterion that reading it prompted "
                                                    "(dde3df4), beside two helpers and heldout66's bench; the fix "
                                                    "loop of eab7619)",
+                 "fix_verdicts_no_preset_57.json": "heldout66 (environments without a preset: Acrobot-v1, "
+                                                   "FrozenLake-v1, CartPole-v0; blind: run at 9bd77db, whose package "
+                                                   "code is dde3df4's, after its scoring, beside two helpers and "
+                                                   "heldout65's and heldout67's benches; the fix loop of dde3df4)",
+                 "fix_verdicts_no_preset_58.json": "heldout67 (environments without a preset, on-policy: "
+                                                   "MountainCarContinuous-v0, CartPole-v0; blind: run at 9bd77db, "
+                                                   "after its scoring, beside a helper and heldout66's bench; the "
+                                                   "fix loop of dde3df4)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -277,7 +285,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("dde3df4", None, ()),
+    ("dde3df4", None, ("fix_verdicts_no_preset_58.json",)),
     ("eab7619", "dde3df4", ("fix_verdicts_no_preset_56.json",)),
     ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
     ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
