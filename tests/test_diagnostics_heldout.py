@@ -367,6 +367,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # explained_variance_low, with no change to suggest.
     ("heldout67", False, _line(2, 1, 1, healthy=3)),
     ("heldout67", True, _line(2, 1, 1, healthy=3)),
+    # heldout68 (2026-12-06): blind at c9d0a9b (its merge; the diagnosis of dde3df4) 3/3 strict and lenient both ways,
+    # 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout68", False, _line(3, 3, 3, healthy=3)),
+    ("heldout68", True, _line(3, 3, 3, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
