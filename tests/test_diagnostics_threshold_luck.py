@@ -42,6 +42,7 @@ def test_a_bar_above_the_optimum_that_the_run_got_near_is_the_cause() -> None:
     # ... and tried as a candidate of its own: the default task's optimum (0.744) is above the bar.
     other = finding(d, "threshold_set_for_default_task")
     assert other.severity == "warning" and [c.set_arg for c in other.suggested_changes] == ["env_kwargs={}"]
+    assert "a perfect policy passes 0.4 in >= 90% of its evaluations there" in other.cause
     assert d.findings.index(other) > d.findings.index(f)
     # A run that never got near the optimum still gets it: the bar belongs to another task whatever was learnt.
     assert "threshold_set_for_default_task" in ids(tabular("FrozenLake-v1", 0.7, 0.0, {"map_name": "8x8"}))

@@ -120,7 +120,8 @@ def threshold_set_for_default_task(ctx: Ctx) -> Finding | None:
                            f"on average with env_kwargs={kwargs}", healthy=f">= {fmt(ctx.threshold)}")],
         cause=f"The threshold {fmt(ctx.threshold)} is one an optimal policy reaches on {ctx.info.env_id}'s default task "
         f"({default.expected:.4g} on average) but not on the task env_kwargs={kwargs} makes ({here.expected:.4g}): it "
-        "was set for the task this run does not train. If the env_kwargs were meant, set a threshold for them "
-        "(threshold_above_optimum says which); if not, train the default task.",
+        "was set for the task this run does not train. If the env_kwargs were meant, set a threshold for them (a "
+        f"perfect policy passes {fmt(here.reliable_threshold)} in >= {RELIABLE:.0%} of its evaluations there); if not, "
+        "train the default task.",
         suggested_changes=[change("env_kwargs", kwargs, {}, "disable", "the task the threshold was set for")],
     )
