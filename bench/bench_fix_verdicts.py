@@ -14,7 +14,7 @@ environment package (a MiniGrid case's minigrid) is fixed and trained with the s
 compare with our shipped preset and the RL Zoo's entry, and size settings from the run's metrics.
 
 Writes ``bench/verdicts/fix_verdicts.json`` (``fix_verdicts_user_presets.json`` with ``--user-preset``,
-the file ``--out`` names otherwise, e.g. a set of environments without a preset that should not mix with
+the file ``--out`` names otherwise (``NAME.partial.json`` while it runs, git-ignored, so a half-run file is never rendered), e.g. a set of environments without a preset that should not mix with
 the others' rows; per case: verdict, winner, its held-out outcomes, seconds; with the commit, date,
 machine and load);
 ``make docs-tables`` (bench/render_tables.py) renders docs/diagnostics.md's ``fix-verdicts`` block
@@ -221,12 +221,15 @@ def main() -> int:
                    "commit": head_commit()}
             rows.append(row)
             kept = [r for r in kept if (r["set"], r["case"]) != (row["set"], row["case"])]
-            write(out, kept + rows, args.seeds)  # after every case: an interrupted bench keeps what it measured
+            # After every case, beside the results file: an interrupted bench keeps what it measured, and a
+            # half-run file is never rendered into the docs (bench/render_tables.py reads the named file only).
+            write(partial(out), kept + rows, args.seeds)
             held = " ".join(("ok" if h["solved"] else "NO") for h in row.get("held_out", []))
             w = row.get("winner") or {}
             print(f"{set_dir.name}/{name:30s} fault={row['fault']!s:5s} verdict={row.get('verdict', 'ERROR'):12s} "
                   f"{' '.join(w.get('set_args', [])):60s} held-out [{held}] {row['seconds']}s", flush=True)
     write(out, kept + rows, args.seeds)
+    partial(out).unlink(missing_ok=True)
     print("\n".join(summary(kept + rows)))
     return 0
 
@@ -247,6 +250,11 @@ def commits(rows: list[dict[str, Any]]) -> dict[str, int]:
     for r in rows:
         counts[r.get("commit", "?")] = counts.get(r.get("commit", "?"), 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def partial(out: Path) -> Path:
+    """Where a bench still running keeps its rows: ``fix_verdicts_x.json`` -> ``fix_verdicts_x.partial.json``."""
+    return out.with_suffix(".partial.json")
 
 
 def write(out: Path, rows: list[dict[str, Any]], seeds: int) -> None:
