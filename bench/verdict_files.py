@@ -227,6 +227,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "MountainCarContinuous-v0, CartPole-v0; blind: run at 9bd77db, "
                                                    "after its scoring, beside a helper and heldout66's bench; the "
                                                    "fix loop of dde3df4)",
+                 "fix_verdicts_no_preset_59.json": "heldout68 (environments without a preset, off-policy: "
+                                                   "MountainCar-v0, FrozenLake-v1; blind: run at a33e7a9, whose "
+                                                   "package code is dde3df4's, after its scoring, 2 trials at a "
+                                                   "time; the fix loop of dde3df4); c05 and c11 only: c13's fix had "
+                                                   "not finished when the session ended",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -285,7 +290,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("dde3df4", None, ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json")),
+    ("dde3df4", None, ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
+                       "fix_verdicts_no_preset_59.json")),
     ("eab7619", "dde3df4", ("fix_verdicts_no_preset_56.json",)),
     ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
     ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
