@@ -72,15 +72,16 @@ def sum_distribution(dist: dict[float, float], n: int) -> dict[float, float]:
     return total
 
 
-def mean_reaches(dist: dict[float, float], n: int, threshold: float) -> float:
-    """P(the mean of n independent episodes >= threshold)."""
-    return float(sum(p for s, p in sum_distribution(dist, n).items() if s / n >= threshold - 1e-9))
+def mean_reaches(dist: dict[float, float], n: int, threshold: float, total: dict[float, float] | None = None) -> float:
+    """P(the mean of n independent episodes >= threshold); ``total``: their sum's distribution, when already made."""
+    total = sum_distribution(dist, n) if total is None else total
+    return float(sum(p for s, p in total.items() if s / n >= threshold - 1e-9))
 
 
-def mean_floor(dist: dict[float, float], n: int, level: float) -> float:
+def mean_floor(dist: dict[float, float], n: int, level: float, total: dict[float, float] | None = None) -> float:
     """The highest value that the mean of n independent episodes reaches with probability >= ``level``."""
     reach = 0.0
-    for s, p in sorted(sum_distribution(dist, n).items(), reverse=True):
+    for s, p in sorted((sum_distribution(dist, n) if total is None else total).items(), reverse=True):
         reach += p
         if reach >= level - 1e-12:
             return s / n
@@ -190,10 +191,11 @@ def _optimum_for_run(env_id: str, kwargs_json: str, threshold: float, episodes: 
     if found is None:
         return None
     dist, expected = found
-    reliable = min(mean_floor(dist, n, RELIABLE) for n in {episodes, confirm} if n > 0)
-    passes = mean_reaches(dist, episodes, threshold)
-    confirmed = mean_reaches(dist, confirm, threshold) if confirm > 0 else 1.0
-    return Optimum(expected, passes, passes * confirmed, mean_floor(dist, episodes, 0.95), reliable)
+    totals = {n: sum_distribution(dist, n) for n in {episodes, confirm} if n > 0}  # each convolved once
+    reliable = min(mean_floor(dist, n, RELIABLE, total) for n, total in totals.items())
+    passes = mean_reaches(dist, episodes, threshold, totals[episodes])
+    confirmed = mean_reaches(dist, confirm, threshold, totals[confirm]) if confirm > 0 else 1.0
+    return Optimum(expected, passes, passes * confirmed, mean_floor(dist, episodes, 0.95, totals[episodes]), reliable)
 
 
 def optimum_for_run(env_id: str, env_kwargs: dict[str, Any] | None, threshold: float, episodes: int,

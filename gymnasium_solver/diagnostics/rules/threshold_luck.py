@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gymnasium_solver.config.run_notes import LUCK_BELOW, RELIABLE, optimum_for_run
+from gymnasium_solver.config.run_notes import LUCK_BELOW, RELIABLE, Optimum, optimum_for_run
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics.context import Ctx
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
@@ -22,21 +22,27 @@ from gymnasium_solver.diagnostics.suggest import change, fmt
 PLAUSIBLE = 0.05  # a perfect policy misses this often in as many evaluations: luck explains the run's miss
 
 
+def run_optimum(ctx: Ctx, kwargs: object) -> Optimum | None:
+    """The exact optimum of the run's env made with ``kwargs`` against its threshold and evaluation sizes; None for a
+    solved or too-young run, one whose settings are unknown, or an env without published dynamics."""
+    if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown or not isinstance(kwargs, dict) \
+            or not isinstance(ctx.eval_episodes, int):
+        return None
+    confirm = int(ctx.setting("confirm_episodes", 0) or 0)
+    return optimum_for_run(ctx.info.env_id, kwargs, ctx.threshold, ctx.eval_episodes, confirm)
+
+
 @rule("threshold_above_optimum", "threshold_luck")
 def threshold_luck(ctx: Ctx) -> Finding | None:
     """Critical when the threshold is above what an optimal policy earns on average and this run's evaluations sat at a
     perfect policy's level as long as a perfect policy needs to solve, without making a miss implausible for one: the
     bar, not the agent, is what failed. Otherwise (a close bar, a run that got there late or never, or one that missed
     more often than a perfect policy would) a side observation: what held the run back is in the other findings."""
-    if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown:
-        return None
-    episodes, confirm = ctx.eval_episodes, ctx.setting("confirm_episodes", 0)
     kwargs = ctx.setting("env_kwargs") or {}
-    if not isinstance(episodes, int) or not isinstance(kwargs, dict):
+    opt = run_optimum(ctx, kwargs)
+    if opt is None or ctx.threshold is None or opt.pass_probability >= LUCK_BELOW:
         return None
-    opt = optimum_for_run(ctx.info.env_id, kwargs, ctx.threshold, episodes, int(confirm or 0))
-    if opt is None or opt.pass_probability >= LUCK_BELOW:
-        return None
+    episodes, confirm = ctx.eval_episodes, int(ctx.setting("confirm_episodes", 0) or 0)
     there = int(np.count_nonzero(ctx.eval_y >= opt.reached_from - 1e-9))
     above = opt.expected < ctx.threshold - 1e-9
     env = ctx.info.env_id + (f" with env_kwargs={kwargs}" if kwargs else "")
@@ -103,13 +109,10 @@ def threshold_set_for_default_task(ctx: Ctx) -> Finding | None:
     above it: the threshold (Gymnasium registers one per env id) was set for the task the run no longer trains. Its own
     finding, ranked below threshold_above_optimum, so the fix loop tries the default task as a candidate of its own."""
     kwargs = ctx.setting("env_kwargs") or {}
-    if ctx.solved or ctx.too_early or ctx.threshold is None or ctx.settings_unknown or not isinstance(kwargs, dict) \
-            or not kwargs or not isinstance(ctx.eval_episodes, int):
-        return None
-    confirm = int(ctx.setting("confirm_episodes", 0) or 0)
-    here = optimum_for_run(ctx.info.env_id, kwargs, ctx.threshold, ctx.eval_episodes, confirm)
-    default = optimum_for_run(ctx.info.env_id, {}, ctx.threshold, ctx.eval_episodes, confirm)
-    if here is None or default is None or not here.expected < ctx.threshold - 1e-9 <= default.expected:
+    here = run_optimum(ctx, kwargs) if kwargs else None
+    default = run_optimum(ctx, {}) if here is not None else None
+    if here is None or default is None or ctx.threshold is None \
+            or not here.expected < ctx.threshold - 1e-9 <= default.expected:
         return None
     return Finding(
         id="threshold_set_for_default_task", severity=Severity.WARNING, score=0.9,
