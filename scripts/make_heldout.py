@@ -18,7 +18,10 @@ fault_type, expected_key, expected_direction and optionally acceptable_keys; any
 max_env_steps, kept for both runs and at least 1.5x the preset's slowest measured solve (docs/presets.md).
 `base` are overrides that belong to the environment, not to the fault, kept in both runs like `budget`: a
 reward_threshold for an environment whose spec has none, env_kwargs such as {is_slippery: false}, and
-env_package=[PKG], which is passed as `--env-package PKG` (the one way a package's ids are imported).
+env_package=[PKG], which is passed as `--env-package PKG` (the one way a package's ids are imported), and
+env_class=MODULE:CLASS for a user's own environment class (config_id names the id it trains as, e.g.
+Corridor-v0:ppo), passed as `--env-class MODULE:CLASS`; the module must import from the repository's root
+(e.g. tests.envs.heldout69:Corridor).
 labels.json's overrides are the budget's max_env_steps, then `base`, then `planted`. Healthy rows have no
 `planted`. tests/test_heldout_cases.py holds every table to the labels.json files it produced.
 
@@ -89,14 +92,28 @@ def _check_row(i: int, row: object) -> Case:
         if key in row and not isinstance(row[key], str):
             raise CasesError(f"{where} has {key}={row[key]!r}; it must be a string")
     for key in ("planted", "acceptable_keys"):
-        if any(v.partition("=")[0].strip() == "env_package" for v in row.get(key, [])):
-            raise CasesError(f"{where} names env_package in {key}; it belongs to the environment: put it in base")
+        for name in ENV_MODULE_KEYS:
+            if any(v.partition("=")[0].strip() == name for v in row.get(key, [])):
+                raise CasesError(f"{where} names {name} in {key}; it belongs to the environment: put it in base")
     for pair in row.get("base", []):
         key, _, value = pair.partition("=")
         if key.strip() == "env_package" and not _package_names(value):
             raise CasesError(f"{where} has base entry {pair!r}; env_package must be a package name or a list of "
                              "them, such as env_package=[minigrid]")
+        if key.strip() == "env_class" and not _class_path(value):
+            raise CasesError(f"{where} has base entry {pair!r}; env_class must be MODULE:CLASS, such as "
+                             "env_class=tests.envs.heldout69:Corridor")
     return row
+
+
+ENV_MODULE_KEYS = ("env_package", "env_class")  # imported only by the command line's flags, never by --set
+
+
+def _class_path(value: str) -> str:
+    """The MODULE:CLASS of an `env_class=` value, '' if it is not one."""
+    module, sep, name = value.strip().partition(":")
+    ok = sep and all(part.isidentifier() for part in module.split(".")) and name.isidentifier()
+    return value.strip() if ok else ""
 
 
 def _package_names(value: str) -> list[str]:
@@ -159,15 +176,18 @@ def declared_labels(row: Case) -> dict[str, Any]:
 
 
 def _package_args(overrides: list[str]) -> tuple[list[str], list[str]]:
-    """`env_package=[a, b]` overrides as `--env-package a --env-package b` (--set refuses the key), and the rest."""
+    """`env_package=[a, b]` overrides as `--env-package a --env-package b`, `env_class=M:C` as `--env-class M:C`
+    (--set refuses both keys), and the rest."""
     flags, rest = [], []
     for pair in overrides:
         key, _, value = pair.partition("=")
-        if key.strip() != "env_package":
+        if key.strip() == "env_package":
+            for pkg in _package_names(value):
+                flags += ["--env-package", pkg]
+        elif key.strip() == "env_class":
+            flags += ["--env-class", _class_path(value)]
+        else:
             rest.append(pair)
-            continue
-        for pkg in _package_names(value):
-            flags += ["--env-package", pkg]
     return flags, rest
 
 

@@ -72,6 +72,14 @@ def test_env_package_is_passed_as_the_flag_that_imports_it() -> None:
     assert make_heldout._package_args(["env_package=minigrid"]) == (["--env-package", "minigrid"], [])
 
 
+def test_a_users_own_class_is_passed_as_the_flag_that_imports_it() -> None:
+    # A set on a user's own environment class: its module is imported by --env-class, never by --set.
+    flags, rest = make_heldout._package_args(["max_env_steps=10", "env_class=tests.envs.my_env:Corridor",
+                                              "reward_threshold=0.9"])
+    assert flags == ["--env-class", "tests.envs.my_env:Corridor"]
+    assert rest == ["max_env_steps=10", "reward_threshold=0.9"]
+
+
 @pytest.mark.parametrize(("text", "says"), [
     ("- case: a\n", "expected a mapping with a non-empty list under 'cases:'"),
     ("cases: []\n", "expected a mapping with a non-empty list under 'cases:'"),
@@ -93,6 +101,12 @@ def test_env_package_is_passed_as_the_flag_that_imports_it() -> None:
      "case 'a' has base entry 'env_package=[]'; env_package must be a package name or a list"),
     ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, budget: 10, planted: ['env_package=[x]'], fault_type: f,"
      " expected_key: x, expected_direction: decrease}\n", "case 'a' names env_package in planted"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, base: ['env_class=os.system']}\n",
+     "case 'a' has base entry 'env_class=os.system'; env_class must be MODULE:CLASS"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, base: ['env_class=os:system; x']}\n",
+     "env_class must be MODULE:CLASS"),
+    ("cases:\n- {case: a, config_id: b, seed: 1, cause: c, budget: 10, planted: ['env_class=m:C'], fault_type: f,"
+     " expected_key: x, expected_direction: decrease}\n", "case 'a' names env_class in planted"),
 ])
 def test_a_bad_table_is_refused_in_one_sentence(tmp_path: Path, text: str, says: str) -> None:
     path = tmp_path / "cases.yaml"
