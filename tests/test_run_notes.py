@@ -19,6 +19,9 @@ def test_taxi_notes_that_a_perfect_policy_passes_about_half_its_evaluations() ->
     assert luck == [luck_note(resolve_config("Taxi-v4", []))]
     assert "8 is above what an optimal policy earns on Taxi-v4 on average (7.93)" in luck[0]
     assert "passes an evaluation of 10 episodes 48% of the time" in luck[0]
+    # the confirmation too (what the diagnosis's threshold rules read), and the change: the bar it passes reliably
+    assert "and that evaluation and its 50-episode confirmation together 21%" in luck[0]
+    assert luck[0].endswith("a bar it passes reliably: reward_threshold=6.9 (docs/benchmarks.md, threshold-reach)")
 
 
 def test_env_kwargs_that_make_the_bar_unreachable_are_said() -> None:
@@ -29,6 +32,12 @@ def test_env_kwargs_that_make_the_bar_unreachable_are_said() -> None:
     luck = [n for n in notes if n.startswith("reward_threshold:")]
     assert len(luck) == 1 and "0.7 is above what an optimal policy earns on FrozenLake-v1 with its env_kwargs on " \
         "average (0.6407)" in luck[0]
+    assert "together 12%" in luck[0] and "reward_threshold=0.4 (" in luck[0]
+
+
+def test_without_a_confirmation_the_note_says_the_evaluation_alone() -> None:
+    note = luck_note(resolve_config("FrozenLake-v1:dqn", ["confirm_episodes=0", "reward_threshold=0.8"]))
+    assert note is not None and "51% of the time, so when a run solves" in note and "confirmation" not in note
 
 
 @pytest.mark.parametrize(("config_id", "overrides"), [

@@ -163,14 +163,6 @@ def _optimum(env_id: str, kwargs_json: str) -> tuple[dict[float, float], float] 
     return dist, sum(r * p for r, p in dist.items())
 
 
-@functools.cache
-def _reach(env_id: str, kwargs_json: str, threshold: float, episodes: int) -> tuple[float, float] | None:
-    """(the chance that an optimal policy's mean over ``episodes`` episodes reaches ``threshold``, its expected
-    return); None with no exact optimum."""
-    found = _optimum(env_id, kwargs_json)
-    return None if found is None else (mean_reaches(found[0], episodes, threshold), found[1])
-
-
 @dataclass(frozen=True)
 class Optimum:
     """What an optimal policy earns on an env as a run makes it: its expected return per episode, the chance it
@@ -214,22 +206,26 @@ def pass_probability(env_id: str, threshold: float, episodes: int, env_kwargs: d
                      ) -> float | None:
     """The chance that an optimal policy's mean over ``episodes`` evaluation episodes reaches ``threshold``; None for
     an env with no exact optimum (not tabular, too large, or unknown)."""
-    found = _reach(env_id, _kwargs_json(env_kwargs), threshold, episodes)
-    return None if found is None else found[0]
+    found = optimum_for_run(env_id, env_kwargs, threshold, episodes, 0)
+    return None if found is None else found.pass_probability
 
 
 def luck_note(cfg: Config) -> str | None:
     """Said when even a perfect policy would pass the run's evaluation less than LUCK_BELOW of the time, on the env as
-    the run makes it (its env_kwargs included)."""
-    if cfg.reward_threshold is None or cfg.eval_episodes < 1:
+    the run makes it (its env_kwargs included): how often it passes, how often it solves (its confirmation too), and
+    the bar it would pass reliably, the change to make (the diagnosis's threshold rules read the same Optimum)."""
+    if cfg.reward_threshold is None:
         return None
-    found = _reach(cfg.env_id, _kwargs_json(cfg.env_kwargs), float(cfg.reward_threshold), cfg.eval_episodes)
-    if found is None or found[0] >= LUCK_BELOW:
+    opt = optimum_for_run(cfg.env_id, cfg.env_kwargs, float(cfg.reward_threshold), cfg.eval_episodes,
+                          cfg.confirm_episodes)
+    if opt is None or opt.pass_probability >= LUCK_BELOW:
         return None
-    p, best = found
-    where = "above" if best < cfg.reward_threshold else "close to"
+    where = "above" if opt.expected < cfg.reward_threshold else "close to"
     env = cfg.env_id + (" with its env_kwargs" if cfg.env_kwargs else "")
+    confirmed = (f", and that evaluation and its {cfg.confirm_episodes}-episode confirmation together "
+                 f"{opt.solve_probability:.0%}" if cfg.confirm_episodes > 0 else "")
     return (f"reward_threshold: {cfg.reward_threshold:g} is {where} what an optimal policy earns on {env} on "
-            f"average ({best:.4g}): even a perfect policy passes an evaluation of {cfg.eval_episodes} episodes "
-            f"{p:.0%} of the time (and its confirmation only some of the time), so when a run solves is partly "
-            f"evaluation luck, and a run with a perfect policy can end unsolved (docs/benchmarks.md, threshold-reach)")
+            f"average ({opt.expected:.4g}): even a perfect policy passes an evaluation of {cfg.eval_episodes} episodes "
+            f"{opt.pass_probability:.0%} of the time{confirmed}, so when a run solves is partly evaluation luck, and "
+            f"a run with a perfect policy can end unsolved; a bar it passes reliably: "
+            f"reward_threshold={opt.reliable_threshold:g} (docs/benchmarks.md, threshold-reach)")
