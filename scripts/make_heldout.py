@@ -91,6 +91,15 @@ def _check_row(i: int, row: object) -> Case:
     for key in ("case", "config_id", "fault_type", "cause", "expected_key", "expected_direction"):
         if key in row and not isinstance(row[key], str):
             raise CasesError(f"{where} has {key}={row[key]!r}; it must be a string")
+    _check_env_modules(where, row)
+    return row
+
+
+ENV_MODULE_KEYS = ("env_package", "env_class")  # imported only by the command line's flags, never by --set
+
+
+def _check_env_modules(where: str, row: dict) -> None:
+    """env_package and env_class belong to the environment (base), each in the form its flag takes."""
     for key in ("planted", "acceptable_keys"):
         for name in ENV_MODULE_KEYS:
             if any(v.partition("=")[0].strip() == name for v in row.get(key, [])):
@@ -103,10 +112,6 @@ def _check_row(i: int, row: object) -> Case:
         if key.strip() == "env_class" and not _class_path(value):
             raise CasesError(f"{where} has base entry {pair!r}; env_class must be MODULE:CLASS, such as "
                              "env_class=tests.envs.heldout69:Corridor")
-    return row
-
-
-ENV_MODULE_KEYS = ("env_package", "env_class")  # imported only by the command line's flags, never by --set
 
 
 def _class_path(value: str) -> str:
