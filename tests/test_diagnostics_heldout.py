@@ -371,6 +371,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 0/3 healthy runs warned; pinned after the scoring.
     ("heldout68", False, _line(3, 3, 3, healthy=3)),
     ("heldout68", True, _line(3, 3, 3, healthy=3)),
+    # heldout69 (2026-12-06): the first set on a user's own environment classes (tests/envs/heldout69.py, written by
+    # the helper: nothing to revert to, no Zoo entry, no earlier run). Blind at dd78456 (its merge; the diagnosis of
+    # dde3df4) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout69", False, _line(5, 5, 5, healthy=3)),
+    ("heldout69", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
