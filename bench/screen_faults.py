@@ -68,14 +68,17 @@ def fault_cases(folder: Path, only: list[str]) -> list[tuple[str, Path, dict[str
 
 def env_modules_of(case: Path) -> list[str]:
     """The --env-package/--env-class flags the case's recorded config.yaml names, each granted in this process
-    too (the case's config is resolved here): the fixture sets are ours, so we grant what they need."""
+    too (the case's config is resolved here; a user's class registered under the run's env id, as `gsolve train
+    ID --env-class M:C` does): the fixture sets are ours, so we grant what they need."""
     import yaml
 
-    from gymnasium_solver.config.env_modules import grant_from_flags, recorded_flags
+    from gymnasium_solver.config.env_modules import bind_class, grant_from_flags, recorded_flags
 
     config = yaml.safe_load((case / "config.yaml").read_text(encoding="utf-8"))
     config = config if isinstance(config, dict) else {}
     grant_from_flags(config.get("env_package") or [], [config["env_class"]] if config.get("env_class") else [])
+    if config.get("env_class"):
+        bind_class(str(config["env_id"]), str(config["env_class"]))
     return recorded_flags(config)
 
 

@@ -120,3 +120,17 @@ def test_a_bad_table_is_refused_in_one_sentence(tmp_path: Path, text: str, says:
 def test_a_missing_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(make_heldout.CasesError, match="cannot read it"):
         make_heldout.load_cases(tmp_path / "nope.yaml")
+
+
+def test_a_case_on_a_users_class_resolves_in_the_bench_process() -> None:
+    """bench_fix_verdicts resolves a fix winner's config in its own process: a case on a user's class needs the class
+    granted and registered under the run's id there, as `gsolve train ID --env-class M:C` does (heldout69's first
+    fix bench stopped on "unknown environment 'Thermostat-v0'" after its first case)."""
+    from shared_util import load_bench
+
+    from gymnasium_solver.config import resolve_config
+
+    case = FIXTURES / "heldout69" / "c01_s6901"
+    assert load_bench("screen_faults").env_modules_of(case) == ["--env-class", "tests.envs.heldout69:Thermostat"]
+    cfg = resolve_config("Thermostat-v0:dqn", [])
+    assert (cfg.env_id, cfg.env_class) == ("Thermostat-v0", "tests.envs.heldout69:Thermostat")
