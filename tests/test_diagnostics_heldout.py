@@ -376,6 +376,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # dde3df4) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout69", False, _line(5, 5, 5, healthy=3)),
     ("heldout69", True, _line(5, 5, 5, healthy=3)),
+    # heldout70 (2026-12-06): a user's own classes again (tests/envs/heldout70.py: LaneKeep, continuous steering, and
+    # ShuttleDock). Blind at 250be23 (its merge; the diagnosis of dde3df4) 5/5 strict and lenient both ways, 0/3
+    # healthy runs warned; pinned after the scoring.
+    ("heldout70", False, _line(5, 5, 5, healthy=3)),
+    ("heldout70", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
