@@ -21,7 +21,7 @@ reward_threshold for an environment whose spec has none, env_kwargs such as {is_
 env_package=[PKG], which is passed as `--env-package PKG` (the one way a package's ids are imported), and
 env_class=MODULE:CLASS for a user's own environment class (config_id names the id it trains as, e.g.
 Corridor-v0:ppo), passed as `--env-class MODULE:CLASS`; the module must import from the repository's root
-(e.g. tests.envs.heldout69:Corridor).
+(e.g. tests.envs.my_env:Corridor).
 labels.json's overrides are the budget's max_env_steps, then `base`, then `planted`. Healthy rows have no
 `planted`. tests/test_heldout_cases.py holds every table to the labels.json files it produced.
 
@@ -111,7 +111,7 @@ def _check_env_modules(where: str, row: dict) -> None:
                              "them, such as env_package=[minigrid]")
         if key.strip() == "env_class" and not _class_path(value):
             raise CasesError(f"{where} has base entry {pair!r}; env_class must be MODULE:CLASS, such as "
-                             "env_class=tests.envs.heldout69:Corridor")
+                             "env_class=tests.envs.my_env:Corridor")
 
 
 def _class_path(value: str) -> str:
