@@ -381,6 +381,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # healthy runs warned; pinned after the scoring.
     ("heldout70", False, _line(5, 5, 5, healthy=3)),
     ("heldout70", True, _line(5, 5, 5, healthy=3)),
+    # heldout71 (2026-12-06): a user's own classes (tests/envs/heldout71.py: Elevator, a Dict observation, and
+    # FruitCatch). Blind at 9f53b49 (its merge; the diagnosis of dde3df4) 5/5 strict and lenient both ways, 0/3
+    # healthy runs warned; pinned after the scoring.
+    ("heldout71", False, _line(5, 5, 5, healthy=3)),
+    ("heldout71", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
