@@ -240,6 +240,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "continuous steering and ShuttleDock, tests/envs/heldout70.py; "
                                                    "blind: run at 9ff7dd2, whose fix loop is dde3df4's, after its "
                                                    "scoring, beside two helpers and two benches)",
+                 "fix_verdicts_no_preset_62.json": "heldout71 (a user's own environment classes, Elevator with a "
+                                                   "Dict observation and FruitCatch, tests/envs/heldout71.py; blind: "
+                                                   "run at 44c1a8c, whose fix loop is dde3df4's, after its scoring, "
+                                                   "beside two helpers and two benches)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -300,7 +304,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("dde3df4", None, ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
-                       "fix_verdicts_no_preset_61.json")),
+                       "fix_verdicts_no_preset_61.json", "fix_verdicts_no_preset_62.json")),
     ("eab7619", "dde3df4", ("fix_verdicts_no_preset_56.json",)),
     ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
     ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
