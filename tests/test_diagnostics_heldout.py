@@ -386,6 +386,13 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # healthy runs warned; pinned after the scoring.
     ("heldout71", False, _line(5, 5, 5, healthy=3)),
     ("heldout71", True, _line(5, 5, 5, healthy=3)),
+    # heldout73 (2026-12-06): a user's own classes (tests/envs/heldout73.py: FruitCatch, ShopShelf with a
+    # MultiDiscrete observation) trained from a user's own tuned config (2-3 settings off gsolve's defaults in every
+    # row's base), each fault one more key. Blind at 1c2877e (its merge; the diagnosis of dde3df4) 4/6 strict and
+    # lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The misses, c03 (a2c reward_scale=0.001)
+    # and c07 (ppo batch_size=2048): horizon_too_short blamed the user config's own gamma.
+    ("heldout73", False, _line(6, 4, 4, healthy=3)),
+    ("heldout73", True, _line(6, 4, 4, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
