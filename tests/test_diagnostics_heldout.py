@@ -140,9 +140,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout21 (2026-12-02): blind at fc7649d 5/7 strict, 6/7 lenient, 0/4 healthy runs warned. v81's top change
     # was its exact fix, shared_network=false ("disable"), which the scorer held against the label's "decrease";
     # since a switch turned off counts as lowered: 6/7 strict, 7/7 lenient, in-sample. Its other miss, v31
-    # (reward_scale=0.01 with ent_coef=0.01), is given ent_coef=0.0, the acceptable key.
-    ("heldout21", False, _line(7, 6, 7, healthy=4)),
-    ("heldout21", True, _line(7, 6, 7, healthy=4)),
+    # (reward_scale=0.01 with ent_coef=0.01), was given ent_coef=0.0, the acceptable key; since heldout73 (2026-12-06)
+    # a reward scaled down explains entropy_no_decrease before an ent_coef in the tuned range: reward_scale=1.0,
+    # 7/7 in-sample.
+    ("heldout21", False, _line(7, 7, 7, healthy=4)),
+    ("heldout21", True, _line(7, 7, 7, healthy=4)),
     # heldout22 (2026-12-02): blind at 8d49b84 5/8 strict, 6/8 lenient both ways, 0/4 healthy runs warned. v24 (PPO
     # n_steps=2048 with batch_size=2048: one minibatch per epoch) got a budget finding whose revert, n_steps=32, was
     # refused with the run's batch_size=2048, so it suggested nothing; a refused change set is now completed with
@@ -150,9 +152,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # tau=0.005, SAC's soft update) got a budget increase; a soft update's time constant (interval / tau) now sizes
     # the budget a DQN config needs, and a deviation that slows an off-policy run's pace (a lower tau, a later
     # start, fewer gradient steps, ...) explains its budget finding, whose revert then leads: 6/8 strict, 8/8
-    # lenient, in-sample. v35 (hidden_sizes=[256, 256] with relu) gets activation=tanh, the acceptable key.
-    ("heldout22", False, _line(8, 6, 8, healthy=4)),
-    ("heldout22", True, _line(8, 6, 8, healthy=4)),
+    # lenient, in-sample. v35 (hidden_sizes=[256, 256] with relu) gets activation=tanh, the acceptable key. Since
+    # heldout73 (2026-12-06) a larger PPO minibatch explains budget_exhausted_improving first (PPO takes n_epochs /
+    # batch_size gradient steps per env step): v24 gets batch_size=32 itself, 7/8 strict, in-sample.
+    ("heldout22", False, _line(8, 7, 8, healthy=4)),
+    ("heldout22", True, _line(8, 7, 8, healthy=4)),
     # heldout23 (2026-12-02): blind at c659719 5/6 strict, 6/6 lenient both ways, 0/3 healthy runs warned. Its miss,
     # v21 (A2C with SAC's hidden_sizes=[256, 256] and relu), gets activation=tanh first, the acceptable key, as
     # heldout22 v35 did: preset_deviation lists both reverts, and gsolve fix's winner there reverted both.
@@ -390,9 +394,13 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # MultiDiscrete observation) trained from a user's own tuned config (2-3 settings off gsolve's defaults in every
     # row's base), each fault one more key. Blind at 1c2877e (its merge; the diagnosis of dde3df4) 4/6 strict and
     # lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The misses, c03 (a2c reward_scale=0.001)
-    # and c07 (ppo batch_size=2048): horizon_too_short blamed the user config's own gamma.
-    ("heldout73", False, _line(6, 4, 4, healthy=3)),
-    ("heldout73", True, _line(6, 4, 4, healthy=3)),
+    # and c07 (ppo batch_size=2048): horizon_too_short blamed the user config's own gamma (0.9 on 28-step episodes,
+    # 0.95 on 70-step ones) by comparing it with gsolve's defaults, which are not tuned for the env. In-sample since:
+    # against the defaults a horizon is too short only on episodes at least 10 horizons long, a reward scaled down
+    # explains entropy_no_decrease (c03: reward_scale=1.0), and a larger PPO minibatch explains
+    # budget_exhausted_improving first (c07: batch_size=64): 6/6.
+    ("heldout73", False, _line(6, 6, 6, healthy=3)),
+    ("heldout73", True, _line(6, 6, 6, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

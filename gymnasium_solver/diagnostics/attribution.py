@@ -35,14 +35,21 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "approx_kl_near_zero": _UPDATE_TOO_SMALL,
     "target_kl_stops_epochs": (("target_kl", -1),),
     "entropy_bonus_dominates": (("ent_coef", 1),),
-    "entropy_no_decrease": (*_UPDATE_TOO_SMALL, ("ent_coef", 1), ("hidden_sizes", -1), ("log_std_init", 1)),
+    # Fired only with ent_coef in the range tuned configs use (above it: entropy_bonus_dominates), so a reward
+    # scaled down (no usable advantage signal: the bonus and the noise are all the policy sees) goes before it.
+    "entropy_no_decrease": (*_UPDATE_TOO_SMALL, ("reward_scale", -1), ("ent_coef", 1), ("hidden_sizes", -1),
+                            ("log_std_init", 1)),
     "explained_variance_low": (("vf_coef", -1), ("hidden_sizes", -1), ("reward_scale", 0), ("gamma", 0)),
     "explained_variance_collapse": (("learning_rate", 1), ("reward_scale", 1)),
     "value_loss_exploding": (("reward_scale", 1), ("gamma", 1)),
     # Too few updates in the budget, or too slow: more env steps per update (a longer rollout, more envs, more
     # episodes per REINFORCE update) than the preset spends, or a shorter budget. The rollout first: it is why
     # the budget holds too few updates (512 envs against the Zoo's 16 before a budget of 100k against 500k).
-    "budget_exhausted_improving": (("n_steps", 1), ("n_envs", 1), ("episodes_per_update", 1), ("max_env_steps", -1)),
+    # Still learning when the budget ran out: fewer gradient steps per env step. PPO takes n_epochs / batch_size of
+    # them per env step whatever the rollout's length, so a larger minibatch goes first; a longer rollout or more
+    # envs (A2C's one step per rollout) next.
+    "budget_exhausted_improving": (("batch_size", 1), ("n_steps", 1), ("n_envs", 1), ("episodes_per_update", 1),
+                                   ("max_env_steps", -1)),
     "grad_clip_throttles": (("max_grad_norm", -1),),
     "horizon_too_short": (("gamma", -1), ("gae_lambda", -1)),
     "network_too_small": (("hidden_sizes", -1),),
