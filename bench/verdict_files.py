@@ -230,8 +230,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                  "fix_verdicts_no_preset_59.json": "heldout68 (environments without a preset, off-policy: "
                                                    "MountainCar-v0, FrozenLake-v1; blind: run at a33e7a9, whose "
                                                    "package code is dde3df4's, after its scoring, 2 trials at a "
-                                                   "time; the fix loop of dde3df4); c05 and c11 only: c13's fix had "
-                                                   "not finished when the session ended",
+                                                   "time; the fix loop of dde3df4); c13 re-run alone with --keep at "
+                                                   "4fd504b (the same loop), after the session that ran c05 and "
+                                                   "c11 ended before its fix finished",
                  "fix_verdicts_no_preset_60.json": "heldout69 (a user's own environment classes, Thermostat and "
                                                    "Courier, tests/envs/heldout69.py; blind: run at fa7b110, whose "
                                                    "fix loop is dde3df4's (only text and a refactor since), after "
@@ -244,6 +245,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "Dict observation and FruitCatch, tests/envs/heldout71.py; blind: "
                                                    "run at 44c1a8c, whose fix loop is dde3df4's, after its scoring, "
                                                    "beside two helpers and two benches)",
+                 "fix_verdicts_no_preset_63.json": "heldout73 (a user's own classes, FruitCatch and ShopShelf, each "
+                                                   "from a user's own tuned config, tests/envs/heldout73.py; blind: "
+                                                   "run at 2f0027a, whose fix loop is dde3df4's, after its scoring "
+                                                   "and before 41709b6, which its misses prompted, beside a helper "
+                                                   "and a bench)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -304,7 +310,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("dde3df4", None, ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
-                       "fix_verdicts_no_preset_61.json", "fix_verdicts_no_preset_62.json")),
+                       "fix_verdicts_no_preset_61.json", "fix_verdicts_no_preset_62.json",
+                       "fix_verdicts_no_preset_63.json")),
     ("eab7619", "dde3df4", ("fix_verdicts_no_preset_56.json",)),
     ("3b02f9a", "eab7619", ("fix_verdicts_no_preset_55.json",)),
     ("fb851dc", "3b02f9a", ("fix_verdicts_no_preset_50.json", "fix_verdicts_no_preset_51.json",
