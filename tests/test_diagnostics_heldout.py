@@ -153,6 +153,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # the budget a DQN config needs, and a deviation that slows an off-policy run's pace (a lower tau, a later
     # start, fewer gradient steps, ...) explains its budget finding, whose revert then leads: 6/8 strict, 8/8
     # lenient, in-sample. v35 (hidden_sizes=[256, 256] with relu) gets activation=tanh, the acceptable key. Since
+    # heldout72 (2026-12-06): a user's own classes, off-policy (tests/envs/heldout72.py: Slalom, continuous
+    # steering for sac and td3, and Orchard for dqn and qrdqn). Blind at 3334fe2 (its merge; the diagnosis of
+    # 41709b6) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout72", False, _line(5, 5, 5, healthy=3)),
+    ("heldout72", True, _line(5, 5, 5, healthy=3)),
     # heldout73 (2026-12-06) a larger PPO minibatch explains budget_exhausted_improving first (PPO takes n_epochs /
     # batch_size gradient steps per env step): v24 gets batch_size=32 itself, 7/8 strict, in-sample.
     ("heldout22", False, _line(8, 7, 8, healthy=4)),
