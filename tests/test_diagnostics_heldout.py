@@ -409,9 +409,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout74 (2026-12-06): a user's own classes and tuned configs again (tests/envs/heldout74.py: MoleWhack and
     # PaintMixer, continuous actions). Blind at e690b93 (its merge; the diagnosis of 41709b6) 4/5 strict and lenient
     # both ways, 0/3 healthy runs warned; pinned after the scoring. The miss, c02 (a2c reward_scale=0.0001):
-    # budget_exhausted_improving, blaming the user's n_steps.
-    ("heldout74", False, _line(5, 4, 4, healthy=3)),
-    ("heldout74", True, _line(5, 4, 4, healthy=3)),
+    # budget_exhausted_improving, blaming the user's n_steps. In-sample since: a policy still at entropy_no_decrease's
+    # share of a uniform policy's entropy is not "still improving", so entropy_no_decrease leads with
+    # reward_scale=1.0: 5/5.
+    ("heldout74", False, _line(5, 5, 5, healthy=3)),
+    ("heldout74", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

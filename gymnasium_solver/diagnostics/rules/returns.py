@@ -155,6 +155,12 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
         # Climbing toward the one value every evaluation returned, never above it: fewer penalties, not the reward
         # (a new user's Taxi-v4 PPO run at 50,000 env steps; at 200,000 and 800,000 it sat at that floor).
         improving = False
+    if improving and policy_unmoved(ctx):
+        # A policy still as random as at the start after entropy_no_decrease's 20+ updates has learned next to
+        # nothing: a rising evaluation of it is its deterministic action flipping, and a training return creeping up
+        # at that entropy will not reach the threshold in 3x the budget (heldout74 c02, reward_scale=1e-4: 237
+        # updates at 99.9% of log 5, the training return from 0.4 to 3 of 33).
+        improving = False
     near = (ctx.threshold is not None and ctx.best_eval is not None
             and ctx.best_eval >= fraction_of(ctx.threshold, T.NEAR_SOLVED_FRACTION.value))
     budget = int(ctx.config.get("max_env_steps", ctx.info.max_env_steps))
@@ -233,6 +239,13 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
                                                                 if improving else "the run stopped close to solving."),
         suggested_changes=[change_],
     )
+
+
+def policy_unmoved(ctx: Ctx) -> bool:
+    """The late entropy is still above entropy_no_decrease's share of a uniform policy's, over enough updates."""
+    frac = late_entropy_fraction(ctx)
+    _, y = ctx.data.finite(M.ENTROPY)
+    return frac is not None and frac > T.ENTROPY_NO_DECREASE.value and len(y) >= T.ENTROPY_MIN_UPDATES.value
 
 
 def _default_rollout(ctx: Ctx, budget: int, fewest: float) -> SuggestedChange | None:
