@@ -250,6 +250,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run at 2f0027a, whose fix loop is dde3df4's, after its scoring "
                                                    "and before 41709b6, which its misses prompted, beside a helper "
                                                    "and a bench)",
+                 "fix_verdicts_no_preset_65.json": "heldout74 (a user's own classes and tuned configs, MoleWhack and "
+                                                   "PaintMixer, tests/envs/heldout74.py; blind: run at 179c94c, the "
+                                                   "fix loop of 41709b6, after its scoring and before de553fc, which "
+                                                   "its miss prompted, beside heldout72's bench and a fresh clone's "
+                                                   "tests)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -294,6 +299,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                "had stopped (in-sample)"}
 
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
+# 41709b6 to de553fc: against gsolve's defaults (untuned) a short horizon needs episodes >= 10 horizons long; a reward
+# scaled down explains entropy_no_decrease, a larger PPO minibatch budget_exhausted_improving, first. de553fc: a
+# policy at entropy_no_decrease's entropy is not "still improving".
 # 3b02f9a to eab7619: the diagnosis names a threshold above a tabular env's exact optimum (threshold_above_optimum,
 # its reachable bar a candidate); eab7619 adds the default task as a candidate of its own
 # (threshold_set_for_default_task); dde3df4 calls the bar the cause only when the run sat at a perfect policy's level
@@ -308,7 +316,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("dde3df4", None, ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
+    ("de553fc", None, ()),
+    ("41709b6", "de553fc", ("fix_verdicts_no_preset_65.json",)),
+    ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
                        "fix_verdicts_no_preset_61.json", "fix_verdicts_no_preset_62.json",
                        "fix_verdicts_no_preset_63.json")),
