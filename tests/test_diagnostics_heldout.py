@@ -414,6 +414,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # reward_scale=1.0: 5/5.
     ("heldout74", False, _line(5, 5, 5, healthy=3)),
     ("heldout74", True, _line(5, 5, 5, healthy=3)),
+    # heldout75 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout75.py: Angler and
+    # RecyclingSorter, a Dict observation). Blind at af2a7eb (its merge; the diagnosis of de553fc) 5/5 strict and
+    # lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout75", False, _line(5, 5, 5, healthy=3)),
+    ("heldout75", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
