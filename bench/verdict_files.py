@@ -250,6 +250,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run at 2f0027a, whose fix loop is dde3df4's, after its scoring "
                                                    "and before 41709b6, which its misses prompted, beside a helper "
                                                    "and a bench)",
+                 "fix_verdicts_no_preset_66.json": "heldout75 (a user's own classes and tuned configs, Angler and "
+                                                   "RecyclingSorter, tests/envs/heldout75.py; blind: run at 21f009e, "
+                                                   "the fix loop of de553fc, after its scoring, beside a helper and "
+                                                   "heldout72's bench)",
                  "fix_verdicts_no_preset_65.json": "heldout74 (a user's own classes and tuned configs, MoleWhack and "
                                                    "PaintMixer, tests/envs/heldout74.py; blind: run at 179c94c, the "
                                                    "fix loop of 41709b6, after its scoring and before de553fc, which "
@@ -316,7 +320,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("de553fc", None, ()),
+    ("de553fc", None, ("fix_verdicts_no_preset_66.json",)),
     ("41709b6", "de553fc", ("fix_verdicts_no_preset_65.json",)),
     ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
