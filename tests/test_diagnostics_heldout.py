@@ -419,6 +419,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout75", False, _line(5, 5, 5, healthy=3)),
     ("heldout75", True, _line(5, 5, 5, healthy=3)),
+    # heldout76 (2026-12-06): a user's own classes and tuned configs, off-policy (tests/envs/heldout76.py: Telescope
+    # for SAC and TD3, Junction for DQN and QR-DQN). Blind at 059ae66 (its merge; the diagnosis of de553fc) 4/4
+    # strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout76", False, _line(4, 4, 4, healthy=3)),
+    ("heldout76", True, _line(4, 4, 4, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
