@@ -254,6 +254,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "RecyclingSorter, tests/envs/heldout75.py; blind: run at 21f009e, "
                                                    "the fix loop of de553fc, after its scoring, beside a helper and "
                                                    "heldout72's bench)",
+                 "fix_verdicts_no_preset_64.json": "heldout72 (a user's own classes, off-policy: Slalom for SAC and "
+                                                   "TD3, Orchard for DQN and QR-DQN, tests/envs/heldout72.py; blind: "
+                                                   "run at 47d85e2, the fix loop of 41709b6, after its scoring, "
+                                                   "beside helpers, other sets' benches and a fresh clone's tests)",
                  "fix_verdicts_no_preset_65.json": "heldout74 (a user's own classes and tuned configs, MoleWhack and "
                                                    "PaintMixer, tests/envs/heldout74.py; blind: run at 179c94c, the "
                                                    "fix loop of 41709b6, after its scoring and before de553fc, which "
@@ -321,7 +325,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("de553fc", None, ("fix_verdicts_no_preset_66.json",)),
-    ("41709b6", "de553fc", ("fix_verdicts_no_preset_65.json",)),
+    ("41709b6", "de553fc", ("fix_verdicts_no_preset_64.json", "fix_verdicts_no_preset_65.json")),
     ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
                        "fix_verdicts_no_preset_61.json", "fix_verdicts_no_preset_62.json",
