@@ -250,10 +250,6 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "run at 2f0027a, whose fix loop is dde3df4's, after its scoring "
                                                    "and before 41709b6, which its misses prompted, beside a helper "
                                                    "and a bench)",
-                 "fix_verdicts_no_preset_66.json": "heldout75 (a user's own classes and tuned configs, Angler and "
-                                                   "RecyclingSorter, tests/envs/heldout75.py; blind: run at 21f009e, "
-                                                   "the fix loop of de553fc, after its scoring, beside a helper and "
-                                                   "heldout72's bench)",
                  "fix_verdicts_no_preset_64.json": "heldout72 (a user's own classes, off-policy: Slalom for SAC and "
                                                    "TD3, Orchard for DQN and QR-DQN, tests/envs/heldout72.py; blind: "
                                                    "run at 47d85e2, the fix loop of 41709b6, after its scoring, "
@@ -263,6 +259,14 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "fix loop of 41709b6, after its scoring and before de553fc, which "
                                                    "its miss prompted, beside heldout72's bench and a fresh clone's "
                                                    "tests)",
+                 "fix_verdicts_no_preset_66.json": "heldout75 (a user's own classes and tuned configs, Angler and "
+                                                   "RecyclingSorter, tests/envs/heldout75.py; blind: run at 21f009e, "
+                                                   "the fix loop of de553fc, after its scoring, beside a helper and "
+                                                   "heldout72's bench)",
+                 "fix_verdicts_no_preset_67.json": "heldout76 (a user's own classes and tuned configs, off-policy: "
+                                                   "Telescope for SAC and TD3, Junction for DQN and QR-DQN, "
+                                                   "tests/envs/heldout76.py; blind: run at 3ea1bdf, the fix loop of "
+                                                   "de553fc, after its scoring, beside heldout72's bench)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -324,7 +328,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("de553fc", None, ("fix_verdicts_no_preset_66.json",)),
+    ("de553fc", None, ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json")),
     ("41709b6", "de553fc", ("fix_verdicts_no_preset_64.json", "fix_verdicts_no_preset_65.json")),
     ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
