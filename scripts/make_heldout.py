@@ -51,6 +51,8 @@ from typing import Any
 
 import yaml
 
+from gymnasium_solver.config.model import CLASS_PATH  # the pattern --env-class itself checks
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "heldout"
 PYTHON = Path(sys.executable)  # the interpreter running this script (a clone of the repo may have no .venv of its own)
@@ -115,10 +117,8 @@ def _check_env_modules(where: str, row: dict) -> None:
 
 
 def _class_path(value: str) -> str:
-    """The MODULE:CLASS of an `env_class=` value, '' if it is not one."""
-    module, sep, name = value.strip().partition(":")
-    ok = sep and all(part.isidentifier() for part in module.split(".")) and name.isidentifier()
-    return value.strip() if ok else ""
+    """The MODULE:CLASS of an `env_class=` value, '' if it is not one (the check `gsolve train --env-class` makes)."""
+    return value.strip() if CLASS_PATH.fullmatch(value.strip()) else ""
 
 
 def _package_names(value: str) -> list[str]:

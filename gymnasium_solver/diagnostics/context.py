@@ -209,6 +209,14 @@ def late_entropy_fraction(ctx: Ctx) -> float | None:
     return median(w[2]) / ref[0]
 
 
+def policy_unmoved(ctx: Ctx) -> bool:
+    """Entropy never decreased: the late entropy is still above ENTROPY_NO_DECREASE of a uniform policy's, over at
+    least ENTROPY_MIN_UPDATES updates (entropy_no_decrease's test; budget_exhausted_improving's "not learning")."""
+    frac = late_entropy_fraction(ctx)
+    _, y = ctx.data.finite(M.ENTROPY)
+    return frac is not None and frac > T.ENTROPY_NO_DECREASE.value and len(y) >= T.ENTROPY_MIN_UPDATES.value
+
+
 def material(ctx: Ctx, y: np.ndarray) -> float:
     if ctx.threshold is not None and ctx.threshold != 0:
         return T.TREND_MATERIAL_FRACTION.value * abs(ctx.threshold)

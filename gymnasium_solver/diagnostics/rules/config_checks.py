@@ -116,7 +116,8 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     h = horizon(float(gamma))
     ep = episode_length(ctx.data)
     dev = ctx.deviation("gamma", -1)
-    short_abs = h <= T.HORIZON_MIN_STEPS.value and (ep is None or ep >= 10 * h)
+    long_episodes = ep is not None and ep >= 10 * h  # the horizon sees under a tenth of an episode
+    short_abs = h <= T.HORIZON_MIN_STEPS.value and (ep is None or long_episodes)
     # Myopic: an end-of-episode reward a few steps away is discounted to nothing (a gridworld's goal).
     short_abs = short_abs or (h <= T.HORIZON_MYOPIC_STEPS.value and ep is not None and ep >= 3 * h)
     # Episodes that all run to the time limit never showed the agent their end (the goal, a crash):
@@ -129,7 +130,7 @@ def horizon_too_short(ctx: Ctx) -> Finding | None:
     # 140-step ones, heldout22 v38, did not).
     untuned = dev is not None and dev.source == "default"
     short_rel = (dev is not None and h < T.HORIZON_PRESET_RATIO.value * horizon(float(dev.preset))
-                 and (not untuned or (ep is not None and ep >= 10 * h)))
+                 and (not untuned or long_episodes))
     if not (short_abs or short_rel):
         return None
     lam = ctx.config.get("gae_lambda")

@@ -7,7 +7,14 @@ import numpy as np
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, entropy_reference, ev, late_window, late_x
+from gymnasium_solver.diagnostics.context import (
+    Ctx,
+    entropy_reference,
+    ev,
+    late_window,
+    late_x,
+    policy_unmoved,
+)
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
 from gymnasium_solver.diagnostics.series import median, split
@@ -85,12 +92,10 @@ def entropy_no_decrease(ctx: Ctx) -> Finding | None:
         return None
     ref = entropy_reference(ctx)
     w = late_window(ctx, M.ENTROPY)
-    if ref is None or w is None:
+    if ref is None or w is None or not policy_unmoved(ctx):
         return None
-    x, y, late = w
+    x, _, late = w
     rel = median(late) / ref[0]
-    if not rel > T.ENTROPY_NO_DECREASE.value or len(y) < T.ENTROPY_MIN_UPDATES.value:
-        return None
     ent = ctx.config.get("ent_coef", 0.0)
     cur = start_value(ent)
     evidence = [ev(M.ENTROPY, late_x(x), f"late median {fmt(median(late))} = {fmt(100 * rel)}% of {ref[1]} {fmt(ref[0])}",

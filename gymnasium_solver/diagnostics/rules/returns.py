@@ -21,6 +21,7 @@ from gymnasium_solver.diagnostics.context import (
     late_window,
     late_x,
     material,
+    policy_unmoved,
     rolling_median3,
 )
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
@@ -239,13 +240,6 @@ def budget_exhausted_improving(ctx: Ctx) -> Finding | None:
                                                                 if improving else "the run stopped close to solving."),
         suggested_changes=[change_],
     )
-
-
-def policy_unmoved(ctx: Ctx) -> bool:
-    """The late entropy is still above entropy_no_decrease's share of a uniform policy's, over enough updates."""
-    frac = late_entropy_fraction(ctx)
-    _, y = ctx.data.finite(M.ENTROPY)
-    return frac is not None and frac > T.ENTROPY_NO_DECREASE.value and len(y) >= T.ENTROPY_MIN_UPDATES.value
 
 
 def _default_rollout(ctx: Ctx, budget: int, fewest: float) -> SuggestedChange | None:
