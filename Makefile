@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-all-$(HASH)
 # `make demo` needs the core install only (no Ray, ALE, MLflow, TensorBoard, test tools): its own stamp.
 CORE_STAMP := $(VENV)/.installed-core-$(HASH)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-record bench-record-machine docs-tables mutation clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-check-any-env bench-record bench-record-machine docs-tables mutation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -65,6 +65,11 @@ bench-check: $(STAMP)
 bench-record: $(STAMP)
 	$(BIN)/python bench/bench_check.py --record
 	$(BIN)/python bench/render_tables.py
+
+# Issue 22's any-environment figures (docs/benchmarks.md): our arm of each env's newest side by side with the Zoo,
+# re-trained on its seeds; exit 1 naming each seed whose env steps moved. About 20 minutes on 2 cores.
+bench-check-any-env: $(STAMP)
+	$(BIN)/python bench/any_env_drift.py
 
 # Env steps are exact per machine, not across CPUs: this machine's record beside the others (gate-<cpu>.json),
 # on code whose gate passes on a recorded machine.

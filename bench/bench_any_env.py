@@ -320,7 +320,8 @@ def write(name: str, measured: bench_results.Measured, records: dict[str, bench_
                                                              presets=records), directory)
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's command line; bench/any_env_drift.py reads a recorded run's command back with it."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("envs", nargs="+", metavar="ENV_ID[:ALGO]")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -333,7 +334,11 @@ def main(argv: list[str] | None = None) -> None:
                         "arm alone, first seed, stopped after STEPS env steps; its speed estimates a full run")
     parser.add_argument("--write", metavar="NAME", help="record the rows in bench/results/NAME.json")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     if args.estimate is not None and args.estimate < 1:
         raise SystemExit(f"--estimate takes a number of env steps >= 1, got {args.estimate}")
     given = parse_thresholds(args.threshold)

@@ -18,8 +18,9 @@ from render_text import fill, provenance, seeds_text, steps  # noqa: E402
 ROOT = bench_results.ROOT
 
 
-# bench/bench_any_env.py's files: any_env*.json, one side-by-side run each (any_env, any_env_2, ...), and the estimates.
-ANY_ENV, ANY_ENV_ESTIMATES = "any_env", "any_env_estimates"
+# bench/bench_any_env.py's files: any_env*.json, one side-by-side run each (any_env, any_env_2, ...), and the estimates;
+# bench/any_env_drift.py's: our arm of each env's newest side by side, re-run.
+ANY_ENV, ANY_ENV_ESTIMATES, DRIFT = "any_env", "any_env_estimates", "any_env_drift"
 
 
 def _arm_text(s: Spread) -> str:
@@ -31,14 +32,22 @@ def _zoo_source(p: bench_results.PresetRows) -> str:
     return next((r.source for r in p.arms.get("zoo", []) if r.source), "-")
 
 
+def side_by_sides(results: dict[str, Results], before: str | None = None) -> dict[str, str]:
+    """Env id -> the name of the newest side-by-side file that measured it (measured before ``before``, a date as
+    Measured.date writes it, when given): what docs/benchmarks.md's any-env block shows for it."""
+    names = sorted((n for n in results if n.startswith(ANY_ENV) and n not in (ANY_ENV_ESTIMATES, DRIFT)
+                    and (before is None or results[n].measured.date <= before)),
+                   key=lambda n: (results[n].measured.date, n))
+    return {env: name for name in names for env in results[name].presets}
+
+
 def render_any_env(results: dict[str, Results]) -> str:
     """bench/bench_any_env.py's files: per env, where ours took its settings, both arms' seeds solved with median env
     steps and wall, the wall ratio; then the envs only estimated, from one seed of SB3's speed."""
     parts = []
-    runs = sorted((name for name in results if name.startswith(ANY_ENV) and name != ANY_ENV_ESTIMATES),
-                  key=lambda name: (results[name].measured.date, name))
     # An env measured again (after a change) is shown in its newest run only; the older rows stay in their file.
-    latest = {env: name for name in runs for env in results[name].presets}
+    latest = side_by_sides(results)
+    runs = sorted(set(latest.values()), key=lambda name: (results[name].measured.date, name))
     for name in runs:
         r = results[name]
         again = [env for env in r.presets if latest[env] != name]
@@ -97,6 +106,40 @@ def render_any_env(results: dict[str, Results]) -> str:
     return "\n\n".join(parts) if parts else "No results file yet: run bench/bench_any_env.py --write any_env."
 
 
+def render_any_env_drift(results: dict[str, Results]) -> str:
+    """bench/any_env_drift.py's file: per env, our arm re-run on the seeds of its newest side by side before the
+    check, env steps then and now, and whether every seed solved as recorded."""
+    if DRIFT not in results:
+        return f"No results file yet: run bench/any_env_drift.py --write {DRIFT}."
+    d = results[DRIFT]
+    against = side_by_sides(results, before=d.measured.date)
+    lines = ["| env | side by side (file, commit, machine) | seeds | ours then: solved, env steps per seed | "
+             "ours now | as recorded |", "|---|---|---|---|---|---|"]
+    same_total = seeds_total = 0
+    for env, p in d.presets.items():
+        then_r = results[against[env]]
+        then = {row.seed: row for row in then_r.presets[env].arms["ours"]}
+        now = p.arms["ours"]
+        same = sum(row.seed in then and (then[row.seed].solved, then[row.seed].env_steps) == (row.solved, row.env_steps)
+                   for row in now)
+        same_total, seeds_total = same_total + same, seeds_total + len(now)
+
+        def per_seed(rows: list[bench_results.Row]) -> str:
+            return ", ".join(f"{'' if r.solved else 'unsolved '}{steps(r.env_steps)}" for r in rows)
+
+        lines.append(f"| `{env}` | {against[env]}, `{then_r.measured.commit}`, {then_r.measured.machine.cpu} | "
+                     f"{seeds_text([r.seed for r in now])} | {per_seed([then[r.seed] for r in now if r.seed in then])} | "
+                     f"{per_seed(now)} | {'yes' if same == len(now) else f'**no**: {same} of {len(now)} seeds'} |")
+    intro = fill("Our arm of each env's newest side by side above, re-trained on its seeds with the code of the commit "
+                 "below (the Zoo's arm is not re-run: it measures SB3). Env steps to solve are exact per seed on one "
+                 "machine with one set of libraries, so a seed that moved means the code, the resolved settings, the "
+                 "libraries or the CPU changed since, and that side by side no longer describes `gsolve train ENV`; "
+                 "one recorded on another CPU need not match (its kernels round differently).")
+    verdict = fill(f"{same_total} of {seeds_total} seeds solve at the env steps recorded"
+                   + (": every figure above still holds for our arm." if same_total == seeds_total else "."))
+    return "\n\n".join([intro, "\n".join(lines), verdict, fill(provenance(d.measured))])
+
+
 THRESHOLD_REACH = ROOT / "bench" / "analysis" / "threshold_reach.json"  # bench/threshold_reach.py
 
 
@@ -129,5 +172,6 @@ def render_threshold_reach(results: dict[str, Results]) -> str:
 
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     "any-env": render_any_env,
+    "any-env-drift": render_any_env_drift,
     "threshold-reach": render_threshold_reach,
 }
