@@ -424,6 +424,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout76", False, _line(4, 4, 4, healthy=3)),
     ("heldout76", True, _line(4, 4, 4, healthy=3)),
+    # heldout77 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout77.py: SafeCracker, a
+    # MultiDiscrete observation, for PPO; PuttingGreen for A2C and REINFORCE). Blind at 87ea024 (its merge; the
+    # diagnosis of de553fc) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout77", False, _line(5, 5, 5, healthy=3)),
+    ("heldout77", True, _line(5, 5, 5, healthy=3)),
     # heldout79 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout79.py: SeasonalTrader, Box
     # actions, for PPO and A2C; Pancake, a Dict observation). Blind at 6ba3323 (its merge; the diagnosis of de553fc)
     # 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
