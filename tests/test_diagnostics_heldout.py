@@ -434,6 +434,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout79", False, _line(5, 5, 5, healthy=3)),
     ("heldout79", True, _line(5, 5, 5, healthy=3)),
+    # heldout80 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout80.py: Forager, a Tuple
+    # observation, for PPO and A2C; Wildfire, a MultiBinary observation, for DQN and A2C). Blind at 1d011a6 (its
+    # merge; the diagnosis of de553fc) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the
+    # scoring.
+    ("heldout80", False, _line(5, 5, 5, healthy=3)),
+    ("heldout80", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
