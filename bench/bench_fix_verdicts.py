@@ -148,6 +148,8 @@ def run_case(set_name: str, case: Path, screen: dict[str, Any], parallel: int, s
         if w is not None:
             row["winner"] = {"set_args": w["set_args"], "seeds_solved": w["seeds_solved"], "seeds": w["seeds"],
                              "keeps_blamed": w["keeps_blamed"], "dropped": w["dropped"]}
+            if w.get("holdout"):  # the fix's own holdout rung (since 2026-12-06): seeds after the fix's, not these
+                row["winner"]["holdout"] = [[o["seed"], o["solved"]] for o in w["holdout"]["per_seed"]]
             os.environ.update(env)  # the winner's overrides are resolved here, against the same presets
             try:
                 overrides = winner_overrides(record)

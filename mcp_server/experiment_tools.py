@@ -23,7 +23,7 @@ from gymnasium_solver.experiments import (
     start_detached,
 )
 from gymnasium_solver.experiments.candidates import DEFAULT_MAX_TRIALS, MAX_TRIALS_LIMIT
-from gymnasium_solver.experiments.runner import DEFAULT_SEEDS, MAX_SEEDS
+from gymnasium_solver.experiments.runner import DEFAULT_HOLDOUT, DEFAULT_SEEDS, MAX_SEEDS
 from gymnasium_solver.launcher import StartLimits, check_budget, check_capacity
 from gymnasium_solver.run_store import RunStore
 from mcp_server.common import READ_ONLY, STARTS_PROCESS, tool
@@ -44,12 +44,16 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
         ] = DEFAULT_MAX_TRIALS,
         seeds: Annotated[
             int, Field(ge=1, le=MAX_SEEDS, description="seeds the verdict is taken on: the run's own, then fresh "
-                       "ones (1 = its own seed only: no baseline, a one-seed verdict)")
+                       "ones (1: its own only, no baseline)")
         ] = DEFAULT_SEEDS,
+        holdout: Annotated[
+            int, Field(ge=0, le=MAX_SEEDS, description="fresh seeds the winner trains on once chosen "
+                       "(0: none)")
+        ] = DEFAULT_HOLDOUT,
         changes: Annotated[
             dict[str, Any] | None,
-            Field(description="your own change to judge, e.g. {'learning_rate': 0.001}: tried first, on the same "
-                  "seeds beside the diagnosis' candidates and the unchanged config (the RL Zoo's names are read too)"),
+            Field(description="your own change to judge, e.g. {'learning_rate': 0.001}: tried first, judged like "
+                  "the diagnosis' candidates (the RL Zoo's names are read too)"),
         ] = None,
     ) -> ExperimentStart:
         """Use after diagnose_run to prove a fix before recommending it: trains each candidate change (the
@@ -70,7 +74,8 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
             # Trials are live runs too: run at most as many at once as the cap leaves free.
             parallel = min(check_capacity(store, limits), default_parallel())
         caps = None if limits is None else limits.caps
-        return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds, own=own, caps=caps)
+        return start_detached(store, run_id, max_trials, parallel=parallel, seeds=seeds, own=own, caps=caps,
+                              holdout=holdout)
 
     @tool(server, READ_ONLY, store.runs_dir)
     def get_fix(
@@ -78,6 +83,6 @@ def register(server: MCPServer, store: RunStore, limits: StartLimits | None = No
     ) -> ExperimentRecord:
         """Use to follow a fix_run (or `gsolve fix`) experiment; cheap, poll until status is 'done'. Then
         verdict is fixed / unlucky_seed (the config solves every fresh seed, or most and no change beats it) /
-        not_fixed, message
-        says it with numbers, and winner holds the smallest change set that solved and its `gsolve train`."""
+        not_fixed, message says it with numbers, winner is the smallest change set that solved (its `gsolve
+        train`), winner.holdout how it did on fresh seeds that did not choose it."""
         return read_record(store.runs_dir, experiment_id)

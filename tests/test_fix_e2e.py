@@ -49,7 +49,13 @@ def test_gsolve_fix_runs_trials_and_names_the_solving_change(tmp_path: Path, cap
     assert record.seeds == [0, 1] and record.verdict == "fixed"
     assert record.baseline_seeds == [1, 2, 3]  # 'unlucky seed' rests on three fresh seeds
     assert [t.role for t in record.trials if t.role != "confirm"] == ["screen", "baseline", "screen", "baseline",
-                                                                      "baseline"]
+                                                                      "baseline", "holdout", "holdout", "holdout"]
+    # The winner, once chosen, on fresh seeds after every seed that chose it: reported, never chosen on.
+    assert record.holdout_seeds == [4, 5, 6]
+    held = record.winner.holdout
+    assert held is not None and [o.seed for o in held.per_seed] == [4, 5, 6]
+    assert all(t.changes == record.winner.changes for t in record.trials if t.role == "holdout")
+    assert f"On 3 fresh seeds it was not chosen on, it solved {held.solved} (seed 4: " in verdict
     for t in record.trials:
         if t.run_id is None:
             continue
@@ -73,6 +79,10 @@ def test_gsolve_fix_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli.main(["fix", parent, "--runs-dir", str(runs)]) == 2  # solved: nothing to fix
     err = capsys.readouterr().err
     assert "no run 'no-such-run'" in err and "already solved" in err
+    unsolved = copy_case("lr_low_s0", runs)
+    assert cli.main(["fix", unsolved, "--runs-dir", str(runs), "--holdout", "11"]) == 2
+    assert "holdout must be between 0 and 10 (fresh seeds the winner trains on once chosen), got 11" in \
+        capsys.readouterr().err
 
 
 async def call(client: Client, name: str, args: dict[str, Any]) -> tuple[bool, Any, str]:

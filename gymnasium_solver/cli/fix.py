@@ -18,7 +18,7 @@ from gymnasium_solver.config import in_our_names, parse_overrides
 from gymnasium_solver.experiments import make_backend, plan_experiment, read_record, run_experiment
 from gymnasium_solver.experiments import verdict as vd
 from gymnasium_solver.experiments.record import ExperimentRecord, Trial, list_experiment_ids
-from gymnasium_solver.experiments.runner import DEFAULT_SEEDS
+from gymnasium_solver.experiments.runner import DEFAULT_HOLDOUT, DEFAULT_SEEDS
 from gymnasium_solver.jobs.backend import BACKENDS
 from gymnasium_solver.run_store import RunStore
 
@@ -47,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    f"1 = the run's seed only, no baseline)")
     p.add_argument("--require", type=int, default=None,
                    help="seeds a winner must solve (default: all of --seeds)")
+    p.add_argument("--holdout", type=int, default=DEFAULT_HOLDOUT,
+                   help=f"fresh seeds the winner trains on once chosen, none of which chose it: what it solves there "
+                   f"is reported beside the verdict (default {DEFAULT_HOLDOUT}; 0 = none)")
     p.add_argument("--parallel", type=int, default=None, help="trials at once (default: the machine's cores)")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="stop everything after this many seconds (default 600)")
@@ -100,6 +103,7 @@ def _record(store: RunStore, args: argparse.Namespace) -> ExperimentRecord:
             print(f"gsolve fix: note: {note}", file=sys.stderr)
         return plan_experiment(store, args.run, args.max_trials, experiment_id=args.experiment_id,
                                timeout_seconds=args.timeout, seeds=args.seeds, required=args.require,
+                               holdout=args.holdout,
                                own=own.values if own is not None else None)
     except ValueError as exc:
         raise CliError(str(exc)) from None

@@ -40,6 +40,7 @@ from gymnasium_solver.experiments.record import (
     write_record,
 )
 from gymnasium_solver.experiments.runner import (
+    DEFAULT_HOLDOUT,
     DEFAULT_SEEDS,
     DEFAULT_TIMEOUT_SECONDS,
     MAX_SEEDS,
@@ -60,10 +61,12 @@ def plan_experiment(
     required: int | None = None,
     own: Mapping[str, Any] | None = None,
     caps: Mapping[str, int] | None = None,
+    holdout: int = DEFAULT_HOLDOUT,
 ) -> ExperimentRecord:
     """Diagnose run ``ref`` and turn its candidates into a record of pending trials (not written):
     each candidate on the run's own seed, and the run's unchanged config on ``seeds - 1`` fresh seeds.
-    A winner must solve ``required`` of the ``seeds`` seeds (default: all). ``own``: your change set, tried
+    A winner must solve ``required`` of the ``seeds`` seeds (default: all), and then trains on ``holdout`` fresh
+    seeds it was not chosen on (reported with the verdict). ``own``: your change set, tried
     first (within ``max_trials``) and judged like every candidate. ``caps``: an MCP server's caps (launcher.CAP_FLAGS)
     no trial may exceed (a candidate past them is listed as refused, and no rung goes past them).
 
@@ -76,6 +79,9 @@ def plan_experiment(
     if not 1 <= max_trials <= MAX_TRIALS_LIMIT:
         raise ValueError(f"max_trials must be between 1 and {MAX_TRIALS_LIMIT} (each trial is a full training run; "
                          f"more is a sweep: gsolve sweep), got {max_trials}")
+    if not 0 <= holdout <= MAX_SEEDS:
+        raise ValueError(f"holdout must be between 0 and {MAX_SEEDS} (fresh seeds the winner trains on once chosen), "
+                         f"got {holdout}")
     required = seeds if required is None else required
     if not 1 <= required <= seeds:
         raise ValueError(f"--require (seeds a winner must solve) must be between 1 and --seeds ({seeds}), got {required}")
@@ -121,6 +127,7 @@ def plan_experiment(
     return ExperimentRecord(
         experiment_id=experiment_id or new_experiment_id(), parent_run_id=info.run_id, config_id=info.config_id,
         seed=info.seed, parent_overrides=parent.overrides, drifted=parent.drifted, use_zoo=parent.use_zoo, created_at=now, updated_at=now,
+        holdout=holdout,
         host=socket.gethostname(), timeout_seconds=timeout_seconds, seeds=seed_list, required=required,
         baseline_seeds=baseline_seeds, blamed_keys=blamed_keys(diagnosis), candidates=candidates, refused=refused,
         caps=dict(caps or {}),
@@ -213,17 +220,18 @@ def start_detached(
     required: int | None = None,
     own: Mapping[str, Any] | None = None,
     caps: Mapping[str, int] | None = None,
+    holdout: int = DEFAULT_HOLDOUT,
 ) -> ExperimentStart:
     """Plan the experiment, write its pending record and start its coordinator detached. Returns at once."""
     record = plan_experiment(store, ref, max_trials, timeout_seconds=timeout_seconds, seeds=seeds, required=required,
-                             own=own, caps=caps)
+                             own=own, caps=caps, holdout=holdout)
     runs_dir = store.runs_dir.resolve()
     write_record(runs_dir, record)
     log = experiments_dir(runs_dir) / log_name(record.experiment_id)
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "fix", record.parent_run_id,
            "--experiment-id", record.experiment_id, "--runs-dir", str(runs_dir), "--json",
            "--max-trials", str(max_trials), "--timeout", f"{timeout_seconds:g}", "--seeds", str(seeds),
-           "--require", str(record.required), *env_modules.granted_flags()]
+           "--require", str(record.required), "--holdout", str(record.holdout), *env_modules.granted_flags()]
     if parallel is not None:
         cmd += ["--parallel", str(parallel)]
 

@@ -23,7 +23,7 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim", "recheck"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim", "recheck", "holdout"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -34,14 +34,11 @@ class Trial(BaseModel):
 
     candidate: str = Field(description="the candidate's name, or 'your config (unchanged)' for a baseline trial")
     seed: int | None = Field(default=None, description="the seed it trained on (None: a record from before seeds)")
-    role: TrialRole = Field(default="screen", description="screen: the candidate on the parent's own seed; "
-                            "confirm: a candidate that solved there, on the fresh seeds; baseline: the parent's "
-                            "unchanged config on the fresh seeds; combine: a fix of the blamed key together with "
-                            "the change that solved around it; extend: when nothing qualifies, the arm that solved some "
-                            "seeds with a longer budget; explore: when the longer budget did not move a seed it had not solved, the "
-                            "same arm with an entropy bonus, and with twice the parallel envs; trim: the winner without one of its changes; "
-                            "recheck: the winner on the more fresh seeds the unchanged config trained on after it had "
-                            "solved every fresh seed")
+    role: TrialRole = Field(default="screen", description="its rung (experiments/runner.py): screen: the parent's "
+                            "seed; confirm: the fresh seeds; baseline: your unchanged config; combine: the blamed "
+                            "key's fix with a change that solved around it; extend: a longer budget; explore: an "
+                            "entropy bonus or more envs; trim: the winner less one change; recheck: the winner on "
+                            "more fresh seeds; holdout: the winner on fresh seeds that did not choose it")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -96,6 +93,8 @@ class Winner(BaseModel):
     keeps_blamed: list[str] = Field(default_factory=list, description="keys the top finding blames that the winner "
                                     "never changed: it works around the finding, or the finding is wrong (a "
                                     "blamed key the trim verified unneeded is in dropped instead)")
+    holdout: ArmResult | None = Field(default=None, description="the winner on holdout_seeds, which did not choose "
+                                      "it (None: not run)")
 
 
 class ExperimentRecord(BaseModel):
@@ -124,19 +123,18 @@ class ExperimentRecord(BaseModel):
                              "parent's own first, then fresh ones")
     required: int = Field(default=1, description="seeds a winner must solve (of len(seeds))")
     baseline_seeds: list[int] = Field(default_factory=list, description="the fresh seeds your unchanged config "
-                                      "trains on: the experiment's other seeds, plus more so that 'unlucky seed' "
-                                      "rests on at least three (empty in a record from before: seeds[1:])")
-    recheck_seeds: list[int] = Field(default_factory=list, description="fresh seeds added (also in baseline_seeds) "
-                                     "when your unchanged config solved every fresh seed while a change solved every "
-                                     "seed, the parent's own too: both train on them before 'unlucky seed' is said")
+                                      "trains on, at least three (empty in a record from before: seeds[1:])")
+    recheck_seeds: list[int] = Field(default_factory=list, description="more fresh seeds (also in baseline_seeds) "
+                                     "your unchanged config and the winner both train on before 'unlucky seed' is said")
+    holdout: int = Field(default=0, description="fresh seeds the winner trains on once chosen (0: none)")
+    holdout_seeds: list[int] = Field(default_factory=list, description="those seeds, after all the others")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
     refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "
                                "their config, each with why (e.g. a batch larger than the run's rollout)")
     trials: list[Trial]
-    caps: dict[str, int] = Field(default_factory=dict, description="a fix an MCP server started: the server's caps "
-                                 "(max_env_steps, n_envs) no trial may exceed; a candidate or longer budget past "
-                                 "them is not tried")
+    caps: dict[str, int] = Field(default_factory=dict, description="an MCP server's caps (max_env_steps, n_envs) no "
+                                 "trial may exceed")
     extended: str | None = Field(default=None, description="the arm the extend rung retried with a longer budget "
                                  "(it solved some seeds within the run's budget, not the required ones)")
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "

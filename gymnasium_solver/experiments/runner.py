@@ -38,6 +38,10 @@ hopeless candidates stop early (successive halving in three rungs):
    parent's own too, both train on as many more fresh seeds: a fault that fails one seed in three often
    solves three in a row, and "unlucky seed, no change is needed" must hold on the new seeds as well
    (experiments.verdict: the winner must also solve at least as many of them as the unchanged config).
+7. **holdout**: the winner, once chosen, trains on ``record.holdout`` more fresh seeds that no rung chose on: it
+   was picked for solving the seeds above, so they flatter it (a config that solves half the seeds passes three in
+   a row one time in eight, and more often when several candidates race). What it solves there is reported with
+   the verdict, never used to pick.
 
 The winner is the smallest change set that solves on the required seeds and beats the unchanged
 config there, a change of a key the top finding blames first when one qualifies (a budget raise
@@ -67,6 +71,7 @@ from gymnasium_solver.experiments.changes import (
 )
 from gymnasium_solver.experiments.commands import train_command
 from gymnasium_solver.experiments.parent import refusal
+from gymnasium_solver.experiments.racing import Racing
 from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.experiments.trial_end import finish, refresh, trial_line
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec
@@ -78,12 +83,12 @@ DEFAULT_TIMEOUT_SECONDS = 600.0
 MAX_TIMEOUT_SECONDS = 6 * 3600.0
 DEFAULT_SEEDS = 3
 MAX_SEEDS = 10
+DEFAULT_HOLDOUT = 3  # fresh seeds the winner trains on once chosen (the holdout rung)
 TRIM_SLACK = 2.0  # a trim variant may need at most this many times its base's env steps on a seed
-PROMOTE = 3  # candidates that go on from the screen rung to the fresh seeds (more only if faster)
 Progress = Callable[[str], None]
 
 
-class FixJob:
+class FixJob(Racing):
     """The fix experiment's policy for the trial pool: keys are indices into ``record.trials``."""
 
     def __init__(self, store: RunStore, record: ExperimentRecord, pool: TrialPool, progress: Progress | None,
@@ -121,6 +126,8 @@ class FixJob:
         if not self.queue:
             self._plan_recheck()
         if not self.queue:
+            self._plan_holdout()
+        if not self.queue:
             return None
         i = self.queue.popleft()
         t = self.record.trials[i]
@@ -143,7 +150,7 @@ class FixJob:
     def should_stop(self, key: Hashable, handle: TrialHandle, info: rf.RunInfo) -> str | None:
         t = self.record.trials[int(str(key))]
         refresh(t, info)
-        if t.role in ("baseline", "recheck"):
+        if t.role in ("baseline", "recheck", "holdout"):
             return None
         if t.candidate in self.out:
             return f"stopped: {t.candidate} already failed a seed"
@@ -196,51 +203,11 @@ class FixJob:
         write_record(self.store.runs_dir, self.record)
 
     # -- rungs -----------------------------------------------------------------------------
-    def _cannot_be_promoted(self, t: Trial) -> str | None:
-        """A screen trial past the env steps of the PROMOTE-th fastest solved screen trial (the fastest,
-        with one seed: the old 'cannot beat' rule) cannot go on to the fresh seeds. Candidates that have
-        since failed a fresh seed are out of the race and hold no place among those PROMOTE."""
-        solved = sorted((s.solved_at_env_steps, s.candidate) for s in self.record.trials if s.role == "screen"
-                        and s is not t and s.solved_at_env_steps is not None and s.candidate not in self.out
-                        and self._rival(t.changes, s.changes))
-        k = PROMOTE if len(self.seeds) > 1 else 1
-        if t.solved_at_env_steps is not None or len(solved) < k or t.env_steps <= solved[k - 1][0]:
-            return None
-        steps, name = solved[k - 1]
-        return f"stopped: cannot beat {name} (solved at {steps})"
-
-    def _beaten(self, t: Trial) -> str | None:
-        """Racing: once an arm has solved every seed, a screen or confirm trial of another arm that is past
-        that arm's slowest seed is stopped (trim and combine trials are exempt: they test what can be
-        dropped, and what the blamed key's fix needs)."""
-        if t.role in ("trim", "combine") or t.solved_at_env_steps is not None:
-            return None
-        best = self._racing_bar(t)
-        if best is not None and best.max_env_steps is not None and t.env_steps > best.max_env_steps:
-            return f"stopped: cannot beat {best.name} (solved every seed within {best.max_env_steps:,} env steps)"
-        return None
-
-    def _rival(self, changes: dict[str, Any], other: dict[str, Any]) -> bool:
-        """May ``other`` race a trial of ``changes`` out? A fix of a blamed key wins over any change around it
-        (verdict.preferred), so only another fix of a blamed key can beat it."""
-        blamed = set(self.record.blamed_keys)
-        return not set(changes) & blamed or bool(set(other) & blamed)
-
-    def _racing_bar(self, t: Trial) -> ArmResult | None:
-        """The qualifying arm with the fastest slowest seed that may race ``t`` out (not its own): the
-        qualifying arms are computed once per trial that ends, not on every poll of every running trial."""
-        if self._bars_at != self.ends:
-            baseline = vd.baseline_arm(self.record, self.parent_env_steps)
-            done = sorted((a for a in vd.candidate_arms(self.record) if vd.qualifies(self.record, a, baseline)
-                           and a.max_env_steps is not None), key=lambda a: a.max_env_steps or 0)
-            self._bars_at, self._bars = self.ends, done
-        return next((a for a in self._bars if a.name != t.candidate and self._rival(t.changes, a.changes)), None)
-
     def _judge(self, i: int, solved: bool) -> None:
         """Once per trial (when its run records its end, or when it ended without recording one):
         promote its candidate to the fresh seeds, or count the seed against it."""
         t = self.record.trials[i]
-        if i in self.decided or t.role in ("baseline", "recheck"):
+        if i in self.decided or t.role in ("baseline", "recheck", "holdout"):
             return
         self.decided.add(i)
         if solved:
@@ -427,6 +394,19 @@ class FixJob:
             self.queue.append(self._add(BASELINE, {}, s, "baseline"))
             self.queue.append(self._add(best.name, best.changes, s, "recheck"))
 
+    def _plan_holdout(self) -> None:
+        """Queue the holdout (once), when every other trial has ended: the arm the verdict will name, on
+        record.holdout fresh seeds after every seed the experiment chose on."""
+        r = self.record
+        if r.holdout_seeds or not r.holdout or any(t.outcome in ("pending", "running") for t in r.trials):
+            return
+        best = self._best()
+        every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)
+        if best is None or not vd.recheck_holds(r, best, every_seed) or len(r.trials) + r.holdout > MAX_TRIALS_IN_ALL:
+            return
+        r.holdout_seeds = vd.holdout_seed_list(r)
+        self.queue.extend(self._add(best.name, best.changes, s, "holdout") for s in r.holdout_seeds)
+
     # -- the end ---------------------------------------------------------------------------
     def _best(self) -> ArmResult | None:
         """The arm the verdict names: the best qualifying arm (a fix of a blamed key first), or its verified trim."""
@@ -448,6 +428,8 @@ class FixJob:
             own = next(t for t in r.trials if t.run_id == next(o.run_id for o in best.per_seed if o.seed == r.seed))
             origin = self.origin if self.origin is not None and set(best.changes) < set(self.origin.changes) else None
             winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own), r.use_zoo))
+            held = vd.holdout_arm(r)
+            winner.holdout = held if held is not None and vd._key(held.changes) == vd._key(best.changes) else None
         r.arms = [every_seed, *arms] if len(self.seeds) > 1 else arms
         r.winner = winner
         r.verdict = vd.decide(r, winner, every_seed)

@@ -18,6 +18,7 @@ Every number the message states is read from the arms it reports.
 
 from __future__ import annotations
 
+import re
 import shlex
 import statistics
 from typing import Any
@@ -176,6 +177,40 @@ def recheck_seed_list(record: ExperimentRecord) -> list[int]:
     return list(range(top + 1, top + 1 + len(baseline_seeds_of(record))))
 
 
+def holdout_seed_list(record: ExperimentRecord) -> list[int]:
+    """``record.holdout`` seeds after every seed the experiment chose on (its own, the baseline's, the recheck's)."""
+    top = max([*seeds_of(record), *baseline_seeds_of(record)])
+    return list(range(top + 1, top + 1 + record.holdout))
+
+
+def holdout_arm(record: ExperimentRecord) -> ArmResult | None:
+    """The winner on the holdout seeds, those that finished (None when the rung did not run or none finished)."""
+    trials = [t for t in record.trials if t.role == "holdout"]
+    arm = arm_result(record, trials[0].candidate, dict(trials[0].changes), trials,
+                     record.holdout_seeds) if trials else None
+    return arm if arm is not None and arm.ran else None
+
+
+def _holdout_text(record: ExperimentRecord) -> str:
+    """What the winner did on seeds it was not chosen on ('' when it did not train on any)."""
+    w = record.winner
+    if w is None or w.holdout is None:
+        return ""
+    h = w.holdout
+    said = f"On {h.ran} fresh seed{'s' if h.ran > 1 else ''} it was not chosen on, it solved {h.solved} ({_seeds_text(h)})"
+    if h.solved == h.ran:
+        return said + "."
+    budget = record.parent_overrides.get("max_env_steps") if "max_env_steps" not in w.changes else w.changes["max_env_steps"]
+    within = f" within max_env_steps={budget:,}" if isinstance(budget, int) else " within the run's budget"
+    first = max(record.holdout_seeds) + 1
+    more = re.sub(r"--set seed=-?\d+", f"--seeds {first}-{first + 9}", w.command)
+    if more == w.command:
+        more += f" --seeds {first}-{first + 9}"
+    return (f"{said}: the change is what the run lacked, but the config does not solve every seed{within}, so expect "
+            f"some of your seeds to fail too. Judge it on more seeds before relying on it ({more}), or give it a "
+            f"longer budget.")
+
+
 def recheck_arm(record: ExperimentRecord) -> ArmResult | None:
     """The change the recheck trained, on the recheck seeds (None when there was no recheck)."""
     trials = [t for t in record.trials if t.role == "recheck"]
@@ -272,6 +307,7 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
         parts.append(f"{lead}: {' '.join(w.set_args)} solves {of_seeds(w.seeds_solved, w.seeds)} ({spread} env "
                      f"steps to solve).")
+        parts.append(_holdout_text(record))
         base = next((a for a in record.arms if a.name == record.extended), None)
         if base is not None and w.changes.get("max_env_steps") not in (None, base.changes.get("max_env_steps")):
             parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
