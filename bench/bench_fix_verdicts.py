@@ -50,8 +50,10 @@ HELD_OUT_OFFSETS = (2000, 2001, 2002)
 
 
 def gsolve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``gsolve ARGS`` with this checkout's code: ``-m`` puts the working directory first on sys.path, so a bench of a
+    clone started from another checkout would run that checkout's gsolve (its fix loop) instead."""
     return subprocess.run([sys.executable, "-m", "gymnasium_solver.cli.app", *args], capture_output=True, text=True,  # noqa: S603
-                          check=False, env={**os.environ, **(env or {})})
+                          check=False, env={**os.environ, **(env or {})}, cwd=ROOT)
 
 
 def copy_case(case: Path, runs: Path) -> str:

@@ -44,7 +44,7 @@ def train(config_id: str, overrides: dict[str, Any], runs: Path, flags: list[str
 
     cmd = [sys.executable, "-m", "gymnasium_solver.cli.app", "train", config_id, "--runs-dir", str(runs), "--quiet",
            *(flags or []), *(a for p in override_pairs(overrides) for a in ("--set", p))]
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603 - fixed argv
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)  # noqa: S603 - fixed argv; this checkout's code
     run_dir = Path(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None
     if run_dir is None or not (run_dir / "run.json").is_file():
         return {"solved": False, "error": (p.stderr or "?").strip().splitlines()[-1][:200]}
