@@ -267,6 +267,19 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "Telescope for SAC and TD3, Junction for DQN and QR-DQN, "
                                                    "tests/envs/heldout76.py; blind: run at 3ea1bdf, the fix loop of "
                                                    "de553fc, after its scoring, beside heldout72's bench)",
+                 "fix_verdicts_no_preset_68.json": "heldout79 (a user's own classes and tuned configs: SeasonalTrader, "
+                                                   "Box actions, and Pancake, a Dict observation, for PPO and A2C, "
+                                                   "tests/envs/heldout79.py; blind: run at 6ba3323, the fix loop of "
+                                                   "de553fc, after its scoring, beside two helpers and the any-env "
+                                                   "drift check)",
+                 "fix_verdicts_no_preset_69.json": "heldout77 (a user's own classes and tuned configs: SafeCracker, a "
+                                                   "MultiDiscrete observation, and PuttingGreen, for PPO, A2C and "
+                                                   "REINFORCE, tests/envs/heldout77.py; blind: run at 7702c93, the fix "
+                                                   "loop of de553fc, after its scoring, beside helpers and benches)",
+                 "fix_verdicts_no_preset_70.json": "heldout80 (a user's own classes and tuned configs: Forager, a Tuple "
+                                                   "observation, and Wildfire, a MultiBinary observation, for PPO, A2C "
+                                                   "and DQN, tests/envs/heldout80.py; blind: run at c15a248, the fix "
+                                                   "loop of de553fc, after its scoring, beside helpers and benches)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -328,7 +341,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("de553fc", None, ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json")),
+    ("75519c1", None, ()),
+    ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
+                            "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
+                            "fix_verdicts_no_preset_70.json")),
     ("41709b6", "de553fc", ("fix_verdicts_no_preset_64.json", "fix_verdicts_no_preset_65.json")),
     ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
