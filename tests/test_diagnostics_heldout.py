@@ -432,9 +432,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout78 (2026-12-06): a user's own classes and tuned configs, off-policy (tests/envs/heldout78.py:
     # Pollinator for SAC and TD3, GridBattery for DQN and QR-DQN). Blind at ae07684 (its merge; the diagnosis of
     # de553fc) 4/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The miss, c02
-    # (sac target_entropy=2.0): q_value_divergence, blaming the learning rate.
-    ("heldout78", False, _line(5, 4, 4, healthy=3)),
-    ("heldout78", True, _line(5, 4, 4, healthy=3)),
+    # (sac target_entropy=2.0): q_value_divergence, blaming the learning rate: the temperature rose 65x in the
+    # 15,000-step run, under the 100x runaway bar. In-sample since: with a target no squashed policy can reach,
+    # any rise of the temperature is the runaway, so the divergence is the temperature's and
+    # entropy_target_unreachable leads with target_entropy=null: 5/5.
+    ("heldout78", False, _line(5, 5, 5, healthy=3)),
+    ("heldout78", True, _line(5, 5, 5, healthy=3)),
     # heldout79 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout79.py: SeasonalTrader, Box
     # actions, for PPO and A2C; Pancake, a Dict observation). Blind at 6ba3323 (its merge; the diagnosis of de553fc)
     # 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
