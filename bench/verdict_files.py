@@ -341,7 +341,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("75519c1", None, ()),
+    ("09d326e", None, ()),
+    ("75519c1", "09d326e", ()),
     ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
                             "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
                             "fix_verdicts_no_preset_70.json")),
