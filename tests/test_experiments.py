@@ -474,6 +474,19 @@ def test_the_winner_trains_on_holdout_seeds_that_did_not_choose_it_and_the_messa
         assert "expect some of your seeds to fail too" in rec.message and "--seeds 7-16" in rec.message
 
 
+def test_a_holdout_trial_the_timeout_stopped_is_unfinished_not_a_failure(tmp_path: Path) -> None:
+    """No rule stops a holdout trial; one stopped early was stopped by the timeout (or a signal), and counting it as
+    a seed the winner failed would tell its user the config is unreliable on no evidence."""
+    rec = record_for(tmp_path, [LR], seeds=3).model_copy(update={"holdout": 3, "holdout_seeds": [4, 5, 6]})
+    outcomes = {4: ("solved", 5000), 5: ("stopped_early", None), 6: ("not_solved", None)}
+    rec.trials += [Trial(candidate="c0", changes=LR, set_args=["learning_rate=0.004"], seed=s, role="holdout",
+                         run_id=f"r{s}", outcome=o, env_steps=9000, solved_at_env_steps=at)  # type: ignore[arg-type]
+                   for s, (o, at) in outcomes.items()]
+    held = vd.holdout_arm(rec)
+    assert held is not None and [(o.seed, o.solved) for o in held.per_seed] == [(4, True), (6, False)]
+    assert (held.solved, held.ran) == (1, 2)
+
+
 def test_no_holdout_without_a_winner_or_with_holdout_0(tmp_path: Path) -> None:
     """Nothing solved: no winner to hold out. A record with holdout 0 (--holdout 0, or one from before the rung)
     trains none either."""

@@ -184,8 +184,10 @@ def holdout_seed_list(record: ExperimentRecord) -> list[int]:
 
 
 def holdout_arm(record: ExperimentRecord) -> ArmResult | None:
-    """The winner on the holdout seeds, those that finished (None when the rung did not run or none finished)."""
-    trials = [t for t in record.trials if t.role == "holdout"]
+    """The winner on the holdout seeds, those that finished (None when the rung did not run or none finished). No
+    rule stops a holdout trial, so one stopped early was stopped by the timeout or a signal: unfinished, not
+    counted."""
+    trials = [t for t in record.trials if t.role == "holdout" and t.outcome != "stopped_early"]
     arm = arm_result(record, trials[0].candidate, dict(trials[0].changes), trials,
                      record.holdout_seeds) if trials else None
     return arm if arm is not None and arm.ran else None
