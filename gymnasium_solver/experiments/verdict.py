@@ -202,15 +202,15 @@ def _holdout_text(record: ExperimentRecord) -> str:
     said = f"On {h.ran} fresh seed{'s' if h.ran > 1 else ''} it was not chosen on, it solved {h.solved} ({_seeds_text(h)})"
     if h.solved == h.ran:
         return said + "."
-    budget = record.parent_overrides.get("max_env_steps") if "max_env_steps" not in w.changes else w.changes["max_env_steps"]
+    budget = w.changes.get("max_env_steps", record.parent_overrides.get("max_env_steps"))
     within = f" within max_env_steps={budget:,}" if isinstance(budget, int) else " within the run's budget"
     first = max(record.holdout_seeds) + 1
     more = re.sub(r"--set seed=-?\d+", f"--seeds {first}-{first + 9}", w.command)
     if more == w.command:
         more += f" --seeds {first}-{first + 9}"
-    return (f"{said}: the change is what the run lacked, but the config does not solve every seed{within}, so expect "
-            f"some of your seeds to fail too. Judge it on more seeds before relying on it ({more}), or give it a "
-            f"longer budget.")
+    what = ("the change is what the run lacked, but the config" if record.verdict == "fixed" else "this option")
+    return (f"{said}: {what} does not solve every seed{within}, so expect some of your seeds to fail too. Judge it "
+            f"on more seeds before relying on it ({more}), or give it a longer budget.")
 
 
 def recheck_arm(record: ExperimentRecord) -> ArmResult | None:
