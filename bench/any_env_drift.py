@@ -61,7 +61,7 @@ def recorded(env: str, results: dict[str, Results]) -> Recorded:
 
 class SeedCheck(NamedTuple):
     seed: int
-    then: bench_any_env.Outcome | bench_results.Row
+    then: bench_results.Row
     now: bench_any_env.Outcome
 
     @property
