@@ -132,9 +132,12 @@ def _todays_fix_loop(files: dict[str, list[dict[str, Any]]]) -> str:
                  else f"The fix loop of `{since}` to `{until}`")
         misses = ", ".join(f"{r['set']} {r['case'].split('_')[0]} ({r.get('expected_key')}: {r.get('verdict')})"
                            for r in faults if r.get("verdict") != "fixed")
+        own = [w["holdout"] for r in faults if r.get("verdict") == "fixed" and (w := r.get("winner") or {}).get("holdout")]
+        rung = (f" (and {sum(all(ok for _, ok in h) for h in own)} of the {len(own)} that ran the fix's own holdout rung "
+                f"solving all of its seeds)" if own else "")
         out.append(f" {which} on the blind sets run with it ({sets}): `fixed` for {_pct(fixed, len(faults))} confirmed "
                    f"faults (95% interval {ci.low:.0%}-{ci.high:.0%}, Wilson's, scipy), {holds} of those winners "
-                   f"solving 3 of 3 held-out seeds{'; the others (planted key: verdict): ' + misses if misses else ''}.")
+                   f"solving 3 of 3 held-out seeds{rung}{'; the others (planted key: verdict): ' + misses if misses else ''}.")
     return "".join(out)
 
 

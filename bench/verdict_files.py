@@ -280,6 +280,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "observation, and Wildfire, a MultiBinary observation, for PPO, A2C "
                                                    "and DQN, tests/envs/heldout80.py; blind: run at c15a248, the fix "
                                                    "loop of de553fc, after its scoring, beside helpers and benches)",
+                 "fix_verdicts_no_preset_72.json": "heldout81 (a user's own classes and tuned configs: TackingDinghy "
+                                                   "for A2C and DQN, BalloonPilot, Box actions, for PPO, "
+                                                   "tests/envs/heldout81.py; blind: run at 902fa9e, the fix loop of "
+                                                   "09d326e (the holdout rung; 09d326e's diagnosis scored it), after "
+                                                   "its scoring, beside heldout78's bench and the any-env benches)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -341,7 +346,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("09d326e", None, ()),
+    ("09d326e", None, ("fix_verdicts_no_preset_72.json",)),
     ("75519c1", "09d326e", ()),
     ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
                             "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
