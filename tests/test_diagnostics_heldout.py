@@ -454,6 +454,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout81", False, _line(5, 5, 5, healthy=3)),
     ("heldout81", True, _line(5, 5, 5, healthy=3)),
+    # heldout82 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout82.py: DrumTapper, a Dict
+    # observation, for PPO and DQN; HandGameRival for A2C and DQN). Blind at 10a0dc9 (its merge; the diagnosis of
+    # 09d326e) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout82", False, _line(5, 5, 5, healthy=3)),
+    ("heldout82", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
