@@ -280,11 +280,21 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "observation, and Wildfire, a MultiBinary observation, for PPO, A2C "
                                                    "and DQN, tests/envs/heldout80.py; blind: run at c15a248, the fix "
                                                    "loop of de553fc, after its scoring, beside helpers and benches)",
+                 "fix_verdicts_no_preset_71.json": "heldout78 (a user's own classes and tuned configs, off-policy: "
+                                                   "Pollinator for SAC and TD3, GridBattery for DQN and QR-DQN, "
+                                                   "tests/envs/heldout78.py; blind: run at e3c55b0, the fix loop of "
+                                                   "de553fc, after its scoring, from its clone (a first start ran the "
+                                                   "working tree's gsolve and was discarded: 7828062)",
                  "fix_verdicts_no_preset_72.json": "heldout81 (a user's own classes and tuned configs: TackingDinghy "
                                                    "for A2C and DQN, BalloonPilot, Box actions, for PPO, "
                                                    "tests/envs/heldout81.py; blind: run at 902fa9e, the fix loop of "
                                                    "09d326e (the holdout rung; 09d326e's diagnosis scored it), after "
                                                    "its scoring, beside heldout78's bench and the any-env benches)",
+                 "fix_verdicts_no_preset_73.json": "heldout82 (a user's own classes and tuned configs: DrumTapper, a "
+                                                   "Dict observation, for PPO and DQN, HandGameRival for A2C and DQN, "
+                                                   "tests/envs/heldout82.py; blind: run at a461276, the fix loop of "
+                                                   "09d326e, after its scoring, beside heldout78's bench and the "
+                                                   "any-env drift check)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -346,11 +356,11 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("09d326e", None, ("fix_verdicts_no_preset_72.json",)),
+    ("09d326e", None, ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json")),
     ("75519c1", "09d326e", ()),
     ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
                             "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
-                            "fix_verdicts_no_preset_70.json")),
+                            "fix_verdicts_no_preset_70.json", "fix_verdicts_no_preset_71.json")),
     ("41709b6", "de553fc", ("fix_verdicts_no_preset_64.json", "fix_verdicts_no_preset_65.json")),
     ("dde3df4", "41709b6", ("fix_verdicts_no_preset_57.json", "fix_verdicts_no_preset_58.json",
                        "fix_verdicts_no_preset_59.json", "fix_verdicts_no_preset_60.json",
