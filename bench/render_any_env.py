@@ -106,6 +106,10 @@ def render_any_env(results: dict[str, Results]) -> str:
     return "\n\n".join(parts) if parts else "No results file yet: run bench/bench_any_env.py --write any_env."
 
 
+def _per_seed(rows: list[bench_results.Row]) -> str:
+    return ", ".join(f"{'' if r.solved else 'unsolved '}{steps(r.env_steps)}" for r in rows)
+
+
 def render_any_env_drift(results: dict[str, Results]) -> str:
     """bench/any_env_drift.py's file: per env, our arm re-run on the seeds of its newest side by side before the
     check, env steps then and now, and whether every seed solved as recorded."""
@@ -123,20 +127,18 @@ def render_any_env_drift(results: dict[str, Results]) -> str:
         same = sum(row.seed in then and (then[row.seed].solved, then[row.seed].env_steps) == (row.solved, row.env_steps)
                    for row in now)
         same_total, seeds_total = same_total + same, seeds_total + len(now)
-
-        def per_seed(rows: list[bench_results.Row]) -> str:
-            return ", ".join(f"{'' if r.solved else 'unsolved '}{steps(r.env_steps)}" for r in rows)
-
         lines.append(f"| `{env}` | {against[env]}, `{then_r.measured.commit}`, {then_r.measured.machine.cpu} | "
-                     f"{seeds_text([r.seed for r in now])} | {per_seed([then[r.seed] for r in now if r.seed in then])} | "
-                     f"{per_seed(now)} | {'yes' if same == len(now) else f'**no**: {same} of {len(now)} seeds'} |")
+                     f"{seeds_text([r.seed for r in now])} | {_per_seed([then[r.seed] for r in now if r.seed in then])} "
+                     f"| {_per_seed(now)} | {'yes' if same == len(now) else f'**no**: {same} of {len(now)} seeds'} |")
     intro = fill("Our arm of each env's newest side by side above, re-trained on its seeds with the code of the commit "
                  "below (the Zoo's arm is not re-run: it measures SB3). Env steps to solve are exact per seed on one "
                  "machine with one set of libraries, so a seed that moved means the code, the resolved settings, the "
                  "libraries or the CPU changed since, and that side by side no longer describes `gsolve train ENV`; "
                  "one recorded on another CPU need not match (its kernels round differently).")
-    verdict = fill(f"{same_total} of {seeds_total} seeds solve at the env steps recorded"
-                   + (": every figure above still holds for our arm." if same_total == seeds_total else "."))
+    newer = [env for env in d.presets if side_by_sides(results).get(env) != against[env]]
+    holds = ": every figure above still holds for our arm." if same_total == seeds_total and not newer else "."
+    since = f" Measured again since this check (run it again): {', '.join(f'`{e}`' for e in newer)}." if newer else ""
+    verdict = fill(f"{same_total} of {seeds_total} seeds solve at the env steps recorded{holds}{since}")
     return "\n\n".join([intro, "\n".join(lines), verdict, fill(provenance(d.measured))])
 
 
