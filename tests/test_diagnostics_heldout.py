@@ -459,6 +459,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 09d326e) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout82", False, _line(5, 5, 5, healthy=3)),
     ("heldout82", True, _line(5, 5, 5, healthy=3)),
+    # heldout84 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout84.py: TrailHiker, a
+    # MultiDiscrete observation, for PPO and REINFORCE; SheepHerder for A2C and PPO). Blind at 48b5e5d (its merge; the
+    # diagnosis of 09d326e) 5/6 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The
+    # miss, c03 (a2c reward_scale=1000): budget_exhausted_improving, blaming the user's n_steps.
+    ("heldout84", False, _line(6, 5, 5, healthy=3)),
+    ("heldout84", True, _line(6, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
