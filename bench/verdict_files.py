@@ -295,6 +295,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "tests/envs/heldout82.py; blind: run at a461276, the fix loop of "
                                                    "09d326e, after its scoring, beside heldout78's bench and the "
                                                    "any-env drift check)",
+                 "fix_verdicts_no_preset_74.json": "heldout84 (a user's own classes and tuned configs: TrailHiker, a "
+                                                   "MultiDiscrete observation, for PPO and REINFORCE, SheepHerder for "
+                                                   "A2C and PPO, tests/envs/heldout84.py; blind: run at 58ce7a9, the "
+                                                   "fix loop of 09d326e, after its scoring, beside a helper)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -356,7 +360,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("09d326e", None, ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json")),
+    ("09d326e", None, ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json",
+                       "fix_verdicts_no_preset_74.json")),
     ("75519c1", "09d326e", ()),
     ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
                             "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
