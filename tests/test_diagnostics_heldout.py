@@ -459,6 +459,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 09d326e) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
     ("heldout82", False, _line(5, 5, 5, healthy=3)),
     ("heldout82", True, _line(5, 5, 5, healthy=3)),
+    # heldout83 (2026-12-06): a user's own classes and tuned configs, off-policy (tests/envs/heldout83.py:
+    # GantryHoist for SAC and TD3, Sheepdog for DQN and QR-DQN). Blind at 56e5e9a (its merge; the diagnosis of
+    # 09d326e) 6/6 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. Its c05 (SAC
+    # target_entropy=2.0) is heldout78 c02's fault on another class: right, blind, since 09d326e.
+    ("heldout83", False, _line(6, 6, 6, healthy=3)),
+    ("heldout83", True, _line(6, 6, 6, healthy=3)),
     # heldout84 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout84.py: TrailHiker, a
     # MultiDiscrete observation, for PPO and REINFORCE; SheepHerder for A2C and PPO). Blind at 48b5e5d (its merge; the
     # diagnosis of 09d326e) 5/6 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The
