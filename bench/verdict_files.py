@@ -299,6 +299,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "MultiDiscrete observation, for PPO and REINFORCE, SheepHerder for "
                                                    "A2C and PPO, tests/envs/heldout84.py; blind: run at 58ce7a9, the "
                                                    "fix loop of 09d326e, after its scoring, beside a helper)",
+                 "fix_verdicts_no_preset_75.json": "heldout83 (a user's own classes and tuned configs, off-policy: "
+                                                   "GantryHoist for SAC and TD3, Sheepdog for DQN and QR-DQN, "
+                                                   "tests/envs/heldout83.py; blind: run at d35e3ca, the fix loop of "
+                                                   "09d326e, after its scoring, beside a fresh clone's tests)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -361,7 +365,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("09d326e", None, ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json",
-                       "fix_verdicts_no_preset_74.json")),
+                       "fix_verdicts_no_preset_74.json", "fix_verdicts_no_preset_75.json")),
     ("75519c1", "09d326e", ()),
     ("de553fc", "75519c1", ("fix_verdicts_no_preset_66.json", "fix_verdicts_no_preset_67.json",
                             "fix_verdicts_no_preset_68.json", "fix_verdicts_no_preset_69.json",
