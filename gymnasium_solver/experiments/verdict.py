@@ -171,16 +171,20 @@ def needs_recheck(record: ExperimentRecord, baseline: ArmResult, best: ArmResult
     return len(fresh) == len(baseline_seeds_of(record)) and all(fresh)
 
 
+def _unused_seeds(record: ExperimentRecord, n: int) -> list[int]:
+    """``n`` seeds after every seed the experiment has used (its own, the baseline's, the recheck's)."""
+    top = max([*seeds_of(record), *baseline_seeds_of(record)])
+    return list(range(top + 1, top + 1 + n))
+
+
 def recheck_seed_list(record: ExperimentRecord) -> list[int]:
     """As many seeds as the unchanged config's fresh ones, after every seed the experiment has used."""
-    top = max([*seeds_of(record), *baseline_seeds_of(record)])
-    return list(range(top + 1, top + 1 + len(baseline_seeds_of(record))))
+    return _unused_seeds(record, len(baseline_seeds_of(record)))
 
 
 def holdout_seed_list(record: ExperimentRecord) -> list[int]:
-    """``record.holdout`` seeds after every seed the experiment chose on (its own, the baseline's, the recheck's)."""
-    top = max([*seeds_of(record), *baseline_seeds_of(record)])
-    return list(range(top + 1, top + 1 + record.holdout))
+    """``record.holdout`` seeds after every seed the experiment chose on."""
+    return _unused_seeds(record, record.holdout)
 
 
 def holdout_arm(record: ExperimentRecord) -> ArmResult | None:
