@@ -468,9 +468,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # heldout84 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout84.py: TrailHiker, a
     # MultiDiscrete observation, for PPO and REINFORCE; SheepHerder for A2C and PPO). Blind at 48b5e5d (its merge; the
     # diagnosis of 09d326e) 5/6 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The
-    # miss, c03 (a2c reward_scale=1000): budget_exhausted_improving, blaming the user's n_steps.
-    ("heldout84", False, _line(6, 5, 5, healthy=3)),
-    ("heldout84", True, _line(6, 5, 5, healthy=3)),
+    # miss, c03 (a2c reward_scale=1000): budget_exhausted_improving, blaming the user's n_steps. Right since the
+    # change written after reading it (value_targets_too_large for A2C too, and on the critic's measured value loss):
+    # 6/6, in-sample.
+    ("heldout84", False, _line(6, 6, 6, healthy=3)),
+    ("heldout84", True, _line(6, 6, 6, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

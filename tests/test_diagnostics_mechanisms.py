@@ -76,6 +76,20 @@ def test_value_targets_too_large_blame_the_scale_or_a_horizon_past_the_episodes(
     quiet(FAILED, {"gamma": 0.98}, "value_targets_too_large")  # 1.5 x 50 = 75: inside the healthy range
 
 
+def test_value_targets_too_large_seen_in_the_critics_own_loss_on_a2c() -> None:
+    # Shaping rewards that cancel over an episode hide the scale from the returns (0.0015 per step x 1000 x 100 =
+    # 150 < 200), but the critic's late value loss of ~2,000 shows it (heldout84 c03: A2C, reward_scale=1000).
+    lossy = {**FAILED, M.EP_RETURN_MEAN: np.full(N, 0.15), M.VALUE_LOSS: np.full(N, 2000.0)}
+    f = fired(lossy, a2c(reward_scale=1000.0, gamma=0.99), "value_targets_too_large")
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("reward_scale=1.0", "decrease")
+    assert top(run({**lossy, **EPISODES}, a2c(reward_scale=1000.0, gamma=0.99))).id == "value_targets_too_large"
+    # Unscaled rewards: scale the critic's error (sqrt 2,000 ~ 45) down to a few units.
+    f = fired(lossy, a2c(gamma=0.99), "value_targets_too_large")
+    assert f.suggested_changes[0].suggested == pytest.approx(3.0 / math.sqrt(2000.0), rel=0.02)
+    quiet({**lossy, M.VALUE_LOSS: np.full(N, 500.0)}, a2c(reward_scale=1000.0, gamma=0.99), "value_targets_too_large")
+    quiet({**healthy_series(), M.VALUE_LOSS: np.full(N, 2000.0)}, a2c(gamma=0.99), "value_targets_too_large")
+
+
 def test_ppo_one_gradient_step_per_rollout() -> None:
     rollout = BASE_CONFIG["n_envs"] * BASE_CONFIG["n_steps"]
     f = fired(FAILED, {"n_epochs": 1, "batch_size": rollout}, "ppo_one_step_per_rollout")

