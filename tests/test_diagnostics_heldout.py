@@ -473,6 +473,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # 6/6, in-sample.
     ("heldout84", False, _line(6, 6, 6, healthy=3)),
     ("heldout84", True, _line(6, 6, 6, healthy=3)),
+    # heldout85 (2026-12-06): a user's own classes and tuned configs (tests/envs/heldout85.py: ToadCrossing, a Dict
+    # observation, for PPO; GearShifter for PPO and REINFORCE). Blind at 9e61610 (its merge; the diagnosis of 54da58c)
+    # 4/4 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
+    ("heldout85", False, _line(4, 4, 4, healthy=3)),
+    ("heldout85", True, _line(4, 4, 4, healthy=3)),
     # heldout86 (2026-12-06): a user's own classes and tuned configs, off-policy (tests/envs/heldout86.py:
     # LaserEngraver for SAC and TD3, PitStrategist for DQN and QR-DQN). Blind at 6855eff (its merge; the diagnosis
     # of 54da58c) 5/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring.
