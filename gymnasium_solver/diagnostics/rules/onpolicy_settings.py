@@ -120,7 +120,7 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.VALUE_LOSS)
     loss = median(w[2]) if w is not None else None
     # Two views of one mechanism: the targets' size from the rewards (|reward| per step x scale x horizon, which
-    # shaping rewards that cancel over an episode understate: heldout84 c03's SheepHerder, 73 from the returns
+    # shaping rewards that cancel over an episode understate: heldout84 c03's SheepHerder, 148 from the returns
     # with value losses of 2,000-12,000), and the critic's own squared error, measured.
     big_scale = scale is not None and scale[0] > B.VALUE_SCALE_MAX.value
     big_loss = loss is not None and loss > B.VALUE_LOSS_MAX.value
