@@ -487,9 +487,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # SwitchboardOperator, a MultiBinary observation, for A2C; GlassBlower, Box actions, for A2C and PPO). Blind at
     # db366b4 (its merge; the diagnosis of 54da58c) 4/5 strict and lenient both ways, 0/3 healthy runs warned; pinned
     # after the scoring. The miss, c19 (a2c activation=relu on GlassBlower): budget_exhausted_improving, blaming the
-    # user's n_steps.
-    ("heldout87", False, _line(5, 4, 4, healthy=3)),
-    ("heldout87", True, _line(5, 4, 4, healthy=3)),
+    # user's n_steps. Right since the change written after reading it (a run is "close to solving" only when one of
+    # its last evaluations is; grad_norm_explosion names ReLU layers a run chose over tanh): 5/5, in-sample.
+    ("heldout87", False, _line(5, 5, 5, healthy=3)),
+    ("heldout87", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

