@@ -303,10 +303,19 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "GantryHoist for SAC and TD3, Sheepdog for DQN and QR-DQN, "
                                                    "tests/envs/heldout83.py; blind: run at d35e3ca, the fix loop of "
                                                    "09d326e, after its scoring, beside a fresh clone's tests)",
+                 "fix_verdicts_no_preset_76.json": "heldout86 (a user's own classes and tuned configs, off-policy: "
+                                                   "LaserEngraver for SAC and TD3, PitStrategist for DQN and QR-DQN, "
+                                                   "tests/envs/heldout86.py; blind: run at ddc1078, the fix loop of "
+                                                   "54da58c, after its scoring, beside heldout85's bench and helpers)",
                  "fix_verdicts_no_preset_77.json": "heldout85 (a user's own classes and tuned configs: ToadCrossing, a "
                                                    "Dict observation, for PPO, GearShifter for PPO and REINFORCE, "
                                                    "tests/envs/heldout85.py; blind: run at 8ffee5d, the fix loop of "
                                                    "54da58c, after its scoring, beside heldout86's bench and a helper)",
+                 "fix_verdicts_no_preset_78.json": "heldout87 (a user's own classes and tuned configs: "
+                                                   "SwitchboardOperator, a MultiBinary observation, for A2C, "
+                                                   "GlassBlower, Box actions, for A2C and PPO, tests/envs/heldout87.py; "
+                                                   "blind: run at b6991f9, the fix loop of 54da58c, after its "
+                                                   "scoring, beside heldout86's bench and helpers)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -351,7 +360,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                "had stopped (in-sample)"}
 
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
-# 09d326e to 54da58c: value_targets_too_large also for A2C, and on the critic's measured value loss (heldout84 c03).
+# 54da58c to 1509043: "close to solving" needs a late evaluation near the threshold; grad_norm_explosion names ReLU
+# layers a run chose (heldout87 c19). 09d326e to 54da58c: value_targets_too_large also for A2C, and on the critic's
+# measured value loss (heldout84 c03).
 # 41709b6 to de553fc: against gsolve's defaults (untuned) a short horizon needs episodes >= 10 horizons long; a reward
 # scaled down explains entropy_no_decrease, a larger PPO minibatch budget_exhausted_improving, first. de553fc: a
 # policy at entropy_no_decrease's entropy is not "still improving".
@@ -369,7 +380,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("54da58c", None, ("fix_verdicts_no_preset_77.json",)),
+    ("1509043", None, ()),
+    ("54da58c", "1509043", ("fix_verdicts_no_preset_76.json", "fix_verdicts_no_preset_77.json",
+                            "fix_verdicts_no_preset_78.json")),
     ("09d326e", "54da58c", ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json",
                        "fix_verdicts_no_preset_74.json", "fix_verdicts_no_preset_75.json")),
     ("75519c1", "09d326e", ()),
