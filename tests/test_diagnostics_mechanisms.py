@@ -122,6 +122,19 @@ def test_close_to_solving_means_where_the_run_stopped() -> None:
     assert any(f.id == "budget_exhausted_improving" for f in d.findings), ids(d)
 
 
+def test_a_reward_scaled_down_shrinks_a2cs_policy_steps() -> None:
+    # Returns of 0.5 per 100-step episode x 0.001 x horizon 100: a value scale of 5e-5 (heldout88 c17).
+    small = {**FAILED, M.EP_RETURN_MEAN: np.full(N, 0.5)}
+    f = fired(small, a2c(reward_scale=0.001), "reward_scale_shrinks_gradient")
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("reward_scale=1.0", "increase")
+    assert top(run({**small, **EPISODES}, a2c(reward_scale=0.001))).id == "reward_scale_shrinks_gradient"
+    quiet(small, a2c(reward_scale=0.001, normalize_advantages=True), "reward_scale_shrinks_gradient")  # normalised
+    quiet(small, a2c(reward_scale=0.1), "reward_scale_shrinks_gradient")  # 10x: inside the bound
+    # CartPole-like rewards (1 per step) x 0.01 x 100 = 1: large enough rewards, scaled to a normal size.
+    quiet(FAILED, a2c(reward_scale=0.01), "reward_scale_shrinks_gradient")
+    quiet(small, {"reward_scale": 0.001}, "reward_scale_shrinks_gradient")  # PPO normalises its advantages
+
+
 def test_ppo_one_gradient_step_per_rollout() -> None:
     rollout = BASE_CONFIG["n_envs"] * BASE_CONFIG["n_steps"]
     f = fired(FAILED, {"n_epochs": 1, "batch_size": rollout}, "ppo_one_step_per_rollout")

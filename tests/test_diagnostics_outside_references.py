@@ -185,17 +185,18 @@ def test_a_run_built_on_gsolves_defaults_is_held_against_them_for_the_keys_it_ch
     """heldout15 u22 (in-sample): A2C on MiniGrid-Empty-6x6 with gsolve's defaults (no preset, no Zoo entry) and
     --set reward_scale=0.01. Its own overrides are compared with the defaults it would have trained with, except
     those that say where and how long it runs (budget, threshold): reward_scale is the one deviation, sourced
-    'default', and reverting it is a fix candidate. The finding says the defaults are not tuned here."""
+    'default', and reverting it is a fix candidate. Since reward_scale_shrinks_gradient (heldout88 c17) the finding
+    names the mechanism (A2C's advantages are not normalised, so the scale shrinks every policy step) and its
+    change is that revert."""
     d = _diagnose(Path(__file__).parent / "fixtures" / "heldout15", "u22")
     assert [(x.key, x.value, x.preset, x.source) for x in d.references.deviations] == [
         ("reward_scale", 0.01, 1.0, "default")]
     assert d.references.compared_with[-1].startswith("gsolve's defaults for a2c with discrete actions")
     assert d.references.compared_with[-1].endswith("the keys this run's --set changed: reward_scale")  # not its seed
     top = d.findings[0]
-    assert top.id == "preset_deviation" and top.title.startswith("Differs from gsolve's defaults")
-    assert "not tuned for this environment" in top.cause
+    assert top.id == "reward_scale_shrinks_gradient" and "100x less" in top.cause
     first = build_candidates(d, parent_overrides={"reward_scale": 0.01})[0]
-    assert first.changes == {"reward_scale": 1.0} and first.name == "finding preset_deviation"
+    assert first.changes == {"reward_scale": 1.0} and first.name == "finding reward_scale_shrinks_gradient"
     d.findings = []  # the revert alone (the finding's change set would take its place in the list)
     revert = build_candidates(d, parent_overrides={"reward_scale": 0.01})[0]
     assert revert.name == "revert reward_scale" and revert.why == "reward_scale is 0.01 here, 1.0 in gsolve's defaults"

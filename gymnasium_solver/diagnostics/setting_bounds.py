@@ -45,6 +45,19 @@ VALUE_LOSS_MAX = _t(
     "Ours: healthy PPO and A2C runs of the corpus and blind sets <= 60, every other fault <= 560; above 1,000 "
     "only runs whose rewards were scaled up 10-1000x (heldout h08, heldout17 q06, heldout42 c02, heldout84 c03)",
 )
+REWARD_SCALE_SHRINKS = _t(
+    "reward_scale_shrinks", 0.01,
+    "an A2C or REINFORCE reward_scale at or below this with advantages not normalised, and a value scale (reward "
+    "per step x reward_scale x horizon) under value_scale_small: the policy gradient is the advantages times the "
+    "log-probability's gradient, so it shrinks with the rewards, as if the learning rate were 100x smaller",
+    "SB3 A2C (normalize_advantage=False by default); Ours: healthy preset and corpus runs' value scale 2-50",
+)
+VALUE_SCALE_SMALL = _t(
+    "value_scale_small", 0.1,
+    "a value scale below this with reward_scale <= reward_scale_shrinks: the advantages, and the policy gradient with them, "
+    "are too small to move the policy in a normal budget",
+    "Ours: healthy preset and corpus runs 2-50 (20x above this)",
+)
 PPO_STEPS_PER_ROLLOUT_MIN = _t(
     "ppo_steps_per_rollout_min", 2,
     "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: each sample is used once or "

@@ -171,6 +171,39 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
                    suggested_changes=changes)
 
 
+@rule("reward_scale_shrinks_gradient")
+def reward_scale_shrinks_gradient(ctx: Ctx) -> Finding | None:
+    # A2C and REINFORCE step along advantages x grad log-prob: with the advantages not normalised, a reward scaled
+    # down 100x or more scales every policy step down with it (heldout88 c17: A2C, reward_scale=0.001, the gradient
+    # norm 0.21 -> 0.005, the greedy policy at its first behaviour for 120,000 env steps). PPO normalises them.
+    rs = float(ctx.setting("reward_scale", 1.0) or 1.0)
+    if ctx.algo not in ("a2c", "reinforce") or not failing(ctx) or ctx.setting("normalize_advantages", False) \
+            or not 0 < rs <= B.REWARD_SCALE_SHRINKS.value:
+        return None
+    scale = value_scale(ctx)
+    if scale is not None and scale[0] >= B.VALUE_SCALE_SMALL.value:
+        return None  # the environment's rewards are large enough that the scaled ones are of a normal size
+    evidence = [setting_evidence("reward_scale", rs, f"> {B.REWARD_SCALE_SHRINKS.value:g} with advantages not "
+                                 f"normalised ({B.REWARD_SCALE_SHRINKS.source})")]
+    if scale is not None:
+        evidence.append(Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}",
+                                 healthy=f">= {B.VALUE_SCALE_SMALL.value:g} ({B.VALUE_SCALE_SMALL.source})"))
+    w = late_window(ctx, M.GRAD_NORM)
+    if w is not None:
+        evidence.append(ev(M.GRAD_NORM, late_x(w[0]), f"late median {fmt(median(w[2]))}",
+                           "the size the unscaled rewards give"))
+    return Finding(
+        id="reward_scale_shrinks_gradient", severity=Severity.WARNING, score=0.9,
+        title="The reward scale shrinks every policy step (advantages not normalised)",
+        evidence=evidence,
+        cause=f"reward_scale={rs:g} multiplies the advantages, and {ctx.algo.upper()} steps along advantages times "
+        "the log-probability's gradient without normalising them: every update moves the policy "
+        f"{fmt(1 / rs)}x less than the environment's own rewards would, so the budget holds a fraction of the "
+        "learning it needs.",
+        suggested_changes=[change("reward_scale", rs, 1.0, "increase", "the environment's own rewards")],
+    )
+
+
 @rule("ppo_one_step_per_rollout")
 def ppo_one_step_per_rollout(ctx: Ctx) -> Finding | None:
     per_rollout = ppo_steps_per_rollout(ctx)
