@@ -495,9 +495,10 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # A2C; ChangeMaker, a MultiDiscrete observation, for REINFORCE). Blind at 96f0cea (its merge; the diagnosis of
     # 1509043) 3/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. The misses,
     # c17 (a2c reward_scale=0.001) and c25 (ppo n_epochs=1): budget_exhausted_improving, blaming the user's n_steps.
-    # c17 is right since the rule written after reading it (reward_scale_shrinks_gradient): 4/5, in-sample.
-    ("heldout88", False, _line(5, 4, 4, healthy=3)),
-    ("heldout88", True, _line(5, 4, 4, healthy=3)),
+    # c17 is right since the rule written after reading it (reward_scale_shrinks_gradient), c25 since PPO's n_epochs
+    # leads budget_exhausted_improving's reverts before the rollout's: 5/5, in-sample.
+    ("heldout88", False, _line(5, 5, 5, healthy=3)),
+    ("heldout88", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
