@@ -316,6 +316,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "GlassBlower, Box actions, for A2C and PPO, tests/envs/heldout87.py; "
                                                    "blind: run at b6991f9, the fix loop of 54da58c, after its "
                                                    "scoring, beside heldout86's bench and helpers)",
+                 "fix_verdicts_no_preset_79.json": "heldout88 (a user's own classes and tuned configs: BarTap for "
+                                                   "PPO and A2C, ChangeMaker, a MultiDiscrete observation, for "
+                                                   "REINFORCE, tests/envs/heldout88.py; blind: run at 28d4a54, the fix "
+                                                   "loop of 1509043, after its scoring, beside a helper)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -360,6 +364,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                                "had stopped (in-sample)"}
 
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
+# 1509043 to 2b2d1cf: reward_scale_shrinks_gradient (heldout88 c17); 2b2d1cf to a252248: PPO's n_epochs leads
+# budget_exhausted_improving's reverts (heldout88 c25).
 # 54da58c to 1509043: "close to solving" needs a late evaluation near the threshold; grad_norm_explosion names ReLU
 # layers a run chose (heldout87 c19). 09d326e to 54da58c: value_targets_too_large also for A2C, and on the critic's
 # measured value loss (heldout84 c03).
@@ -380,7 +386,9 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("1509043", None, ()),
+    ("a252248", None, ()),
+    ("2b2d1cf", "a252248", ()),
+    ("1509043", "2b2d1cf", ("fix_verdicts_no_preset_79.json",)),
     ("54da58c", "1509043", ("fix_verdicts_no_preset_76.json", "fix_verdicts_no_preset_77.json",
                             "fix_verdicts_no_preset_78.json")),
     ("09d326e", "54da58c", ("fix_verdicts_no_preset_72.json", "fix_verdicts_no_preset_73.json",
