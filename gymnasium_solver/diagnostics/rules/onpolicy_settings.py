@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from gymnasium_solver.contract.algorithms import GAE
+from gymnasium_solver.contract.algorithms import GAE, ONE_STEP_UPDATE
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
@@ -114,7 +114,7 @@ def reward_clip_erases_signal(ctx: Ctx) -> Finding | None:
 
 @rule("value_targets_too_large")
 def value_targets_too_large(ctx: Ctx) -> Finding | None:
-    if ctx.algo not in ("ppo", "a2c") or not failing(ctx):
+    if ctx.algo not in GAE or not failing(ctx):  # the actor-critics: a critic fitted to the value loss
         return None
     scale = value_scale(ctx)
     w = late_window(ctx, M.VALUE_LOSS)
@@ -177,7 +177,7 @@ def reward_scale_shrinks_gradient(ctx: Ctx) -> Finding | None:
     # down 100x or more scales every policy step down with it (heldout88 c17: A2C, reward_scale=0.001, the gradient
     # norm 0.21 -> 0.005, the greedy policy at its first behaviour for 120,000 env steps). PPO normalises them.
     rs = float(ctx.setting("reward_scale", 1.0) or 1.0)
-    if ctx.algo not in ("a2c", "reinforce") or not failing(ctx) or ctx.setting("normalize_advantages", False) \
+    if ctx.algo not in ONE_STEP_UPDATE or not failing(ctx) or ctx.setting("normalize_advantages", False) \
             or not 0 < rs <= B.REWARD_SCALE_SHRINKS.value:
         return None
     scale = value_scale(ctx)
