@@ -112,6 +112,20 @@ def test_relu_layers_a_run_chose_are_named_when_its_gradients_explode() -> None:
     assert all(c.key != "activation" for c in f.suggested_changes)
 
 
+def test_td3_noise_wider_than_the_action_range_is_named() -> None:
+    # heldout89 c07: a user's TD3 with action_noise_std=10 (ten half-ranges); c09, the same class and config with the
+    # default 0.1 and another fault (policy_delay=1000), is not told about its noise.
+    from pathlib import Path
+
+    from gymnasium_solver.api import Runs
+
+    runs = Runs(Path(__file__).parent / "fixtures" / "heldout89")
+    f = top(runs.get("c07_s8907").diagnose())
+    assert f.id == "action_noise_saturates"
+    assert (f.suggested_changes[0].set_arg, f.suggested_changes[0].direction) == ("action_noise_std=0.1", "decrease")
+    assert "action_noise_saturates" not in ids(runs.get("c09_s8909").diagnose())
+
+
 def test_close_to_solving_means_where_the_run_stopped() -> None:
     # Best evaluation 430 of 475 at the start, then far below for the rest of the run: not "close to solving".
     fell = {**FAILED, M.EVAL_RETURN_MEAN: np.where(np.arange(N) < N // 5, 430.0, 50.0)}

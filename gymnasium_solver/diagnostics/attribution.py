@@ -43,6 +43,7 @@ MECHANISM_KEYS: dict[str, tuple[tuple[str, int], ...]] = {
     "explained_variance_collapse": (("learning_rate", 1), ("reward_scale", 1)),
     "value_loss_exploding": (("reward_scale", 1), ("gamma", 1)),
     "reward_scale_shrinks_gradient": (("reward_scale", -1),),
+    "action_noise_saturates": (("action_noise_std", 1),),
     # Too few updates in the budget, or too slow: fewer gradient steps per env step than the preset takes, or a
     # shorter budget. PPO takes n_epochs / batch_size of them per env step whatever the rollout's length, so a
     # larger minibatch goes first (heldout73 c07, heldout22 v24); then the rollout (a longer one, more envs, more

@@ -58,6 +58,13 @@ VALUE_SCALE_SMALL = _t(
     "are too small to move the policy in a normal budget",
     "Ours: healthy preset and corpus runs 2-50 (20x above this)",
 )
+ACTION_NOISE_MAX = _t(
+    "action_noise_max", 1.0,
+    "a TD3 action_noise_std (a fraction of the action half-range) at or above this: a third or more of the exploring "
+    "actions are clipped to a bound, so the replay buffer holds bang-bang actions and the critic learns next to "
+    "nothing about the policy's own",
+    "TD3 paper and SB3/RL Zoo (0.1 of the range; Zoo entries 0.1-0.5)",
+)
 PPO_STEPS_PER_ROLLOUT_MIN = _t(
     "ppo_steps_per_rollout_min", 2,
     "PPO gradient steps per rollout (n_epochs x minibatches) at or below this: each sample is used once or "

