@@ -365,7 +365,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
 # 1509043 to 2b2d1cf: reward_scale_shrinks_gradient (heldout88 c17); 2b2d1cf to a252248: PPO's n_epochs leads
-# budget_exhausted_improving's reverts (heldout88 c25).
+# budget_exhausted_improving's reverts (heldout88 c25); a252248 to e0ceabc: action_noise_saturates (heldout89 c07).
 # 54da58c to 1509043: "close to solving" needs a late evaluation near the threshold; grad_norm_explosion names ReLU
 # layers a run chose (heldout87 c19). 09d326e to 54da58c: value_targets_too_large also for A2C, and on the critic's
 # measured value loss (heldout84 c03).
@@ -386,7 +386,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("a252248", None, ()),
+    ("e0ceabc", None, ()),
+    ("a252248", "e0ceabc", ()),
     ("2b2d1cf", "a252248", ()),
     ("1509043", "2b2d1cf", ("fix_verdicts_no_preset_79.json",)),
     ("54da58c", "1509043", ("fix_verdicts_no_preset_76.json", "fix_verdicts_no_preset_77.json",
