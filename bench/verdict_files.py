@@ -320,6 +320,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "PPO and A2C, ChangeMaker, a MultiDiscrete observation, for "
                                                    "REINFORCE, tests/envs/heldout88.py; blind: run at 28d4a54, the fix "
                                                    "loop of 1509043, after its scoring, beside a helper)",
+                 "fix_verdicts_no_preset_80.json": "heldout89 (a user's own classes and tuned configs, off-policy: "
+                                                   "PotteryWheel for SAC and TD3, FerryLoader for DQN and QR-DQN, "
+                                                   "tests/envs/heldout89.py; blind: run at 7d4c63b, the fix loop of "
+                                                   "a252248, after its scoring, beside the working tree's tests)",
                  "fix_verdicts_no_preset_threshold_after.json": "heldout61 c20 and heldout62 c05 (the 8x8 map, "
                                                                 "not_fixed blind), re-run at 3b02f9a, whose "
                                                                 "threshold_above_optimum was written after reading "
@@ -387,7 +391,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("e0ceabc", None, ()),
-    ("a252248", "e0ceabc", ()),
+    ("a252248", "e0ceabc", ("fix_verdicts_no_preset_80.json",)),
     ("2b2d1cf", "a252248", ()),
     ("1509043", "2b2d1cf", ("fix_verdicts_no_preset_79.json",)),
     ("54da58c", "1509043", ("fix_verdicts_no_preset_76.json", "fix_verdicts_no_preset_77.json",
