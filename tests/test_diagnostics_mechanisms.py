@@ -136,7 +136,7 @@ def test_close_to_solving_means_where_the_run_stopped() -> None:
     assert any(f.id == "budget_exhausted_improving" for f in d.findings), ids(d)
 
 
-def test_a_reward_scaled_down_shrinks_a2cs_policy_steps() -> None:
+def test_a_reward_scaled_down_shrinks_a2cs_policy_gradient() -> None:
     # Returns of 0.5 per 100-step episode x 0.001 x horizon 100: a value scale of 5e-5 (heldout88 c17).
     small = {**FAILED, M.EP_RETURN_MEAN: np.full(N, 0.5)}
     f = fired(small, a2c(reward_scale=0.001), "reward_scale_shrinks_gradient")

@@ -194,7 +194,7 @@ def test_a_run_built_on_gsolves_defaults_is_held_against_them_for_the_keys_it_ch
     assert d.references.compared_with[-1].startswith("gsolve's defaults for a2c with discrete actions")
     assert d.references.compared_with[-1].endswith("the keys this run's --set changed: reward_scale")  # not its seed
     top = d.findings[0]
-    assert top.id == "reward_scale_shrinks_gradient" and "100x less" in top.cause
+    assert top.id == "reward_scale_shrinks_gradient" and "100x smaller" in top.cause
     first = build_candidates(d, parent_overrides={"reward_scale": 0.01})[0]
     assert first.changes == {"reward_scale": 1.0} and first.name == "finding reward_scale_shrinks_gradient"
     d.findings = []  # the revert alone (the finding's change set would take its place in the list)

@@ -49,7 +49,8 @@ REWARD_SCALE_SHRINKS = _t(
     "reward_scale_shrinks", 0.01,
     "an A2C or REINFORCE reward_scale at or below this with advantages not normalised, and a value scale (reward "
     "per step x reward_scale x horizon) under value_scale_small: the policy gradient is the advantages times the "
-    "log-probability's gradient, so it shrinks with the rewards, as if the learning rate were 100x smaller",
+    "log-probability's gradient, so it shrinks with the rewards (RMSprop and Adam rescale it only down to their "
+    "epsilon, and not against an entropy bonus or the critic's share)",
     "SB3 A2C (normalize_advantage=False by default); Ours: healthy preset and corpus runs' value scale 2-50",
 )
 VALUE_SCALE_SMALL = _t(

@@ -196,10 +196,11 @@ def reward_scale_shrinks_gradient(ctx: Ctx) -> Finding | None:
         id="reward_scale_shrinks_gradient", severity=Severity.WARNING, score=0.9,
         title="The reward scale shrinks every policy step (advantages not normalised)",
         evidence=evidence,
-        cause=f"reward_scale={rs:g} multiplies the advantages, and {ctx.algo.upper()} steps along advantages times "
-        "the log-probability's gradient without normalising them: every update moves the policy "
-        f"{fmt(1 / rs)}x less than the environment's own rewards would, so the budget holds a fraction of the "
-        "learning it needs.",
+        cause=f"reward_scale={rs:g} multiplies the advantages, and {ctx.algo.upper()} follows advantages times "
+        "the log-probability's gradient without normalising them: its policy gradient is "
+        f"{fmt(1 / rs)}x smaller than the environment's own rewards give. The optimiser's running scale (RMSprop, "
+        "Adam) makes up for that only down to its epsilon, and not at all against an entropy bonus or the critic's "
+        "share of the update, so the policy barely moves in the budget.",
         suggested_changes=[change("reward_scale", rs, 1.0, "increase", "the environment's own rewards")],
     )
 
