@@ -175,6 +175,11 @@ def late_window(ctx: Ctx, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return x, y, late
 
 
+def early_late(w: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[float, float]:
+    """A late_window's medians: of the first half of its values and of its late values (how far a metric grew)."""
+    return median(split(w[1])[0]), median(w[2])
+
+
 def late_x(x: np.ndarray) -> np.ndarray:
     return split(x, T.LATE_FRACTION.value)[1]
 

@@ -13,7 +13,7 @@ from gymnasium_solver.contract.algorithms import GAE, ONE_STEP_UPDATE
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, ev, late_window, late_x
+from gymnasium_solver.diagnostics.context import Ctx, early_late, ev, late_window, late_x
 from gymnasium_solver.diagnostics.models import Evidence, Finding, Severity, SuggestedChange
 from gymnasium_solver.diagnostics.references import episode_length, horizon
 from gymnasium_solver.diagnostics.rules.registry import rule
@@ -26,7 +26,7 @@ from gymnasium_solver.diagnostics.rules.sizing import (
     setting_evidence,
     value_scale,
 )
-from gymnasium_solver.diagnostics.series import median, split
+from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import change, fmt, round_sig
 
 
@@ -118,7 +118,7 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
         return None
     scale = value_scale(ctx)
     w = late_window(ctx, M.VALUE_LOSS)
-    loss = median(w[2]) if w is not None else None
+    early, loss = early_late(w) if w is not None else (None, None)
     # Two views of one mechanism: the targets' size from the rewards (|reward| per step x scale x horizon, which
     # shaping rewards that cancel over an episode understate: heldout84 c03's SheepHerder, 148 from the returns
     # with value losses of 2,000-12,000), and the critic's own squared error, measured.
@@ -126,8 +126,7 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
     # Large from the start, not grown there: a value loss that climbed 100x or more is a critic diverging
     # (value_loss_exploding, grad_norm_explosion), whatever the rewards' scale (heldout87 c19: ReLU layers, A2C's
     # value loss 16 -> 14,500 with a value scale of 6).
-    grew = w is not None and median(split(w[1])[0]) > 0 and loss is not None \
-        and loss > T.VALUE_LOSS_GROWTH.value * median(split(w[1])[0])
+    grew = early is not None and loss is not None and early > 0 and loss > T.VALUE_LOSS_GROWTH.value * early
     big_loss = loss is not None and loss > B.VALUE_LOSS_MAX.value and not grew
     if not (big_scale or big_loss):
         return None
@@ -137,7 +136,7 @@ def value_targets_too_large(ctx: Ctx) -> Finding | None:
     if scale is not None:
         evidence.append(Evidence(metric=M.EP_RETURN_MEAN, observed=f"value scale {scale[1]}",
                                  healthy=f"<= {B.VALUE_SCALE_MAX.value:g} ({B.VALUE_SCALE_MAX.source})"))
-    if w is not None and loss is not None and loss > 100:  # cited only when it shows the scale
+    if w is not None and loss is not None and loss > 100:  # cited only when it shows the scale (w: for its steps)
         evidence.append(ev(M.VALUE_LOSS, late_x(w[0]), f"late median {fmt(loss)}",
                            f"<= {B.VALUE_LOSS_MAX.value:g} ({B.VALUE_LOSS_MAX.source})" if big_loss else "of order 1-100"))
     rs = float(ctx.setting("reward_scale", 1.0) or 1.0)

@@ -10,6 +10,7 @@ from gymnasium_solver.diagnostics import setting_bounds as B
 from gymnasium_solver.diagnostics import thresholds as T
 from gymnasium_solver.diagnostics.context import (
     Ctx,
+    early_late,
     epochs_cut,
     ev,
     late_entropy_fraction,
@@ -37,9 +38,8 @@ def grad_norm_explosion(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.GRAD_NORM)
     if w is None:
         return None
-    x, y, late = w
-    early = split(y)[0]
-    e, lm = median(early), median(late)
+    x = w[0]
+    e, lm = early_late(w)
     limit = T.GRAD_NORM_GROWTH.value
     if not (e > 0 and lm > limit * e and lm > 1.0):
         return None
@@ -49,10 +49,10 @@ def grad_norm_explosion(ctx: Ctx) -> Finding | None:
     # move, its outputs and the gradients through them can grow without limit (heldout87 c19: A2C, grad norm 65 ->
     # 51,900, value loss 16 -> 14,500). Named only when the run chose ReLU over defaults or a preset that use tanh.
     revert = ctx.deviation("activation")
-    relu = ctx.config.get("activation") == "relu" and revert is not None and revert.revert.suggested == "tanh"
+    relu = revert is not None and revert.value == "relu" and revert.revert.suggested == "tanh"
     if relu and revert is not None:
-        changes.append(change("activation", "relu", "tanh", revert.revert.direction, "bounded hidden units (tanh "
-                              "saturates; ReLU lets the activations and the gradients through them grow without limit)"))
+        changes.append(revert.revert.model_copy(update={"why": "bounded hidden units (tanh saturates; ReLU lets the "
+                                                        "activations and the gradients through them grow without limit)"}))
     if clip is None:
         changes.append(change("max_grad_norm", None, 0.5, "enable", "clip the global gradient norm (SB3 default 0.5)"))
     changes.append(lr_change(ctx, 1 / T.LR_STEP.value, "smaller steps stop the runaway"))

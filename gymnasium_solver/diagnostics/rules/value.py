@@ -6,10 +6,18 @@ import numpy as np
 
 from gymnasium_solver.contract.run_folder import M
 from gymnasium_solver.diagnostics import thresholds as T
-from gymnasium_solver.diagnostics.context import Ctx, epochs_cut, ev, late_window, late_x, returns_at_floor
+from gymnasium_solver.diagnostics.context import (
+    Ctx,
+    early_late,
+    epochs_cut,
+    ev,
+    late_window,
+    late_x,
+    returns_at_floor,
+)
 from gymnasium_solver.diagnostics.models import Finding, Severity
 from gymnasium_solver.diagnostics.rules.registry import rule
-from gymnasium_solver.diagnostics.series import median, split
+from gymnasium_solver.diagnostics.series import median
 from gymnasium_solver.diagnostics.suggest import change, fmt, lr_change, round_sig
 
 
@@ -74,8 +82,8 @@ def value_loss_exploding(ctx: Ctx) -> Finding | None:
     w = late_window(ctx, M.VALUE_LOSS)
     if w is None:
         return None
-    x, y, late = w
-    e, lm = median(split(y)[0]), median(late)
+    x = w[0]
+    e, lm = early_late(w)
     limit = T.VALUE_LOSS_GROWTH.value
     if not (e > 0 and lm > limit * e):
         return None
