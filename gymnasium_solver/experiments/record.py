@@ -23,7 +23,8 @@ KIND = JobKind(noun="experiment", folder=EXPERIMENTS_DIR, pattern=r"^fix-[0-9]{8
                example="fix-20261125-221900-3fa9", start_hint="fix_run / gsolve fix")
 
 TrialOutcome = Literal["pending", "running", "solved", "not_solved", "stopped_early", "failed", "skipped"]
-TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "trim", "recheck", "holdout"]
+TrialRole = Literal["screen", "confirm", "baseline", "combine", "extend", "explore", "widen", "trim", "recheck",
+                    "holdout"]
 Verdict = Literal["running", "fixed", "unlucky_seed", "not_fixed"]
 ExperimentStatus = JobStatus
 BASELINE = "your config (unchanged)"
@@ -37,7 +38,8 @@ class Trial(BaseModel):
     role: TrialRole = Field(default="screen", description="its rung (experiments/runner.py): screen: the parent's "
                             "seed; confirm: the fresh seeds; baseline: your unchanged config; combine: the blamed "
                             "key's fix with a change that solved around it; extend: a longer budget; explore: an "
-                            "entropy bonus or more envs; trim: the winner less one change; recheck: the winner on "
+                            "entropy bonus or more envs; widen: an arm that missed the required seeds by one, on more "
+                            "fresh seeds; trim: the winner less one change; recheck: the winner on "
                             "more fresh seeds; holdout: the winner on fresh seeds that did not choose it")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
@@ -126,6 +128,9 @@ class ExperimentRecord(BaseModel):
                                       "trains on, at least three (empty in a record from before: seeds[1:])")
     recheck_seeds: list[int] = Field(default_factory=list, description="more fresh seeds (also in baseline_seeds) "
                                      "your unchanged config and the winner both train on before 'unlucky seed' is said")
+    widened_seeds: list[int] = Field(default_factory=list, description="fresh seeds the widen rung added to seeds "
+                                     "(and one fewer to required: one more seed may fail) when no arm solved the "
+                                     "required seeds and one missed them by a seed")
     holdout: int = Field(default=0, description="fresh seeds the winner trains on once chosen (0: none)")
     holdout_seeds: list[int] = Field(default_factory=list, description="those seeds, after all the others")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")

@@ -26,7 +26,11 @@ hopeless candidates stop early (successive halving in three rungs):
    seed: a seed that more budget did not move is one whose policy stopped looking (a sparse reward it never found), or
    random-walked on noisy updates before it found one, which more of the same will not fix. The same when the last
    factor still left a seed unsolved: the longest budget is spent, another way in is what is left.
-5. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
+5. **widen**: when nothing qualifies after all that and an arm missed the required seeds by one (it solved the
+   rest), up to :data:`~gymnasium_solver.experiments.widen.WIDEN_ARMS` such arms and the unchanged config train on
+   two more fresh seeds, and one more seed may fail (3 of 3 becomes 4 of 5): a config that solves nine seeds in ten
+   fails three in a row about a quarter of the time, and the right change lost that way (experiments.widen).
+6. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
    until nothing more can be dropped. A blamed key is dropped only when the variant without it is
@@ -34,11 +38,11 @@ hopeless candidates stop early (successive halving in three rungs):
    always goes when the variant solves without it (the run's budget was enough). After the
    extend rung this is what tells a fix that needed more budget from a budget that alone suffices.
 
-6. **recheck**: when the unchanged config solved every fresh seed while the winner solved every seed, the
+7. **recheck**: when the unchanged config solved every fresh seed while the winner solved every seed, the
    parent's own too, both train on as many more fresh seeds: a fault that fails one seed in three often
    solves three in a row, and "unlucky seed, no change is needed" must hold on the new seeds as well
    (experiments.verdict: the winner must also solve at least as many of them as the unchanged config).
-7. **holdout**: the winner, once chosen, trains on ``record.holdout`` more fresh seeds that no rung chose on: it
+8. **holdout**: the winner, once chosen, trains on ``record.holdout`` more fresh seeds that no rung chose on: it
    was picked for solving the seeds above, so they flatter it (a config that solves half the seeds passes three in
    a row one time in eight, and more often when several candidates race). What it solves there is reported with
    the verdict, never used to pick.
@@ -74,6 +78,7 @@ from gymnasium_solver.experiments.parent import refusal
 from gymnasium_solver.experiments.racing import Racing
 from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.experiments.trial_end import finish, refresh, trial_line
+from gymnasium_solver.experiments.widen import widen
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import override_pairs
@@ -123,6 +128,8 @@ class FixJob(Racing):
     def next_start(self) -> Start | None:
         if not self.queue:
             self._plan_trim()
+        if not self.queue:
+            self._plan_widen()
         if not self.queue:
             self._plan_recheck()
         if not self.queue:
@@ -373,6 +380,18 @@ class FixJob(Racing):
         self.done += 1
         if self.progress is not None:
             self.progress(trial_line(t, self.done, len(self.record.trials)))
+
+    def _plan_widen(self) -> None:
+        """Queue the widen rung (once, experiments.widen), when every trial has ended and no arm qualifies: the arms
+        that missed the required seeds by one, and the unchanged config, on more fresh seeds; one more may fail."""
+        if any(t.outcome in ("pending", "running") for t in self.record.trials):
+            return
+        planned = widen(self.record, self.parent_env_steps, MAX_TRIALS_IN_ALL)
+        if planned:
+            self.seeds = vd.seeds_of(self.record)
+            allowed = len(self.seeds) - self.record.required
+            self.out = {c for c, n in self.failed.items() if n > allowed}
+            self.queue.extend(self._add(name, changes, s, role) for name, changes, s, role in planned)
 
     def _plan_recheck(self) -> None:
         """Queue the recheck (once), when every other trial has ended: the unchanged config solved every fresh

@@ -171,7 +171,7 @@ def needs_recheck(record: ExperimentRecord, baseline: ArmResult, best: ArmResult
     return len(fresh) == len(baseline_seeds_of(record)) and all(fresh)
 
 
-def _unused_seeds(record: ExperimentRecord, n: int) -> list[int]:
+def unused_seeds(record: ExperimentRecord, n: int) -> list[int]:
     """``n`` seeds after every seed the experiment has used (its own, the baseline's, the recheck's)."""
     top = max([*seeds_of(record), *baseline_seeds_of(record)])
     return list(range(top + 1, top + 1 + n))
@@ -179,12 +179,12 @@ def _unused_seeds(record: ExperimentRecord, n: int) -> list[int]:
 
 def recheck_seed_list(record: ExperimentRecord) -> list[int]:
     """As many seeds as the unchanged config's fresh ones, after every seed the experiment has used."""
-    return _unused_seeds(record, len(baseline_seeds_of(record)))
+    return unused_seeds(record, len(baseline_seeds_of(record)))
 
 
 def holdout_seed_list(record: ExperimentRecord) -> list[int]:
     """``record.holdout`` seeds after every seed the experiment chose on."""
-    return _unused_seeds(record, record.holdout)
+    return unused_seeds(record, record.holdout)
 
 
 def holdout_arm(record: ExperimentRecord) -> ArmResult | None:
@@ -277,6 +277,48 @@ def _recheck_text(record: ExperimentRecord, baseline: ArmResult | None) -> str:
             f"{again.solved} of {again.ran} ({_seeds_text(again)}).")
 
 
+def _winner_parts(record: ExperimentRecord, w: Winner) -> list[str]:
+    """The winner's sentences: its change and spread, where it failed, the holdout, the budget, the trim."""
+    parts: list[str] = []
+    spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
+              and w.max_env_steps is not None else "")
+    lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
+    parts.append(f"{lead}: {' '.join(w.set_args)} solves {of_seeds(w.seeds_solved, w.seeds)} ({spread} env "
+                 f"steps to solve).")
+    arm = next((a for a in record.arms if _key(a.changes) == _key(w.changes)), None)
+    if arm is not None and arm.solved < arm.ran:
+        missed = [o for o in arm.per_seed if not o.solved]
+        parts.append(f"It did not solve {_seeds_text(arm, missed)} within its budget: not a config that solves "
+                     "every seed.")
+    parts.append(_holdout_text(record))
+    base = next((a for a in record.arms if a.name == record.extended), None)
+    if base is not None and w.changes.get("max_env_steps") not in (None, base.changes.get("max_env_steps")):
+        parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
+                     f"{of_seeds(base.solved, base.ran)} within the run's budget ({_seeds_text(base)}).")
+    if w.dropped:
+        parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
+        unneeded = [k for k in w.dropped if k in record.blamed_keys]
+        if unneeded:
+            parts.append(f"So the top finding's change to {', '.join(unneeded)} was not needed.")
+    if w.keeps_blamed:
+        parts.append(f"Note: it keeps {', '.join(w.keeps_blamed)}, which the top finding blames: the finding may "
+                     f"be wrong, or this works around it.")
+    return parts
+
+
+def _widen_text(record: ExperimentRecord) -> str:
+    """What the widen rung did ('' when it did not run): which arms missed by a seed, the seeds added, the new rule."""
+    extra = record.widened_seeds
+    if not extra:
+        return ""
+    names = list(dict.fromkeys(" ".join(t.set_args) for t in record.trials if t.role == "widen"))
+    n = len(seeds_of(record))
+    return (f"No change solved {record.required - len(extra) + 1} of the first {n - len(extra)} seeds, and "
+            f"{' and '.join(names)} missed by one, so {'they' if len(names) > 1 else 'it'} and your unchanged config "
+            f"trained on {len(extra)} more fresh seeds ({', '.join(map(str, extra))}), where a change had to solve "
+            f"{record.required} of {n}.")
+
+
 def message(record: ExperimentRecord, ending: str | None) -> str:
     """One paragraph: the verdict, with the numbers it rests on (all read from record.arms / winner)."""
     n = len(seeds_of(record))
@@ -302,30 +344,14 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
                          "--seeds-per-trial, docs/sweeps.md).")
     elif baseline is not None and n > 1:
         parts.append(f"Your unchanged config solves {of_seeds(baseline.solved, baseline.ran)} ({_seeds_text(baseline)}).")
+    parts.append(_widen_text(record))
     parts.append(_recheck_text(record, baseline))
     mine = next((a for a in record.arms if a.name == YOURS), None)
     if mine is not None and (w is None or w.candidate != YOURS):
         parts.append(f"Your change, {' '.join(mine.set_args)}, solved {of_seeds(mine.solved, mine.ran)} "
                      f"({_seeds_text(mine)}).")
     if w is not None:
-        spread = (f"median {w.median_env_steps:,.0f}, slowest {w.max_env_steps:,}" if w.median_env_steps is not None
-                  and w.max_env_steps is not None else "")
-        lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
-        parts.append(f"{lead}: {' '.join(w.set_args)} solves {of_seeds(w.seeds_solved, w.seeds)} ({spread} env "
-                     f"steps to solve).")
-        parts.append(_holdout_text(record))
-        base = next((a for a in record.arms if a.name == record.extended), None)
-        if base is not None and w.changes.get("max_env_steps") not in (None, base.changes.get("max_env_steps")):
-            parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
-                         f"{of_seeds(base.solved, base.ran)} within the run's budget ({_seeds_text(base)}).")
-        if w.dropped:
-            parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
-            unneeded = [k for k in w.dropped if k in record.blamed_keys]
-            if unneeded:
-                parts.append(f"So the top finding's change to {', '.join(unneeded)} was not needed.")
-        if w.keeps_blamed:
-            parts.append(f"Note: it keeps {', '.join(w.keeps_blamed)}, which the top finding blames: the finding may "
-                         f"be wrong, or this works around it.")
+        parts += _winner_parts(record, w)
     elif record.verdict != "unlucky_seed":
         from gymnasium_solver.config.env_modules import env_flags
 
@@ -334,10 +360,11 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget.")
         if (close := closest(record, baseline)) is not None:
             arm, theirs = close
+            more = "--seeds 10 --require 8" if record.widened_seeds else "--seeds 5 --require 4"
             parts.append(f"Closest: {' '.join(arm.set_args)} solved {of_seeds(arm.solved, arm.ran)} "
                          f"({_seeds_text(arm)}), where your unchanged config solved {theirs} of those {arm.ran}: it "
                          f"helps, but not on every seed. To judge it on more seeds: gsolve fix "
-                         f"{record.parent_run_id} --seeds 5 --require 4{flags}.")
+                         f"{record.parent_run_id} {more}{flags}.")
         why = (ending or "").removeprefix("stopped: ")
         cut = [t for t in record.trials if "timeout" in why and why in t.detail]
         if cut:  # the timeout, not the budget, ended these: say how long to give them
