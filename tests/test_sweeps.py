@@ -173,3 +173,11 @@ def test_only_a_scheduled_evaluation_counts_as_a_reproducible_solve() -> None:
     assert not st.on_eval_schedule(rows, 3584, 2048)  # a stop's final evaluation between two schedules
     assert st.on_eval_schedule([700, 1400, 2100], 2100, 2048)  # first row at or past the multiple
     assert not st.on_eval_schedule(rows, 4096, 2048)  # no such row
+
+
+def test_sweep_set_takes_several_overrides_after_one_flag_as_train_does() -> None:
+    """`gsolve sweep ... --set seed=0 normalize_observations=true` was refused ("unrecognized arguments") where
+    `gsolve train` takes the same words: one --set, several KEY=VALUE, and repeated --set adds more."""
+    args = cli.build_parser("sweep").parse_args(["sweep", "CartPole-v1:a2c", "--space", "s.yaml", "--set", "seed=0",
+                                             "normalize_observations=true", "--set", "n_envs=8"])
+    assert args.overrides == ["seed=0", "normalize_observations=true", "n_envs=8"]

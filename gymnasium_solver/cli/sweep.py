@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--backend", choices=BACKENDS, default="local", help="where trials run (default local)")
     p.add_argument("--address", default=None, help="with --backend ray: the cluster to join (e.g. ray://head:10001 "
                    "or auto); default: start a local Ray instance")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="a fixed override every trial gets (e.g. max_env_steps=50000); repeatable")
+    p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="fixed overrides every trial gets, e.g. --set max_env_steps=50000 normalize_observations=true "
+                   "(repeatable, as gsolve train's; put ENV:VARIANT before --set)")
     p.add_argument("--timeout", type=float, default=launch.DEFAULT_TIMEOUT_SECONDS,
                    help=f"stop the sweep after this many seconds (default {launch.DEFAULT_TIMEOUT_SECONDS:g})")
     p.add_argument("--seed", type=int, default=None, help="the sampler's seed (reproducible suggestions)")
