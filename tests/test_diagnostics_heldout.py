@@ -506,6 +506,13 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # Right since the rule written after reading it (action_noise_saturates): 5/5, in-sample.
     ("heldout89", False, _line(5, 5, 5, healthy=3)),
     ("heldout89", True, _line(5, 5, 5, healthy=3)),
+    # heldout91 (2026-12-06): a user's own classes and tuned configs, on-policy (tests/envs/heldout91.py: ScubaAscent
+    # for PPO and REINFORCE, NightLamplighter, a MultiDiscrete observation, for A2C). Blind at 1d00256 (its merge; the
+    # diagnosis of e0ceabc) 4/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. c03
+    # (a2c reward_scale=0.0001) is reward_scale_shrinks_gradient's first blind catch. The miss, c08 (reinforce
+    # normalize_advantages=false): budget_exhausted_improving, blaming the user's episodes_per_update.
+    ("heldout91", False, _line(5, 4, 4, healthy=3)),
+    ("heldout91", True, _line(5, 4, 4, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:
