@@ -510,9 +510,11 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # for PPO and REINFORCE, NightLamplighter, a MultiDiscrete observation, for A2C). Blind at 1d00256 (its merge; the
     # diagnosis of e0ceabc) 4/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. c03
     # (a2c reward_scale=0.0001) is reward_scale_shrinks_gradient's first blind catch. The miss, c08 (reinforce
-    # normalize_advantages=false): budget_exhausted_improving, blaming the user's episodes_per_update.
-    ("heldout91", False, _line(5, 4, 4, healthy=3)),
-    ("heldout91", True, _line(5, 4, 4, healthy=3)),
+    # normalize_advantages=false): budget_exhausted_improving, blaming the user's episodes_per_update. Right since the
+    # change written after reading it (train_solved_eval_not names a policy that never committed, with A2C or
+    # REINFORCE's advantages not normalised): 5/5, in-sample.
+    ("heldout91", False, _line(5, 5, 5, healthy=3)),
+    ("heldout91", True, _line(5, 5, 5, healthy=3)),
 ])
 def test_held_out_sets_keep_todays_scores(score: ModuleType, capsys: pytest.CaptureFixture[str],
                                           folder: str, no_preset: bool, expected: str) -> None:

@@ -173,11 +173,12 @@ def attribute(ctx: Ctx, findings: list[Finding]) -> list[Finding]:
 
 
 def _own_reverts(ctx: Ctx, f: Finding) -> None:
-    """A setting that is a name, not a number (activation), has no direction a mechanism table can state: a finding
-    whose own first change puts such a deviation back (grad_norm_explosion's ReLU -> tanh) explains it."""
+    """A setting that is a name or a switch, not a number (activation, normalize_advantages), has no size a mechanism
+    table can state: a finding whose own first change puts such a deviation back (grad_norm_explosion's ReLU -> tanh,
+    train_solved_eval_not's advantages normalised again) explains it."""
     first = f.suggested_changes[0] if f.suggested_changes else None
     d = ctx.deviations.get(first.key) if first is not None else None
-    if first is not None and d is not None and isinstance(d.value, str) and first.suggested == d.revert.suggested \
+    if first is not None and d is not None and isinstance(d.value, str | bool) and first.suggested == d.revert.suggested \
             and f.id not in d.explains:
         d.explains.append(f.id)
 
