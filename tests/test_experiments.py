@@ -871,6 +871,29 @@ def test_a_near_miss_solving_4_of_5_seeds_after_the_widen_rung_is_the_fix(tmp_pa
     assert "Your unchanged config solves 0 of 5 seeds" in rec.message
 
 
+@pytest.mark.parametrize("seed_6", [[("solved", 6000)], UNSOLVED])
+def test_a_widened_winner_must_also_solve_its_holdout_seeds(tmp_path: Path, seed_6: list[Any]) -> None:
+    """The widened arm had a second chance, so a winner that failed a seed is the fix only if it solves every holdout
+    seed too (heldout85 c01, in-sample: a widened winner of 4 of 5 solved 1 of 3 seeds nothing chose it on)."""
+    scripts = {key(LR, 0): [("solved", 1000)], key(LR, 1): UNSOLVED, key(NSTEPS, 0): UNSOLVED,
+               **{key({}, s): UNSOLVED for s in (1, 2, 3, 4)}, key(LR_LONGER, 0): UNSOLVED,
+               key(LR_EXPLORE, 0): UNSOLVED, key(LR_ENVS, 0): UNSOLVED,
+               **{key(LR, s): [("solved", 1000 * s)] for s in (2, 3, 4, 5, 7)}, key(LR, 6): seed_6}
+    backend = ScriptedBackend(tmp_path, scripts, capacity=1)
+    rec = record_for(tmp_path, [LR, NSTEPS], seeds=3, blamed=["learning_rate"]).model_copy(update={"holdout": 3})
+    rec = run_experiment(RunStore(tmp_path), rec, backend)
+    assert rec.widened_seeds == [3, 4] and rec.holdout_seeds == [5, 6, 7]
+    if seed_6 != UNSOLVED:
+        assert rec.verdict == "fixed" and rec.winner is not None and rec.winner.holdout is not None
+        assert (rec.winner.seeds_solved, rec.winner.seeds, rec.winner.holdout.solved) == (4, 5, 3)
+        return
+    assert rec.verdict == "not_fixed" and rec.winner is None
+    assert ("learning_rate=0.004 solved 4 of 5 seeds (seed 0: 1,000, seed 1: 2,000 (not solved), seed 2: 2,000, "
+            "seed 3: 3,000, seed 4: 4,000), but only 2 of the 3 fresh seeds it was not chosen on (seed 5: 5,000, seed "
+            "6: 2,000 (not solved), seed 7: 7,000): it passed only once the widen rung gave it more seeds, so it must "
+            "hold on those too, and it is not counted as a fix.") in rec.message, rec.message
+
+
 def test_the_widen_rung_leaves_an_arm_that_failed_two_seeds_and_one_that_solved_none(tmp_path: Path) -> None:
     """Only a near miss is widened: an arm that failed two of three seeds, or solved none, would need more than the
     one extra failure 4 of 5 allows."""

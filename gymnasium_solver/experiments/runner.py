@@ -29,7 +29,8 @@ hopeless candidates stop early (successive halving in three rungs):
 5. **widen**: when nothing qualifies after all that and an arm missed the required seeds by one (it solved the
    rest), up to :data:`~gymnasium_solver.experiments.widen.WIDEN_ARMS` such arms and the unchanged config train on
    two more fresh seeds, and one more seed may fail (3 of 3 becomes 4 of 5): a config that solves nine seeds in ten
-   fails three in a row about a quarter of the time, and the right change lost that way (experiments.widen).
+   fails three in a row about a quarter of the time, and the right change lost that way (experiments.widen). A winner
+   that failed a seed must then also solve its holdout seeds: it had a second chance.
 6. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
@@ -78,7 +79,7 @@ from gymnasium_solver.experiments.parent import refusal
 from gymnasium_solver.experiments.racing import Racing
 from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, Trial, write_record
 from gymnasium_solver.experiments.trial_end import finish, refresh, trial_line
-from gymnasium_solver.experiments.widen import widen
+from gymnasium_solver.experiments.widen import holds_after_widen, widen
 from gymnasium_solver.jobs.backend import TrialBackend, TrialHandle, TrialSpec
 from gymnasium_solver.jobs.pool import Ended, Start, TrialPool
 from gymnasium_solver.launcher import override_pairs
@@ -449,6 +450,7 @@ class FixJob(Racing):
             winner = vd.make_winner(r, best, origin, train_command(r.config_id, trial_overrides(r, own), r.use_zoo))
             held = vd.holdout_arm(r)
             winner.holdout = held if held is not None and vd._key(held.changes) == vd._key(best.changes) else None
+            winner = winner if holds_after_widen(r, winner) else None
         r.arms = [every_seed, *arms] if len(self.seeds) > 1 else arms
         r.winner = winner
         r.verdict = vd.decide(r, winner, every_seed)

@@ -306,6 +306,17 @@ def _winner_parts(record: ExperimentRecord, w: Winner) -> list[str]:
     return parts
 
 
+def _widened_but_not_held(record: ExperimentRecord) -> str:
+    """With no winner: the arm that qualified only after the widen rung and failed a holdout seed ('' otherwise)."""
+    held = holdout_arm(record) if record.widened_seeds and record.winner is None else None
+    arm = next((a for a in record.arms if held is not None and _key(a.changes) == _key(held.changes)), None)
+    if held is None or arm is None:
+        return ""
+    return (f"{' '.join(arm.set_args)} solved {of_seeds(arm.solved, arm.ran)} ({_seeds_text(arm)}), but only "
+            f"{held.solved} of the {held.ran} fresh seeds it was not chosen on ({_seeds_text(held)}): it passed only "
+            "once the widen rung gave it more seeds, so it must hold on those too, and it is not counted as a fix.")
+
+
 def _widen_text(record: ExperimentRecord) -> str:
     """What the widen rung did ('' when it did not run): which arms missed by a seed, the seeds added, the new rule."""
     extra = record.widened_seeds
@@ -358,6 +369,7 @@ def message(record: ExperimentRecord, ending: str | None) -> str:
         flags = "".join(f" {shlex.quote(f)}" for f in env_flags(record.config_id))  # a user's class needs its flag
         need = of_seeds(record.required, n) if n > 1 else "its seed"
         parts.append(f"No candidate fixed run {record.parent_run_id} on {need} within its budget.")
+        parts.append(_widened_but_not_held(record))
         if (close := closest(record, baseline)) is not None:
             arm, theirs = close
             more = "--seeds 10 --require 8" if record.widened_seeds else "--seeds 5 --require 4"

@@ -4,18 +4,20 @@ missed them by one seed, that arm and the unchanged config train on more fresh s
 A config that solves nine seeds in ten fails a 3-of-3 rule about a quarter of the time: heldout85 c01's revert
 (PPO ``clip_range=0.2``, the right change) solved the parent's seed, failed the next and was out, and the verdict
 was ``not_fixed``, though the user's config without the fault solves 9 of 10 seeds. 4 of 5 passes such a config
-0.92 of the time (3 of 3: 0.73), and one that fails a seed in three 0.46 (3 of 3: 0.30): the holdout rung after it
-and the message say how many seeds the winner failed, so a user knows what to expect."""
+0.92 of the time (3 of 3: 0.73), and one that fails a seed in three 0.46 (3 of 3: 0.30). The widened arm had a second
+chance, so a winner that failed a seed must also solve its holdout seeds (:func:`holds_after_widen`): then a config
+that solves nine seeds in ten passes the whole rule about 0.83 of the time, and one that solves half about 0.13
+(3 of 3 alone: 0.125)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gymnasium_solver.experiments import verdict as vd
-from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, TrialRole
+from gymnasium_solver.experiments.record import BASELINE, ArmResult, ExperimentRecord, TrialRole, Winner
 
 WIDEN_SEEDS = 2  # fresh seeds the rung adds: 3 of 3 becomes 4 of 5 (`gsolve fix --seeds 5 --require 4`)
-WIDEN_ARMS = 2  # near misses widened at most, a fix of a blamed key first
+WIDEN_ARMS = 1  # near misses widened: the best, a fix of a blamed key first (each more is one more lucky draw)
 
 
 def near_misses(record: ExperimentRecord, arms: list[ArmResult]) -> list[ArmResult]:
@@ -56,3 +58,12 @@ def widen(record: ExperimentRecord, parent_env_steps: int, max_trials: int) -> l
     record.baseline_seeds = [*vd.baseline_seeds_of(record), *(s for _, _, s, role in plan if role == "baseline")]
     record.widened_seeds, record.seeds, record.required = extra, seeds, record.required + len(extra) - 1
     return plan
+
+
+def holds_after_widen(record: ExperimentRecord, winner: Winner) -> bool:
+    """A winner that failed a seed and qualified only once the widen rung gave it more seeds had a second chance, and
+    a config that solves half the seeds gets through 4 of 5 one time in five: it is the fix only if it also solves
+    every holdout seed it finished (heldout85 c01, in-sample: a widened winner solving 4 of 5 solved 1 of 3 seeds
+    nothing chose it on). Every other winner: True (its holdout is reported, never chosen on)."""
+    held = winner.holdout
+    return not record.widened_seeds or winner.seeds_solved == winner.seeds or held is None or held.solved == held.ran
