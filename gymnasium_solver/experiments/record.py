@@ -37,10 +37,9 @@ class Trial(BaseModel):
     seed: int | None = Field(default=None, description="the seed it trained on (None: a record from before seeds)")
     role: TrialRole = Field(default="screen", description="its rung (experiments/runner.py): screen: the parent's "
                             "seed; confirm: the fresh seeds; baseline: your unchanged config; combine: the blamed "
-                            "key's fix with a change that solved around it; extend: a longer budget; explore: an "
-                            "entropy bonus or more envs; widen: an arm that missed the required seeds by one, on more "
-                            "fresh seeds; trim: the winner less one change; recheck: the winner on "
-                            "more fresh seeds; holdout: the winner on fresh seeds that did not choose it")
+                            "key's fix plus a change around it; extend: a longer budget; explore: an entropy bonus or "
+                            "more envs; widen: a near miss on more seeds; trim: the winner less one change; recheck: "
+                            "the winner on more seeds; holdout: the winner on seeds that did not choose it")
     changes: dict[str, Any] = Field(description="the candidate's config changes over the parent's overrides")
     set_args: list[str] = Field(description="the changes as --set arguments")
     run_id: str | None = Field(default=None, description="the trial's run folder (None until started)")
@@ -109,8 +108,8 @@ class ExperimentRecord(BaseModel):
     seed: int
     parent_overrides: dict[str, Any] = Field(description="the parent's config as overrides: its own, plus the "
                                              "keys its preset has changed since (experiments/parent.py)")
-    drifted: list[str] = Field(default_factory=list, description="the keys of parent_overrides the parent did not "
-                               "set, which its preset has changed since; a pure revert to the preset drops them")
+    drifted: list[str] = Field(default_factory=list, description="keys of parent_overrides the parent did not set, "
+                               "which its preset changed since; a pure revert drops them")
     use_zoo: bool = Field(default=True, description="false: the parent took gsolve's defaults where the RL Zoo has "
                           "an entry (--no-zoo), and so does every trial")
     status: ExperimentStatus = "running"
@@ -126,28 +125,26 @@ class ExperimentRecord(BaseModel):
     required: int = Field(default=1, description="seeds a winner must solve (of len(seeds))")
     baseline_seeds: list[int] = Field(default_factory=list, description="the fresh seeds your unchanged config "
                                       "trains on, at least three (empty in a record from before: seeds[1:])")
-    recheck_seeds: list[int] = Field(default_factory=list, description="more fresh seeds (also in baseline_seeds) "
-                                     "your unchanged config and the winner both train on before 'unlucky seed' is said")
-    widened_seeds: list[int] = Field(default_factory=list, description="fresh seeds the widen rung added to seeds "
-                                     "(and one fewer to required: one more seed may fail) when no arm solved the "
-                                     "required seeds and one missed them by a seed")
+    recheck_seeds: list[int] = Field(default_factory=list, description="more fresh seeds (in baseline_seeds too) "
+                                     "the unchanged config and winner train on before 'unlucky seed'")
+    widened_seeds: list[int] = Field(default_factory=list, description="seeds the widen rung added for a near miss "
+                                     "(one more may fail)")
     holdout: int = Field(default=0, description="fresh seeds the winner trains on once chosen (0: none)")
     holdout_seeds: list[int] = Field(default_factory=list, description="those seeds, after all the others")
     blamed_keys: list[str] = Field(default_factory=list, description="the keys the top finding's change sets")
     candidates: list[Candidate]
-    refused: list[str] = Field(default_factory=list, description="candidates not tried because the trainer refuses "
-                               "their config, each with why (e.g. a batch larger than the run's rollout)")
+    refused: list[str] = Field(default_factory=list, description="candidates not tried, the trainer refusing their "
+                               "config, each with why")
     trials: list[Trial]
     caps: dict[str, int] = Field(default_factory=dict, description="an MCP server's caps (max_env_steps, n_envs) no "
                                  "trial may exceed")
     extended: str | None = Field(default=None, description="the arm the extend rung retried with a longer budget "
-                                 "(it solved some seeds within the run's budget, not the required ones)")
+                                 "(it solved some seeds, not the required ones)")
     arms: list[ArmResult] = Field(default_factory=list, description="every arm's per-seed outcomes, "
                                   "the parent's unchanged config first")
-    verdict: Verdict = Field(default="running", description="fixed: a change solves on the required seeds and "
-                             "beats your config there; unlucky_seed: your unchanged config solves every fresh "
-                             "seed (or most, and no change beats it), the parent's seed was bad luck; not_fixed: "
-                             "neither")
+    verdict: Verdict = Field(default="running", description="fixed: a change solves the required seeds and beats "
+                             "your config there; unlucky_seed: your unchanged config solves every fresh seed (or "
+                             "most, and no change beats it); not_fixed: neither")
     winner: Winner | None = None
     message: str = Field(default="", description="how the experiment ended (with the numbers), or what it is doing")
 
