@@ -506,6 +506,12 @@ def _line(faults: int, strict: int, lenient: int, healthy: int = 2) -> str:
     # Right since the rule written after reading it (action_noise_saturates): 5/5, in-sample.
     ("heldout89", False, _line(5, 5, 5, healthy=3)),
     ("heldout89", True, _line(5, 5, 5, healthy=3)),
+    # heldout90 (2026-12-06): a user's own classes and tuned configs, off-policy (tests/envs/heldout90.py: Detectorist
+    # for SAC and TD3, HeadWaiter for DQN and QR-DQN; 4 faulty rows, the helper's fifth dropped). Blind at 426b77a (its
+    # merge; the diagnosis of 6e7d34d) 4/4 strict and lenient both ways, 0/3 healthy runs warned; pinned after the
+    # scoring.
+    ("heldout90", False, _line(4, 4, 4, healthy=3)),
+    ("heldout90", True, _line(4, 4, 4, healthy=3)),
     # heldout91 (2026-12-06): a user's own classes and tuned configs, on-policy (tests/envs/heldout91.py: ScubaAscent
     # for PPO and REINFORCE, NightLamplighter, a MultiDiscrete observation, for A2C). Blind at 1d00256 (its merge; the
     # diagnosis of e0ceabc) 4/5 strict and lenient both ways, 0/3 healthy runs warned; pinned after the scoring. c03
