@@ -330,6 +330,25 @@ def render_gate_time(results: dict[str, Results]) -> str:
                 f"(commit `{m.commit}`, {m.date}); a check does the same work.")
 
 
+# One arm alone of a bench_presets_vs_zoo.py file (--arms zoo): block -> (results file, preset, arm).
+ONE_ARM: dict[str, tuple[str, str, str]] = {
+    "cartpole-a2c-zoo-50000": ("cartpole_a2c_zoo_50000", "CartPole-v1:a2c", "zoo"),  # normalize_observations' A/B
+}
+
+
+def one_arm_renderer(block: str) -> Callable[[dict[str, Results]], str]:
+    def render(results: dict[str, Results]) -> str:
+        name, config_id, arm = ONE_ARM[block]
+        rows = results[name].presets[config_id].arms[arm]
+        s = spread(rows)
+        who = "SB3's A2C with the Zoo's settings" if arm == "zoo" else f"`{config_id}`"
+        return fill(f"{who}, seeds {seeds_text(s.seeds)}: {s.solved}/{len(s.seeds)} solved, median "
+                    f"{steps(s.median_env_steps)} env steps, slowest {steps(s.slowest_env_steps)} (seed "
+                    f"{s.slowest_seed}). " + provenance(results[name].measured))
+
+    return render
+
+
 RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     **render_diagnosis.RENDERERS,
     **render_install.RENDERERS,
@@ -343,6 +362,7 @@ RENDERERS: dict[str, Callable[[dict[str, Results]], str]] = {
     **render_targets.RENDERERS,
     **render_ab.RENDERERS,
     **{block: heldout_renderer(block) for block in HELDOUT},
+    **{block: one_arm_renderer(block) for block in ONE_ARM},
     "second-machine": render_second_machine,
 }
 
