@@ -329,6 +329,10 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "observation, for A2C, tests/envs/heldout91.py; blind: run at "
                                                    "5c093e7, the fix loop of d26047c, after its scoring, beside a "
                                                    "sweep and a helper)",
+                 "fix_verdicts_no_preset_82.json": "heldout90 (a user's own classes and tuned configs, off-policy: "
+                                                   "Detectorist for SAC and TD3, HeadWaiter for DQN and QR-DQN, "
+                                                   "tests/envs/heldout90.py; blind: run at 229cf0a, the fix loop of "
+                                                   "f8080dc, after its scoring, beside benchmarks and a helper)",
                  "fix_verdicts_no_preset_83.json": "heldout92 (a user's own classes and tuned configs: Archer for "
                                                    "PPO, HanoiPuzzle, a MultiDiscrete observation, for A2C and PPO, "
                                                    "tests/envs/heldout92.py; blind: run at 9787cb9, the fix loop of "
@@ -402,7 +406,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("f8080dc", None, ("fix_verdicts_no_preset_83.json",)),
+    ("f8080dc", None, ("fix_verdicts_no_preset_82.json", "fix_verdicts_no_preset_83.json")),
     ("6e7d34d", "f8080dc", ()),
     ("d26047c", "6e7d34d", ("fix_verdicts_no_preset_81.json",)),
     ("e0ceabc", "d26047c", ()),
