@@ -901,6 +901,14 @@ def test_the_widen_rung_leaves_an_arm_that_failed_two_seeds_and_one_that_solved_
     arm = lambda name, solved: ArmResult(name=name, changes={}, set_args=[], solved=solved, ran=3,  # noqa: E731
                                          per_seed=[])
     assert [a.name for a in near_misses(rec, [arm("two", 1), arm("none", 0), arm("one", 2)])] == ["one"]
+    # Of two near misses (each failed one seed), the smaller change goes first, however far the race let each run:
+    # heldout85 c01's revert of the blamed key alone (1 of 2, its third seed skipped) before every setting reverted
+    # (2 of 3).
+    alone = ArmResult(name="alone", changes={"clip_range": 0.2}, set_args=[], solved=1, ran=2, per_seed=[])
+    every = ArmResult(name="every", changes={"clip_range": 0.2, "n_steps": 128}, set_args=[], solved=2, ran=3,
+                      per_seed=[])
+    rec.blamed_keys = ["clip_range"]
+    assert [a.name for a in near_misses(rec, [every, alone])] == ["alone"]
 
 
 LR_LONGER = {**LR, "max_env_steps": 2 * 200_000}  # LR with twice CartPole-v1:ppo's budget: the extend rung

