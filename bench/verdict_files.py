@@ -383,7 +383,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # The blind sets whose `gsolve fix` ran with each version of the fix loop, newest first: (from, to, files).
 # e0ceabc to d26047c: the widen rung (two more fresh seeds, 4 of 5, for the arms that missed the required seeds by one;
 # heldout85 c01); d26047c to 6e7d34d: train_solved_eval_not names a policy that never committed (heldout91 c08);
-# 6e7d34d to f8080dc: the widen rung widens one arm, and a winner that failed a seed must solve its holdout seeds.
+# 6e7d34d to f8080dc: the widen rung widens one arm, and a winner that failed a seed must solve its holdout seeds;
+# f8080dc to 8435080: of the near misses, the smallest change is widened (the rung fired on none of 81-83's cases).
 # 1509043 to 2b2d1cf: reward_scale_shrinks_gradient (heldout88 c17); 2b2d1cf to a252248: PPO's n_epochs leads
 # budget_exhausted_improving's reverts (heldout88 c25); a252248 to e0ceabc: action_noise_saturates (heldout89 c07).
 # 54da58c to 1509043: "close to solving" needs a late evaluation near the threshold; grad_norm_explosion names ReLU
@@ -406,7 +407,8 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
 # that span only in the PPO presets' reference fingerprint, a note and the solved runs' speed line, which no unsolved
 # run gets). A change to the fix loop opens a new entry; the next blind sets fill it.
 FIX_LOOPS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
-    ("f8080dc", None, ("fix_verdicts_no_preset_82.json", "fix_verdicts_no_preset_83.json")),
+    ("8435080", None, ()),
+    ("f8080dc", "8435080", ("fix_verdicts_no_preset_82.json", "fix_verdicts_no_preset_83.json")),
     ("6e7d34d", "f8080dc", ()),
     ("d26047c", "6e7d34d", ("fix_verdicts_no_preset_81.json",)),
     ("e0ceabc", "d26047c", ()),
