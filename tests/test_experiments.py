@@ -1502,3 +1502,15 @@ def test_the_trim_drops_a_longer_budget_with_the_exploration_fraction_set_beside
     assert without(won, "max_env_steps") == {"learning_rate": 0.0001}
     assert without(won, "exploration_fraction") == {"learning_rate": 0.0001, "max_env_steps": 2_010_000}
     assert without(won, "learning_rate") == {"max_env_steps": 2_010_000, "exploration_fraction": 0.01}
+
+
+def test_a_trimmed_winner_that_failed_a_seed_says_it_solves_the_required_seeds_not_every_seed(tmp_path: Path) -> None:
+    """heldout85 c01's first widened winner (4 of 5 seeds, ent_coef dropped by the trim) was said to "still solve every
+    seed" without the dropped change."""
+    rec = record_for(tmp_path, [LR], seeds=5, required=4)
+    w = Winner(candidate="c0", run_id="r", solved_at_env_steps=1, seconds=None, changes=LR, set_args=[], command="",
+               seeds_solved=4, seeds=5, dropped=["ent_coef"])
+    assert "Dropped as unnecessary (it still solves the required seeds without them): ent_coef." in \
+        " ".join(vd._winner_parts(rec, w))
+    every = w.model_copy(update={"seeds_solved": 5})
+    assert "it still solves every seed without them" in " ".join(vd._winner_parts(rec, every))

@@ -296,7 +296,8 @@ def _winner_parts(record: ExperimentRecord, w: Winner) -> list[str]:
         parts.append(f"It needs the longer budget: {' '.join(base.set_args) or 'the change'} alone solved "
                      f"{of_seeds(base.solved, base.ran)} within the run's budget ({_seeds_text(base)}).")
     if w.dropped:
-        parts.append(f"Dropped as unnecessary (it still solves every seed without them): {', '.join(w.dropped)}.")
+        which = "every seed" if w.seeds_solved == w.seeds else "the required seeds"  # a 4-of-5 winner after widen
+        parts.append(f"Dropped as unnecessary (it still solves {which} without them): {', '.join(w.dropped)}.")
         unneeded = [k for k in w.dropped if k in record.blamed_keys]
         if unneeded:
             parts.append(f"So the top finding's change to {', '.join(unneeded)} was not needed.")
