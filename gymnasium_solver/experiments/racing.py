@@ -18,10 +18,16 @@ class Racing:
     record: ExperimentRecord
     seeds: list[int]
     out: set[str]
+    failed: dict[str, int]
     ends: int
     parent_env_steps: int
     _bars_at: int
     _bars: list[ArmResult]
+
+    def _out_of_race(self) -> set[str]:
+        """The candidates that failed more seeds than ``required`` of the experiment's seeds allows."""
+        allowed = len(self.seeds) - self.record.required
+        return {c for c, n in self.failed.items() if n > allowed}
 
     def _cannot_be_promoted(self, t: Trial) -> str | None:
         """A screen trial past the env steps of the PROMOTE-th fastest solved screen trial (the fastest,

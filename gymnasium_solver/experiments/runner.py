@@ -113,8 +113,7 @@ class FixJob(Racing):
                 self.decided.add(i)
                 if t.outcome != "solved":
                     self.failed[t.candidate] = self.failed.get(t.candidate, 0) + 1
-        allowed = len(self.seeds) - record.required
-        self.out |= {c for c, n in self.failed.items() if n > allowed}
+        self.out |= self._out_of_race()
         self.trim_base: ArmResult | None = None  # the arm the current trim round drops changes from
         self.origin: ArmResult | None = None  # the arm the first trim round started from
         self.trim_done = False
@@ -236,6 +235,10 @@ class FixJob(Racing):
         self.record.trials.append(Trial(candidate=name, changes=changes, set_args=override_pairs(changes),
                                         seed=seed, role=role))  # type: ignore[arg-type]
         return len(self.record.trials) - 1
+
+    def _idle(self) -> bool:
+        """Has every trial ended (none pending or running)? The late rungs are planned only then."""
+        return not any(t.outcome in ("pending", "running") for t in self.record.trials)
 
     def _busy(self) -> bool:
         return any(t.outcome in ("pending", "running") and t.role != "baseline" for t in self.record.trials)
@@ -385,20 +388,19 @@ class FixJob(Racing):
     def _plan_widen(self) -> None:
         """Queue the widen rung (once, experiments.widen), when every trial has ended and no arm qualifies: the arms
         that missed the required seeds by one, and the unchanged config, on more fresh seeds; one more may fail."""
-        if any(t.outcome in ("pending", "running") for t in self.record.trials):
+        if not self._idle():
             return
         planned = widen(self.record, self.parent_env_steps, MAX_TRIALS_IN_ALL)
         if planned:
             self.seeds = vd.seeds_of(self.record)
-            allowed = len(self.seeds) - self.record.required
-            self.out = {c for c, n in self.failed.items() if n > allowed}
+            self.out = self._out_of_race()  # one more failure is allowed now: a near miss is back in
             self.queue.extend(self._add(name, changes, s, role) for name, changes, s, role in planned)
 
     def _plan_recheck(self) -> None:
         """Queue the recheck (once), when every other trial has ended: the unchanged config solved every fresh
         seed, yet a change solved every seed, the parent's own too (verdict.needs_recheck); both train on as many
         more fresh seeds before the verdict."""
-        if self.rechecked or any(t.outcome in ("pending", "running") for t in self.record.trials):
+        if self.rechecked or not self._idle():
             return
         self.rechecked = True
         every_seed = vd.baseline_arm(self.record, self.parent_env_steps, every_seed=True)
@@ -418,7 +420,7 @@ class FixJob(Racing):
         """Queue the holdout (once), when every other trial has ended: the arm the verdict will name, on
         record.holdout fresh seeds after every seed the experiment chose on."""
         r = self.record
-        if r.holdout_seeds or not r.holdout or any(t.outcome in ("pending", "running") for t in r.trials):
+        if r.holdout_seeds or not r.holdout or not self._idle():
             return
         best = self._best()
         every_seed = vd.baseline_arm(r, self.parent_env_steps, every_seed=True)

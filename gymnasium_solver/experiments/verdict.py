@@ -98,6 +98,11 @@ def _key(changes: dict[str, Any]) -> str:
     return " ".join(sorted(launcher.override_pairs(changes)))
 
 
+def arm_with(record: ExperimentRecord, changes: dict[str, Any]) -> ArmResult | None:
+    """The concluded arm (``record.arms``) of the change set ``changes``, if any."""
+    return next((a for a in record.arms if _key(a.changes) == _key(changes)), None)
+
+
 def rank(arm: ArmResult) -> tuple[int, float, int]:
     """Better first: more seeds solved, then fewer median env steps to solve, then fewer changes."""
     return (-arm.solved, arm.median_env_steps if arm.median_env_steps is not None else float("inf"),
@@ -285,7 +290,7 @@ def _winner_parts(record: ExperimentRecord, w: Winner) -> list[str]:
     lead = "A more robust option" if record.verdict == "unlucky_seed" else "Fix"
     parts.append(f"{lead}: {' '.join(w.set_args)} solves {of_seeds(w.seeds_solved, w.seeds)} ({spread} env "
                  f"steps to solve).")
-    arm = next((a for a in record.arms if _key(a.changes) == _key(w.changes)), None)
+    arm = arm_with(record, w.changes)
     if arm is not None and arm.solved < arm.ran:
         missed = [o for o in arm.per_seed if not o.solved]
         parts.append(f"It did not solve {_seeds_text(arm, missed)} within its budget: not a config that solves "
@@ -310,7 +315,7 @@ def _winner_parts(record: ExperimentRecord, w: Winner) -> list[str]:
 def _widened_but_not_held(record: ExperimentRecord) -> str:
     """With no winner: the arm that qualified only after the widen rung and failed a holdout seed ('' otherwise)."""
     held = holdout_arm(record) if record.widened_seeds and record.winner is None else None
-    arm = next((a for a in record.arms if held is not None and _key(a.changes) == _key(held.changes)), None)
+    arm = arm_with(record, held.changes) if held is not None else None
     if held is None or arm is None:
         return ""
     return (f"{' '.join(arm.set_args)} solved {of_seeds(arm.solved, arm.ran)} ({_seeds_text(arm)}), but only "

@@ -51,12 +51,14 @@ def widen(record: ExperimentRecord, parent_env_steps: int, max_trials: int) -> l
     baseline = vd.baseline_arm(record, parent_env_steps)
     arms = vd.candidate_arms(record)
     close = [] if any(vd.qualifies(record, a, baseline) for a in arms) else near_misses(record, arms)
+    if not close:
+        return []
     extra = widen_seed_list(record)
     seeds = [*vd.seeds_of(record), *extra]
     plan: list[tuple[str, dict[str, Any], int, TrialRole]] = [
         (BASELINE, {}, s, "baseline") for s in extra if s not in vd.baseline_seeds_of(record)]
     plan += [(a.name, a.changes, s, "widen") for a in close for s in seeds if s not in {o.seed for o in a.per_seed}]
-    if not close or len(record.trials) + len(plan) > max_trials:
+    if len(record.trials) + len(plan) > max_trials:
         return []
     record.baseline_seeds = [*vd.baseline_seeds_of(record), *(s for _, _, s, role in plan if role == "baseline")]
     record.widened_seeds, record.seeds, record.required = extra, seeds, record.required + len(extra) - 1
