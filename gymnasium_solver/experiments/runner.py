@@ -26,11 +26,8 @@ hopeless candidates stop early (successive halving in three rungs):
    seed: a seed that more budget did not move is one whose policy stopped looking (a sparse reward it never found), or
    random-walked on noisy updates before it found one, which more of the same will not fix. The same when the last
    factor still left a seed unsolved: the longest budget is spent, another way in is what is left.
-5. **widen**: when nothing qualifies after all that and an arm missed the required seeds by one (it solved the
-   rest), up to :data:`~gymnasium_solver.experiments.widen.WIDEN_ARMS` such arms and the unchanged config train on
-   two more fresh seeds, and one more seed may fail (3 of 3 becomes 4 of 5): a config that solves nine seeds in ten
-   fails three in a row about a quarter of the time, and the right change lost that way (experiments.widen). A winner
-   that failed a seed must then also solve its holdout seeds: it had a second chance.
+5. **widen** (experiments.widen): nothing qualifies and an arm missed the required seeds by one: it and the
+   unchanged config train on two more fresh seeds, 4 of 5 required, and such a winner must solve its holdout seeds.
 6. **trim**: the best arm with more than one change is re-run without each change in turn (a budget raise
    together with the exploration_fraction set beside it: :func:`without`); a
    variant that still solves every seed replaces it (padding such as a budget raise falls away),
@@ -108,6 +105,7 @@ class FixJob(Racing):
         self.failed: dict[str, int] = {}  # seeds each candidate failed
         self.decided: set[int] = set()  # trials whose result its candidate has been judged on
         self.stopped: set[int] = set()  # trials the job stopped (a seed not solved, whatever its final eval says)
+        self.withdrawn: set[int] = set()  # running trials stopped because their candidate was already out
         for i, t in enumerate(record.trials):  # a record that already holds results: judged when they came
             if t.role != "baseline" and t.outcome in ("solved", "not_solved", "stopped_early", "failed"):
                 self.decided.add(i)
@@ -159,7 +157,9 @@ class FixJob(Racing):
         refresh(t, info)
         if t.role in ("baseline", "recheck", "holdout"):
             return None
-        if t.candidate in self.out:
+        if t.candidate in self.out:  # withdrawn, as a queued trial would be skipped: not a seed it failed
+            self.withdrawn.add(int(str(key)))
+            self.decided.add(int(str(key)))
             return f"stopped: {t.candidate} already failed a seed"
         if t.role == "trim":
             reason = self._slower_than_base(t)
@@ -197,6 +197,8 @@ class FixJob(Racing):
             t.outcome, t.detail = "stopped_early", f"{end.stop_detail}; its final evaluation after the stop " \
                 f"reached the threshold at {t.solved_at_env_steps} env steps (not counted)"
             t.solved_at_env_steps = None
+        if int(str(end.key)) in self.withdrawn and t.outcome == "stopped_early":
+            t.outcome = "skipped"  # no outcome of its seed (experiments.widen may train it there after all)
         self._say(t)
         self._judge(int(str(end.key)), solved=t.outcome == "solved")
 
