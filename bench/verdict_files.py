@@ -338,7 +338,7 @@ VERDICT_FILES = {"fix_verdicts.json": "on our presets (a run of a preset with th
                                                    "tests/envs/heldout92.py; blind: run at 9787cb9, the fix loop of "
                                                    "f8080dc, after its scoring, beside benchmarks)",
                  "fix_verdicts_no_preset_81_after.json": "heldout91 c08 (the diagnosis's miss, fixed blind by the "
-                                                         "user's episodes_per_update halved), re-run at b7642d0, whose "
+                                                         "user's episodes_per_update halved), re-run at f14f596, whose "
                                                          "train_solved_eval_not was written after reading it "
                                                          "(in-sample): the suggested change on seeds it was not "
                                                          "chosen on",
